@@ -1,0 +1,27 @@
+# `make demo` and `make test` build (or reuse) .venv and install the pinned requirements first.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+DEMO_DIR ?= demo_output
+export TF_CPP_MIN_LOG_LEVEL ?= 2
+
+.PHONY: venv test bench demo clean-demo
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+demo: $(STAMP)
+	$(PY) scripts/demo.py --output_dir=$(DEMO_DIR)
+
+clean-demo:
+	rm -rf $(DEMO_DIR)

@@ -1,0 +1,172 @@
+"""ELECTRA model configuration: a dataclass, the paper's presets and the generator sizing rule."""
+
+import dataclasses
+import json
+import os
+
+from electra_tf.errors import ConfigError
+
+BERT_UNCASED_VOCAB_SIZE = 30522
+
+
+@dataclasses.dataclass
+class ElectraConfig:
+    """Sizes and hyperparameters of an ELECTRA generator/discriminator pair.
+
+    The discriminator sizes are given directly; the generator is derived with the reference's rule
+    (`generator_config()`): hidden = round(hidden_size x generator_hidden_fraction), FFN = 4 x hidden,
+    heads = max(1, hidden // 64), same depth unless `generator_layers_fraction` < 1.
+
+    Special token ids default to the BERT uncased vocabulary; `with_vocab()` replaces them from a vocabulary file.
+    """
+
+    vocab_size: int = BERT_UNCASED_VOCAB_SIZE
+    embedding_size: int = 128
+    hidden_size: int = 256
+    num_layers: int = 12
+    num_heads: int = 4
+    intermediate_size: int = 1024
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    hidden_dropout: float = 0.1
+    attention_dropout: float = 0.1
+    layer_norm_epsilon: float = 1e-12
+    initializer_range: float = 0.02
+
+    generator_hidden_fraction: float = 0.25
+    generator_layers_fraction: float = 1.0
+
+    mask_prob: float = 0.15
+    mask_token_fraction: float = 0.85  # of the chosen positions, share replaced by [MASK]; the rest keep their token
+    disc_weight: float = 50.0
+    gen_weight: float = 1.0
+    temperature: float = 1.0
+
+    pad_id: int = 0
+    unk_id: int = 100
+    cls_id: int = 101
+    sep_id: int = 102
+    mask_id: int = 103
+
+    def __post_init__(self):
+        self.validate()
+
+    # ----------------------------------------------------------------- validation
+    def validate(self):
+        positive = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                    "max_position_embeddings", "type_vocab_size")
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"ElectraConfig.{name} must be a positive integer, got {value!r}")
+        if self.hidden_size % self.num_heads:
+            raise ConfigError(
+                f"ElectraConfig.hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}; "
+                f"choose num_heads among the divisors of hidden_size (e.g. {self.hidden_size // 64 or 1})")
+        for name in ("hidden_dropout", "attention_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"ElectraConfig.{name} must be in [0, 1), got {getattr(self, name)!r}")
+        if not 0.0 < self.mask_prob < 1.0:
+            raise ConfigError(f"ElectraConfig.mask_prob must be in (0, 1), got {self.mask_prob!r}")
+        if not 0.0 <= self.mask_token_fraction <= 1.0:
+            raise ConfigError(f"ElectraConfig.mask_token_fraction must be in [0, 1], got {self.mask_token_fraction!r}")
+        if not 0.0 < self.generator_hidden_fraction <= 1.0:
+            raise ConfigError("ElectraConfig.generator_hidden_fraction must be in (0, 1], "
+                              f"got {self.generator_hidden_fraction!r}")
+        if not 0.0 < self.generator_layers_fraction <= 1.0:
+            raise ConfigError("ElectraConfig.generator_layers_fraction must be in (0, 1], "
+                              f"got {self.generator_layers_fraction!r}")
+        if self.temperature <= 0:
+            raise ConfigError(f"ElectraConfig.temperature must be positive, got {self.temperature!r}")
+        for name in ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"):
+            token_id = getattr(self, name)
+            if not 0 <= token_id < self.vocab_size:
+                raise ConfigError(f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
+                                  f"{self.vocab_size}); pass the vocabulary the data was built with (--vocab_file)")
+
+    # ----------------------------------------------------------------- derived
+    @property
+    def generator_hidden_size(self):
+        return max(1, int(round(self.hidden_size * self.generator_hidden_fraction)))
+
+    @property
+    def generator_num_layers(self):
+        return max(1, int(round(self.num_layers * self.generator_layers_fraction)))
+
+    def max_predictions_per_seq(self, max_seq_length):
+        """N of the reference: int((mask_prob + 0.005) x max_seq_length), 19 at 128 / 0.15."""
+        return int((self.mask_prob + 0.005) * max_seq_length)
+
+    def generator_config(self):
+        """The generator's own sizes (as an ElectraConfig whose generator fields are meaningless)."""
+        hidden = self.generator_hidden_size
+        return dataclasses.replace(
+            self,
+            hidden_size=hidden,
+            num_layers=self.generator_num_layers,
+            num_heads=max(1, hidden // 64),
+            intermediate_size=4 * hidden,
+            generator_hidden_fraction=1.0,
+            generator_layers_fraction=1.0,
+        )
+
+    # ----------------------------------------------------------------- (de)serialisation
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values):
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown ElectraConfig field(s) {unknown}; known fields: {sorted(known)}")
+        return cls(**values)
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text):
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path):
+        """Write the config as JSON, atomically."""
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(self.to_json() + "\n")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return cls.from_json(handle.read())
+        except FileNotFoundError as error:
+            raise ConfigError(f"model config {path} does not exist") from error
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"model config {path} is not valid JSON: {error}") from error
+
+    def with_vocab(self, vocab_size, **special_ids):
+        """A copy with the vocabulary size and special token ids of another vocabulary."""
+        return dataclasses.replace(self, vocab_size=vocab_size, **special_ids)
+
+    @classmethod
+    def from_preset(cls, name, **overrides):
+        if name not in PRESETS:
+            raise ConfigError(f"unknown model size {name!r}; choose one of {sorted(PRESETS)}")
+        return dataclasses.replace(PRESETS[name], **overrides)
+
+
+# Discriminator sizes of the paper (Table 6 / reference configure_pretraining.py); generator fractions as released.
+PRESETS = {
+    "tiny": ElectraConfig(embedding_size=64, hidden_size=128, num_layers=2, num_heads=2, intermediate_size=512,
+                          max_position_embeddings=512, generator_hidden_fraction=0.5),
+    "small": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,
+                           generator_hidden_fraction=0.25),
+    "small++": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,
+                             generator_hidden_fraction=1.0),
+    "base": ElectraConfig(embedding_size=768, hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072,
+                          generator_hidden_fraction=1.0 / 3.0),
+    "large": ElectraConfig(embedding_size=1024, hidden_size=1024, num_layers=24, num_heads=16, intermediate_size=4096,
+                           generator_hidden_fraction=0.25, mask_prob=0.25),
+}

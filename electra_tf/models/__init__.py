@@ -1,0 +1,3 @@
+from electra_tf.models.discriminator import ElectraDiscriminator
+from electra_tf.models.generator import ElectraGenerator
+from electra_tf.models.pretrainer import ElectraPretrainer

@@ -1,0 +1,49 @@
+"""Saving and loading the pre-trained discriminator (the model fine-tuning starts from)."""
+
+import os
+import shutil
+import tempfile
+
+from electra_tf.config import ElectraConfig
+from electra_tf.errors import CheckpointError
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "discriminator.weights.h5"
+VOCAB_NAME = "vocab.txt"
+
+
+def save_pretrained(discriminator, directory, vocab_file=None):
+    """Write `config.json`, `discriminator.weights.h5` and (optionally) `vocab.txt` into `directory`, atomically:
+    the files are written to a temporary sibling directory that replaces `directory` once complete."""
+    parent = os.path.dirname(os.path.abspath(directory))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=parent)
+    try:
+        discriminator.electra_config.save(os.path.join(staging, CONFIG_NAME))
+        discriminator.save_weights(os.path.join(staging, WEIGHTS_NAME))
+        if vocab_file:
+            shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_NAME))
+        if os.path.isdir(directory):
+            shutil.rmtree(directory)
+        os.replace(staging, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def load_pretrained(directory):
+    """The `ElectraDiscriminator` saved by `save_pretrained` in `directory`."""
+    from electra_tf.models.discriminator import ElectraDiscriminator
+
+    config_path = os.path.join(directory, CONFIG_NAME)
+    weights_path = os.path.join(directory, WEIGHTS_NAME)
+    for path in (config_path, weights_path):
+        if not os.path.isfile(path):
+            raise CheckpointError(f"{path} is missing: {directory} is not a directory written by save_pretrained "
+                                  "(run_pretraining.py writes one to <model_dir>/pretrained)")
+    discriminator = ElectraDiscriminator(ElectraConfig.load(config_path))
+    try:
+        discriminator.load_weights(weights_path)
+    except ValueError as error:
+        raise CheckpointError(f"{weights_path} does not match {config_path}: {error}") from error
+    return discriminator

@@ -1,0 +1,1 @@
+"""Training-time pieces that are not model code: metrics, optimizers and schedules, strategies, callbacks."""

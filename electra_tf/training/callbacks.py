@@ -1,0 +1,122 @@
+"""Keras callbacks of a pre-training run: metric logs, checkpoints, and the non-finite-loss guard."""
+
+import json
+import math
+import os
+
+import keras
+import tensorflow as tf
+
+from electra_tf.errors import NonFiniteLossError
+
+
+def current_step(model):
+    return int(model.optimizer.iterations.numpy())
+
+
+def learning_rate_at(optimizer, step):
+    """The learning rate the optimizer used for update number `step` (1-based)."""
+    schedule = optimizer._learning_rate  # the schedule object, not its value at the current iteration
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        return float(schedule(step - 1))
+    return float(optimizer.learning_rate.numpy())
+
+
+def truncate_metrics_log(path, last_step):
+    """Keep only the entries of `path` with step <= `last_step` (and drop a line torn by a crash), atomically.
+
+    Called on resume so that metrics.jsonl stays one consistent history: what the interrupted run logged after its last
+    checkpoint is replaced by what the resumed run logs.
+    """
+    if not os.path.exists(path):
+        return
+    kept = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("step", math.inf) <= last_step:
+                kept.append(line if line.endswith("\n") else line + "\n")
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(kept)
+    os.replace(tmp, path)
+
+
+class MetricsLogger(keras.callbacks.Callback):
+    """At step 1 and every `log_every_steps`, append {step, learning_rate, metrics...} to metrics.jsonl and write
+    TensorBoard scalars, then reset the metrics so each entry covers the steps since the previous one.
+
+    Only the chief writes (`enabled=False` elsewhere); every worker still resets its metrics.
+    """
+
+    def __init__(self, jsonl_path, tensorboard_dir, log_every_steps, enabled=True):
+        super().__init__()
+        self.jsonl_path = jsonl_path
+        self.log_every_steps = log_every_steps
+        self.enabled = enabled
+        self._writer = tf.summary.create_file_writer(tensorboard_dir) if enabled else None
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = current_step(self.model)
+        if step != 1 and step % self.log_every_steps:
+            return
+        self._log(step, logs)
+
+    def _log(self, step, logs):
+        entry = {"step": step, "learning_rate": learning_rate_at(self.model.optimizer, step)}
+        entry.update({name: float(value) for name, value in (logs or {}).items()})
+        if self.enabled:
+            with open(self.jsonl_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+            with self._writer.as_default(step=step):
+                for name, value in entry.items():
+                    if name != "step":
+                        tf.summary.scalar(name, value)
+            self._writer.flush()
+        self.model.reset_metrics()
+
+    def on_train_end(self, logs=None):
+        if self._writer is not None:
+            self._writer.close()
+
+
+class CheckpointSaver(keras.callbacks.Callback):
+    """Save a `tf.train.CheckpointManager` checkpoint every `save_every_steps` and at the end of training."""
+
+    def __init__(self, manager, save_every_steps):
+        super().__init__()
+        self.manager = manager
+        self.save_every_steps = save_every_steps
+
+    def on_train_batch_end(self, batch, logs=None):
+        step = current_step(self.model)
+        if self.save_every_steps and step % self.save_every_steps == 0:
+            self.manager.save(checkpoint_number=step)
+
+    def on_train_end(self, logs=None):
+        step = current_step(self.model)
+        if self.manager.latest_checkpoint is None or not self.manager.latest_checkpoint.endswith(f"-{step}"):
+            self.manager.save(checkpoint_number=step)
+
+
+class NonFiniteLossGuard(keras.callbacks.Callback):
+    """Stop with a `NonFiniteLossError` naming the step when the loss is NaN or infinite.
+
+    Checkpoints are only written by `CheckpointSaver` after this guard has seen a finite loss for the step, so the last
+    checkpoint on disk is always from a finite step.
+    """
+
+    def __init__(self, model_dir):
+        super().__init__()
+        self.model_dir = model_dir
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            step = current_step(self.model)
+            raise NonFiniteLossError(
+                f"non-finite loss ({float(loss)}) at step {step}; the last good checkpoint in {self.model_dir} is "
+                "kept. Lower --learning_rate, check the input data, or use --mixed_precision=float32")

@@ -1,0 +1,82 @@
+"""Strategy selection and mixed precision."""
+
+import json
+import os
+
+import keras
+import tensorflow as tf
+
+from electra_tf.errors import ConfigError
+
+STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+def split_cpu(num_devices):
+    """Split the host CPU into `num_devices` logical devices, so Mirrored runs can be tested without accelerators.
+
+    Must run before TensorFlow initialises its devices (before the first op).
+    """
+    if not num_devices or num_devices <= 1:
+        return
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    try:
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * num_devices)
+    except RuntimeError as error:
+        if len(tf.config.list_logical_devices("CPU")) != num_devices:
+            raise ConfigError(f"cannot split the CPU into {num_devices} devices after TensorFlow initialised: "
+                              f"{error}") from error
+
+
+def create_strategy(name="default", tpu=None, num_cpu_devices=None):
+    """The tf.distribute strategy for `--strategy`.
+
+    default: one device. mirrored: all local GPUs, or the logical CPUs made by `num_cpu_devices`.
+    multi_worker: MultiWorkerMirroredStrategy from TF_CONFIG. tpu: TPUStrategy on `tpu` (name or grpc address).
+    """
+    if name not in STRATEGIES:
+        raise ConfigError(f"unknown --strategy={name!r}; choose one of {list(STRATEGIES)}")
+    if name != "tpu" and tpu:
+        raise ConfigError(f"--tpu={tpu!r} is only used with --strategy=tpu (got --strategy={name})")
+    split_cpu(num_cpu_devices)
+    if name == "default":
+        return tf.distribute.get_strategy()
+    if name == "mirrored":
+        devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
+                  [d.name for d in tf.config.list_logical_devices("CPU")]
+        return tf.distribute.MirroredStrategy(devices=devices)
+    if name == "multi_worker":
+        if "TF_CONFIG" not in os.environ:
+            raise ConfigError("--strategy=multi_worker needs the TF_CONFIG environment variable describing the "
+                              "cluster (see README, 'Multi-worker training')")
+        try:
+            json.loads(os.environ["TF_CONFIG"])
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"TF_CONFIG is not valid JSON: {error}") from error
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    if not tpu:
+        raise ConfigError("--strategy=tpu needs --tpu=<TPU name or grpc://address> ('local' for a TPU VM)")
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+    except (ValueError, tf.errors.OpError, RuntimeError) as error:
+        raise ConfigError(f"no TPU reachable at --tpu={tpu!r}: {str(error).splitlines()[0]}") from error
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def set_precision(policy):
+    """Set the global Keras dtype policy (`--mixed_precision`). Losses and sampling stay float32 regardless."""
+    if policy not in PRECISIONS:
+        raise ConfigError(f"unknown --mixed_precision={policy!r}; choose one of {list(PRECISIONS)}")
+    keras.mixed_precision.set_global_policy(policy)
+
+
+def is_chief():
+    """True on the worker that writes checkpoints and logs: the chief, or worker 0 of a cluster without a chief."""
+    tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    task = tf_config.get("task") or {}
+    if not task or task.get("type") == "chief":
+        return True
+    has_chief = "chief" in tf_config.get("cluster", {})
+    return task.get("type") == "worker" and int(task.get("index", 0)) == 0 and not has_chief

@@ -1,0 +1,59 @@
+"""Scores a GLUE-format predictions file against a task's dev labels and prints the metrics as one JSON object.
+
+    python -m finetune.glue_eval --task=MRPC --data_dir=/path/to/glue --predictions=dev_predictions.tsv
+    {"accuracy": 86.27, "f1": 90.1}
+
+The predictions file has a header `index<TAB>prediction` and one row per dev example, the index being the
+example's 0-based position in the dev file and the prediction a label as written in the task's files (a float for
+STS-B). `run_finetuning.py` writes this format with `finetune.glue.predictions.write_predictions`.
+"""
+
+import json
+import math
+
+import numpy as np
+
+from electra_tf import cli  # defines --verbose; must precede the flag definitions below
+from absl import flags  # noqa: E402
+
+from electra_tf.errors import ConfigError  # noqa: E402
+from finetune.glue.metrics import task_metrics  # noqa: E402
+from finetune.glue.predictions import read_predictions  # noqa: E402
+from finetune.glue.readers import read_tsv, task_file  # noqa: E402
+from finetune.glue.tasks import TASKS, get_task  # noqa: E402
+
+flags.DEFINE_string("task", None, f"GLUE task: one of {', '.join(TASKS)}.")
+flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv (as written by download_glue_data.py).")
+flags.DEFINE_string("predictions", None, "Predictions file: header 'index<TAB>prediction', one row per example.")
+flags.DEFINE_string("split", "dev", "Labelled split to score against; for MNLI 'dev' (= dev_matched) or "
+                    "'dev_mismatched'.")
+flags.mark_flags_as_required(["task", "data_dir", "predictions"])
+
+
+def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
+    """The task's metrics ({name: value in 0-100}) for a GLUE-format predictions file against `split`'s labels."""
+    spec = get_task(task)
+    split = spec.resolve_split(split)
+    if not spec.splits[split].labelled:
+        raise ConfigError(f"--split={split} of {spec.name} has no labels to score against; use a dev split "
+                          f"({', '.join(spec.dev_splits)})")
+    examples = read_tsv(task_file(data_dir, spec.name, split), spec.name, split).examples
+    if spec.is_regression:
+        labels = np.array([example.label for example in examples], dtype=np.float64)
+    else:
+        labels = np.array([spec.labels.index(example.label) for example in examples], dtype=np.int64)
+    predictions = read_predictions(predictions_path, spec.name, len(examples))
+    return task_metrics(spec.name, labels, predictions)
+
+
+def main(argv):
+    del argv
+    metrics = evaluate_predictions_file(flags.FLAGS.task, flags.FLAGS.data_dir, flags.FLAGS.predictions,
+                                        flags.FLAGS.split)
+    # A correlation of constant predictions is undefined; JSON has no NaN, so it is printed as null.
+    printable = {name: (None if math.isnan(value) else value) for name, value in metrics.items()}
+    print(json.dumps(printable, sort_keys=True))
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,147 @@
+"""Pair encoding `[CLS] A [SEP] B [SEP]` with BERT's longest-first truncation, against a plain per-example version."""
+
+import numpy as np
+import pytest
+
+from finetune.glue.features import (encode_examples, encode_token_ids, features_to_dataset, label_ids,
+                                    truncated_lengths, with_swapped_pairs)
+from finetune.glue.readers import Example, read_examples
+
+CLS, SEP, PAD = 101, 102, 0
+
+
+def _bert_truncate_seq_pair(tokens_a, tokens_b, max_length):
+    """BERT's `_truncate_seq_pair`, written out as the reference loop."""
+    tokens_a, tokens_b = list(tokens_a), list(tokens_b)
+    while len(tokens_a) + len(tokens_b) > max_length:
+        if len(tokens_a) > len(tokens_b):
+            tokens_a.pop()
+        else:
+            tokens_b.pop()
+    return tokens_a, tokens_b
+
+
+def _bert_encode(tokens_a, tokens_b, max_seq_length):
+    """BERT's convert_single_example layout for one example, as lists."""
+    if tokens_b is None:
+        tokens_a = list(tokens_a)[:max_seq_length - 2]
+        ids, segments = [CLS] + tokens_a + [SEP], [0] * (len(tokens_a) + 2)
+    else:
+        tokens_a, tokens_b = _bert_truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
+        ids = [CLS] + tokens_a + [SEP] + tokens_b + [SEP]
+        segments = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
+    padding = max_seq_length - len(ids)
+    return ids + [PAD] * padding, [1] * len(ids) + [0] * padding, segments + [0] * padding
+
+
+def _ragged(rows):
+    return np.array([token for row in rows for token in row], dtype=np.int32), np.array([len(r) for r in rows])
+
+
+def test_truncated_lengths_equal_berts_loop_exhaustively():
+    grid = [(a, b, m) for a in range(0, 22) for b in range(0, 22) for m in range(0, 30)]
+    length_a, length_b, budget = (np.array(column) for column in zip(*grid))
+    keep_a, keep_b = [], []
+    for a, b, m in grid:
+        kept_a, kept_b = _bert_truncate_seq_pair(range(a), range(b), m)
+        keep_a.append(len(kept_a))
+        keep_b.append(len(kept_b))
+    for m in sorted(set(budget)):
+        rows = budget == m
+        got_a, got_b = truncated_lengths(length_a[rows], length_b[rows], m)
+        assert got_a.tolist() == np.array(keep_a)[rows].tolist(), m
+        assert got_b.tolist() == np.array(keep_b)[rows].tolist(), m
+
+
+def test_pair_layout_by_hand():
+    ids, mask, segments = encode_token_ids(_ragged([[11, 12, 13], [21, 22, 23, 24, 25, 26]]),
+                                           _ragged([[14, 15], [27, 28]]), 10, CLS, SEP)
+    assert ids.tolist() == [[CLS, 11, 12, 13, SEP, 14, 15, SEP, PAD, PAD],
+                            # budget 7 for 6 + 2 tokens: the longer A loses its last token
+                            [CLS, 21, 22, 23, 24, 25, SEP, 27, 28, SEP]]
+    assert mask.tolist() == [[1] * 8 + [0] * 2, [1] * 10]
+    assert segments.tolist() == [[0] * 5 + [1] * 3 + [0] * 2, [0] * 7 + [1] * 3]
+    assert ids.dtype == mask.dtype == segments.dtype == np.int32
+
+
+def test_random_token_rows_equal_the_per_example_reference():
+    rng = np.random.default_rng(0)
+    rows_a = [rng.integers(1000, 2000, rng.integers(0, 40)).tolist() for _ in range(300)]
+    rows_b = [rng.integers(2000, 3000, rng.integers(0, 40)).tolist() for _ in range(300)]
+    for max_seq_length in (5, 16, 64):
+        got = encode_token_ids(_ragged(rows_a), _ragged(rows_b), max_seq_length, CLS, SEP)
+        expected = [_bert_encode(a, b, max_seq_length) for a, b in zip(rows_a, rows_b)]
+        for part, name in enumerate(("input_ids", "input_mask", "segment_ids")):
+            assert got[part].tolist() == [row[part] for row in expected], (max_seq_length, name)
+        single = encode_token_ids(_ragged(rows_a), None, max_seq_length, CLS, SEP)
+        expected = [_bert_encode(a, None, max_seq_length) for a in rows_a]
+        assert [part.tolist() for part in single] == [[row[i] for row in expected] for i in range(3)]
+
+
+@pytest.fixture(scope="module")
+def tokenizer(shared_data):
+    from electra_tf.tokenizer import ElectraTokenizer
+    return ElectraTokenizer(str(shared_data / "vocab" / "bert-uncased-vocab.txt"))
+
+
+def test_real_mrpc_dev_encoding(shared_data, tokenizer):
+    examples = read_examples(str(shared_data / "glue"), "MRPC", "dev")[:64]
+    features = encode_examples(examples, tokenizer, "MRPC", max_seq_length=32)
+    for i, example in enumerate(examples):
+        tokens_a = tokenizer.tokenize([example.text_a])[0].numpy().tolist()
+        tokens_b = tokenizer.tokenize([example.text_b])[0].numpy().tolist()
+        ids, mask, segments = _bert_encode(tokens_a, tokens_b, 32)
+        assert features.input_ids[i].tolist() == ids
+        assert features.input_mask[i].tolist() == mask
+        assert features.segment_ids[i].tolist() == segments
+    assert features.label_ids.tolist() == [int(e.label) for e in examples]
+    full = encode_examples(examples[:1], tokenizer, "MRPC")  # the task's default length, 128
+    tokens = tokenizer.convert_ids_to_tokens(full.input_ids[0][full.input_mask[0] == 1])
+    assert full.input_ids.shape == (1, 128)
+    assert tokens[:5] == ["[CLS]", "he", "said", "the", "foods"]
+    assert tokens.count("[SEP]") == 2 and tokens[-1] == "[SEP]"
+    assert tokens[tokens.index("[SEP]") + 1:][:4] == ['"', "the", "foods", "##er"]
+
+
+def test_real_cola_single_sentences(shared_data, tokenizer):
+    examples = read_examples(str(shared_data / "glue"), "CoLA", "dev")[:20]
+    features = encode_examples(examples, tokenizer, "CoLA", max_seq_length=8)
+    for i, example in enumerate(examples):
+        tokens = tokenizer.tokenize([example.text_a])[0].numpy().tolist()
+        assert features.input_ids[i].tolist() == _bert_encode(tokens, None, 8)[0]
+    assert not features.segment_ids.any()
+
+
+def test_swapped_pairs_follow_the_originals():
+    examples = [Example("train-0", "a0", "b0", "1"), Example("train-1", "a1", "b1", "0")]
+    doubled = with_swapped_pairs(examples)
+    assert [(e.guid, e.text_a, e.text_b, e.label) for e in doubled] == [
+        ("train-0", "a0", "b0", "1"), ("train-1", "a1", "b1", "0"),
+        ("train-0-swapped", "b0", "a0", "1"), ("train-1-swapped", "b1", "a1", "0")]
+    with pytest.raises(ValueError, match="sentence pairs"):
+        with_swapped_pairs([Example("train-0", "a", None, "1")])
+
+
+def test_label_ids():
+    examples = [Example("dev-0", "a", "b", "not_entailment"), Example("dev-1", "a", "b", "entailment"),
+                Example("test-0", "a", "b", None)]
+    assert label_ids(examples, "RTE").tolist() == [1, 0, -1]
+    scores = label_ids([Example("dev-0", "a", "b", 3.8), Example("test-0", "a", "b", None)], "STS-B")
+    assert scores.dtype == np.float32 and scores[0] == np.float32(3.8) and np.isnan(scores[1])
+
+
+def test_mixed_pairs_and_singles_are_refused(tokenizer):
+    with pytest.raises(ValueError, match="mix sentence pairs"):
+        encode_examples([Example("x-0", "a", "b", "1"), Example("x-1", "a", None, "1")], tokenizer, "MRPC")
+
+
+def test_dataset_batches(tokenizer):
+    examples = [Example(f"dev-{i}", f"sentence number {i}", "the other one", "entailment") for i in range(5)]
+    features = encode_examples(examples, tokenizer, "RTE", max_seq_length=16)
+    batches = list(features_to_dataset(features, batch_size=2, shuffle_seed=3))
+    assert [batch[1].shape[0] for batch in batches] == [2, 2, 1]
+    inputs, labels = batches[0]
+    assert set(inputs) == {"input_ids", "input_mask", "segment_ids"}
+    assert inputs["input_ids"].shape == (2, 16) and inputs["input_ids"].dtype.name == "int32"
+    all_ids = np.concatenate([batch[0]["input_ids"].numpy() for batch in batches])
+    assert sorted(map(tuple, all_ids)) == sorted(map(tuple, features.input_ids))

@@ -43,5 +43,10 @@ def _wrap(main):
 
 
 def run(main):
-    """`absl.app.run(main)` with one-line reporting of `ElectraError`."""
+    """`absl.app.run(main)` with one-line reporting of `ElectraError`.
+
+    TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given.
+    """
+    if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
+        sys.argv.insert(1, "--verbosity=-1")
     app.run(_wrap(main))

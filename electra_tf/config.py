@@ -2,9 +2,9 @@
 
 import dataclasses
 import json
-import os
 
 from electra_tf.errors import ConfigError
+from electra_tf.io_utils import atomic_write_text
 
 BERT_UNCASED_VOCAB_SIZE = 30522
 
@@ -131,10 +131,7 @@ class ElectraConfig:
 
     def save(self, path):
         """Write the config as JSON, atomically."""
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(self.to_json() + "\n")
-        os.replace(tmp, path)
+        atomic_write_text(path, self.to_json() + "\n")
 
     @classmethod
     def load(cls, path):

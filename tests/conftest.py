@@ -16,3 +16,13 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def pretraining_data(tmp_path_factory):
+    """(tfrecord path, vocab path) of a small learnable corpus at max_seq_length 32."""
+    from tests import synthetic_data
+
+    directory = tmp_path_factory.mktemp("pretraining_data")
+    return (synthetic_data.write_tfrecords(directory / "train.tfrecord"),
+            synthetic_data.write_vocab(directory / "vocab.txt"))

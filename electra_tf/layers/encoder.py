@@ -37,14 +37,18 @@ class ElectraEncoder(keras.layers.Layer):
             # Glorot-uniform, as tf.layers.dense's default in the reference.
             self.embeddings_project = keras.layers.Dense(
                 hidden_size, dtype=self.dtype_policy, name="embeddings_project")
-        self.transformer_layers = [
-            keras_hub.layers.TransformerEncoder(
+        # Named attributes rather than a list: tf.train.Checkpoint does not see layers held in a Python list, and the
+        # names give checkpoints the reference's per-layer structure.
+        for i in range(num_layers):
+            setattr(self, f"transformer_layer_{i}", keras_hub.layers.TransformerEncoder(
                 intermediate_dim=intermediate_size, num_heads=num_heads, dropout=hidden_dropout,
                 activation=keras.activations.gelu,  # approximate=False by default: the exact erf form
                 layer_norm_epsilon=layer_norm_epsilon, kernel_initializer=truncated_normal(initializer_range),
-                normalize_first=False, dtype=self.dtype_policy, name=f"transformer_layer_{i}")
-            for i in range(num_layers)
-        ]
+                normalize_first=False, dtype=self.dtype_policy, name=f"transformer_layer_{i}"))
+
+    @property
+    def transformer_layers(self):
+        return [getattr(self, f"transformer_layer_{i}") for i in range(self.num_layers)]
 
     def build(self, embedded_shape=None):
         if self.embeddings_project is not None:

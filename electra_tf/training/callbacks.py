@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.errors import NonFiniteLossError
+from electra_tf.io_utils import atomic_write_text
 
 
 def current_step(model):
@@ -39,25 +40,31 @@ def truncate_metrics_log(path, last_step):
                 continue
             if entry.get("step", math.inf) <= last_step:
                 kept.append(line if line.endswith("\n") else line + "\n")
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(kept)
-    os.replace(tmp, path)
+    atomic_write_text(path, "".join(kept))
 
 
 class MetricsLogger(keras.callbacks.Callback):
     """At step 1 and every `log_every_steps`, append {step, learning_rate, metrics...} to metrics.jsonl and write
     TensorBoard scalars, then reset the metrics so each entry covers the steps since the previous one.
 
-    Only the chief writes (`enabled=False` elsewhere); every worker still resets its metrics.
+    Only the chief writes (`enabled=False` elsewhere); every worker still resets its metrics. The reset happens at the
+    start of the next step, so the logs Keras reports at the end of training still hold the last window. At step 1 the
+    loss is also printed beside `expected_initial_loss` (ln V + 50 ln 2 for a fresh model) as a sanity check.
     """
 
-    def __init__(self, jsonl_path, tensorboard_dir, log_every_steps, enabled=True):
+    def __init__(self, jsonl_path, tensorboard_dir, log_every_steps, enabled=True, expected_initial_loss=None):
         super().__init__()
         self.jsonl_path = jsonl_path
         self.log_every_steps = log_every_steps
         self.enabled = enabled
+        self.expected_initial_loss = expected_initial_loss
         self._writer = tf.summary.create_file_writer(tensorboard_dir) if enabled else None
+        self._reset_pending = False
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self._reset_pending:
+            self.model.reset_metrics()
+            self._reset_pending = False
 
     def on_train_batch_end(self, batch, logs=None):
         step = current_step(self.model)
@@ -76,7 +83,10 @@ class MetricsLogger(keras.callbacks.Callback):
                     if name != "step":
                         tf.summary.scalar(name, value)
             self._writer.flush()
-        self.model.reset_metrics()
+        if step == 1 and self.expected_initial_loss is not None:
+            print(f"\nstep 1: loss {entry.get('loss', float('nan')):.3f} (a fresh model should start near "
+                  f"{self.expected_initial_loss:.2f} = ln(vocab) + disc_weight x ln 2)", flush=True)
+        self._reset_pending = True
 
     def on_train_end(self, logs=None):
         if self._writer is not None:

@@ -1,0 +1,79 @@
+"""Pre-train ELECTRA: `python run_pretraining.py --flagfile=configs/small.flags --pretrain_tfrecords=... --model_dir=...`
+
+Every flag can also be given in a --flagfile. Starting again with the same --model_dir resumes from its last
+checkpoint. See README.md for the outputs written to --model_dir.
+"""
+
+from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+
+import os  # noqa: E402
+
+from absl import flags  # noqa: E402
+
+from electra_tf.io_utils import atomic_write_text  # noqa: E402
+from electra_tf.training import distribution  # noqa: E402
+from electra_tf.training.optimizers import OPTIMIZERS  # noqa: E402
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("pretrain_tfrecords", None, "Glob(s) of pre-training TFRecord shards, comma-separated.")
+flags.DEFINE_string("model_dir", None, "Directory for checkpoints, logs and the pre-trained model.")
+flags.DEFINE_string("model_size", "small", "Preset: tiny, small, small++, base or large.")
+flags.DEFINE_string("vocab_file", None, "The vocabulary the TFRecords were built with (sets vocab size and special "
+                    "token ids; without it the BERT uncased ids are assumed).")
+flags.DEFINE_integer("max_seq_length", 128, "Length of the pre-training examples.")
+flags.DEFINE_integer("train_batch_size", 128, "Global batch size (over all replicas and workers).")
+flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate.")
+flags.DEFINE_integer("num_train_steps", 1_000_000, "Total optimizer steps.")
+flags.DEFINE_integer("num_warmup_steps", 10_000, "Linear warm-up steps.")
+flags.DEFINE_enum("lr_schedule", "multiply", ["multiply", "sequential"],
+                  "multiply: warm-up x linear decay as the reference; sequential: warm-up then decay.")
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.")
+flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep (0 keeps all).")
+flags.DEFINE_integer("log_every_steps", 100, "Append to metrics.jsonl and TensorBoard every this many steps.")
+flags.DEFINE_integer("seed", 0, "Seed of the initialisation, data order, masking and sampling.")
+flags.DEFINE_enum("strategy", "default", list(distribution.STRATEGIES), "tf.distribute strategy.")
+flags.DEFINE_string("tpu", None, "TPU name or grpc:// address, with --strategy=tpu.")
+flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical devices (for --strategy=mirrored "
+                     "on a CPU-only machine).")
+flags.DEFINE_enum("mixed_precision", "float32", list(distribution.PRECISIONS), "Keras dtype policy.")
+flags.DEFINE_boolean("jit_compile", False, "Compile the train step with XLA.")
+flags.DEFINE_integer("steps_per_execution", 1, "Train steps per tf.function call.")
+flags.DEFINE_enum("optimizer", "adam_weight_decay", list(OPTIMIZERS), "Optimizer.")
+flags.DEFINE_float("weight_decay", 0.01, "Decoupled weight decay (not on LayerNorm and biases).")
+flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.")
+flags.DEFINE_boolean("bias_correction", False, "Adam bias correction (the reference has none).")
+flags.DEFINE_float("clip_norm", 1.0, "Clip the cross-replica gradient to this global norm (0: no clipping).")
+flags.DEFINE_float("mask_prob", None, "Masking rate (preset: 0.15, large 0.25).")
+flags.DEFINE_float("disc_weight", None, "Weight of the discriminator loss (50).")
+flags.DEFINE_float("temperature", None, "Generator sampling temperature (1.0).")
+flags.DEFINE_float("generator_hidden_fraction", None, "Generator width as a fraction of the discriminator's.")
+flags.DEFINE_float("hidden_dropout", None, "Dropout on hidden states (0.1).")
+flags.DEFINE_float("attention_dropout", None, "Dropout on attention probabilities (0.1; must equal hidden_dropout).")
+flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per logged step).")
+
+_MODEL_OVERRIDES = ("mask_prob", "disc_weight", "temperature", "generator_hidden_fraction", "hidden_dropout",
+                    "attention_dropout")
+
+
+def main(argv):
+    from absl import app
+
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    from electra_tf.training.pretraining_job import PretrainingJob, run
+
+    import dataclasses
+
+    overrides = {name: getattr(FLAGS, name) for name in _MODEL_OVERRIDES if getattr(FLAGS, name) is not None}
+    job_flags = {field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(PretrainingJob)
+                 if field.name != "model_overrides"}
+    job = PretrainingJob(model_overrides=overrides, **job_flags)
+    job.validate()
+    os.makedirs(job.model_dir, exist_ok=True)
+    atomic_write_text(os.path.join(job.model_dir, "flags.txt"), FLAGS.flags_into_string())
+    run(job)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,34 @@
+import numpy as np
+import tensorflow as tf
+
+from electra_tf.pretraining.sampling import gumbel_max_sample, replace_tokens
+
+
+def test_gumbel_max_follows_softmax_with_temperature():
+    logits = np.log(np.array([0.5, 0.3, 0.15, 0.05], np.float32))
+    draws = 40000
+    for temperature in (1.0, 2.0):
+        uniform = tf.random.stateless_uniform((draws, 4), seed=(3, int(temperature)))
+        samples = gumbel_max_sample(tf.constant(np.tile(logits, (draws, 1))), uniform, temperature).numpy()
+        expected = np.exp(logits / temperature) / np.exp(logits / temperature).sum()
+        observed = np.bincount(samples, minlength=4) / draws
+        np.testing.assert_allclose(observed, expected, atol=4 * np.sqrt(0.25 / draws))
+
+
+def test_sampling_is_done_in_float32():
+    logits = tf.random.normal((2, 3, 50), dtype=tf.bfloat16)
+    uniform = tf.random.uniform((2, 3, 50))
+    sample = gumbel_max_sample(logits, uniform)
+    assert sample.dtype == tf.int32
+    # bfloat16 logits are upcast before adding the noise: the same sample as from their float32 values.
+    np.testing.assert_array_equal(sample.numpy(), gumbel_max_sample(tf.cast(logits, tf.float32), uniform).numpy())
+
+
+def test_labels_are_zero_where_the_sample_equals_the_original():
+    ids = tf.constant([[101, 10, 11, 12, 102, 0]])
+    positions = tf.constant([[1, 3, 0]])
+    weights = tf.constant([[1.0, 1.0, 0.0]])
+    sampled = tf.constant([[10, 99, 55]])  # slot 0 re-draws the original; slot 2 is padding
+    corrupted, labels = replace_tokens(ids, sampled, positions, weights)
+    assert corrupted.numpy().tolist() == [[101, 10, 11, 99, 102, 0]]
+    assert labels.numpy().tolist() == [[0, 0, 0, 1, 0, 0]]

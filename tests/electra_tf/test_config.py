@@ -1,0 +1,49 @@
+import pytest
+
+from electra_tf.config import PRESETS, ElectraConfig
+from electra_tf.errors import ConfigError
+
+
+@pytest.mark.parametrize("preset, hidden, heads, ffn", [
+    ("small", 64, 1, 256), ("small++", 256, 4, 1024), ("base", 256, 4, 1024), ("large", 256, 4, 1024)])
+def test_generator_sizing_rule(preset, hidden, heads, ffn):
+    generator = ElectraConfig.from_preset(preset).generator_config()
+    assert (generator.hidden_size, generator.num_heads, generator.intermediate_size) == (hidden, heads, ffn)
+    assert generator.num_layers == PRESETS[preset].num_layers
+    assert generator.embedding_size == PRESETS[preset].embedding_size
+
+
+def test_paper_sizes_and_mask_rates():
+    small, base, large = (ElectraConfig.from_preset(name) for name in ("small", "base", "large"))
+    assert (small.num_layers, small.hidden_size, small.intermediate_size, small.num_heads, small.embedding_size) == (
+        12, 256, 1024, 4, 128)
+    assert (base.hidden_size, base.num_heads, base.embedding_size) == (768, 12, 768)
+    assert (large.num_layers, large.hidden_size, large.mask_prob) == (24, 1024, 0.25)
+    assert small.max_predictions_per_seq(128) == 19 and large.max_predictions_per_seq(512) == 130
+    assert small.layer_norm_epsilon == 1e-12 and small.disc_weight == 50.0 and small.mask_token_fraction == 0.85
+
+
+def test_json_round_trip(tmp_path):
+    config = ElectraConfig.from_preset("base", vocab_size=1000, mask_id=7)
+    assert ElectraConfig.from_json(config.to_json()) == config
+    config.save(str(tmp_path / "c.json"))
+    assert ElectraConfig.load(str(tmp_path / "c.json")) == config
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"hidden_size": 100, "num_heads": 3}, "not divisible by num_heads"),
+    ({"vocab_size": 50}, "outside the vocabulary"),
+    ({"mask_prob": 1.5}, "mask_prob"),
+    ({"hidden_dropout": 1.0}, "hidden_dropout"),
+    ({"num_layers": 0}, "num_layers must be a positive integer"),
+])
+def test_validation_errors(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        ElectraConfig.from_preset("small", **overrides)
+
+
+def test_unknown_preset_and_fields():
+    with pytest.raises(ConfigError, match="unknown model size 'medium'"):
+        ElectraConfig.from_preset("medium")
+    with pytest.raises(ConfigError, match="unknown ElectraConfig field"):
+        ElectraConfig.from_dict({"hidden": 3})

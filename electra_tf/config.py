@@ -157,7 +157,7 @@ class ElectraConfig:
 # Discriminator sizes of the paper (Table 6 / reference configure_pretraining.py); generator fractions as released.
 PRESETS = {
     "tiny": ElectraConfig(embedding_size=64, hidden_size=128, num_layers=2, num_heads=2, intermediate_size=512,
-                          max_position_embeddings=512, generator_hidden_fraction=0.5),
+                          max_position_embeddings=512, generator_hidden_fraction=0.25),
     "small": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,
                            generator_hidden_fraction=0.25),
     "small++": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,

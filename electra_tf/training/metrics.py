@@ -5,8 +5,10 @@ from keras import ops
 
 from electra_tf.pretraining.objective import AUC_BINS, safe_divide
 
+# The reference's metrics, plus the total loss and the share of real tokens the generator replaced (1 minus it is the
+# accuracy of a discriminator that calls every token original).
 METRIC_NAMES = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "disc_loss",
-                "disc_accuracy", "disc_precision", "disc_recall", "disc_auc")
+                "disc_accuracy", "disc_precision", "disc_recall", "disc_auc", "disc_replaced_fraction")
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -62,4 +64,5 @@ def update_pretraining_metrics(metrics, totals, loss):
     true_positives = totals["disc_true_positives"]
     ratio("disc_precision", true_positives, true_positives + totals["disc_false_positives"])
     ratio("disc_recall", true_positives, true_positives + totals["disc_false_negatives"])
+    ratio("disc_replaced_fraction", true_positives + totals["disc_false_negatives"], totals["disc_count"])
     metrics["disc_auc"].update_state(totals["disc_positive_histogram"], totals["disc_negative_histogram"])

@@ -1,0 +1,58 @@
+"""SavedModel export of the discriminator for TF Serving, with a token-id and a raw-text signature."""
+
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from electra_tf.inputs import pack_single_segments
+
+
+class DiscriminatorServingModule(tf.Module):
+    """What the SavedModel holds: the discriminator, the tokenizer's tables and two signatures.
+
+    `serving_default`: int32 `input_ids`, `input_mask`, `segment_ids` [batch, seq] -> `logits` [batch, seq] (positive
+    for "replaced") and `replaced_probability`.
+    `serve_text`: a string vector -> the same outputs plus the `input_ids` and `input_mask` it tokenised in-graph.
+    """
+
+    def __init__(self, discriminator, tokenizer, max_seq_length):
+        super().__init__(name="electra_discriminator")
+        self.discriminator = discriminator
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        id_spec = tf.TensorSpec([None, None], tf.int32)
+        self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec, id_spec, id_spec])
+        self.serve_text = tf.function(self._serve_text, input_signature=[tf.TensorSpec([None], tf.string)])
+
+    def _serve_ids(self, input_ids, input_mask, segment_ids):
+        logits = tf.cast(self.discriminator(
+            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False),
+            tf.float32)
+        return {"logits": logits, "replaced_probability": tf.math.sigmoid(logits)}
+
+    def _serve_text(self, texts):
+        features = pack_single_segments(self.tokenizer.tokenize(texts), self.max_seq_length, self.tokenizer.cls_id,
+                                        self.tokenizer.sep_id)
+        outputs = self._serve_ids(**features)
+        outputs.update(input_ids=features["input_ids"], input_mask=features["input_mask"])
+        return outputs
+
+
+def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128):
+    """Write the SavedModel to `output_dir` atomically (staged in a sibling directory, then renamed)."""
+    module = DiscriminatorServingModule(discriminator, tokenizer, max_seq_length)
+    parent = os.path.dirname(os.path.abspath(output_dir))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=parent)
+    try:
+        tf.saved_model.save(module, staging, signatures={"serving_default": module.serve_ids,
+                                                         "serve_text": module.serve_text})
+        if os.path.isdir(output_dir):
+            shutil.rmtree(output_dir)
+        os.replace(staging, output_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return output_dir

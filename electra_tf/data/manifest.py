@@ -1,0 +1,53 @@
+"""The pre-training data manifest: `<output_dir>/manifest.json`, written last by `data_prep`, read by the reader.
+
+It records what the shards were built with (max_seq_length, vocabulary size and fingerprint, arguments) and what they
+hold (example and token counts, each shard's name, example count and byte size), so that a mismatch with the training
+flags, or a missing or truncated shard, is reported before training instead of as a TensorFlow parse error.
+"""
+
+import json
+import os
+import re
+
+import tensorflow as tf
+
+from electra_tf.errors import DataError
+
+MANIFEST_NAME = "manifest.json"
+FORMAT_VERSION = 1
+
+
+def manifest_path(directory):
+    return os.path.join(directory, MANIFEST_NAME)
+
+
+def write_manifest(directory, manifest):
+    """Writes `manifest` (a JSON-serialisable dict) to `<directory>/manifest.json` atomically; returns the path."""
+    path = manifest_path(directory)
+    temporary = f"{path}.tmp-{os.getpid()}"
+    with tf.io.gfile.GFile(temporary, "w") as f:
+        f.write(json.dumps({"format_version": FORMAT_VERSION, **manifest}, indent=2, sort_keys=True) + "\n")
+    tf.io.gfile.rename(temporary, path, overwrite=True)
+    return path
+
+
+def read_manifest(directory):
+    """The manifest in `directory` as a dict, or None when there is none; DataError when it is unreadable."""
+    path = manifest_path(directory)
+    if not tf.io.gfile.exists(path):
+        return None
+    try:
+        with tf.io.gfile.GFile(path, "r") as f:
+            manifest = json.loads(f.read())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise DataError(f"{path} is not a valid manifest ({error}); rebuild the data with "
+                        "data_prep/build_pretraining_dataset.py or delete the file") from None
+    if not isinstance(manifest, dict):
+        raise DataError(f"{path} is not a valid manifest (expected a JSON object); rebuild the data")
+    return manifest
+
+
+# Shard names written by data_prep (pretrain-00003-of-00016.tfrecord). Such a shard without a manifest beside it comes
+# from a build that did not finish.
+SHARD_NAME_PATTERN = "pretrain-{index:05d}-of-{num_shards:05d}.tfrecord"
+SHARD_NAME_RE = re.compile(r"^pretrain-\d{5}-of-\d{5}\.tfrecord$")

@@ -56,7 +56,7 @@ def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, messa
 def _final_weights(model_dir):
     path = tf.train.latest_checkpoint(str(model_dir))
     return {name: tf.train.load_variable(path, name) for name, _ in tf.train.list_variables(path)
-            if name.startswith("model/")}
+            if name not in ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE")}
 
 
 def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, tmp_path):
@@ -71,11 +71,9 @@ def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, tmp_
                     "--num_cpu_devices=2")
     assert mirrored.returncode == 0, mirrored.stderr[-3000:]
     expected, actual = _final_weights(tmp_path / "default"), _final_weights(tmp_path / "mirrored")
-    assert len(expected) > 40 and expected.keys() == actual.keys()
-    initial_moved = 0
+    assert len(expected) > 200 and expected.keys() == actual.keys()  # weights, Adam slots and the step
     for name, value in expected.items():
         np.testing.assert_allclose(actual[name], value, atol=1e-5, err_msg=name)
-    assert initial_moved == 0
 
 
 def test_tiny_preset_learns_replaced_token_detection(pretraining_data, tmp_path):

@@ -29,8 +29,9 @@ def test_reference_settings_in_the_encoder_layers():
 
 def test_generator_sizes_follow_the_reference_rule():
     generator = ElectraGenerator(ElectraConfig.from_preset("tiny", vocab_size=300))
-    assert generator.encoder.hidden_size == 64 and generator.encoder.num_heads == 1
-    assert generator.encoder.intermediate_size == 256 and generator.encoder.embeddings_project is None
+    # tiny: H=128, fraction 1/4 -> hidden 32, heads max(1, 32 // 64) = 1, FFN 4 x 32, E=64 projected to 32.
+    assert generator.encoder.hidden_size == 32 and generator.encoder.num_heads == 1
+    assert generator.encoder.intermediate_size == 128 and generator.encoder.embeddings_project is not None
     features = dict(_features(), masked_lm_positions=np.array([[1, 4, 5]] * 2, np.int32))
     assert generator(features).shape == (2, 3, 300)
 

@@ -95,3 +95,19 @@ def test_tiny_preset_learns_replaced_token_detection(pretraining_data, tmp_path)
     assert last["disc_accuracy"] > baseline + 0.5 * (1.0 - baseline), last  # at least half the baseline's errors gone
     assert last["disc_auc"] > 0.8 and last["disc_precision"] > 0.8, last
     assert entries[0]["disc_auc"] < 0.6, "a fresh discriminator ranks replaced tokens at chance"
+
+
+def test_float16_loss_scaling_skips_updates_but_not_steps(pretraining_data, tmp_path):
+    """Dynamic loss scaling skips the first updates (the scale starts at 2^15); steps, logs and checkpoints still count
+    every batch, so the run ends at --num_train_steps and resumes at the right data position."""
+    result = _run(*_common(pretraining_data, tmp_path / "model"), "--mixed_precision=mixed_float16",
+                  "--num_train_steps=6", "--log_every_steps=2", "--save_checkpoints_steps=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    import json
+
+    with open(tmp_path / "model" / "metrics.jsonl", encoding="utf-8") as handle:
+        assert [json.loads(line)["step"] for line in handle] == [1, 2, 4, 6]
+    path = str(tmp_path / "model" / "ckpt-6")
+    assert tf.train.load_variable(path, "model/steps_trained/.ATTRIBUTES/VARIABLE_VALUE") == 6
+    updates = tf.train.load_variable(path, "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
+    assert 0 < updates < 6, "the first float16 updates overflow and are skipped"

@@ -57,6 +57,11 @@ class ElectraPretrainer(keras.Model):
         self.generator = ElectraGenerator(config, embeddings=self.embeddings, dtype=self.dtype_policy)
         self.discriminator = ElectraDiscriminator(config, embeddings=self.embeddings, dtype=self.dtype_policy)
         self._trackers = make_pretraining_metrics()
+        # Batches trained, checkpointed with the model. It numbers the steps (logs, checkpoints, the data position on
+        # resume, the random draws) and, unlike optimizer.iterations, also counts the steps that float16 loss
+        # scaling skips.
+        self.steps_trained = self.add_weight(name="steps_trained", shape=(), dtype="int64", initializer="zeros",
+                                             trainable=False, aggregation="only_first_replica")
         self.built = True
 
     # ------------------------------------------------------------------ forward
@@ -112,7 +117,7 @@ class ElectraPretrainer(keras.Model):
         return objective.total_loss(sums, counts, config.gen_weight, config.disc_weight)
 
     def call(self, inputs, training=False):
-        step = self.optimizer.iterations if self.optimizer is not None else 0
+        step = self.steps_trained
         outputs = self.pretraining_outputs(inputs, step, training=training)
         return {"mlm_logits": outputs["mlm_logits"], "disc_logits": outputs["disc_logits"],
                 "labels": outputs["labels"], "masked_lm_positions": outputs["masked"].masked_lm_positions}
@@ -125,7 +130,7 @@ class ElectraPretrainer(keras.Model):
         return 1.0 if scale is None else tf.cast(scale, tf.float32)
 
     def train_step(self, data):
-        step = self.optimizer.iterations
+        step = self.steps_trained
         variables = self.trainable_variables
         with tf.GradientTape() as tape:
             outputs = self.pretraining_outputs(data, step, training=True)
@@ -145,12 +150,12 @@ class ElectraPretrainer(keras.Model):
         if num_replicas > 1:
             gradients = [g / num_replicas for g in gradients]
         self.optimizer.apply(gradients, variables)
+        self.steps_trained.assign_add(1)
         update_pretraining_metrics(self._trackers, totals, self._total_loss(totals, totals))
         return self._metric_results()
 
     def test_step(self, data):
-        step = self.optimizer.iterations if self.optimizer is not None else 0
-        outputs = self.pretraining_outputs(data, step, training=False)
+        outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
         totals = _all_reduce_sum(self.pretraining_statistics(outputs))
         update_pretraining_metrics(self._trackers, totals, self._total_loss(totals, totals))
         return self._metric_results()

@@ -12,14 +12,16 @@ from electra_tf.io_utils import atomic_write_text
 
 
 def current_step(model):
-    return int(model.optimizer.iterations.numpy())
+    """Batches trained so far (`ElectraPretrainer.steps_trained`)."""
+    return int(model.steps_trained.numpy())
 
 
-def learning_rate_at(optimizer, step):
-    """The learning rate the optimizer used for update number `step` (1-based)."""
+def last_learning_rate(optimizer):
+    """The learning rate of the optimizer's latest update (its schedule at the update count before it)."""
+    optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # through a float16 LossScaleOptimizer
     schedule = optimizer._learning_rate  # the schedule object, not its value at the current iteration
     if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        return float(schedule(step - 1))
+        return float(schedule(max(0, int(optimizer.iterations.numpy()) - 1)))
     return float(optimizer.learning_rate.numpy())
 
 
@@ -73,7 +75,7 @@ class MetricsLogger(keras.callbacks.Callback):
         self._log(step, logs)
 
     def _log(self, step, logs):
-        entry = {"step": step, "learning_rate": learning_rate_at(self.model.optimizer, step)}
+        entry = {"step": step, "learning_rate": last_learning_rate(self.model.optimizer)}
         entry.update({name: float(value) for name, value in (logs or {}).items()})
         if self.enabled:
             with open(self.jsonl_path, "a", encoding="utf-8") as handle:

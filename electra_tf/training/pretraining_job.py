@@ -144,7 +144,7 @@ def run(job):
     if manager.latest_checkpoint:
         checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
         print(f"resumed from {manager.latest_checkpoint}", flush=True)
-    initial_step = int(model.optimizer.iterations.numpy())
+    initial_step = callbacks_lib.current_step(model)
     metrics_path = os.path.join(job.model_dir, METRICS_FILE)
     if chief:
         callbacks_lib.truncate_metrics_log(metrics_path, initial_step)

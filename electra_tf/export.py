@@ -1,12 +1,9 @@
 """SavedModel export of the discriminator for TF Serving, with a token-id and a raw-text signature."""
 
-import os
-import shutil
-import tempfile
-
 import tensorflow as tf
 
 from electra_tf.inputs import pack_single_segments
+from electra_tf.io_utils import staged_directory
 
 
 class DiscriminatorServingModule(tf.Module):
@@ -43,16 +40,7 @@ class DiscriminatorServingModule(tf.Module):
 def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128):
     """Write the SavedModel to `output_dir` atomically (staged in a sibling directory, then renamed)."""
     module = DiscriminatorServingModule(discriminator, tokenizer, max_seq_length)
-    parent = os.path.dirname(os.path.abspath(output_dir))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".staging-", dir=parent)
-    try:
+    with staged_directory(output_dir) as staging:
         tf.saved_model.save(module, staging, signatures={"serving_default": module.serve_ids,
                                                          "serve_text": module.serve_text})
-        if os.path.isdir(output_dir):
-            shutil.rmtree(output_dir)
-        os.replace(staging, output_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return output_dir

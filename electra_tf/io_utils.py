@@ -1,7 +1,10 @@
 """Small file helpers: every output is written to a temporary name and renamed, so readers never see half a file."""
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 
 
 def atomic_write_text(path, text):
@@ -18,3 +21,27 @@ def atomic_write_text(path, text):
 
 def atomic_write_json(path, values):
     atomic_write_text(path, json.dumps(values, indent=2, sort_keys=True) + "\n")
+
+
+@contextlib.contextmanager
+def staged_directory(directory):
+    """Yield a fresh staging directory that replaces `directory` when the block succeeds, and is removed if it fails.
+
+    Readers see the old directory or the complete new one, never a partly written one; the old one is only deleted
+    once the new one is in place.
+    """
+    parent = os.path.dirname(os.path.abspath(directory))
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=parent)
+    try:
+        yield staging
+        previous = None
+        if os.path.isdir(directory):
+            previous = f"{staging}-previous"
+            os.replace(directory, previous)
+        os.replace(staging, directory)
+        if previous:
+            shutil.rmtree(previous, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -2,10 +2,10 @@
 
 import os
 import shutil
-import tempfile
 
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
+from electra_tf.io_utils import staged_directory
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "discriminator.weights.h5"
@@ -15,20 +15,11 @@ VOCAB_NAME = "vocab.txt"
 def save_pretrained(discriminator, directory, vocab_file=None):
     """Write `config.json`, `discriminator.weights.h5` and (optionally) `vocab.txt` into `directory`, atomically:
     the files are written to a temporary sibling directory that replaces `directory` once complete."""
-    parent = os.path.dirname(os.path.abspath(directory))
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".staging-", dir=parent)
-    try:
+    with staged_directory(directory) as staging:
         discriminator.electra_config.save(os.path.join(staging, CONFIG_NAME))
         discriminator.save_weights(os.path.join(staging, WEIGHTS_NAME))
         if vocab_file:
             shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_NAME))
-        if os.path.isdir(directory):
-            shutil.rmtree(directory)
-        os.replace(staging, directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def load_pretrained(directory):

@@ -1,0 +1,26 @@
+import os
+
+import pytest
+
+from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
+
+
+def test_atomic_write_leaves_no_temporary_file(tmp_path):
+    atomic_write_text(str(tmp_path / "a.txt"), "one")
+    atomic_write_json(str(tmp_path / "b.json"), {"x": 1})
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.json"]
+    assert (tmp_path / "a.txt").read_text() == "one"
+
+
+def test_staged_directory_replaces_only_on_success(tmp_path):
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError):
+        with staged_directory(str(target)) as staging:
+            open(os.path.join(staging, "half.txt"), "w").close()
+            raise RuntimeError("crash while writing")
+    assert os.listdir(target) == ["old.txt"] and os.listdir(tmp_path) == ["out"]
+    with staged_directory(str(target)) as staging:
+        open(os.path.join(staging, "new.txt"), "w").close()
+    assert os.listdir(target) == ["new.txt"] and os.listdir(tmp_path) == ["out"]

@@ -1,6 +1,12 @@
-"""Export a pre-trained discriminator as a SavedModel for TF Serving.
+"""Export a pre-trained discriminator or generator as a SavedModel for TF Serving.
 
     python export_model.py --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
+    python export_model.py --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
+    python export_model.py --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
+
+`--init_checkpoint` is any format `convert_checkpoint.py` reads: our pretrained directory or pre-training run, a
+reference TF1 checkpoint prefix, a Hugging Face directory (model.safetensors + config.json) or a keras-hub preset.
+The vocabulary (for the raw-text signature) is the vocab.txt beside the checkpoint unless --vocab_file is given.
 """
 
 from electra_tf import cli
@@ -8,26 +14,51 @@ from electra_tf import cli
 from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("init_checkpoint", None, "A pre-trained model directory (<model_dir>/pretrained).")
-flags.DEFINE_enum("model", "discriminator", ["discriminator"], "What to export (generator, classifier and SQuAD "
-                  "heads are not exportable yet).")
+flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
+                    "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
+flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator"],
+                  "What to export: the discriminator (logits [batch, seq]) or the generator (MLM logits "
+                  "[batch, seq, vocab]).")
 flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
 flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature.")
+flags.DEFINE_enum("checkpoint_format", "auto", ["auto", "ours", "tf1", "hf", "keras_hub"],
+                  "Format of --init_checkpoint (auto: detected from the path).")
+flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --init_checkpoint).")
+flags.DEFINE_integer("num_heads", None, "Attention heads of the discriminator, for TF1 checkpoints (which do not "
+                     "store them; default hidden_size // 64).")
+flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the requested head (e.g. HF "
+                     "ElectraModel); the head keeps its random initialisation.")
 
 
 def main(argv):
-    from electra_tf.errors import ConfigError
-    from electra_tf.export import export_discriminator
-    from electra_tf.scoring import load_scorer
+    from electra_tf.checkpoints import load_model
+    from electra_tf.errors import CheckpointError, ConfigError
+    from electra_tf.tokenizer import ElectraTokenizer
 
     if not FLAGS.init_checkpoint or not FLAGS.output_dir:
         raise ConfigError("--init_checkpoint and --output_dir are required")
-    discriminator, tokenizer = load_scorer(FLAGS.init_checkpoint)
-    if FLAGS.max_seq_length > discriminator.electra_config.max_position_embeddings:
+    loaded = load_model(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format, num_heads=FLAGS.num_heads,
+                        vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head)
+    config = loaded.model.electra_config
+    if not loaded.vocab_file:
+        raise CheckpointError(f"no vocab.txt beside {FLAGS.init_checkpoint}: pass --vocab_file (the raw-text "
+                              "signature needs the model's vocabulary)")
+    tokenizer = ElectraTokenizer(loaded.vocab_file)
+    if tokenizer.vocab_size != config.vocab_size:
+        raise CheckpointError(f"{loaded.vocab_file} has {tokenizer.vocab_size} tokens but the model's vocabulary is "
+                              f"{config.vocab_size}: pass the vocab.txt the checkpoint was trained with")
+    if FLAGS.max_seq_length > config.max_position_embeddings:
         raise ConfigError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's max_position_embeddings="
-                          f"{discriminator.electra_config.max_position_embeddings}")
-    export_discriminator(discriminator, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
-    print(f"exported {FLAGS.model} to {FLAGS.output_dir}")
+                          f"{config.max_position_embeddings}")
+    if FLAGS.model == "generator":
+        from electra_tf.generator_export import export_generator
+
+        export_generator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
+    else:
+        from electra_tf.export import export_discriminator
+
+        export_discriminator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
+    print(f"exported the {FLAGS.model} of {FLAGS.init_checkpoint} ({loaded.source_format}) to {FLAGS.output_dir}")
 
 
 if __name__ == "__main__":

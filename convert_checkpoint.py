@@ -1,0 +1,49 @@
+"""Convert ELECTRA checkpoints between our format, the reference's TF1 checkpoints, Hugging Face and keras-hub.
+
+    python convert_checkpoint.py --from=electra_small/electra_small --to=converted/small            # TF1 -> ours
+    python convert_checkpoint.py --from=converted/small --to=hf/small --to_format=hf                 # ours -> HF
+    python convert_checkpoint.py --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
+
+Formats: ours (a pretrained directory: config.json + <model>.weights.h5 [+ vocab.txt]; a pre-training model_dir is
+also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with model.safetensors +
+config.json; for --model=pretrainer a directory with discriminator/ and generator/), keras_hub (an ElectraBackbone
+preset directory). --from_format=auto tells them apart from the path. Outputs are written atomically.
+"""
+
+from electra_tf import cli
+
+from absl import flags  # noqa: E402
+
+FORMATS = ["auto", "ours", "tf1", "hf", "keras_hub"]
+FLAGS = flags.FLAGS
+flags.DEFINE_string("from", None, "The checkpoint to read (a directory or a TF1 checkpoint prefix).")
+flags.DEFINE_string("to", None, "Where to write the converted checkpoint (a directory, or a prefix for tf1).")
+flags.DEFINE_enum("from_format", "auto", FORMATS, "Format of --from (auto: detected from the path).")
+flags.DEFINE_enum("to_format", "ours", FORMATS[1:], "Format to write.")
+flags.DEFINE_enum("model", None, ["discriminator", "generator", "pretrainer"],
+                  "Which model to convert (default: what --from holds; both networks make a pretrainer).")
+flags.DEFINE_integer("num_heads", None, "The discriminator's attention heads, for formats that do not store them "
+                     "(TF1); default hidden_size // 64, the reference's rule.")
+flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --from); copied to --to.")
+flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the model's head (HF ElectraModel, "
+                     "keras-hub backbone); the head keeps its random initialisation.")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator/ + generator/ pair whose embedding "
+                     "copies differ: keep the discriminator's.")
+
+
+def main(argv):
+    from electra_tf.checkpoints import load_model, save_model
+    from electra_tf.errors import ConfigError
+
+    source, target = getattr(FLAGS, "from"), FLAGS.to
+    if not source or not target:
+        raise ConfigError("--from and --to are required")
+    loaded = load_model(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
+                        allow_missing_head=FLAGS.allow_missing_head,
+                        allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
+    save_model(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file)
+    print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
+
+
+if __name__ == "__main__":
+    cli.run(main)

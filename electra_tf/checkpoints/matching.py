@@ -1,0 +1,151 @@
+"""Assigning canonical weights to a model, with errors that say which variable, which shapes and why.
+
+The common mistakes (a generator loaded as a discriminator, a config of the wrong width or depth, a headless encoder
+loaded as a full model) are recognised from what the checkpoint holds, so the message names the likely cause rather
+than only the first differing shape.
+"""
+
+import re
+
+from electra_tf.checkpoints.naming import (DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES,
+                                           PRETRAINER, is_head_name, model_slots)
+from electra_tf.errors import CheckpointError
+
+_LAYER = re.compile(r"^(?P<scope>[^/]+)/encoder/layer_(?P<index>\d+)/")
+
+
+def network_sizes(weights, network):
+    """{hidden, layers, intermediate} of the discriminator's or generator's encoder in `weights`, or None."""
+    scope = NETWORK_SCOPES[network]
+    output = weights.get(f"{scope}/encoder/layer_0/attention/output/dense/kernel")
+    if output is None:
+        return None
+    layers = {int(m.group("index")) for m in map(_LAYER.match, weights) if m and m.group("scope") == scope}
+    intermediate = weights.get(f"{scope}/encoder/layer_0/intermediate/dense/kernel")
+    return {"hidden": int(output.shape[-1]), "layers": max(layers) + 1,
+            "intermediate": None if intermediate is None else int(intermediate.shape[-1])}
+
+
+def has_head(weights, network):
+    prefix = HEAD_SCOPES[network] + "/"
+    return any(name.startswith(prefix) for name in weights)
+
+
+def describe(weights):
+    """What a checkpoint holds, in words: "a discriminator (hidden 256, 12 layers) and a generator (hidden 64, ...)"."""
+    parts = []
+    for network in (DISCRIMINATOR, GENERATOR):
+        sizes = network_sizes(weights, network)
+        if sizes is None:
+            continue
+        what = network if has_head(weights, network) else f"{network} encoder without its head"
+        parts.append(f"a {what} (hidden {sizes['hidden']}, {sizes['layers']} layers)")
+    if not parts:
+        return "no ELECTRA encoder" + (" (only embeddings)" if f"{EMBEDDINGS_SCOPE}/word_embeddings" in weights else "")
+    return " and ".join(parts)
+
+
+def _model_network_sizes(model, kind, network):
+    encoder = getattr(model, network).encoder if kind == PRETRAINER else model.encoder
+    return {"hidden": encoder.hidden_size, "layers": encoder.num_layers, "intermediate": encoder.intermediate_size}
+
+
+def _network_of_name(name):
+    scope = name.split("/", 1)[0]
+    for network, network_scope in NETWORK_SCOPES.items():
+        if scope in (network_scope, HEAD_SCOPES[network]) and not name.startswith(EMBEDDINGS_SCOPE + "/"):
+            return network
+    return None
+
+
+def counterpart_name(name, network):
+    """`name` moved to the other network's scope (electra/encoder/... <-> generator/encoder/...)."""
+    for source_network, scope in NETWORK_SCOPES.items():
+        for prefix in (scope + "/", HEAD_SCOPES[source_network] + "/"):
+            if name.startswith(prefix) and not name.startswith(EMBEDDINGS_SCOPE + "/"):
+                target = NETWORK_SCOPES[network] if prefix == scope + "/" else HEAD_SCOPES[network]
+                return target + "/" + name[len(prefix):]
+    return name
+
+
+def _missing_cause(weights, kind, model, name):
+    network = _network_of_name(name)
+    if network is None:
+        return f"the checkpoint holds {describe(weights)} but lacks the embeddings"
+    model_sizes = _model_network_sizes(model, kind, network)
+    sizes = network_sizes(weights, network)
+    if sizes is None:
+        other = GENERATOR if network == DISCRIMINATOR else DISCRIMINATOR
+        other_sizes = network_sizes(weights, other)
+        if other_sizes is not None:
+            counterpart = counterpart_name(name, other)
+            seen = (f"; its {counterpart} has shape {tuple(weights[counterpart].shape)}"
+                    if counterpart in weights else "")
+            return (f"this checkpoint holds {describe(weights)}{seen}, but a {network} of hidden "
+                    f"{model_sizes['hidden']} was requested (use --model={other})")
+        return f"this checkpoint holds {describe(weights)}, not a {network}"
+    if is_head_name(name):
+        return (f"this checkpoint holds {describe(weights)}: the {network} head is missing (e.g. a Hugging Face "
+                "ElectraModel or a keras-hub backbone); pass --allow_missing_head to keep the head at its "
+                "initialisation")
+    if sizes["layers"] != model_sizes["layers"]:
+        return (f"the checkpoint's {network} has {sizes['layers']} layers but the model has "
+                f"{model_sizes['layers']}: the config does not match the checkpoint")
+    if "embeddings_project" in name:
+        return (f"the checkpoint's {network} has no embeddings_project, so its embedding size equals its hidden "
+                f"size {sizes['hidden']}; the model's config has a different embedding_size")
+    return f"the checkpoint holds {describe(weights)}"
+
+
+def _shape_cause(weights, kind, model, name, stored_shape, expected_shape):
+    if name.startswith(EMBEDDINGS_SCOPE + "/"):
+        table = name.rsplit("/", 1)[-1]
+        if table == "word_embeddings" and stored_shape[0] != expected_shape[0]:
+            return (f"vocabulary sizes differ (checkpoint {stored_shape[0]}, model {expected_shape[0]}): the model "
+                    "config's vocab_size must be the checkpoint's")
+        if table == "position_embeddings" and stored_shape[0] != expected_shape[0]:
+            return (f"max_position_embeddings differs (checkpoint {stored_shape[0]}, model {expected_shape[0]})")
+        return (f"embedding sizes differ (checkpoint {stored_shape[-1]}, model {expected_shape[-1]}): the config's "
+                "embedding_size does not match the checkpoint")
+    network = _network_of_name(name)
+    sizes = network_sizes(weights, network)
+    model_sizes = _model_network_sizes(model, kind, network)
+    if sizes is not None and sizes["hidden"] != model_sizes["hidden"]:
+        other = GENERATOR if network == DISCRIMINATOR else DISCRIMINATOR
+        hint = ""
+        other_sizes = _model_network_sizes(model, kind, other) if kind == PRETRAINER else None
+        if other_sizes is not None and other_sizes["hidden"] == sizes["hidden"]:
+            hint = f" (the model's {other} has that width: are the two networks swapped?)"
+        elif not has_head(weights, network) and has_head(weights, other):
+            hint = f" (it looks like a {other} checkpoint)"
+        return (f"this checkpoint's {network} has hidden {sizes['hidden']} but a {network} of hidden "
+                f"{model_sizes['hidden']} was requested{hint}")
+    if sizes is not None and sizes["intermediate"] != model_sizes["intermediate"]:
+        return (f"this checkpoint's {network} has intermediate (FFN) size {sizes['intermediate']} but the model's "
+                f"is {model_sizes['intermediate']}")
+    return f"the checkpoint holds {describe(weights)}, which does not match the model's config"
+
+
+def assign_weights(model, kind, weights, source, allow_missing_head=False):
+    """Write canonical `weights` into `model`; every variable of the model must be present with its shape.
+
+    Extra checkpoint variables (the other network of a pre-training checkpoint, optimiser slots) are ignored.
+    With `allow_missing_head`, head variables absent from the checkpoint keep their current values.
+    Raises CheckpointError naming the variable, both shapes and the likely cause.
+    """
+    slots = model_slots(model, kind)
+    for slot in slots:
+        value = weights.get(slot.name)
+        if value is None:
+            if allow_missing_head and is_head_name(slot.name):
+                continue
+            raise CheckpointError(f"{source}: variable {slot.name} (shape {slot.reference_shape}) is missing: "
+                                  f"{_missing_cause(weights, kind, model, slot.name)}")
+        if tuple(value.shape) != slot.reference_shape:
+            raise CheckpointError(
+                f"{source}: variable {slot.name} has shape {tuple(value.shape)} in the checkpoint but "
+                f"{slot.reference_shape} in the {kind}: "
+                f"{_shape_cause(weights, kind, model, slot.name, tuple(value.shape), slot.reference_shape)}")
+    for slot in slots:
+        if slot.name in weights:
+            slot.write(weights[slot.name])

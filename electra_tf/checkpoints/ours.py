@@ -1,0 +1,99 @@
+"""Our own formats: a pretrained directory (config.json + <kind>.weights.h5 [+ vocab.txt]) and a pre-training run.
+
+`save_pretrained` writes the discriminator as `discriminator.weights.h5`; the generator and the whole pre-training
+model are stored the same way as `generator.weights.h5` and `pretrainer.weights.h5`. A run's model_dir (or one of its
+`ckpt-N` prefixes) holds a `tf.train.Checkpoint` of the pre-training model and `electra_config.json`.
+"""
+
+import json
+import os
+import shutil
+
+import tensorflow as tf
+
+from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER
+from electra_tf.io_utils import staged_directory
+from electra_tf.config import ElectraConfig
+from electra_tf.errors import CheckpointError
+from electra_tf.pretrained import CONFIG_NAME, VOCAB_NAME
+
+RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
+
+
+def weights_name(kind):
+    return f"{kind}.weights.h5"
+
+
+def build_model(kind, config):
+    """A freshly initialised (built) model of `kind` for `config`."""
+    from electra_tf.models import ElectraDiscriminator, ElectraGenerator, ElectraPretrainer
+
+    if kind == DISCRIMINATOR:
+        return ElectraDiscriminator(config)
+    if kind == GENERATOR:
+        return ElectraGenerator(config)
+    return ElectraPretrainer(config, max_seq_length=min(128, config.max_position_embeddings))
+
+
+def stored_kinds(directory):
+    return [kind for kind in MODEL_KINDS if os.path.isfile(os.path.join(directory, weights_name(kind)))]
+
+
+def is_pretrained_directory(path):
+    return os.path.isfile(os.path.join(path, CONFIG_NAME)) and bool(stored_kinds(path))
+
+
+def is_run_directory(path):
+    return os.path.isfile(os.path.join(path, RUN_CONFIG_NAME)) and tf.train.latest_checkpoint(path) is not None
+
+
+def save_ours(model, kind, directory, vocab_file=None):
+    """config.json + <kind>.weights.h5 (+ vocab.txt) in `directory`, written atomically."""
+    with staged_directory(directory) as staging:
+        model.electra_config.save(os.path.join(staging, CONFIG_NAME))
+        model.save_weights(os.path.join(staging, weights_name(kind)))
+        if vocab_file:
+            shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_NAME))
+    return directory
+
+
+def load_ours(path):
+    """(kind, model, vocab file or None) of a pretrained directory, a run's model_dir or one of its ckpt prefixes.
+
+    A pretrained directory holding several kinds yields the largest (pretrainer, then discriminator, generator).
+    """
+    if is_pretrained_directory(path):
+        kinds = stored_kinds(path)
+        kind = PRETRAINER if PRETRAINER in kinds else kinds[0]
+        config = ElectraConfig.load(os.path.join(path, CONFIG_NAME))
+        model = build_model(kind, config)
+        weights_path = os.path.join(path, weights_name(kind))
+        try:
+            model.load_weights(weights_path)
+        except ValueError as error:
+            raise CheckpointError(
+                f"{weights_path} does not match {os.path.join(path, CONFIG_NAME)}: {error}") from error
+        vocab = os.path.join(path, VOCAB_NAME)
+        return kind, model, vocab if os.path.isfile(vocab) else None
+    prefix = tf.train.latest_checkpoint(path) if os.path.isdir(path) else path
+    directory = path if os.path.isdir(path) else os.path.dirname(path)
+    config_path = os.path.join(directory, RUN_CONFIG_NAME)
+    if prefix is None or not os.path.exists(prefix + ".index") or not os.path.isfile(config_path):
+        raise CheckpointError(f"{path} is neither a pretrained directory (config.json + <model>.weights.h5) nor a "
+                              f"pre-training run (model_dir with {RUN_CONFIG_NAME} and a checkpoint)")
+    model = build_model(PRETRAINER, ElectraConfig.load(config_path))
+    status = tf.train.Checkpoint(model=model).restore(prefix)
+    try:
+        status.expect_partial().assert_existing_objects_matched()
+    except AssertionError as error:
+        raise CheckpointError(f"{prefix} does not match {config_path}: {error}") from error
+    return PRETRAINER, model, _run_vocab_file(directory)
+
+
+def _run_vocab_file(directory):
+    try:
+        with open(os.path.join(directory, "pretraining_job.json"), encoding="utf-8") as handle:
+            vocab = json.load(handle).get("vocab_file")
+    except (OSError, ValueError):
+        return None
+    return vocab if vocab and os.path.isfile(vocab) else None

@@ -1,0 +1,93 @@
+"""The reference's TF1 checkpoints (`electra_small`, `electra_base`, `electra_large` and its pre-training runs).
+
+Read with `tf.train.load_checkpoint` (a name-based reader: no TF1 graph is rebuilt); optimiser slots
+(`.../adam_m`, `.../adam_v`) and `global_step` are skipped. Written with `tf.raw_ops.SaveV2`, which produces the same
+V2 checkpoint files a `tf.compat.v1.train.Saver` writes, under the exact reference names.
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from electra_tf.errors import CheckpointError
+
+SKIPPED_SUFFIXES = ("/adam_m", "/adam_v")
+SKIPPED_NAMES = ("global_step",)
+# A TF2 object-based checkpoint (ours, from tf.train.Checkpoint) stores its object graph under this key.
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+_ELECTRA_SCOPES = ("electra/", "generator/", "discriminator_predictions/", "generator_predictions/")
+
+
+def resolve_prefix(path):
+    """The checkpoint prefix for `path`: a prefix itself, or a directory with a `checkpoint` state file."""
+    if os.path.isdir(path):
+        latest = tf.train.latest_checkpoint(path)
+        if latest is None:
+            raise CheckpointError(f"{path} is a directory without a TF checkpoint (no 'checkpoint' state file)")
+        return latest
+    if not os.path.exists(path + ".index"):
+        raise CheckpointError(f"{path}.index does not exist: pass a checkpoint prefix (the path without "
+                              ".index/.data-*) or its directory")
+    return path
+
+
+def is_object_based(prefix):
+    """Whether `prefix` is a TF2 `tf.train.Checkpoint` (ours) rather than a name-based TF1 checkpoint."""
+    return OBJECT_GRAPH_KEY in tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+
+
+def _skipped(name):
+    return name in SKIPPED_NAMES or name.endswith(SKIPPED_SUFFIXES)
+
+
+def read_tf1_checkpoint(path):
+    """{reference name: array} of the model variables in a TF1 checkpoint (slots and global_step dropped)."""
+    prefix = resolve_prefix(path)
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+    except (tf.errors.OpError, ValueError) as error:
+        raise CheckpointError(f"cannot read the TF checkpoint {prefix}: {error}") from error
+    names = [name for name in reader.get_variable_to_shape_map() if not _skipped(name)]
+    if OBJECT_GRAPH_KEY in names:
+        raise CheckpointError(f"{prefix} is a TF2 object-based checkpoint (tf.train.Checkpoint), not a reference TF1 "
+                              "checkpoint: use --from_format=ours with the run's model_dir")
+    weights = {name: np.asarray(reader.get_tensor(name)) for name in names if name.startswith(_ELECTRA_SCOPES)}
+    if not weights:
+        raise CheckpointError(f"{prefix} holds no ELECTRA variables (expected names under electra/, generator/, "
+                              f"...; found e.g. {sorted(names)[:3]})")
+    return weights
+
+
+def write_tf1_checkpoint(weights, prefix):
+    """Write `weights` ({reference name: array}) as a V2 checkpoint at `prefix` (+ a `checkpoint` state file).
+
+    The files are written under a temporary prefix and renamed, the index last, so a reader never sees a partial
+    checkpoint.
+    """
+    directory = os.path.dirname(os.path.abspath(prefix))
+    os.makedirs(directory, exist_ok=True)
+    basename = os.path.basename(prefix)
+    staging_prefix = os.path.join(directory, f".tmp-{os.getpid()}-{basename}")
+    names = sorted(weights)
+    try:
+        tf.raw_ops.SaveV2(prefix=staging_prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                          tensors=[tf.constant(weights[name]) for name in names])
+        data_files = [f for f in os.listdir(directory) if f.startswith(f".tmp-{os.getpid()}-{basename}.data-")]
+        for data_file in data_files:
+            os.replace(os.path.join(directory, data_file),
+                       os.path.join(directory, basename + data_file[len(f".tmp-{os.getpid()}-{basename}"):]))
+        os.replace(staging_prefix + ".index", prefix + ".index")
+    finally:
+        for leftover in os.listdir(directory):
+            if leftover.startswith(f".tmp-{os.getpid()}-{basename}."):
+                os.remove(os.path.join(directory, leftover))
+    _write_state_file(directory, basename)
+    return prefix
+
+
+def _write_state_file(directory, basename):
+    from electra_tf.io_utils import atomic_write_text
+
+    atomic_write_text(os.path.join(directory, "checkpoint"),
+                      f'model_checkpoint_path: "{basename}"\nall_model_checkpoint_paths: "{basename}"\n')

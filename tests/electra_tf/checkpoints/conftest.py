@@ -1,0 +1,8 @@
+import pytest
+
+from tests.electra_tf.checkpoints import fixtures
+
+
+@pytest.fixture(scope="module")
+def hf_pair(tmp_path_factory):
+    return fixtures.build_hf_pair(tmp_path_factory.mktemp("hf_pair"))

@@ -1,0 +1,96 @@
+"""convert_checkpoint.py and export_model.py from other formats, run as the user runs them (subprocesses)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.checkpoints import collect_weights, load_model, save_model
+from tests.electra_tf.checkpoints import fixtures
+from tests.electra_tf.checkpoints.models import tiny_model
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(script, *args):
+    env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run([sys.executable, os.path.join(REPO, script), *args], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def tf1_pretrainer(tmp_path_factory):
+    """A TF1 pre-training checkpoint (with vocab.txt beside it) written from a randomised tiny pretrainer."""
+    directory = tmp_path_factory.mktemp("tf1")
+    vocab = fixtures.write_vocab(directory / "vocab.txt")
+    model = tiny_model("pretrainer", seed=7)
+    save_model(model, str(directory / "model.ckpt"), "tf1", vocab_file=vocab)
+    return str(directory / "model.ckpt"), collect_weights(model, "pretrainer")
+
+
+def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
+    prefix, weights = tf1_pretrainer
+    steps = [(prefix, tmp_path / "ours", "ours"), (tmp_path / "ours", tmp_path / "hf", "hf"),
+             (tmp_path / "hf", tmp_path / "back" / "model.ckpt", "tf1")]
+    for source, target, to_format in steps:
+        result = _run("convert_checkpoint.py", f"--from={source}", f"--to={target}", f"--to_format={to_format}",
+                      "--num_heads=2")
+        assert result.returncode == 0, result.stderr
+        assert "converted the pretrainer" in result.stdout
+    assert sorted(os.listdir(tmp_path / "ours")) == ["config.json", "pretrainer.weights.h5", "vocab.txt"]
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".staging")]
+    reader = tf.train.load_checkpoint(str(tmp_path / "back" / "model.ckpt"))
+    assert sorted(reader.get_variable_to_shape_map()) == sorted(weights)
+    for name, value in weights.items():
+        assert np.array_equal(reader.get_tensor(name), value), name
+
+
+def test_cli_reports_a_missing_path_in_one_line(tmp_path):
+    result = _run("convert_checkpoint.py", f"--from={tmp_path / 'nowhere'}", f"--to={tmp_path / 'out'}")
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "nowhere" in errors[0] and "does not exist" in errors[0], result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert not os.path.exists(tmp_path / "out")
+
+
+@pytest.fixture(scope="module")
+def hf_pair(tmp_path_factory):
+    return fixtures.build_hf_pair(tmp_path_factory.mktemp("hf_pair"))
+
+
+def _serving_inputs():
+    features = fixtures.batch()
+    return {name: tf.constant(value) for name, value in features.items()}, features
+
+
+def test_export_discriminator_from_hf_directory(hf_pair, tmp_path):
+    directory = os.path.join(hf_pair["root"], "discriminator")
+    result = _run("export_model.py", f"--init_checkpoint={directory}", f"--output_dir={tmp_path / 'export' / '1'}",
+                  "--max_seq_length=16")
+    assert result.returncode == 0, result.stderr
+    serving = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
+    inputs, features = _serving_inputs()
+    logits = serving(**inputs)["logits"].numpy()
+    expected = np.asarray(load_model(directory, "discriminator").model(features, training=False))
+    np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
+
+
+def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path):
+    prefix, _ = tf1_pretrainer
+    result = _run("export_model.py", f"--init_checkpoint={prefix}", "--model=generator", "--num_heads=2",
+                  f"--output_dir={tmp_path / 'export' / '1'}", "--max_seq_length=16")
+    assert result.returncode == 0, result.stderr
+    loaded = tf.saved_model.load(str(tmp_path / "export" / "1"))
+    inputs, features = _serving_inputs()
+    logits = loaded.signatures["serving_default"](**inputs)["logits"].numpy()
+    assert logits.shape == (2, 10, fixtures.VOCAB_SIZE)
+    generator = load_model(prefix, "generator", num_heads=2).model
+    positions = np.tile(np.arange(10, dtype=np.int32), (2, 1))
+    expected = np.asarray(generator(dict(features, masked_lm_positions=positions), training=False))
+    np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
+    text = loaded.signatures["serve_text"](tf.constant(["w1 w2 w3"]))
+    assert text["logits"].shape == (1, 16, fixtures.VOCAB_SIZE)

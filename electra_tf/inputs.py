@@ -32,3 +32,49 @@ def encode_single_segments(tokenizer, texts, max_seq_length):
     lengths = pieces.row_lengths().numpy()
     kept = np.minimum(lengths, max_seq_length - 2)
     return features, kept, lengths > kept
+
+
+def longest_first_lengths(length_a, length_b, max_tokens):
+    """In-graph BERT `_truncate_seq_pair`: the lengths of A and B kept within a budget of `max_tokens`.
+
+    Dropping the last token of the longer side (of B on ties) until the pair fits leaves A with
+    max(ceil(budget / 2), budget - len(B)) tokens, never more than it had, and B with the rest of the budget; pairs
+    that already fit are kept whole. `length_a`/`length_b` are int tensors [batch].
+    """
+    length_a, length_b = tf.cast(length_a, tf.int64), tf.cast(length_b, tf.int64)
+    max_tokens = tf.cast(max_tokens, tf.int64)
+    too_long = length_a + length_b > max_tokens
+    keep_a = tf.minimum(length_a, tf.maximum((max_tokens + 1) // 2, max_tokens - length_b))
+    return tf.where(too_long, keep_a, length_a), tf.where(too_long, max_tokens - keep_a, length_b)
+
+
+def _ragged_prefixes(ragged, lengths):
+    """The first lengths[i] items of each row of `ragged`."""
+    positions = tf.ragged.range(ragged.row_lengths())
+    return tf.ragged.boolean_mask(ragged, positions < tf.expand_dims(lengths, 1))
+
+
+def pack_segment_pairs(ragged_a, ragged_b, max_seq_length, cls_id, sep_id):
+    """[CLS] A [SEP] B [SEP] with longest-first truncation and zero padding, in-graph (BERT's pair layout).
+
+    Args:
+        ragged_a, ragged_b: int32 RaggedTensors [batch, (tokens)] of word-piece ids of the first and second texts.
+
+    Returns:
+        dict of int32 [batch, max_seq_length] tensors `input_ids`, `input_mask`, `segment_ids` (1 on B and its [SEP]).
+    """
+    if max_seq_length < 5:
+        raise ValueError(f"max_seq_length must be at least 5 for [CLS] A [SEP] B [SEP], got {max_seq_length}")
+    keep_a, keep_b = longest_first_lengths(ragged_a.row_lengths(), ragged_b.row_lengths(), max_seq_length - 3)
+    body_a, body_b = _ragged_prefixes(ragged_a, keep_a), _ragged_prefixes(ragged_b, keep_b)
+    batch = body_a.nrows()
+    cls = tf.fill([batch, 1], tf.cast(cls_id, body_a.dtype))
+    sep = tf.fill([batch, 1], tf.cast(sep_id, body_a.dtype))
+    first = tf.concat([cls, body_a, sep], axis=1)
+    second = tf.concat([body_b, sep], axis=1)
+    packed = tf.concat([first, second], axis=1)
+    segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
+    shape = [None, max_seq_length]
+    return {"input_ids": tf.cast(packed.to_tensor(default_value=0, shape=shape), tf.int32),
+            "input_mask": tf.cast(tf.ones_like(packed).to_tensor(default_value=0, shape=shape), tf.int32),
+            "segment_ids": tf.cast(segments.to_tensor(default_value=0, shape=shape), tf.int32)}

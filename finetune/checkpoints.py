@@ -1,0 +1,93 @@
+"""Loading the pre-trained discriminator that fine-tuning starts from, whatever format it was saved in.
+
+`load_discriminator(path)` is the one entry point: `run_finetuning.py --init_checkpoint`, the Keras API
+(`ElectraTextClassifier.from_pretrained`) and tests all go through it. Each supported format is a `CheckpointFormat`
+in `CHECKPOINT_FORMATS`: a name, a test that recognises a path, and a loader. Supporting another format (for
+example the reference's TF1 checkpoints or Hugging Face weights) means appending one entry; the first format whose
+`matches` accepts the path loads it: our `save_pretrained` directories directly, everything `convert_checkpoint.py`
+reads (reference TF1, Hugging Face, keras-hub, a pre-training run directory) through `electra_tf.checkpoints`.
+"""
+
+import dataclasses
+import os
+from typing import Callable, Optional
+
+from electra_tf import pretrained
+from electra_tf.errors import CheckpointError
+
+
+@dataclasses.dataclass
+class PretrainedDiscriminator:
+    """A loaded discriminator, the vocabulary it was trained with (None if the checkpoint has none) and its format."""
+
+    model: object  # electra_tf.models.discriminator.ElectraDiscriminator
+    vocab_file: Optional[str]
+    format: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointFormat:
+    name: str
+    description: str  # how a user recognises or produces this format; shown when no format matches
+    matches: Callable[[str], bool]
+    load: Callable[[str], PretrainedDiscriminator]
+
+
+def _is_save_pretrained_dir(path):
+    return all(os.path.isfile(os.path.join(path, name)) for name in (pretrained.CONFIG_NAME, pretrained.WEIGHTS_NAME))
+
+
+def _load_save_pretrained_dir(path):
+    vocab_file = os.path.join(path, pretrained.VOCAB_NAME)
+    return PretrainedDiscriminator(pretrained.load_pretrained(path), vocab_file if os.path.isfile(vocab_file) else None,
+                                   "electra_tf")
+
+
+def _is_convertible(path):
+    from electra_tf.checkpoints import conversion
+
+    try:
+        conversion.detect_format(path)
+    except CheckpointError:
+        return False
+    return True
+
+
+def _load_converted(path):
+    from electra_tf.checkpoints import conversion
+
+    # A classifier needs the encoder only, so checkpoints without the replaced-token head (HF ElectraModel, keras-hub
+    # backbones) are accepted.
+    loaded = conversion.load_model(path, kind="discriminator", allow_missing_head=True)
+    return PretrainedDiscriminator(loaded.model, loaded.vocab_file, loaded.source_format)
+
+
+CHECKPOINT_FORMATS = [
+    CheckpointFormat(
+        name="electra_tf",
+        description=f"a directory with {pretrained.CONFIG_NAME}, {pretrained.WEIGHTS_NAME} and {pretrained.VOCAB_NAME} "
+                    "(run_pretraining.py writes one to <model_dir>/pretrained)",
+        matches=_is_save_pretrained_dir,
+        load=_load_save_pretrained_dir),
+    CheckpointFormat(
+        name="converted",
+        description="a pre-training --model_dir, a reference TF1 checkpoint prefix, a Hugging Face ELECTRA directory "
+                    "(config.json + model.safetensors) or a keras-hub ElectraBackbone preset (see convert_checkpoint.py)",
+        matches=_is_convertible,
+        load=_load_converted),
+]
+
+
+def load_discriminator(path):
+    """The pre-trained discriminator at `path` as a `PretrainedDiscriminator`; CheckpointError if none is there."""
+    if not path:
+        raise CheckpointError("no pre-trained checkpoint given: pass --init_checkpoint=<model_dir>/pretrained "
+                              "(written by run_pretraining.py)")
+    if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix is not itself a file
+        raise CheckpointError(f"pre-trained checkpoint {path} does not exist; pass --init_checkpoint=<model_dir>/"
+                              "pretrained (written by run_pretraining.py)")
+    for checkpoint_format in CHECKPOINT_FORMATS:
+        if checkpoint_format.matches(path):
+            return checkpoint_format.load(path)
+    known = "; ".join(f"{fmt.name}: {fmt.description}" for fmt in CHECKPOINT_FORMATS)
+    raise CheckpointError(f"{path} is not a pre-trained checkpoint in a known format ({known})")

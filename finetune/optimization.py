@@ -1,0 +1,98 @@
+"""The fine-tuning optimiser: the reference's Adam with weight decay, with a learning rate per variable from its depth.
+
+`create_finetuning_optimizer` gives the reference's setup: peak learning rate with warm-up over the first 10 % of
+steps multiplied by linear decay to 0, Adam (no bias correction) with epsilon 1e-6, decoupled weight decay 0.01 except
+on LayerNorm and bias variables, and layer-wise learning-rate decay (`finetune.layerwise_lr`).
+"""
+
+import math
+import re
+
+import keras
+from keras import ops
+
+from electra_tf.errors import ConfigError
+from electra_tf.training.optimizers import NO_DECAY_PATTERN, AdamWeightDecay
+from electra_tf.training.schedules import WarmupLinearDecay
+from finetune.glue.tasks import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY
+from finetune.layerwise_lr import layerwise_lr_multipliers
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class LayerwiseAdamWeightDecay(AdamWeightDecay):
+    """`AdamWeightDecay` whose whole update of each variable (Adam step and weight decay) is scaled by the variable's
+    layer-wise multiplier, as the reference does by giving each layer its own learning rate.
+
+    Multipliers come from the variables' paths when the optimizer is built (`layerwise_lr_multipliers`), so the
+    optimizer is serialisable by its hyperparameters alone. `layerwise_lr_decay=1.0` gives plain `AdamWeightDecay`.
+
+    Args:
+        num_layers: the encoder's number of Transformer layers.
+        layerwise_lr_decay: the decay d per layer (0.8 for small and base, 0.9 for large).
+        layerwise_lr_variant: "reference" (embeddings d^(L+2)) or "paper" (embeddings d^(L+1)).
+        Other arguments: as `AdamWeightDecay`.
+    """
+
+    def __init__(self, learning_rate=1e-4, num_layers=12, layerwise_lr_decay=0.8, layerwise_lr_variant="reference",
+                 weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6, bias_correction=False,
+                 no_decay_pattern=NO_DECAY_PATTERN, name="layerwise_adam_weight_decay", **kwargs):
+        # Weight decay is applied in update_step with the variable's own learning rate; Keras's built-in decay would
+        # use the global one, so it is switched off in the base class.
+        super().__init__(learning_rate=learning_rate, weight_decay=None, beta_1=beta_1, beta_2=beta_2,
+                         epsilon=epsilon, bias_correction=bias_correction, no_decay_pattern=no_decay_pattern,
+                         name=name, **kwargs)
+        layerwise_lr_multipliers([], num_layers, layerwise_lr_decay, layerwise_lr_variant)  # validates the settings
+        self.num_layers = num_layers
+        self.layerwise_lr_decay = layerwise_lr_decay
+        self.layerwise_lr_variant = layerwise_lr_variant
+        self.decoupled_weight_decay = float(weight_decay or 0.0)
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        multipliers = layerwise_lr_multipliers([variable.path for variable in var_list], self.num_layers,
+                                               self.layerwise_lr_decay, self.layerwise_lr_variant)
+        pattern = re.compile(self.no_decay_pattern) if self.no_decay_pattern else None
+        # Indexed like the slot variables, which is how update_step finds a variable under any strategy.
+        self.lr_multipliers = [multipliers[variable.path] for variable in var_list]
+        self._decays = [self.decoupled_weight_decay if pattern is None or not pattern.search(variable.path) else 0.0
+                        for variable in var_list]
+
+    def update_step(self, gradient, variable, learning_rate):
+        index = self._get_variable_index(variable)
+        learning_rate = ops.multiply(ops.cast(learning_rate, variable.dtype), self.lr_multipliers[index])
+        decay = self._decays[index]
+        if decay:
+            # Decay first, from the weight before this step's Adam update: the reference's w -= lr (adam + wd w).
+            self.assign_sub(variable, ops.multiply(ops.multiply(learning_rate, decay), variable))
+        super().update_step(gradient, variable, learning_rate)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_layers=self.num_layers, layerwise_lr_decay=self.layerwise_lr_decay,
+                      layerwise_lr_variant=self.layerwise_lr_variant, weight_decay=self.decoupled_weight_decay)
+        return config
+
+
+def num_train_steps(num_examples, batch_size, epochs):
+    """Optimizer steps of `epochs` passes over `num_examples` in batches of `batch_size` (last batch partial)."""
+    return math.ceil(num_examples / batch_size) * epochs
+
+
+def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwise_lr_decay=0.8,
+                                layerwise_lr_variant="reference", warmup_fraction=WARMUP_FRACTION,
+                                weight_decay=WEIGHT_DECAY["reference"], epsilon=ADAM_EPSILON, bias_correction=False):
+    """The reference's fine-tuning optimizer for a model with `num_layers` Transformer layers.
+
+    The schedule is peak `learning_rate` x linear decay to 0 over `train_steps` x min(1, step / warm-up steps), with
+    warm-up over `warmup_fraction` of the steps (the reference multiplies the two).
+    """
+    if learning_rate <= 0:
+        raise ConfigError(f"--learning_rate must be positive, got {learning_rate}")
+    if not 0.0 <= warmup_fraction < 1.0:
+        raise ConfigError(f"--warmup_fraction must be in [0, 1), got {warmup_fraction}")
+    schedule = WarmupLinearDecay(learning_rate, train_steps, int(warmup_fraction * train_steps), mode="multiply")
+    return LayerwiseAdamWeightDecay(schedule, num_layers=num_layers, layerwise_lr_decay=layerwise_lr_decay,
+                                    layerwise_lr_variant=layerwise_lr_variant, weight_decay=weight_decay,
+                                    epsilon=epsilon, bias_correction=bias_correction)

@@ -1,0 +1,76 @@
+"""Fine-tune a pre-trained ELECTRA discriminator on a GLUE task.
+
+    python run_finetuning.py --flagfile=configs/glue_mrpc.flags --model_size=small \
+        --init_checkpoint=<model_dir>/pretrained --data_dir=<GLUE dir> --output_dir=<dir> --num_trials=10
+
+Hyperparameters not given take the reference's values for --task and --model_size. Writes results.json (each
+trial's dev metrics; median, mean and std per metric), dev predictions in glue_eval's format and, when the test file
+exists, GLUE-submission test predictions; see finetune/finetuning_job.py for the layout.
+"""
+
+from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+
+import dataclasses  # noqa: E402
+import os  # noqa: E402
+
+from absl import flags  # noqa: E402
+
+from electra_tf.io_utils import atomic_write_text  # noqa: E402
+from electra_tf.training import distribution  # noqa: E402
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI.")
+flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (run_pretraining.py writes "
+                    "<model_dir>/pretrained).")
+flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
+                    "by download_glue_data.py.")
+flags.DEFINE_string("output_dir", None, "Where results.json, predictions and models are written.")
+flags.DEFINE_string("model_size", "small", "Size of the pre-trained model (tiny, small, small++, base, large); picks "
+                    "the reference's learning rate and layer-wise decay.")
+flags.DEFINE_integer("num_trials", 1, "Fine-tuning runs from the same checkpoint with seeds seed, seed+1, ...; the "
+                     "paper reports the median of (at least) 10.")
+flags.DEFINE_integer("seed", 0, "Seed of the first trial (head initialisation, dropout, data order).")
+flags.DEFINE_float("learning_rate", None, "Peak learning rate (default: 3e-4 small, 1e-4 base, 5e-5 large).")
+flags.DEFINE_integer("num_train_epochs", None, "Epochs (default: 3; RTE and STS-B 10).")
+flags.DEFINE_integer("train_batch_size", None, "Global batch size (default 32).")
+flags.DEFINE_integer("eval_batch_size", 128, "Batch size for predictions.")
+flags.DEFINE_integer("max_seq_length", None, "Sequence length (default 128).")
+flags.DEFINE_float("layerwise_lr_decay", None, "Layer-wise learning-rate decay (default 0.8; large 0.9; 1 = none).")
+flags.DEFINE_enum("layerwise_lr_variant", "reference", ["reference", "paper"],
+                  "reference: embeddings get decay^(L+2) as the reference code; paper: decay^(L+1) as the paper.")
+flags.DEFINE_float("weight_decay", 0.01, "Decoupled weight decay, not on LayerNorm and biases (reference code 0.01; "
+                   "the paper 0).")
+flags.DEFINE_float("warmup_fraction", 0.1, "Fraction of the steps with linear warm-up.")
+flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.")
+flags.DEFINE_boolean("bias_correction", False, "Adam bias correction (the reference has none).")
+flags.DEFINE_string("vocab_file", None, "Vocabulary (default: vocab.txt of --init_checkpoint).")
+flags.DEFINE_boolean("do_lower_case", True, "Lower-case text (uncased vocabulary).")
+flags.DEFINE_enum("data_source", "tsv", ["tsv", "tfds"], "GLUE TSV files in --data_dir, or tensorflow-datasets glue.")
+flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory, with --data_source=tfds.")
+flags.DEFINE_boolean("tfds_download", False, "Let tensorflow-datasets download and prepare GLUE.")
+flags.DEFINE_enum("strategy", "default", list(distribution.STRATEGIES), "tf.distribute strategy.")
+flags.DEFINE_string("tpu", None, "TPU name or grpc:// address, with --strategy=tpu.")
+flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical devices (for --strategy=mirrored "
+                     "on a CPU-only machine).")
+flags.DEFINE_enum("mixed_precision", "float32", list(distribution.PRECISIONS), "Keras dtype policy.")
+flags.DEFINE_boolean("save_models", False, "Save each trial's fine-tuned model (raw text in) as trial_<k>/model.keras.")
+flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per epoch).")
+
+
+def main(argv):
+    from absl import app
+
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    from finetune.finetuning_job import FinetuningJob, run
+
+    job = FinetuningJob(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(FinetuningJob)})
+    job.validate()
+    os.makedirs(job.output_dir, exist_ok=True)
+    atomic_write_text(os.path.join(job.output_dir, "flags.txt"), FLAGS.flags_into_string())
+    run(job)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,51 @@
+"""Reference fine-tuning settings per size and task, and the configs/glue_*.flags files that spell them out."""
+
+import pytest
+
+from electra_tf.errors import ConfigError
+from finetune.finetuning_job import FinetuningJob
+from finetune.glue.tasks import TASKS
+from finetune.hyperparameters import reference_hyperparameters
+from tests.conftest import REPO_ROOT
+
+
+@pytest.mark.parametrize("size,learning_rate,decay", [("small", 3e-4, 0.8), ("small++", 3e-4, 0.8),
+                                                      ("tiny", 3e-4, 0.8), ("base", 1e-4, 0.8),
+                                                      ("large", 5e-5, 0.9)])
+def test_size_defaults(size, learning_rate, decay):
+    settings = reference_hyperparameters("MRPC", size)
+    assert (settings.learning_rate, settings.layerwise_lr_decay) == (learning_rate, decay)
+    assert (settings.num_train_epochs, settings.max_seq_length, settings.train_batch_size) == (3, 128, 32)
+
+
+def test_task_defaults_and_overrides():
+    assert reference_hyperparameters("RTE", "base").num_train_epochs == 10
+    assert reference_hyperparameters("stsb", "base").num_train_epochs == 10
+    overridden = reference_hyperparameters("RTE", "base", learning_rate=1e-3, num_train_epochs=1, max_seq_length=64)
+    assert (overridden.learning_rate, overridden.num_train_epochs, overridden.max_seq_length) == (1e-3, 1, 64)
+    with pytest.raises(ConfigError, match="unknown --model_size='medium'"):
+        reference_hyperparameters("RTE", "medium")
+
+
+def _flags(path):
+    values = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("--"):
+            name, _, value = line[2:].partition("=")
+            values[name] = value
+    return values
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_glue_flagfile_holds_the_reference_settings(task):
+    path = REPO_ROOT / "configs" / f"glue_{task.replace('-', '').lower()}.flags"
+    flags = _flags(path)
+    expected = reference_hyperparameters(task, "small")
+    assert flags["task"] == task
+    assert int(flags["num_train_epochs"]) == expected.num_train_epochs == TASKS[task].epochs
+    assert int(flags["max_seq_length"]) == 128 and int(flags["train_batch_size"]) == 32
+    assert (float(flags["weight_decay"]), float(flags["warmup_fraction"]), float(flags["adam_epsilon"])) == \
+        (0.01, 0.1, 1e-6)
+    assert "learning_rate" not in flags, "the learning rate follows --model_size"
+    # Every flag in the file is a FinetuningJob field, i.e. a run_finetuning.py flag.
+    assert set(flags) <= {field for field in FinetuningJob.__dataclass_fields__}

@@ -1,0 +1,86 @@
+"""The fine-tuning optimiser: per-variable layer-wise learning rates really scale each update; reference schedule."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.config import ElectraConfig
+from electra_tf.training.schedules import WarmupLinearDecay
+from finetune.layerwise_lr import layerwise_lr_multipliers
+from finetune.models import ElectraClassifier
+from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer, num_train_steps
+
+CONFIG = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+
+
+def _gradients(model):
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, 50, size=(4, 12)).astype("int32")
+    inputs = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.square(model(inputs, training=False)))
+    return tape.gradient(loss, model.trainable_variables)
+
+
+def _one_step_deltas(model, initial, optimizer, gradients):
+    model.set_weights(initial)
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return [v.numpy() - b for v, b in zip(model.trainable_variables, before)], before
+
+
+@pytest.mark.parametrize("variant", ["reference", "paper"])
+def test_one_step_updates_are_the_plain_updates_times_the_layer_multipliers(variant):
+    model = ElectraClassifier(CONFIG, num_classes=2)
+    initial = model.get_weights()
+    gradients = _gradients(model)
+    gradients = [tf.convert_to_tensor(g) for g in gradients]  # embedding gradients come as IndexedSlices
+    # A large step keeps every update well above float32 rounding of the weights, so ratios are exact to ~1e-5.
+    settings = dict(learning_rate=0.1, num_layers=2, weight_decay=0.01)
+    plain, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=1.0, **settings),
+                                gradients)
+    decayed, _ = _one_step_deltas(
+        model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=0.5, layerwise_lr_variant=variant, **settings),
+        gradients)
+    multipliers = layerwise_lr_multipliers([v.path for v in model.trainable_variables], 2, 0.5, variant)
+    assert sorted(set(multipliers.values())) == ([0.0625, 0.125, 0.25, 1.0] if variant == "reference"
+                                                 else [0.125, 0.25, 0.5, 1.0])
+    checked = set()
+    for variable, plain_delta, decayed_delta in zip(model.trainable_variables, plain, decayed):
+        moved = np.abs(plain_delta) > 1e-3
+        if not moved.any():  # attention key biases: softmax is invariant to them, their gradient is ~0
+            continue
+        ratios = decayed_delta[moved] / plain_delta[moved]
+        np.testing.assert_allclose(ratios, multipliers[variable.path], rtol=1e-4, err_msg=variable.path)
+        checked.add(multipliers[variable.path])
+    assert len(checked) == 4, "embeddings, both layers and the head are all checked"
+
+
+def test_weight_decay_uses_the_layer_learning_rate_and_skips_layer_norm_and_biases():
+    model = ElectraClassifier(CONFIG, num_classes=2)
+    initial = model.get_weights()
+    zero_gradients = [tf.zeros_like(v) for v in model.trainable_variables]
+    optimizer = LayerwiseAdamWeightDecay(learning_rate=0.1, num_layers=2, layerwise_lr_decay=0.5, weight_decay=0.2)
+    deltas, before = _one_step_deltas(model, initial, optimizer, zero_gradients)
+    multipliers = layerwise_lr_multipliers([v.path for v in model.trainable_variables], 2, 0.5)
+    for variable, delta, value in zip(model.trainable_variables, deltas, before):
+        if "bias" in variable.path or "layer_norm" in variable.path:
+            assert not np.any(delta), variable.path
+        else:
+            np.testing.assert_allclose(delta, -0.1 * multipliers[variable.path] * 0.2 * value, rtol=1e-4, atol=1e-9,
+                                       err_msg=variable.path)
+
+
+def test_factory_gives_the_reference_settings_and_serialises():
+    steps = num_train_steps(num_examples=3668, batch_size=32, epochs=3)
+    assert steps == 115 * 3
+    optimizer = create_finetuning_optimizer(12, 3e-4, steps, layerwise_lr_decay=0.8)
+    schedule = optimizer._learning_rate
+    assert isinstance(schedule, WarmupLinearDecay)
+    assert (schedule.num_warmup_steps, schedule.num_train_steps, schedule.mode) == (34, 345, "multiply")
+    assert float(schedule(34)) == pytest.approx(3e-4 * (1 - 34 / 345))
+    assert optimizer.epsilon == 1e-6 and optimizer.decoupled_weight_decay == 0.01 and not optimizer.bias_correction
+    clone = LayerwiseAdamWeightDecay.from_config(optimizer.get_config())
+    assert (clone.num_layers, clone.layerwise_lr_decay, clone.layerwise_lr_variant, clone.decoupled_weight_decay) == \
+        (12, 0.8, "reference", 0.01)
+    assert clone._learning_rate.get_config() == schedule.get_config()

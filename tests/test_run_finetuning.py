@@ -1,0 +1,83 @@
+"""The `run_finetuning.py` entry point, run as users run it (subprocesses): must-show 4 (command-line half)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from finetune.glue_eval import evaluate_predictions_file
+from tests.conftest import REPO_ROOT
+
+
+def _run(*args, timeout=300):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _common(pretrained_tiny, glue_dir, output_dir, *extra):
+    return (f"--init_checkpoint={pretrained_tiny}", f"--data_dir={glue_dir}", f"--output_dir={output_dir}",
+            "--model_size=tiny", "--noprogress_bar", *extra)
+
+
+def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyword_glue_dir, tmp_path):
+    """Must-show 4 (run_finetuning.py): the tiny pre-trained model fine-tunes to high dev accuracy in each of three
+    trials; results.json reports per-trial metrics and their median, mean and std; predictions files are written."""
+    flagfile = tmp_path / "keyword.flags"
+    flagfile.write_text("--task=SST-2\n--learning_rate=1e-3\n--num_train_epochs=3\n--train_batch_size=16\n"
+                        "--max_seq_length=16\n", encoding="utf-8")
+    output_dir = tmp_path / "out"
+    result = _run(f"--flagfile={flagfile}", *_common(pretrained_tiny, keyword_glue_dir, output_dir),
+                  "--num_trials=3", "--seed=7")
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((output_dir / "results.json").read_text())
+    accuracies = [trial["metrics"]["SST-2"]["accuracy"] for trial in results["trials"]]
+    print(f"run_finetuning.py dev accuracies: {accuracies}")
+    assert [trial["seed"] for trial in results["trials"]] == [7, 8, 9]
+    assert min(accuracies) >= 90.0
+    summary = results["summary"]["SST-2"]["accuracy"]
+    assert summary["median"] == pytest.approx(float(np.median(accuracies)))
+    assert summary["mean"] == pytest.approx(float(np.mean(accuracies)))
+    assert summary["std"] == pytest.approx(float(np.std(accuracies)))
+    assert f"SST-2 accuracy: median {summary['median']:.2f}" in result.stdout
+    assert results["hyperparameters"] == {"learning_rate": 1e-3, "num_train_epochs": 3, "max_seq_length": 16,
+                                          "layerwise_lr_decay": 0.8, "train_batch_size": 16}
+    for trial, accuracy in enumerate(accuracies):
+        trial_dir = output_dir / f"trial_{trial}"
+        # Dev predictions are in glue_eval's format and score what results.json says.
+        scored = evaluate_predictions_file("SST-2", str(keyword_glue_dir), str(trial_dir / "dev_predictions.tsv"))
+        assert scored["accuracy"] == pytest.approx(accuracy)
+        submission = (trial_dir / "submission" / "SST-2.tsv").read_text().splitlines()
+        assert submission[0] == "index\tprediction" and len(submission) == 21
+        assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
+    assert "--num_trials=3" in (output_dir / "flags.txt").read_text()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--task=SST-2", "--init_checkpoint=/nonexistent/pretrained"], "--init_checkpoint=/nonexistent/pretrained "
+                                                                    "does not exist"),
+    (["--task=SST-5"], "unknown GLUE task 'SST-5'"),
+    (["--task=MRPC"], "MRPC/train.tsv does not exist"),
+    (["--task=SST-2", "--layerwise_lr_decay=1.5"], "layer-wise learning-rate decay must be in (0, 1]"),
+])
+def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_path, extra, message):
+    result = _run(*_common(pretrained_tiny, keyword_glue_dir, tmp_path / "out"), *extra)
+    assert result.returncode == 2, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+
+
+def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keyword_glue_dir, tmp_path):
+    """The pre-training strategy and precision flags work here too (two logical CPUs, bfloat16 compute)."""
+    output_dir = tmp_path / "out"
+    result = _run(*_common(pretrained_tiny, keyword_glue_dir, output_dir), "--task=SST-2", "--num_train_epochs=1",
+                  "--max_seq_length=16", "--train_batch_size=32", "--strategy=mirrored", "--num_cpu_devices=2",
+                  "--mixed_precision=mixed_bfloat16", "--save_models")
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((output_dir / "results.json").read_text())
+    assert results["job"]["strategy"] == "mirrored" and len(results["trials"]) == 1
+    assert (output_dir / "trial_0" / "model.keras").is_file()

@@ -1,12 +1,15 @@
-"""Export a pre-trained discriminator or generator as a SavedModel for TF Serving.
+"""Export a pre-trained discriminator or generator, or a fine-tuned classifier, as a SavedModel for TF Serving.
 
     python export_model.py --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
     python export_model.py --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
     python export_model.py --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
+    python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
 
 `--init_checkpoint` is any format `convert_checkpoint.py` reads: our pretrained directory or pre-training run, a
 reference TF1 checkpoint prefix, a Hugging Face directory (model.safetensors + config.json) or a keras-hub preset.
 The vocabulary (for the raw-text signature) is the vocab.txt beside the checkpoint unless --vocab_file is given.
+A classifier is the model.keras of `run_finetuning.py --save_models`: it carries its own vocabulary and sequence length,
+and its raw-text signature takes pairs (`text_a`, `text_b`) when the fine-tuning task does (see --text_inputs).
 """
 
 from electra_tf import cli
@@ -16,11 +19,13 @@ from absl import flags  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator"],
-                  "What to export: the discriminator (logits [batch, seq]) or the generator (MLM logits "
-                  "[batch, seq, vocab]).")
+flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier"],
+                  "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
+                  "[batch, seq, vocab]) or a fine-tuned classifier (logits [batch, classes]; --init_checkpoint is "
+                  "its model.keras).")
 flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature.")
+flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature (a classifier keeps the one it "
+                     "was fine-tuned with).")
 flags.DEFINE_enum("checkpoint_format", "auto", ["auto", "ours", "tf1", "hf", "keras_hub"],
                   "Format of --init_checkpoint (auto: detected from the path).")
 flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --init_checkpoint).")
@@ -28,6 +33,9 @@ flags.DEFINE_integer("num_heads", None, "Attention heads of the discriminator, f
                      "store them; default hidden_size // 64).")
 flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the requested head (e.g. HF "
                      "ElectraModel); the head keeps its random initialisation.")
+flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
+                  "Classifier only: whether the raw-text signature takes one string vector (`texts`) or sentence "
+                  "pairs (`text_a`, `text_b`); auto reads the task from the fine-tuning run's results.json.")
 
 
 def main(argv):
@@ -37,6 +45,9 @@ def main(argv):
 
     if not FLAGS.init_checkpoint or not FLAGS.output_dir:
         raise ConfigError("--init_checkpoint and --output_dir are required")
+    if FLAGS.model == "classifier":
+        _export_classifier()
+        return
     loaded = load_model(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format, num_heads=FLAGS.num_heads,
                         vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head)
     config = loaded.model.electra_config
@@ -59,6 +70,16 @@ def main(argv):
 
         export_discriminator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
     print(f"exported the {FLAGS.model} of {FLAGS.init_checkpoint} ({loaded.source_format}) to {FLAGS.output_dir}")
+
+
+def _export_classifier():
+    from finetune.models.serving import export_classifier, is_pair_classifier, load_text_classifier
+
+    model = load_text_classifier(FLAGS.init_checkpoint)
+    text_pairs = is_pair_classifier(FLAGS.init_checkpoint, FLAGS.text_inputs)
+    export_classifier(model, FLAGS.output_dir, text_pairs=text_pairs)
+    inputs = "text_a, text_b" if text_pairs else "texts"
+    print(f"exported the classifier of {FLAGS.init_checkpoint} (serve_text on {inputs}) to {FLAGS.output_dir}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ in a sibling directory and rename it into place.
 
 import tensorflow as tf
 
-from electra_tf.io_utils import staged_directory
+from electra_tf.export import write_serving_model
 from electra_tf.inputs import pack_single_segments
 
 
@@ -48,7 +48,5 @@ class GeneratorServingModule(tf.Module):
 def export_generator(generator, tokenizer, output_dir, max_seq_length=128):
     """Write the generator's SavedModel to `output_dir` atomically."""
     module = GeneratorServingModule(generator, tokenizer, max_seq_length)
-    with staged_directory(output_dir) as staging:
-        tf.saved_model.save(module, staging, signatures={"serving_default": module.serve_ids,
-                                                         "serve_text": module.serve_text})
-    return output_dir
+    return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
+                                                    "serve_text": module.serve_text})

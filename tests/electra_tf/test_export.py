@@ -9,6 +9,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.export import export_discriminator
 from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.tokenizer import ElectraTokenizer
+from tests.serving_session import run_like_tf_serving
 
 _FRESH_PROCESS = """
 import json, sys
@@ -53,3 +54,7 @@ def test_saved_model_in_a_fresh_process_matches_keras(pretraining_data, tmp_path
     listing = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir",
                               export_dir, "--all"], capture_output=True, text=True, env=env, timeout=300)
     assert "signature_def['serving_default']" in listing.stdout and "signature_def['serve_text']" in listing.stdout
+
+    # TF Serving loads with the TF1 session loader, which must find the variables restored (regression test).
+    by_session = run_like_tf_serving(export_dir, "serve_text", {"texts": texts})
+    np.testing.assert_allclose(by_session["logits"], served["text_logits"], atol=1e-5)

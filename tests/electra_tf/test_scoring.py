@@ -8,8 +8,9 @@ import numpy as np
 from electra_tf.config import ElectraConfig
 from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.pretrained import save_pretrained
-from electra_tf.scoring import score_texts
+from electra_tf.scoring import load_scorer, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
+from tests import synthetic_data
 from tests.conftest import REPO_ROOT
 
 
@@ -45,3 +46,51 @@ def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "electra_tf.score", f"--model_dir={tmp_path}", "w1"],
                              capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
     assert missing.returncode == 2 and "vocab.txt is missing" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def _topic_sentence(topic, rng, length=12):
+    """`length` words of one topic of tests/synthetic_data.py (topic t: w{15t} .. w{15t+14})."""
+    size = synthetic_data.NUM_WORDS // synthetic_data.NUM_TOPICS
+    return [f"w{topic * size + i}" for i in rng.integers(0, size, size=length)]
+
+
+def _crafted_pairs():
+    """(all on-topic sentence, the same with one word swapped for another topic's, the swapped position) x 6."""
+    rng = np.random.default_rng(7)
+    pairs = []
+    for topic in range(0, 12, 2):
+        words = _topic_sentence(topic, rng)
+        position = int(rng.integers(1, len(words) - 1))
+        corrupted = list(words)
+        corrupted[position] = _topic_sentence((topic + 5) % synthetic_data.NUM_TOPICS, rng, length=1)[0]
+        pairs.append((" ".join(words), " ".join(corrupted), position))
+    return pairs
+
+
+def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
+    """Issue 6 must-show 5: after a tiny pre-training run on the topic corpus, the scorer flags the one off-topic word
+    of a crafted sentence (highest replaced probability, above 0.5) and ranks the clean sentence above it."""
+    discriminator, tokenizer = load_scorer(pretrained_detector)
+    pairs = _crafted_pairs()
+    results = score_texts(discriminator, tokenizer, [text for clean, corrupted, _ in pairs
+                                                     for text in (clean, corrupted)], max_seq_length=32)
+    for (clean, corrupted, position), clean_result, corrupted_result in zip(pairs, results[::2], results[1::2]):
+        probabilities = corrupted_result["replaced_probability"]
+        print(f"{corrupted}: flagged {corrupted_result['tokens'][int(np.argmax(probabilities))]} "
+              f"p={max(probabilities):.3f}; score clean {clean_result['score']:.3f} > {corrupted_result['score']:.3f}")
+        assert int(np.argmax(probabilities)) == position and probabilities[position] > 0.5, corrupted_result
+        assert clean_result["score"] > corrupted_result["score"], (clean_result, corrupted_result)
+        assert max(clean_result["replaced_probability"]) < probabilities[position]
+
+
+def test_cli_flags_the_off_topic_word_in_json_lines(pretrained_detector):
+    """Must-show 5 through `python -m electra_tf.score`: one valid JSON object per line, the same verdict."""
+    clean, corrupted, position = _crafted_pairs()[0]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run([sys.executable, "-m", "electra_tf.score", f"--model_dir={pretrained_detector}", clean,
+                             corrupted], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["text"] for line in lines] == [clean, corrupted]
+    assert lines[1]["tokens"] == corrupted.split() and not lines[1]["truncated"]
+    assert int(np.argmax(lines[1]["replaced_probability"])) == position and lines[0]["score"] > lines[1]["score"]

@@ -1,0 +1,135 @@
+"""Issue 6 must-show 4 for classifiers: `export_model.py --model=classifier` on a fine-tuned model.keras writes a
+SavedModel that, in a fresh process importing only tensorflow and tensorflow-text, matches the Keras model on both
+signatures (token ids, and raw text: single sentences or pairs)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.config import ElectraConfig
+from electra_tf.models.discriminator import ElectraDiscriminator
+from finetune.models import ElectraTextClassifier
+from finetune.models.classifier import ElectraClassifier
+from finetune.models.preprocessor import ElectraPreprocessor
+from finetune.models.serving import export_classifier
+from tests.conftest import REPO_ROOT
+from tests.serving_session import run_like_tf_serving
+
+MAX_SEQ_LENGTH = 16
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+
+# Feeds each signature the JSON inputs it is given, as a TF Serving REST request's "inputs" would.
+_FRESH_PROCESS = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops of the raw-text signature)
+model = tf.saved_model.load(sys.argv[1])
+requests = json.loads(sys.argv[2])
+dtypes = {"input_ids": tf.int32, "input_mask": tf.int32, "segment_ids": tf.int32}
+served = {}
+for signature, inputs in requests.items():
+    outputs = model.signatures[signature](**{name: tf.constant(value, dtypes.get(name, tf.string))
+                                            for name, value in inputs.items()})
+    served[signature] = {name: value.numpy().tolist() for name, value in outputs.items()}
+print(json.dumps(served))
+"""
+
+
+def _save_fine_tuned(vocab, path, regression=False):
+    """A model.keras as `run_finetuning.py --save_models` writes it (compiled classifier + preprocessor)."""
+    keras.utils.set_random_seed(1)
+    config = ElectraConfig.from_preset("tiny", vocab_size=200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    classifier = ElectraClassifier.from_discriminator(ElectraDiscriminator(config), num_classes=3,
+                                                      regression=regression)
+    classifier.compile(optimizer="adam", loss="mse" if regression else "sparse_categorical_crossentropy")
+    preprocessor = ElectraPreprocessor(vocab, max_seq_length=MAX_SEQ_LENGTH)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    ElectraTextClassifier(preprocessor, classifier).save(path)
+    return str(path)
+
+
+def _serve_in_fresh_process(export_dir, requests):
+    result = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, export_dir, json.dumps(requests)],
+                            capture_output=True, text=True, env=ENV, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _export_model(*args):
+    return subprocess.run([sys.executable, "export_model.py", "--model=classifier", *args], capture_output=True,
+                          text=True, cwd=REPO_ROOT, env=ENV, timeout=300)
+
+
+def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_data, tmp_path):
+    run_dir = tmp_path / "finetuning"
+    model_file = _save_fine_tuned(pretraining_data[1], str(run_dir / "trial_0" / "model.keras"))
+    (run_dir / "results.json").write_text(json.dumps({"task": "SST-2"}))  # auto: SST-2 is single-sentence
+    export_dir = str(tmp_path / "export" / "1")
+    result = _export_model(f"--init_checkpoint={model_file}", f"--output_dir={export_dir}")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    texts = ["w1 w2 w3", "w7 w9 w1 w100 w2 w3 " * 4]  # the second is truncated to MAX_SEQ_LENGTH
+    ids = np.array([[2, 6, 7, 8, 3, 0, 0, 0], [2, 12, 14, 6, 105, 7, 8, 3]], np.int32)
+    features = {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32), "segment_ids": np.zeros_like(ids)}
+    served = _serve_in_fresh_process(export_dir, {
+        "serving_default": {name: value.tolist() for name, value in features.items()},
+        "serve_text": {"texts": texts}})
+
+    model = keras.saving.load_model(model_file, compile=False)
+    keras_logits = model.classifier(features, training=False).numpy()
+    assert np.array(served["serving_default"]["logits"]).shape == (2, 3)
+    np.testing.assert_allclose(served["serving_default"]["logits"], keras_logits, atol=1e-5)
+    np.testing.assert_allclose(served["serving_default"]["probabilities"], tf.nn.softmax(keras_logits).numpy(),
+                               atol=1e-5)
+    np.testing.assert_allclose(served["serve_text"]["logits"], model(tf.constant(texts)).numpy(), atol=1e-5)
+    text_ids = np.array(served["serve_text"]["input_ids"])
+    assert text_ids.shape == (2, MAX_SEQ_LENGTH) and text_ids[0, :8].tolist() == ids[0].tolist()
+
+    listing = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir",
+                              export_dir, "--all"], capture_output=True, text=True, env=ENV, timeout=300)
+    assert "signature_def['serving_default']" in listing.stdout and "signature_def['serve_text']" in listing.stdout
+    assert "inputs['texts']" in listing.stdout and "outputs['probabilities']" in listing.stdout
+    # TF Serving's loader (a TF1 session) restores the variables and serves the same logits.
+    by_session = run_like_tf_serving(export_dir, "serve_text", {"texts": texts})
+    np.testing.assert_allclose(by_session["logits"], served["serve_text"]["logits"], atol=1e-5)
+
+
+def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, tmp_path):
+    model_file = _save_fine_tuned(pretraining_data[1], str(tmp_path / "model.keras"), regression=True)
+    model = keras.saving.load_model(model_file, compile=False)
+    export_dir = export_classifier(model, str(tmp_path / "export" / "1"), text_pairs=True)
+    text_a, text_b = ["w1 w2 w3", "w4 w5 " * 10], ["w9", "w6 w7 w8"]
+    served = _serve_in_fresh_process(export_dir, {"serve_text": {"text_a": text_a, "text_b": text_b}})["serve_text"]
+
+    assert np.array(served["logits"]).shape == (2,) and "probabilities" not in served
+    np.testing.assert_allclose(served["logits"], model((tf.constant(text_a), tf.constant(text_b))).numpy(),
+                               atol=1e-5)
+    assert served["segment_ids"][0][:7] == [0, 0, 0, 0, 0, 1, 1]  # [CLS] w1 w2 w3 [SEP] | w9 [SEP]
+    ids = np.array(served["input_ids"], np.int32)
+    by_session = run_like_tf_serving(export_dir, "serving_default", {
+        "input_ids": ids.tolist(), "input_mask": served["input_mask"], "segment_ids": served["segment_ids"]})
+    np.testing.assert_allclose(by_session["logits"], served["logits"], atol=1e-5)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing", "does not exist: --model=classifier takes the model.keras file"),
+    ("not_a_classifier", "holds a Sequential, not a fine-tuned ElectraTextClassifier"),
+    ("no_results_json", "pass --text_inputs=single or --text_inputs=pair"),
+])
+def test_bad_classifier_files_give_one_line_errors(pretraining_data, tmp_path, case, message):
+    path = str(tmp_path / "model.keras")
+    if case == "not_a_classifier":
+        keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save(path)
+    elif case == "no_results_json":
+        _save_fine_tuned(pretraining_data[1], path)
+    result = _export_model(f"--init_checkpoint={path}", f"--output_dir={tmp_path / 'export'}")
+    assert result.returncode == 2, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr[-3000:]
+    assert "Traceback" not in result.stderr and not (tmp_path / "export").exists()

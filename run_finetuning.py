@@ -1,4 +1,4 @@
-"""Fine-tune a pre-trained ELECTRA discriminator on a GLUE task.
+"""Fine-tune a pre-trained ELECTRA discriminator on a GLUE task or on SQuAD (--task=squad for 2.0, squadv1 for 1.1).
 
     python run_finetuning.py --flagfile=configs/glue_mrpc.flags --model_size=small \
         --init_checkpoint=<model_dir>/pretrained --data_dir=<GLUE dir> --output_dir=<dir> --num_trials=10
@@ -6,6 +6,12 @@
 Hyperparameters not given take the reference's values for --task and --model_size. Writes results.json (each
 trial's dev metrics; median, mean and std per metric), dev predictions in glue_eval's format and, when the test file
 exists, GLUE-submission test predictions; see finetune/finetuning_job.py for the layout.
+
+    python run_finetuning.py --flagfile=configs/squad.flags --model_size=small \
+        --init_checkpoint=<model_dir>/pretrained --data_dir=<dir with train-v2.0.json, dev-v2.0.json> --output_dir=<dir>
+
+SQuAD writes results.json and per trial the official predictions.json, nbest_predictions.json (and null_odds.json for
+2.0); see finetune/squad/job.py.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
@@ -20,7 +26,8 @@ from electra_tf.training import distribution  # noqa: E402
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI.")
+flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI; or squad "
+                    "(SQuAD 2.0) or squadv1 (SQuAD 1.1).")
 flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (run_pretraining.py writes "
                     "<model_dir>/pretrained).")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
@@ -46,7 +53,8 @@ flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.")
 flags.DEFINE_boolean("bias_correction", False, "Adam bias correction (the reference has none).")
 flags.DEFINE_string("vocab_file", None, "Vocabulary (default: vocab.txt of --init_checkpoint).")
 flags.DEFINE_boolean("do_lower_case", True, "Lower-case text (uncased vocabulary).")
-flags.DEFINE_enum("data_source", "tsv", ["tsv", "tfds"], "GLUE TSV files in --data_dir, or tensorflow-datasets glue.")
+flags.DEFINE_enum("data_source", "tsv", ["tsv", "json", "tfds"], "Files in --data_dir (GLUE TSV; SQuAD's official "
+                  "JSON with tsv or json), or tensorflow-datasets glue / squad.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory, with --data_source=tfds.")
 flags.DEFINE_boolean("tfds_download", False, "Let tensorflow-datasets download and prepare GLUE.")
 flags.DEFINE_enum("strategy", "default", list(distribution.STRATEGIES), "tf.distribute strategy.")
@@ -56,6 +64,16 @@ flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical
 flags.DEFINE_enum("mixed_precision", "float32", list(distribution.PRECISIONS), "Keras dtype policy.")
 flags.DEFINE_boolean("save_models", False, "Save each trial's fine-tuned model (raw text in) as trial_<k>/model.keras.")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per epoch).")
+# SQuAD only.
+flags.DEFINE_enum("squad_head", "joint", ["joint", "simple"], "SQuAD: joint = the paper's start-conditioned end "
+                  "head with a 20 x 20 beam (and for 2.0 an answerability classifier); simple = independent start/end.")
+flags.DEFINE_integer("doc_stride", 128, "SQuAD: tokens between the starts of consecutive context windows.")
+flags.DEFINE_integer("max_query_length", 64, "SQuAD: questions are cut to this many word pieces.")
+flags.DEFINE_integer("n_best_size", 20, "SQuAD: n-best answers kept per question (and the joint head's beam).")
+flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in word pieces.")
+flags.DEFINE_float("null_score_threshold", 0.0, "SQuAD 2.0: answer \"\" when the null odds exceed this.")
+flags.DEFINE_integer("max_train_questions", None, "SQuAD: train on the first N questions only (a slice).")
+flags.DEFINE_integer("max_dev_questions", None, "SQuAD: evaluate on the first N dev questions only (a slice).")
 
 
 def main(argv):
@@ -63,9 +81,14 @@ def main(argv):
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from finetune.finetuning_job import FinetuningJob, run
+    from finetune.squad.task_data import is_squad_task
 
-    job = FinetuningJob(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(FinetuningJob)})
+    if is_squad_task(FLAGS.task):
+        from finetune.squad.job import SquadJob as job_class, run
+    else:
+        from finetune.finetuning_job import FinetuningJob as job_class, run
+
+    job = job_class(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(job_class)})
     job.validate()
     os.makedirs(job.output_dir, exist_ok=True)
     atomic_write_text(os.path.join(job.output_dir, "flags.txt"), FLAGS.flags_into_string())

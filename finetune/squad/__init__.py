@@ -1,0 +1,1 @@
+"""SQuAD 1.1 / 2.0 question answering: readers, sliding-window features, heads, post-processing, official metrics."""

@@ -1,0 +1,83 @@
+"""A SQuAD task's train and dev questions read and featurised once for all fine-tuning trials."""
+
+import dataclasses
+import os
+
+from electra_tf.errors import ConfigError, DataError
+from finetune.squad import features as features_lib
+from finetune.squad import readers
+
+# task name -> (SQuAD version, official file names, tensorflow-datasets config)
+SQUAD_TASKS = {
+    "squadv1": ("1.1", {"train": "train-v1.1.json", "dev": "dev-v1.1.json"}, "squad/v1.1"),
+    "squad": ("2.0", {"train": "train-v2.0.json", "dev": "dev-v2.0.json"}, "squad/v2.0"),
+}
+TFDS_SPLITS = {"train": "train", "dev": "validation"}
+
+
+def is_squad_task(task):
+    return (task or "").lower() in SQUAD_TASKS
+
+
+def squad_file(data_dir, task, split):
+    return os.path.join(data_dir, SQUAD_TASKS[task.lower()][1][split])
+
+
+@dataclasses.dataclass
+class SquadTaskData:
+    task: str
+    version: str
+    train: readers.SquadData
+    train_features: features_lib.SquadFeatures
+    dev: readers.SquadData
+    dev_features: features_lib.SquadFeatures
+    dev_json: dict  # the dev file's JSON restricted to the dev questions kept (what the official scripts score)
+
+
+def restrict_dataset_json(dataset_json, qas_ids):
+    """`dataset_json` with only the questions in `qas_ids` (articles and paragraphs left empty are dropped)."""
+    wanted, articles = set(qas_ids), []
+    for article in dataset_json["data"]:
+        paragraphs = [dict(paragraph, qas=[qa for qa in paragraph["qas"] if qa["id"] in wanted])
+                      for paragraph in article["paragraphs"]]
+        paragraphs = [paragraph for paragraph in paragraphs if paragraph["qas"]]
+        if paragraphs:
+            articles.append(dict(article, paragraphs=paragraphs))
+    return dict(dataset_json, data=articles)
+
+
+def _read(task, split, data_dir, source, tfds_data_dir, tfds_download):
+    version, _, tfds_config = SQUAD_TASKS[task]
+    if source == "tfds":
+        data = readers.read_tfds(TFDS_SPLITS[split], tfds_data_dir, tfds_download, config=tfds_config)
+        dataset_json = None
+    else:
+        path = squad_file(data_dir, task, split)
+        data, dataset_json = readers.read_squad_json(path), readers.load_json(path)
+    if data.version != version:
+        raise DataError(f"--task={task} is SQuAD {version} but the {split} data is SQuAD {data.version}; use "
+                        f"--task={'squad' if data.version == '2.0' else 'squadv1'}")
+    return data, dataset_json
+
+
+def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_query_length, source="json",
+                    tfds_data_dir=None, tfds_download=False, max_train_questions=None, max_dev_questions=None):
+    """Reads and featurises `task`'s train and dev files (optionally only their first questions)."""
+    task = task.lower()
+    if task not in SQUAD_TASKS:
+        raise ConfigError(f"unknown SQuAD task {task!r}; choose one of {', '.join(SQUAD_TASKS)}")
+    train, _ = _read(task, "train", data_dir, source, tfds_data_dir, tfds_download)
+    dev, dev_json = _read(task, "dev", data_dir, source, tfds_data_dir, tfds_download)
+    train, dev = train.sliced(max_train_questions), dev.sliced(max_dev_questions)
+    if dev_json is None:  # tfds: rebuild the official layout the scorer reads
+        dev_json = {"version": f"v{dev.version}", "data": [{"title": "", "paragraphs": [
+            {"context": dev.contexts[q.context_index], "qas": [
+                {"id": q.qas_id, "question": q.question_text, "is_impossible": q.is_impossible,
+                 "answers": [{"text": text, "answer_start": -1} for text in q.gold_answers]}]}
+            for q in dev.questions]}]}
+    dev_json = restrict_dataset_json(dev_json, [q.qas_id for q in dev.questions])
+
+    def featurized(data):
+        return features_lib.featurize(data, tokenizer, max_seq_length, doc_stride, max_query_length)
+
+    return SquadTaskData(task, SQUAD_TASKS[task][0], train, featurized(train), dev, featurized(dev), dev_json)

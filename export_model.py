@@ -19,10 +19,11 @@ from absl import flags  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier"],
+flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier", "squad"],
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
-                  "[batch, seq, vocab]) or a fine-tuned classifier (logits [batch, classes]; --init_checkpoint is "
-                  "its model.keras).")
+                  "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]) or a fine-tuned SQuAD "
+                  "model (span logits); for the last two --init_checkpoint is the model.keras of run_finetuning.py "
+                  "--save_models.")
 flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
 flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature (a classifier keeps the one it "
                      "was fine-tuned with).")
@@ -33,6 +34,7 @@ flags.DEFINE_integer("num_heads", None, "Attention heads of the discriminator, f
                      "store them; default hidden_size // 64).")
 flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the requested head (e.g. HF "
                      "ElectraModel); the head keeps its random initialisation.")
+flags.DEFINE_integer("max_query_length", 64, "SQuAD only: question word pieces kept by the raw-text signature.")
 flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
                   "Classifier only: whether the raw-text signature takes one string vector (`texts`) or sentence "
                   "pairs (`text_a`, `text_b`); auto reads the task from the fine-tuning run's results.json.")
@@ -47,6 +49,9 @@ def main(argv):
         raise ConfigError("--init_checkpoint and --output_dir are required")
     if FLAGS.model == "classifier":
         _export_classifier()
+        return
+    if FLAGS.model == "squad":
+        _export_squad()
         return
     loaded = load_model(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format, num_heads=FLAGS.num_heads,
                         vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head)
@@ -80,6 +85,19 @@ def _export_classifier():
     export_classifier(model, FLAGS.output_dir, text_pairs=text_pairs)
     inputs = "text_a, text_b" if text_pairs else "texts"
     print(f"exported the classifier of {FLAGS.init_checkpoint} (serve_text on {inputs}) to {FLAGS.output_dir}")
+
+
+def _export_squad():
+    from electra_tf.errors import ConfigError
+    from electra_tf.tokenizer import ElectraTokenizer
+    from finetune.squad.serving import export_squad, load_squad_model
+
+    model = load_squad_model(FLAGS.init_checkpoint)
+    if not FLAGS.vocab_file:
+        raise ConfigError("--model=squad needs --vocab_file: the vocab.txt the model was fine-tuned with")
+    tokenizer = ElectraTokenizer(FLAGS.vocab_file)
+    export_squad(model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.max_query_length)
+    print(f"exported the SQuAD model of {FLAGS.init_checkpoint} to {FLAGS.output_dir}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,64 @@
+"""SavedModel of a fine-tuned SQuAD model (`run_finetuning.py --task=squad* --save_models`'s model.keras).
+
+`serving_default`: int32 `input_ids`, `input_mask`, `segment_ids` [batch, seq] (windows built as
+`finetune.squad.features` builds them) -> the head's outputs: `start_logits` and `end_logits` [batch, seq] for the
+simple head; the beam's top starts and ends (and, for SQuAD 2.0, the answerability logit) for the paper's head.
+`serve_text`: `question` and `context` string vectors -> one window `[CLS] question [SEP] context [SEP]`, the question
+cut to `max_query_length` pieces and the pair to `max_seq_length` (longer documents need the sliding windows of the
+id signature) -> the same outputs plus the packed inputs.
+"""
+
+import os
+
+import keras
+import tensorflow as tf
+
+from electra_tf.errors import CheckpointError
+from electra_tf.export import write_serving_model
+from electra_tf.inputs import pack_segment_pairs
+
+
+class SquadServingModule(tf.Module):
+    def __init__(self, squad_model, tokenizer, max_seq_length, max_query_length):
+        super().__init__(name="electra_squad")
+        self.squad_model = squad_model
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.max_query_length = max_query_length
+        id_spec = tf.TensorSpec([None, None], tf.int32)
+        text_spec = tf.TensorSpec([None], tf.string)
+        self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec, id_spec, id_spec])
+        self.serve_text = tf.function(self._serve_text, input_signature=[text_spec, text_spec])
+
+    def _serve_ids(self, input_ids, input_mask, segment_ids):
+        outputs = self.squad_model({"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids},
+                                   training=False)
+        return {name: tf.cast(value, tf.float32) if value.dtype.is_floating else value
+                for name, value in outputs.items()}
+
+    def _serve_text(self, question, context):
+        question_ids = self.tokenizer.tokenize(question)[:, :self.max_query_length]
+        features = pack_segment_pairs(question_ids, self.tokenizer.tokenize(context), self.max_seq_length,
+                                      self.tokenizer.cls_id, self.tokenizer.sep_id)
+        outputs = self._serve_ids(**features)
+        outputs.update(features)
+        return outputs
+
+
+def load_squad_model(path):
+    """The `ElectraSquadModel` saved at `path` (a .keras file)."""
+    from finetune.squad import model  # noqa: F401  (registers the classes the file refers to)
+
+    if not (os.path.isfile(path) and path.endswith(".keras")):
+        raise CheckpointError(f"{path} is not a .keras file: --model=squad exports the model.keras that "
+                              "run_finetuning.py --task=squad|squadv1 --save_models writes")
+    loaded = keras.saving.load_model(path, compile=False)
+    if type(loaded).__name__ != "ElectraSquadModel":
+        raise CheckpointError(f"{path} holds a {type(loaded).__name__}, not a fine-tuned SQuAD model")
+    return loaded
+
+
+def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64):
+    module = SquadServingModule(squad_model, tokenizer, max_seq_length, max_query_length)
+    return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
+                                                    "serve_text": module.serve_text})

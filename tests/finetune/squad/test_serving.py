@@ -1,0 +1,55 @@
+"""`export_model.py --model=squad`: a fine-tuned SQuAD model served by token ids and by question/context strings."""
+
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+
+from electra_tf.config import ElectraConfig
+from finetune.squad.model import ElectraSquadModel
+from tests.conftest import REPO_ROOT
+from tests.serving_session import run_like_tf_serving
+
+
+def _export(*args):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run([sys.executable, str(REPO_ROOT / "export_model.py"), "--model=squad", *args], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data, tmp_path):
+    vocab = pretraining_data[1]
+    config = ElectraConfig.from_preset("tiny", vocab_size=200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    model = ElectraSquadModel(config, head="joint", version_2=True, beam_size=3)
+    model_file = str(tmp_path / "trial_0" / "model.keras")
+    os.makedirs(os.path.dirname(model_file))
+    model.save(model_file)
+    export_dir = str(tmp_path / "export" / "1")
+    result = _export(f"--init_checkpoint={model_file}", f"--vocab_file={vocab}", f"--output_dir={export_dir}",
+                     "--max_seq_length=16", "--max_query_length=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    served = run_like_tf_serving(export_dir, "serve_text", {"question": ["w1 w2 w3 w4"], "context": ["w5 w6 w7 w8"]})
+    # The question is cut to 3 pieces: [CLS] w1 w2 w3 [SEP] w5 w6 w7 w8 [SEP], padded to 16.
+    assert served["input_ids"] == [[2, 6, 7, 8, 3, 10, 11, 12, 13, 3] + [0] * 6]
+    assert served["segment_ids"] == [[0] * 5 + [1] * 5 + [0] * 6]
+    features = {name: np.array(served[name], np.int32) for name in ("input_ids", "input_mask", "segment_ids")}
+    expected = keras.saving.load_model(model_file, compile=False)(features, training=False)
+    assert set(expected) <= set(served)
+    for name, value in expected.items():
+        np.testing.assert_allclose(served[name], np.asarray(value), atol=1e-5, err_msg=name)
+    by_ids = run_like_tf_serving(export_dir, "serving_default", {name: value.tolist() for name, value in features.items()})
+    for name, value in expected.items():
+        np.testing.assert_allclose(by_ids[name], np.asarray(value), atol=1e-5, err_msg=name)
+
+
+def test_squad_export_errors_are_one_line(tmp_path):
+    (tmp_path / "model.h5").write_text("not a keras file")
+    for args, message in ([f"--init_checkpoint={tmp_path / 'model.h5'}", "is not a .keras file"],
+                          [f"--init_checkpoint={tmp_path / 'missing.keras'}", "is not a .keras file"]):
+        result = _export(args, f"--output_dir={tmp_path / 'out'}")
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert result.returncode == 2 and len(errors) == 1 and message in errors[0], result.stderr[-1500:]
+        assert not (tmp_path / "out").exists()

@@ -17,11 +17,9 @@ SQuAD writes results.json and per trial the official predictions.json, nbest_pre
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
 import dataclasses  # noqa: E402
-import os  # noqa: E402
 
 from absl import flags  # noqa: E402
 
-from electra_tf.io_utils import atomic_write_text  # noqa: E402
 from electra_tf.training import distribution  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -89,10 +87,7 @@ def main(argv):
         from finetune.finetuning_job import FinetuningJob as job_class, run
 
     job = job_class(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(job_class)})
-    job.validate()
-    os.makedirs(job.output_dir, exist_ok=True)
-    atomic_write_text(os.path.join(job.output_dir, "flags.txt"), FLAGS.flags_into_string())
-    run(job)
+    run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
 
 
 if __name__ == "__main__":

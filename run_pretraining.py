@@ -6,11 +6,10 @@ checkpoint. See README.md for the outputs written to --model_dir.
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
-import os  # noqa: E402
+import sys  # noqa: E402
 
 from absl import flags  # noqa: E402
 
-from electra_tf.io_utils import atomic_write_text  # noqa: E402
 from electra_tf.training import distribution  # noqa: E402
 from electra_tf.training.optimizers import OPTIMIZERS  # noqa: E402
 
@@ -51,16 +50,24 @@ flags.DEFINE_float("generator_hidden_fraction", None, "Generator width as a frac
 flags.DEFINE_float("hidden_dropout", None, "Dropout on hidden states (0.1).")
 flags.DEFINE_float("attention_dropout", None, "Dropout on attention probabilities (0.1; must equal hidden_dropout).")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per logged step).")
+flags.DEFINE_enum("nonfinite_loss", "stop", ["stop", "skip"], "On a NaN/inf loss: stop naming the step (the last "
+                  "good checkpoint is kept), or skip that update and count it as skipped_steps in the metrics.")
+flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: two runs with the same --seed give identical "
+                     "losses, and a resumed run ends with the weights of an uninterrupted one.")
+flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, "
+                    "comma-separated, the same on every worker (worker 0 is the chief).")
+flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
 
 _MODEL_OVERRIDES = ("mask_prob", "disc_weight", "temperature", "generator_hidden_fraction", "hidden_dropout",
                     "attention_dropout")
 
 
 def main(argv):
-    from absl import app
+    from electra_tf.errors import ConfigError
 
     if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+        raise ConfigError(f"unexpected arguments: {argv[1:]} (every setting is a --flag)")
+    from electra_tf.training.preemption import PREEMPTED_EXIT_CODE, TrainingPreempted
     from electra_tf.training.pretraining_job import PretrainingJob, run
 
     import dataclasses
@@ -70,9 +77,13 @@ def main(argv):
                  if field.name != "model_overrides"}
     job = PretrainingJob(model_overrides=overrides, **job_flags)
     job.validate()
-    os.makedirs(job.model_dir, exist_ok=True)
-    atomic_write_text(os.path.join(job.model_dir, "flags.txt"), FLAGS.flags_into_string())
-    run(job)
+    if job.worker_hosts:
+        distribution.configure_cluster(job.worker_hosts, job.task_index)
+    try:
+        run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
+    except TrainingPreempted as preempted:
+        print(str(preempted), file=sys.stderr, flush=True)
+        sys.exit(PREEMPTED_EXIT_CODE)
 
 
 if __name__ == "__main__":

@@ -95,7 +95,22 @@ class _Progress:
         self._bar.update(current, finalize=finalize)
 
 
-def build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=128, num_shards=None, num_processes=1,
+def build_pretraining_data(corpus, vocab_file, output_dir, **options):
+    """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
+
+    Options mirror the flags of `build_pretraining_dataset.py` (see `_build_pretraining_data`). A failed build leaves
+    no trace: its shards are removed, and so is `output_dir` when this build created it and it is empty.
+    """
+    created_output_dir = not os.path.exists(output_dir)
+    try:
+        return _build_pretraining_data(corpus, vocab_file, output_dir, **options)
+    except BaseException:
+        if created_output_dir and os.path.isdir(output_dir) and not os.listdir(output_dir):
+            os.rmdir(output_dir)
+        raise
+
+
+def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=128, num_shards=None, num_processes=1,
                            seed=12345, do_lower_case=True, strip_accents=None, document_mode="blank_line",
                            input_encoding="utf-8", encoding_errors="strict", tfds_options=None, arguments=None,
                            show_progress=True):

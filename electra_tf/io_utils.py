@@ -45,3 +45,9 @@ def staged_directory(directory):
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_text_files(directory, files):
+    """Write each {name: text} of `files` into `directory`, atomically."""
+    for name, text in files.items():
+        atomic_write_text(os.path.join(directory, name), text)

@@ -17,7 +17,7 @@ import math
 import os
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
-from electra_tf.io_utils import atomic_write_json
+from electra_tf.io_utils import atomic_write_json, write_text_files
 from finetune.checkpoints import load_discriminator
 from finetune.glue.readers import task_file
 from finetune.glue.tasks import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, get_task
@@ -115,7 +115,7 @@ def _json_safe(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def run(job):
+def run(job, extra_files=None):
     """Fine-tunes `job.num_trials` models and writes the outputs listed in the module docstring; returns the results
     dict that `results.json` holds."""
     # TensorFlow is imported here, not at the top: validating a job (and reporting bad flags) stays fast.
@@ -143,6 +143,7 @@ def run(job):
     data = load_task_data(job.task, job.data_dir, tokenizer, hyperparameters.max_seq_length, source=job.data_source,
                           tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download)
     os.makedirs(job.output_dir, exist_ok=True)
+    write_text_files(job.output_dir, extra_files or {})  # e.g. flags.txt: only once every input has checked out
     print(f"hyperparameters: {json.dumps(dataclasses.asdict(hyperparameters), sort_keys=True)}", flush=True)
 
     results = {"task": data.task, "job": dataclasses.asdict(job),

@@ -21,6 +21,33 @@ def _all_reduce_sum(values):
     return context.all_reduce(tf.distribute.ReduceOp.SUM, values)
 
 
+def _apply_if(condition, optimizer, gradients, variables):
+    """`optimizer.apply(gradients, variables)` only when `condition` (a scalar bool, equal on every replica).
+
+    The optimizer's update calls `merge_call`, which a strategy does not allow inside a `tf.cond` in replica context,
+    so under such strategies the cond runs in cross-replica context (the pattern of Keras' LossScaleOptimizer).
+    """
+    def apply():
+        optimizer.apply(gradients, variables)
+
+    def skip():
+        pass
+
+    if tf.__internal__.distribute.strategy_supports_no_merge_call():
+        tf.cond(condition, apply, skip)
+        return
+
+    def cross_replica(distribution, condition, gradients, variables):
+        first_replica_condition = distribution.experimental_local_results(condition)[0]
+
+        def apply_on_every_replica():
+            distribution.extended.call_for_each_replica(optimizer.apply, args=(gradients, variables))
+
+        tf.cond(first_replica_condition, apply_on_every_replica, skip)
+
+    tf.distribute.get_replica_context().merge_call(cross_replica, args=(condition, gradients, variables))
+
+
 @keras.saving.register_keras_serializable(package="electra_tf")
 class ElectraPretrainer(keras.Model):
     """Generator + discriminator trained jointly with replaced-token detection.
@@ -62,6 +89,13 @@ class ElectraPretrainer(keras.Model):
         # scaling skips.
         self.steps_trained = self.add_weight(name="steps_trained", shape=(), dtype="int64", initializer="zeros",
                                              trainable=False, aggregation="only_first_replica")
+        # Steps whose loss (or, without loss scaling, gradient) was NaN or infinite: their update is never applied.
+        # The callbacks turn this into the --nonfinite_loss policy (stop naming the step, or go on and log the count).
+        self.skipped_steps = self.add_weight(name="skipped_steps", shape=(), dtype="int64", initializer="zeros",
+                                             trainable=False, aggregation="only_first_replica")
+        self.last_skipped_step = self.add_weight(name="last_skipped_step", shape=(), dtype="int64",
+                                                 initializer="zeros", trainable=False,
+                                                 aggregation="only_first_replica")
         self.built = True
 
     # ------------------------------------------------------------------ forward
@@ -143,16 +177,39 @@ class ElectraPretrainer(keras.Model):
         gradients = [tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
                      for g, v in zip(gradients, variables)]
         gradients = _all_reduce_sum(gradients)
+        global_loss = self._total_loss(totals, totals)
+        finite = self._is_finite(global_loss, gradients)
         if self.clip_norm:
             gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale())
         # The optimizer sums gradients over replicas again; hand each replica its share of the (identical) result.
         num_replicas = self.distribute_strategy.num_replicas_in_sync
         if num_replicas > 1:
             gradients = [g / num_replicas for g in gradients]
-        self.optimizer.apply(gradients, variables)
+        _apply_if(finite, self.optimizer, gradients, variables)
+        # Steps are numbered from 1 in logs and messages: this one is steps_trained + 1 until the increment.
+        self.last_skipped_step.assign(tf.where(finite, self.last_skipped_step, self.steps_trained + 1))
+        self.skipped_steps.assign_add(tf.cast(tf.logical_not(finite), tf.int64))
         self.steps_trained.assign_add(1)
-        update_pretraining_metrics(self._trackers, totals, self._total_loss(totals, totals))
-        return self._metric_results()
+        # A skipped step contributes nothing to the metric window (a NaN would poison its means until the reset).
+        totals = tf.nest.map_structure(lambda t: tf.where(finite, t, tf.zeros_like(t)), totals)
+        update_pretraining_metrics(self._trackers, totals, tf.where(finite, global_loss, 0.0),
+                                   loss_weight=tf.cast(finite, tf.float32))
+        results = self._metric_results()
+        skipped_steps = tf.cast(self.skipped_steps, tf.float32)
+        results["skipped_steps"] = tf.reshape(skipped_steps, tf.shape(results["loss"]))
+        return results
+
+    def _is_finite(self, global_loss, gradients):
+        """Whether this step's update may be applied: the same answer on every replica (all inputs are all-reduced).
+
+        Under float16 loss scaling, non-finite gradients with a finite loss are overflow that the LossScaleOptimizer
+        handles itself (skips and halves the scale), so only the loss is checked there.
+        """
+        finite = tf.reduce_all(tf.math.is_finite(global_loss))
+        if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            return finite
+        gradients_finite = [tf.reduce_all(tf.math.is_finite(g)) for g in gradients]
+        return tf.logical_and(finite, tf.reduce_all(tf.stack(gradients_finite)))
 
     def test_step(self, data):
         outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
@@ -160,12 +217,29 @@ class ElectraPretrainer(keras.Model):
         update_pretraining_metrics(self._trackers, totals, self._total_loss(totals, totals))
         return self._metric_results()
 
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras' fit reduces a first batch across replicas only to learn its shapes; under MultiWorkerMirroredStrategy
+        # that cross-worker reduce fails on a dict batch ("Attempt to convert a value ({'input_ids': PerReplica..."),
+        # so build from the known shapes instead. Keras 3 internal hook; other strategies keep Keras' path.
+        strategy = self._distribute_strategy
+        if data_batch is not None or not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+        spec = {name: keras.KerasTensor((None, self.max_seq_length), "int32")
+                for name in ("input_ids", "input_mask", "segment_ids")}
+        with strategy.scope():
+            self._symbolic_build(data_batch=spec)
+
     @property
     def metrics(self):
         return list(self._trackers.values())
 
     def _metric_results(self):
-        return {name: metric.result() for name, metric in self._trackers.items()}
+        results = {name: metric.result() for name, metric in self._trackers.items()}
+        if isinstance(self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            # Keras reduces step outputs across workers with reduce(MEAN, axis=0), which rejects scalars; every
+            # replica holds the same (globally all-reduced) value, so a [1] vector reduces to that value.
+            results = {name: tf.reshape(value, [1]) for name, value in results.items()}
+        return results
 
     # ------------------------------------------------------------------ serialisation
     def get_config(self):

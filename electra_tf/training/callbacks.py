@@ -114,21 +114,62 @@ class CheckpointSaver(keras.callbacks.Callback):
             self.manager.save(checkpoint_number=step)
 
 
-class NonFiniteLossGuard(keras.callbacks.Callback):
-    """Stop with a `NonFiniteLossError` naming the step when the loss is NaN or infinite.
+NONFINITE_LOSS_POLICIES = ("stop", "skip")
 
-    Checkpoints are only written by `CheckpointSaver` after this guard has seen a finite loss for the step, so the last
-    checkpoint on disk is always from a finite step.
+
+class NonFiniteLossGuard(keras.callbacks.Callback):
+    """Applies --nonfinite_loss to the steps the train step skipped (`ElectraPretrainer.skipped_steps`).
+
+    The train step never applies the update of a step whose loss (or gradient) is NaN or infinite, so the model in
+    memory stays good under both policies. stop: raise `NonFiniteLossError` naming the step; this guard runs before
+    `CheckpointSaver`, so no checkpoint of the bad step is written and the last good one stays the latest. skip: print a
+    warning naming the step and go on; the count is in the logs and metrics.jsonl as `skipped_steps`.
     """
 
-    def __init__(self, model_dir):
+    def __init__(self, model_dir, policy="stop"):
         super().__init__()
+        if policy not in NONFINITE_LOSS_POLICIES:
+            raise ValueError(f"unknown non-finite loss policy {policy!r}")
         self.model_dir = model_dir
+        self.policy = policy
+        self._skipped_before = 0
+
+    def on_train_begin(self, logs=None):
+        self._skipped_before = int(self.model.skipped_steps.numpy())
 
     def on_train_batch_end(self, batch, logs=None):
-        loss = (logs or {}).get("loss")
-        if loss is not None and not math.isfinite(float(loss)):
-            step = current_step(self.model)
+        skipped = int(self.model.skipped_steps.numpy())
+        if skipped == self._skipped_before:
+            return
+        self._skipped_before = skipped
+        step = int(self.model.last_skipped_step.numpy())
+        if self.policy == "stop":
             raise NonFiniteLossError(
-                f"non-finite loss ({float(loss)}) at step {step}; the last good checkpoint in {self.model_dir} is "
-                "kept. Lower --learning_rate, check the input data, or use --mixed_precision=float32")
+                f"non-finite loss at step {step}; its update was not applied and the last good checkpoint in "
+                f"{self.model_dir} is kept. Lower --learning_rate, check the input data, use "
+                "--mixed_precision=float32, or --nonfinite_loss=skip to skip such steps")
+        print(f"\nwarning: non-finite loss at step {step}: update skipped ({skipped} skipped steps so far)", flush=True)
+
+
+class LossScaleMonitor(keras.callbacks.Callback):
+    """Reports float16 loss-scale underflow: adds `loss_scale` to the logs and warns when the dynamic scale is below 1.
+
+    The scale halves on every overflow; below 1 it no longer protects small gradients from flushing to zero in
+    float16, which usually means diverging activations (lower --learning_rate or use mixed_bfloat16).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._warned_at_scale = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        scale = getattr(self.model.optimizer, "dynamic_scale", None)
+        if scale is None:
+            return
+        scale = float(scale.numpy())
+        if logs is not None:
+            logs["loss_scale"] = scale
+        if scale < 1.0 and scale != self._warned_at_scale:
+            self._warned_at_scale = scale
+            print(f"\nwarning: float16 loss scale underflow at step {current_step(self.model)}: the dynamic loss scale "
+                  f"fell to {scale:g} (< 1)", flush=True)

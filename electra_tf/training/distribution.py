@@ -65,6 +65,32 @@ def create_strategy(name="default", tpu=None, num_cpu_devices=None):
     return tf.distribute.TPUStrategy(resolver)
 
 
+def tf_config_for_workers(worker_hosts, task_index):
+    """The TF_CONFIG of worker `task_index` of the cluster `worker_hosts` ("host:port,host:port,..."; worker 0 is the
+    chief). Every worker gets the same host list and its own index."""
+    hosts = [host.strip() for host in (worker_hosts or "").split(",") if host.strip()]
+    if not hosts:
+        raise ConfigError("--worker_hosts is empty; give every worker as host:port, comma-separated")
+    for host in hosts:
+        name, _, port = host.rpartition(":")
+        if not name or not port.isdigit():
+            raise ConfigError(f"--worker_hosts entry {host!r} is not host:port")
+    if len(set(hosts)) != len(hosts):
+        raise ConfigError(f"--worker_hosts lists a worker twice: {worker_hosts}")
+    if not 0 <= task_index < len(hosts):
+        raise ConfigError(f"--task_index={task_index} is out of range for {len(hosts)} --worker_hosts")
+    return {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": task_index}}
+
+
+def configure_cluster(worker_hosts, task_index):
+    """Write TF_CONFIG from --worker_hosts/--task_index (before the strategy and the data pipeline read it)."""
+    tf_config = json.dumps(tf_config_for_workers(worker_hosts, task_index))
+    if os.environ.get("TF_CONFIG") and json.loads(os.environ["TF_CONFIG"]) != json.loads(tf_config):
+        raise ConfigError("--worker_hosts/--task_index contradict the TF_CONFIG environment variable; give one or "
+                          "the other")
+    os.environ["TF_CONFIG"] = tf_config
+
+
 def set_precision(policy):
     """Set the global Keras dtype policy (`--mixed_precision`). Losses and sampling stay float32 regardless."""
     if policy not in PRECISIONS:

@@ -49,13 +49,14 @@ def make_pretraining_metrics():
     return metrics
 
 
-def update_pretraining_metrics(metrics, totals, loss):
-    """Update `make_pretraining_metrics()` from all-reduced statistics `totals` and the step's global `loss`."""
+def update_pretraining_metrics(metrics, totals, loss, loss_weight=1.0):
+    """Update `make_pretraining_metrics()` from all-reduced statistics `totals` and the step's global `loss`
+    (weighted by `loss_weight`; 0 leaves the loss mean unchanged)."""
 
     def ratio(name, numerator, denominator):
         metrics[name].update_state(safe_divide(numerator, denominator), sample_weight=denominator)
 
-    metrics["loss"].update_state(loss)
+    metrics["loss"].update_state(loss, sample_weight=loss_weight)
     ratio("masked_lm_loss", totals["mlm_loss_sum"], totals["mlm_count"])
     ratio("masked_lm_accuracy", totals["mlm_correct"], totals["mlm_count"])
     ratio("sampled_masked_lm_accuracy", totals["sampled_correct"], totals["mlm_count"])

@@ -7,17 +7,20 @@ import dataclasses
 import json
 import math
 import os
+import shutil
+import tempfile
 
 import keras
 import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
-from electra_tf.io_utils import atomic_write_json
+from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.models.pretrainer import ElectraPretrainer
 from electra_tf.pretrained import save_pretrained
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution
+from electra_tf.training import preemption
 from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.schedules import WarmupLinearDecay
 
@@ -58,6 +61,10 @@ class PretrainingJob:
     clip_norm: float = 1.0
     model_overrides: dict = dataclasses.field(default_factory=dict)  # ElectraConfig fields, e.g. mask_prob
     progress_bar: bool = True
+    nonfinite_loss: str = "stop"  # stop | skip, see callbacks.NonFiniteLossGuard
+    deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by --seed)
+    worker_hosts: str = None  # host:port,... writes TF_CONFIG for --strategy=multi_worker
+    task_index: int = 0
 
     def validate(self):
         positive = ("max_seq_length", "train_batch_size", "num_train_steps", "log_every_steps", "steps_per_execution")
@@ -73,6 +80,28 @@ class PretrainingJob:
                               "data_prep/build_pretraining_dataset.py")
         if not self.model_dir:
             raise ConfigError("--model_dir is required")
+        if self.nonfinite_loss not in callbacks_lib.NONFINITE_LOSS_POLICIES:
+            raise ConfigError(f"unknown --nonfinite_loss={self.nonfinite_loss!r}; choose one of "
+                              f"{list(callbacks_lib.NONFINITE_LOSS_POLICIES)}")
+        for name in ("save_checkpoints_steps", "log_every_steps"):
+            if getattr(self, name) % self.steps_per_execution:
+                raise ConfigError(f"--{name}={getattr(self, name)} is not a multiple of --steps_per_execution="
+                                  f"{self.steps_per_execution}; callbacks only run between executions")
+        self._validate_distribution()
+
+    def _validate_distribution(self):
+        if self.jit_compile and self.strategy in ("mirrored", "multi_worker"):
+            raise ConfigError(f"--jit_compile does not work under --strategy={self.strategy} with Keras 3; "
+                              "use --nojit_compile")
+        if self.worker_hosts and self.strategy != "multi_worker":
+            raise ConfigError(f"--worker_hosts is only used with --strategy=multi_worker (got --strategy={self.strategy})")
+        if self.strategy == "tpu" and self.tpu and self.tpu != "local":
+            # A TPU node (not a TPU VM) runs the input pipeline and writes checkpoints on hosts that cannot see this
+            # machine's disk.
+            for name in ("pretrain_tfrecords", "model_dir"):
+                if not getattr(self, name).startswith("gs://"):
+                    raise ConfigError(f"--{name}={getattr(self, name)} must be a gs:// path with --tpu={self.tpu}: "
+                                      "a Cloud TPU node reads and writes only Cloud Storage (use --tpu=local on a TPU VM)")
 
     def model_config(self):
         """The ElectraConfig: the preset, the overrides, and the vocabulary of `vocab_file` when given."""
@@ -118,20 +147,58 @@ def build_model(job, config, strategy):
     return model
 
 
-def run(job):
-    """Pre-train (or resume) as `job` says; returns the logs of the last step."""
+def seed_generator_states(model):
+    """The state variables of the model's Keras SeedGenerators (its Dropout layers), by position in the layer tree.
+
+    Keras does not checkpoint them, so without this a resumed run would draw other dropout masks than an uninterrupted
+    one. Keys are positions, not layer names: auto-generated names differ between models built in the same process.
+    """
+    generators = [generator for layer in model._flatten_layers() for generator in layer._seed_generators]
+    return {f"seed_generator_{index:03d}": generator.state for index, generator in enumerate(generators)}
+
+
+def _checkpoint_directory(job, chief):
+    """Where this worker saves: model_dir on the chief; elsewhere a temporary directory (every worker must take part
+    in a save under MultiWorkerMirroredStrategy, but only the chief's copy is kept)."""
+    return job.model_dir if chief else tempfile.mkdtemp(prefix="electra-worker-checkpoints-")
+
+
+def run(job, extra_files=None):
+    """Pre-train (or resume) as `job` says; returns the logs of the last step.
+
+    `extra_files` ({name: text}, e.g. the entry point's flags.txt) are written to model_dir with the run's config,
+    after every input check has passed, so a rejected run leaves nothing behind. Raises
+    `preemption.TrainingPreempted` after saving a checkpoint when SIGTERM arrives.
+    """
+    job.validate()
+    if job.worker_hosts:
+        distribution.configure_cluster(job.worker_hosts, job.task_index)
+    if job.deterministic:
+        tf.config.experimental.enable_op_determinism()
+    chief = distribution.is_chief()
+    checkpoint_dir = _checkpoint_directory(job, chief)
+    try:
+        return _run(job, chief, checkpoint_dir, extra_files or {})
+    finally:
+        if checkpoint_dir != job.model_dir:
+            shutil.rmtree(checkpoint_dir, ignore_errors=True)
+
+
+def _run(job, chief, checkpoint_dir, extra_files):
     from electra_tf.data.pretraining_dataset import check_pretraining_data, make_pretraining_dataset
 
-    job.validate()
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     config = job.model_config()
     check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, vocab_size=config.vocab_size,
                            vocab_file=job.vocab_file)
-    chief = distribution.is_chief()
-    os.makedirs(job.model_dir, exist_ok=True)
+    if job.max_seq_length > config.max_position_embeddings:
+        raise ConfigError(f"--max_seq_length={job.max_seq_length} exceeds the model's max_position_embeddings="
+                          f"{config.max_position_embeddings}")
     _check_same_config(job.model_dir, config)
     if chief:
+        os.makedirs(job.model_dir, exist_ok=True)
+        write_text_files(job.model_dir, extra_files)
         config.save(os.path.join(job.model_dir, CONFIG_FILE))
         atomic_write_json(os.path.join(job.model_dir, JOB_FILE), dataclasses.asdict(job))
     print(f"model config: {json.dumps(config.to_dict(), sort_keys=True)}", flush=True)
@@ -139,11 +206,15 @@ def run(job):
 
     keras.utils.set_random_seed(job.seed)
     model = build_model(job, config, strategy)
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer)
-    manager = tf.train.CheckpointManager(checkpoint, job.model_dir, max_to_keep=job.keep_checkpoint_max or None)
-    if manager.latest_checkpoint:
-        checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-        print(f"resumed from {manager.latest_checkpoint}", flush=True)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
+                                     seed_generators=tf.train.Checkpoint(**seed_generator_states(model)))
+    # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
+    # saving leaves the state file naming the previous complete checkpoint: that is what a restart restores.
+    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=job.keep_checkpoint_max or None)
+    latest = tf.train.latest_checkpoint(job.model_dir)
+    if latest:
+        checkpoint.restore(latest).assert_existing_objects_matched()
+        print(f"resumed from {latest}", flush=True)
     initial_step = callbacks_lib.current_step(model)
     metrics_path = os.path.join(job.model_dir, METRICS_FILE)
     if chief:
@@ -154,8 +225,11 @@ def run(job):
     if remaining > 0:
         dataset = make_pretraining_dataset(job.pretrain_tfrecords, job.max_seq_length, job.train_batch_size,
                                            seed=job.seed, is_training=True, skip_batches=initial_step)
+        stop_on_sigterm = preemption.StopOnSigterm()
         callbacks = [
-            callbacks_lib.NonFiniteLossGuard(job.model_dir),
+            stop_on_sigterm,
+            callbacks_lib.NonFiniteLossGuard(job.model_dir, job.nonfinite_loss),
+            callbacks_lib.LossScaleMonitor(),
             callbacks_lib.MetricsLogger(metrics_path, os.path.join(job.model_dir, "train"), job.log_every_steps,
                                         enabled=chief, expected_initial_loss=expected_initial_loss(config)),
             callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps),
@@ -163,6 +237,9 @@ def run(job):
         history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
                             shuffle=False, verbose=1 if job.progress_bar else 2)
         logs = {name: values[-1] for name, values in history.history.items()}
+        if stop_on_sigterm.requested:
+            keras.backend.clear_session(free_memory=False)
+            raise preemption.TrainingPreempted(callbacks_lib.current_step(model), job.model_dir)
     else:
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
 

@@ -11,7 +11,7 @@ import json
 import os
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
-from electra_tf.io_utils import atomic_write_json
+from electra_tf.io_utils import atomic_write_json, write_text_files
 from finetune.glue.tasks import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, TRAIN_BATCH_SIZE,
                                  WARMUP_FRACTION, WEIGHT_DECAY)
 from finetune.hyperparameters import FinetuningHyperparameters, check_positive, size_family
@@ -121,7 +121,7 @@ class SquadJob:
             train_batch_size=given(self.train_batch_size, TRAIN_BATCH_SIZE))
 
 
-def run(job):
+def run(job, extra_files=None):
     """Fine-tunes `job.num_trials` models and writes the outputs in the module docstring; returns results.json's
     content."""
     import keras
@@ -156,6 +156,7 @@ def run(job):
                            tfds_download=job.tfds_download, max_train_questions=job.max_train_questions,
                            max_dev_questions=job.max_dev_questions)
     os.makedirs(job.output_dir, exist_ok=True)
+    write_text_files(job.output_dir, extra_files or {})  # e.g. flags.txt: only once every input has checked out
     print(f"hyperparameters: {json.dumps(dataclasses.asdict(hyperparameters), sort_keys=True)}", flush=True)
     results = {"task": data.task, "version": data.version, "job": dataclasses.asdict(job),
                "hyperparameters": dataclasses.asdict(hyperparameters),

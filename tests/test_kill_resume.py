@@ -1,0 +1,56 @@
+"""Preemption and determinism, CI-sized (the 20-kill version is `python tests/kill_resume_loop.py`).
+
+Must-show 2 and the --deterministic promise: a --deterministic run interrupted by kill -9 (or stopped by SIGTERM) and
+restarted ends with exactly the weights, Adam slots and per-step losses of an uninterrupted run with the same seed,
+dropout on. The uninterrupted run and the restarted one are two separate runs of the tiny preset, so equal losses for
+all 50 steps also pin that --deterministic makes two runs identical.
+"""
+
+import random
+import signal
+import subprocess
+
+import pytest
+
+from tests import kill_resume_loop as loop
+from tests.conftest import REPO_ROOT
+
+NUM_STEPS = 50
+SAVE_EVERY = 4
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(pretraining_data, tmp_path_factory):
+    records, vocab = pretraining_data
+    model_dir = tmp_path_factory.mktemp("uninterrupted")
+    result = subprocess.run(loop.run_args(records, vocab, model_dir, NUM_STEPS, SAVE_EVERY), cwd=REPO_ROOT,
+                            capture_output=True, text=True, env=loop._env())
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return model_dir
+
+
+def test_kill_9_and_restart_ends_exactly_as_an_uninterrupted_run(pretraining_data, uninterrupted, tmp_path):
+    records, vocab = pretraining_data
+    args = loop.run_args(records, vocab, tmp_path, NUM_STEPS, SAVE_EVERY)
+    delivered = loop.interrupted_run(args, tmp_path, kills=2, rng=random.Random(1), max_delay=1.0)
+    assert delivered == 2
+    loop.compare(uninterrupted, tmp_path, NUM_STEPS)
+
+
+def test_sigterm_saves_a_checkpoint_of_the_current_step_and_exits(pretraining_data, uninterrupted, tmp_path):
+    records, vocab = pretraining_data
+    args = loop.run_args(records, vocab, tmp_path, NUM_STEPS, 1000)  # no periodic checkpoint: only SIGTERM saves
+    process = subprocess.Popen(args, cwd=REPO_ROOT, env=loop._env(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    while process.poll() is None and len(loop.logged_steps(tmp_path)) < 3:
+        pass
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 143, stderr[-3000:]
+    step = loop.checkpoint_step(tmp_path)
+    assert 3 <= step < NUM_STEPS and f"saved the checkpoint of step {step}" in stderr
+    assert loop.logged_steps(tmp_path)[-1] == step, "the checkpoint is of the last step trained"
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "pretrained").exists(), "a preempted run does not export"
+    loop.interrupted_run(args, tmp_path, kills=0, rng=random.Random(0), max_delay=0)
+    loop.compare(uninterrupted, tmp_path, NUM_STEPS)

@@ -6,17 +6,13 @@ from electra_tf.inputs import pack_single_segments
 from electra_tf.io_utils import staged_directory
 
 
-class DiscriminatorServingModule(tf.Module):
-    """What the SavedModel holds: the discriminator, the tokenizer's tables and two signatures.
+class SingleTextServingModule(tf.Module):
+    """A network behind two signatures: `serving_default` on int32 `input_ids`, `input_mask`, `segment_ids`
+    [batch, seq], and `serve_text` on a string vector, packed in-graph as `[CLS] text [SEP]` (truncated to
+    `max_seq_length`), which returns the same outputs plus the `input_ids` and `input_mask` it built."""
 
-    `serving_default`: int32 `input_ids`, `input_mask`, `segment_ids` [batch, seq] -> `logits` [batch, seq] (positive
-    for "replaced") and `replaced_probability`.
-    `serve_text`: a string vector -> the same outputs plus the `input_ids` and `input_mask` it tokenised in-graph.
-    """
-
-    def __init__(self, discriminator, tokenizer, max_seq_length):
-        super().__init__(name="electra_discriminator")
-        self.discriminator = discriminator
+    def __init__(self, tokenizer, max_seq_length, name):
+        super().__init__(name=name)
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         id_spec = tf.TensorSpec([None, None], tf.int32)
@@ -24,10 +20,7 @@ class DiscriminatorServingModule(tf.Module):
         self.serve_text = tf.function(self._serve_text, input_signature=[tf.TensorSpec([None], tf.string)])
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
-        logits = tf.cast(self.discriminator(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False),
-            tf.float32)
-        return {"logits": logits, "replaced_probability": tf.math.sigmoid(logits)}
+        raise NotImplementedError
 
     def _serve_text(self, texts):
         features = pack_single_segments(self.tokenizer.tokenize(texts), self.max_seq_length, self.tokenizer.cls_id,
@@ -35,6 +28,23 @@ class DiscriminatorServingModule(tf.Module):
         outputs = self._serve_ids(**features)
         outputs.update(input_ids=features["input_ids"], input_mask=features["input_mask"])
         return outputs
+
+    def signatures(self):
+        return {"serving_default": self.serve_ids, "serve_text": self.serve_text}
+
+
+class DiscriminatorServingModule(SingleTextServingModule):
+    """The discriminator: `logits` [batch, seq] (positive for "replaced") and `replaced_probability`."""
+
+    def __init__(self, discriminator, tokenizer, max_seq_length):
+        super().__init__(tokenizer, max_seq_length, name="electra_discriminator")
+        self.discriminator = discriminator
+
+    def _serve_ids(self, input_ids, input_mask, segment_ids):
+        logits = tf.cast(self.discriminator(
+            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False),
+            tf.float32)
+        return {"logits": logits, "replaced_probability": tf.math.sigmoid(logits)}
 
 
 def write_serving_model(module, output_dir, signatures):
@@ -58,5 +68,4 @@ def write_serving_model(module, output_dir, signatures):
 def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128):
     """Write the SavedModel to `output_dir` atomically (staged in a sibling directory, then renamed)."""
     module = DiscriminatorServingModule(discriminator, tokenizer, max_seq_length)
-    return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
-                                                    "serve_text": module.serve_text})
+    return write_serving_model(module, output_dir, module.signatures())

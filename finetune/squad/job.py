@@ -12,8 +12,8 @@ import os
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
-from finetune.glue.tasks import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, TRAIN_BATCH_SIZE,
-                                 WARMUP_FRACTION, WEIGHT_DECAY)
+from finetune.finetuning_job import FinetuningJob
+from finetune.glue.tasks import LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, TRAIN_BATCH_SIZE
 from finetune.hyperparameters import FinetuningHyperparameters, check_positive, size_family
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.squad import features as features_lib
@@ -27,39 +27,11 @@ FILE_SOURCES = ("json", "tsv")  # "tsv" is run_finetuning.py's default --data_so
 
 
 @dataclasses.dataclass
-class SquadJob:
+class SquadJob(FinetuningJob):
     """Everything a SQuAD run needs; field names are `run_finetuning.py` flag names. Hyperparameters left None take
     the reference's values for SQuAD and `model_size` (lr 3e-4/1e-4/5e-5, 2 epochs, length 512, batch 32)."""
 
-    task: str
-    init_checkpoint: str
-    output_dir: str
-    data_dir: str = None
-    model_size: str = "small"
-    num_trials: int = 1
-    seed: int = 0
-    learning_rate: float = None
-    num_train_epochs: int = None
-    train_batch_size: int = None
-    eval_batch_size: int = 128
-    max_seq_length: int = None
-    layerwise_lr_decay: float = None
-    layerwise_lr_variant: str = "reference"
-    weight_decay: float = WEIGHT_DECAY["reference"]
-    warmup_fraction: float = WARMUP_FRACTION
-    adam_epsilon: float = ADAM_EPSILON
-    bias_correction: bool = False
-    vocab_file: str = None
-    do_lower_case: bool = True
     data_source: str = "json"
-    tfds_data_dir: str = None
-    tfds_download: bool = False
-    strategy: str = "default"
-    tpu: str = None
-    num_cpu_devices: int = 0
-    mixed_precision: str = "float32"
-    save_models: bool = False
-    progress_bar: bool = True
     squad_head: str = "joint"
     doc_stride: int = features_lib.DOC_STRIDE
     max_query_length: int = features_lib.MAX_QUERY_LENGTH

@@ -69,14 +69,7 @@ class FinetuningJob:
 
     def validate(self):
         get_task(self.task)  # unknown task: ConfigError naming the known ones
-        if not self.init_checkpoint:
-            raise ConfigError("--init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
-                              "writes <model_dir>/pretrained)")
-        if not os.path.exists(self.init_checkpoint):
-            raise CheckpointError(f"--init_checkpoint={self.init_checkpoint} does not exist; pass the pre-trained "
-                                  "model directory (run_pretraining.py writes <model_dir>/pretrained)")
-        if not self.output_dir:
-            raise ConfigError("--output_dir is required")
+        self._validate_checkpoint_and_output()
         if self.data_source not in DATA_SOURCES:
             raise ConfigError(f"unknown --data_source={self.data_source!r}; choose one of {', '.join(DATA_SOURCES)}")
         if self.data_source == "tsv":
@@ -90,6 +83,19 @@ class FinetuningJob:
                     raise DataError(f"GLUE file {path} does not exist: pass --data_dir=<directory holding "
                                     f"{spec.directory}/> as written by download_glue_data.py")
         check_positive(num_trials=self.num_trials, eval_batch_size=self.eval_batch_size)
+        self._validate_hyperparameters()
+
+    def _validate_checkpoint_and_output(self):
+        if not self.init_checkpoint:
+            raise ConfigError("--init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
+                              "writes <model_dir>/pretrained)")
+        if not os.path.exists(self.init_checkpoint):
+            raise CheckpointError(f"--init_checkpoint={self.init_checkpoint} does not exist; pass the pre-trained "
+                                  "model directory (run_pretraining.py writes <model_dir>/pretrained)")
+        if not self.output_dir:
+            raise ConfigError("--output_dir is required")
+
+    def _validate_hyperparameters(self):
         hyperparameters = self.hyperparameters()
         check_positive(learning_rate=hyperparameters.learning_rate, num_train_epochs=hyperparameters.num_train_epochs,
                        train_batch_size=hyperparameters.train_batch_size,

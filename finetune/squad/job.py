@@ -10,12 +10,11 @@ import dataclasses
 import json
 import os
 
-from electra_tf.errors import CheckpointError, ConfigError, DataError
+from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from finetune.finetuning_job import FinetuningJob
 from finetune.glue.tasks import LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, TRAIN_BATCH_SIZE
 from finetune.hyperparameters import FinetuningHyperparameters, check_positive, size_family
-from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.squad import features as features_lib
 from finetune.squad import postprocess as postprocess_lib
 from finetune.squad.heads import HEADS
@@ -44,14 +43,7 @@ class SquadJob(FinetuningJob):
     def validate(self):
         if self.task.lower() not in SQUAD_TASKS:
             raise ConfigError(f"unknown SQuAD task {self.task!r}; choose one of {', '.join(SQUAD_TASKS)}")
-        if not self.init_checkpoint:
-            raise ConfigError("--init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
-                              "writes <model_dir>/pretrained)")
-        if not os.path.exists(self.init_checkpoint):
-            raise CheckpointError(f"--init_checkpoint={self.init_checkpoint} does not exist; pass the pre-trained "
-                                  "model directory (run_pretraining.py writes <model_dir>/pretrained)")
-        if not self.output_dir:
-            raise ConfigError("--output_dir is required")
+        self._validate_checkpoint_and_output()
         if self.squad_head not in HEADS:
             raise ConfigError(f"unknown --squad_head={self.squad_head!r}; choose one of {', '.join(HEADS)}")
         if self.data_source in FILE_SOURCES:
@@ -71,13 +63,7 @@ class SquadJob(FinetuningJob):
         for name in ("max_train_questions", "max_dev_questions"):
             if getattr(self, name) is not None:
                 check_positive(**{name: getattr(self, name)})
-        hyperparameters = self.hyperparameters()
-        check_positive(learning_rate=hyperparameters.learning_rate, num_train_epochs=hyperparameters.num_train_epochs,
-                       train_batch_size=hyperparameters.train_batch_size,
-                       max_seq_length=hyperparameters.max_seq_length)
-        layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
-        if self.weight_decay < 0:
-            raise ConfigError(f"--weight_decay must be >= 0, got {self.weight_decay}")
+        self._validate_hyperparameters()
 
     def hyperparameters(self):
         family = size_family(self.model_size)

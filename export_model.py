@@ -60,12 +60,8 @@ def main(argv):
         raise CheckpointError(f"no vocab.txt beside {FLAGS.init_checkpoint}: pass --vocab_file (the raw-text "
                               "signature needs the model's vocabulary)")
     tokenizer = ElectraTokenizer(loaded.vocab_file)
-    if tokenizer.vocab_size != config.vocab_size:
-        raise CheckpointError(f"{loaded.vocab_file} has {tokenizer.vocab_size} tokens but the model's vocabulary is "
-                              f"{config.vocab_size}: pass the vocab.txt the checkpoint was trained with")
-    if FLAGS.max_seq_length > config.max_position_embeddings:
-        raise ConfigError(f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's max_position_embeddings="
-                          f"{config.max_position_embeddings}")
+    config.check_vocabulary(tokenizer.vocab_size, loaded.vocab_file)
+    config.check_sequence_length(FLAGS.max_seq_length)
     if FLAGS.model == "generator":
         from electra_tf.generator_export import export_generator
 

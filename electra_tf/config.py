@@ -84,6 +84,19 @@ class ElectraConfig:
                 raise ConfigError(f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
                                   f"{self.vocab_size}); pass the vocabulary the data was built with (--vocab_file)")
 
+    # ----------------------------------------------------------------- compatibility
+    def check_sequence_length(self, max_seq_length):
+        """ConfigError when sequences of `max_seq_length` do not fit the position-embedding table."""
+        if max_seq_length > self.max_position_embeddings:
+            raise ConfigError(f"--max_seq_length={max_seq_length} exceeds the model's max_position_embeddings="
+                              f"{self.max_position_embeddings}; use --max_seq_length<={self.max_position_embeddings}")
+
+    def check_vocabulary(self, vocab_size, vocab_file):
+        """ConfigError when the vocabulary in `vocab_file` (of `vocab_size` tokens) is not the model's."""
+        if vocab_size != self.vocab_size:
+            raise ConfigError(f"{vocab_file} has {vocab_size} tokens but the model's vocabulary has {self.vocab_size}: "
+                              "pass the vocab.txt the model was trained with (--vocab_file)")
+
     # ----------------------------------------------------------------- derived
     @property
     def generator_hidden_size(self):

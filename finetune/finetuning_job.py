@@ -143,9 +143,8 @@ def run(job, extra_files=None):
         raise ConfigError(f"{job.init_checkpoint} holds no vocabulary: pass --vocab_file=<the vocab.txt it was "
                           "pre-trained with>")
     tokenizer = ElectraTokenizer(pretrained.vocab_file, do_lower_case=job.do_lower_case)
-    if tokenizer.vocab_size != pretrained.model.electra_config.vocab_size:
-        raise ConfigError(f"--vocab_file {pretrained.vocab_file} has {tokenizer.vocab_size} tokens but the model at "
-                          f"{job.init_checkpoint} has a vocabulary of {pretrained.model.electra_config.vocab_size}")
+    pretrained.model.electra_config.check_vocabulary(tokenizer.vocab_size, pretrained.vocab_file)
+    pretrained.model.electra_config.check_sequence_length(hyperparameters.max_seq_length)
     data = load_task_data(job.task, job.data_dir, tokenizer, hyperparameters.max_seq_length, source=job.data_source,
                           tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download)
     os.makedirs(job.output_dir, exist_ok=True)

@@ -3,7 +3,6 @@
 import keras
 import tensorflow as tf
 
-from electra_tf.errors import ConfigError
 from electra_tf.models.discriminator import ElectraDiscriminator
 from electra_tf.models.generator import ElectraGenerator
 from electra_tf.models.network import as_config, make_embeddings
@@ -71,9 +70,7 @@ class ElectraPretrainer(keras.Model):
         kwargs.setdefault("name", "electra_pretrainer")
         super().__init__(**kwargs)
         config = as_config(config)
-        if max_seq_length > config.max_position_embeddings:
-            raise ConfigError(f"max_seq_length={max_seq_length} exceeds the model's max_position_embeddings="
-                              f"{config.max_position_embeddings}; use --max_seq_length<={config.max_position_embeddings}")
+        config.check_sequence_length(max_seq_length)
         self.electra_config = config
         self.max_seq_length = int(max_seq_length)
         self.max_predictions = config.max_predictions_per_seq(self.max_seq_length)

@@ -192,9 +192,7 @@ def _run(job, chief, checkpoint_dir, extra_files):
     config = job.model_config()
     check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, vocab_size=config.vocab_size,
                            vocab_file=job.vocab_file)
-    if job.max_seq_length > config.max_position_embeddings:
-        raise ConfigError(f"--max_seq_length={job.max_seq_length} exceeds the model's max_position_embeddings="
-                          f"{config.max_position_embeddings}")
+    config.check_sequence_length(job.max_seq_length)
     _check_same_config(job.model_dir, config)
     if chief:
         os.makedirs(job.model_dir, exist_ok=True)

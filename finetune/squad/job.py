@@ -102,12 +102,8 @@ def run(job, extra_files=None):
                           "pre-trained with>")
     config = pretrained.model.electra_config
     tokenizer = ElectraTokenizer(vocab_file, do_lower_case=job.do_lower_case)
-    if tokenizer.vocab_size != config.vocab_size:
-        raise ConfigError(f"--vocab_file {vocab_file} has {tokenizer.vocab_size} tokens but the model at "
-                          f"{job.init_checkpoint} has a vocabulary of {config.vocab_size}")
-    if hyperparameters.max_seq_length > config.max_position_embeddings:
-        raise ConfigError(f"--max_seq_length={hyperparameters.max_seq_length} exceeds the model's "
-                          f"{config.max_position_embeddings} position embeddings")
+    config.check_vocabulary(tokenizer.vocab_size, vocab_file)
+    config.check_sequence_length(hyperparameters.max_seq_length)
     source = "json" if job.data_source in FILE_SOURCES else job.data_source
     data = load_squad_data(job.task, job.data_dir, tokenizer, hyperparameters.max_seq_length, job.doc_stride,
                            job.max_query_length, source=source, tfds_data_dir=job.tfds_data_dir,

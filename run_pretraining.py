@@ -10,6 +10,7 @@ import sys  # noqa: E402
 
 from absl import flags  # noqa: E402
 
+from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES  # noqa: E402
 from electra_tf.training import distribution  # noqa: E402
 from electra_tf.training.optimizers import OPTIMIZERS  # noqa: E402
 
@@ -45,8 +46,30 @@ flags.DEFINE_boolean("bias_correction", False, "Adam bias correction (the refere
 flags.DEFINE_float("clip_norm", 1.0, "Clip the cross-replica gradient to this global norm (0: no clipping).")
 flags.DEFINE_float("mask_prob", None, "Masking rate (preset: 0.15, large 0.25).")
 flags.DEFINE_float("disc_weight", None, "Weight of the discriminator loss (50).")
+flags.DEFINE_float("gen_weight", None, "Weight of the generator's MLM loss (1).")
 flags.DEFINE_float("temperature", None, "Generator sampling temperature (1.0).")
-flags.DEFINE_float("generator_hidden_fraction", None, "Generator width as a fraction of the discriminator's.")
+flags.DEFINE_enum("objective", None, list(OBJECTIVES), "Pre-training objective (electra): electra; mlm (BERT's "
+                  "masked LM, no generator); electra_15 (discriminator loss only at masked positions); replace_mlm "
+                  "(MLM on generator-replaced inputs); all_tokens_mlm (predict every token, with a copy mechanism).")
+flags.DEFINE_float("generator_hidden_size", None, "Generator width as a fraction of the discriminator's (the "
+                   "reference's name; preset 0.25, base 1/3).")
+flags.DEFINE_alias("generator_hidden_fraction", "generator_hidden_size")
+flags.DEFINE_float("generator_layers", None, "Generator depth as a fraction of the discriminator's (1.0).")
+flags.DEFINE_boolean("untied_embeddings", None, "Give the generator its own embedding block.")
+flags.DEFINE_boolean("tie_all_weights", None, "The generator is the discriminator's encoder with its own MLM head "
+                     "(same size; section 3.2 of the paper).")
+flags.DEFINE_boolean("uniform_generator", None, "No generator network: replacements drawn uniformly from the "
+                     "vocabulary.")
+flags.DEFINE_integer("two_stage_steps", None, "Train the generator alone for this many steps, then the discriminator "
+                     "initialised from it with the generator frozen (generator at the discriminator's size; "
+                     "--strategy=default only).")
+flags.DEFINE_enum("generator_training", None, list(GENERATOR_TRAINING), "mle (maximum likelihood), or adversarial: "
+                  "the generator maximises the discriminator loss through a Gumbel-softmax relaxation.")
+flags.DEFINE_float("adversarial_temperature_start", None, "Gumbel-softmax temperature at step 0 (1.0).")
+flags.DEFINE_float("adversarial_temperature_end", None, "Gumbel-softmax temperature at the last step (0.1); the "
+                   "temperature decays exponentially in between.")
+flags.DEFINE_enum("embedding_sharing", None, list(EMBEDDING_SHARING), "shared (the reference), or gdes: the "
+                  "discriminator uses stop_gradient(E_generator) + E_delta (DeBERTaV3), merged when saved.")
 flags.DEFINE_float("hidden_dropout", None, "Dropout on hidden states (0.1).")
 flags.DEFINE_float("attention_dropout", None, "Dropout on attention probabilities (0.1; must equal hidden_dropout).")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per logged step).")
@@ -58,8 +81,12 @@ flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead 
                     "comma-separated, the same on every worker (worker 0 is the chief).")
 flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
 
-_MODEL_OVERRIDES = ("mask_prob", "disc_weight", "temperature", "generator_hidden_fraction", "hidden_dropout",
-                    "attention_dropout")
+# Flag name -> ElectraConfig field.
+_MODEL_OVERRIDES = {name: name for name in (
+    "mask_prob", "disc_weight", "gen_weight", "temperature", "hidden_dropout", "attention_dropout", "objective",
+    "untied_embeddings", "tie_all_weights", "uniform_generator", "two_stage_steps", "generator_training",
+    "adversarial_temperature_start", "adversarial_temperature_end", "embedding_sharing")}
+_MODEL_OVERRIDES.update(generator_hidden_size="generator_hidden_fraction", generator_layers="generator_layers_fraction")
 
 
 def main(argv):
@@ -72,7 +99,8 @@ def main(argv):
 
     import dataclasses
 
-    overrides = {name: getattr(FLAGS, name) for name in _MODEL_OVERRIDES if getattr(FLAGS, name) is not None}
+    overrides = {field: getattr(FLAGS, flag) for flag, field in _MODEL_OVERRIDES.items()
+                 if getattr(FLAGS, flag) is not None}
     job_flags = {field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(PretrainingJob)
                  if field.name != "model_overrides"}
     job = PretrainingJob(model_overrides=overrides, **job_flags)

@@ -8,6 +8,12 @@ from electra_tf.io_utils import atomic_write_text
 
 BERT_UNCASED_VOCAB_SIZE = 30522
 
+OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
+# Objectives with a replaced-token-detection discriminator: the generator variants of section 3.2 apply to them.
+DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15")
+GENERATOR_TRAINING = ("mle", "adversarial")
+EMBEDDING_SHARING = ("shared", "gdes")
+
 
 @dataclasses.dataclass
 class ElectraConfig:
@@ -16,6 +22,15 @@ class ElectraConfig:
     The discriminator sizes are given directly; the generator is derived with the reference's rule
     (`generator_config()`): hidden = round(hidden_size x generator_hidden_fraction), FFN = 4 x hidden,
     heads = max(1, hidden // 64), same depth unless `generator_layers_fraction` < 1.
+
+    The pre-training objective and the generator variants of the paper's analysis (Table 5, section 3.2) are fields too,
+    so that a model directory records how it was trained: `objective` (see `pretraining.objectives`),
+    `untied_embeddings` (the generator gets its own embedding block), `tie_all_weights` (the generator *is* the
+    discriminator's encoder, with its own MLM head), `uniform_generator` (no generator network: uniform samples),
+    `two_stage_steps` (train the generator alone for that many steps, then the discriminator initialised from it),
+    `generator_training` ("mle", or "adversarial": the generator maximises the discriminator loss through a
+    Gumbel-softmax relaxation annealed from `adversarial_temperature_start` to `_end`) and `embedding_sharing`
+    ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
 
     Special token ids default to the BERT uncased vocabulary; `with_vocab()` replaces them from a vocabulary file.
     """
@@ -41,6 +56,16 @@ class ElectraConfig:
     disc_weight: float = 50.0
     gen_weight: float = 1.0
     temperature: float = 1.0
+
+    objective: str = "electra"
+    untied_embeddings: bool = False
+    tie_all_weights: bool = False
+    uniform_generator: bool = False
+    two_stage_steps: int = 0
+    generator_training: str = "mle"
+    adversarial_temperature_start: float = 1.0
+    adversarial_temperature_end: float = 0.1
+    embedding_sharing: str = "shared"
 
     pad_id: int = 0
     unk_id: int = 100
@@ -78,11 +103,64 @@ class ElectraConfig:
                               f"got {self.generator_layers_fraction!r}")
         if self.temperature <= 0:
             raise ConfigError(f"ElectraConfig.temperature must be positive, got {self.temperature!r}")
+        self._validate_objective()
         for name in ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"):
             token_id = getattr(self, name)
             if not 0 <= token_id < self.vocab_size:
                 raise ConfigError(f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
                                   f"{self.vocab_size}); pass the vocabulary the data was built with (--vocab_file)")
+
+    def _validate_objective(self):
+        choices = {"objective": OBJECTIVES, "generator_training": GENERATOR_TRAINING,
+                   "embedding_sharing": EMBEDDING_SHARING}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"unknown {name} {getattr(self, name)!r}; choose one of {list(allowed)}")
+        if not isinstance(self.two_stage_steps, int) or self.two_stage_steps < 0:
+            raise ConfigError(f"ElectraConfig.two_stage_steps must be a non-negative integer, got {self.two_stage_steps!r}")
+        if not 0 < self.adversarial_temperature_end <= self.adversarial_temperature_start:
+            raise ConfigError("the adversarial Gumbel-softmax temperature must satisfy 0 < end <= start, got "
+                              f"start={self.adversarial_temperature_start!r}, end={self.adversarial_temperature_end!r}")
+        variants = {"untied_embeddings": self.untied_embeddings, "tie_all_weights": self.tie_all_weights,
+                    "uniform_generator": self.uniform_generator, "two_stage_steps": self.two_stage_steps > 0,
+                    "generator_training=adversarial": self.generator_training == "adversarial",
+                    "embedding_sharing=gdes": self.embedding_sharing == "gdes"}
+        chosen = [name for name, on in variants.items() if on]
+        if self.objective == "mlm" and chosen:
+            raise ConfigError(f"objective 'mlm' has no generator, so {chosen[0]} does not apply; drop it or use "
+                              "--objective=electra")
+        # Variants that act on the generator/discriminator pair of replaced-token detection.
+        discriminative = [name for name in chosen
+                          if name not in ("untied_embeddings", "uniform_generator")]
+        if discriminative and self.objective not in DISCRIMINATIVE_OBJECTIVES:
+            raise ConfigError(f"{discriminative[0]} needs a replaced-token-detection discriminator; use it with "
+                              f"--objective in {list(DISCRIMINATIVE_OBJECTIVES)}, not {self.objective!r}")
+        exclusive = [("tie_all_weights", "untied_embeddings"), ("tie_all_weights", "embedding_sharing=gdes"),
+                     ("tie_all_weights", "two_stage_steps"), ("tie_all_weights", "uniform_generator"),
+                     ("uniform_generator", "untied_embeddings"), ("uniform_generator", "two_stage_steps"),
+                     ("uniform_generator", "generator_training=adversarial"),
+                     ("uniform_generator", "embedding_sharing=gdes"), ("untied_embeddings", "embedding_sharing=gdes"),
+                     ("two_stage_steps", "generator_training=adversarial"), ("two_stage_steps", "embedding_sharing=gdes")]
+        for first, second in exclusive:
+            if variants[first] and variants[second]:
+                raise ConfigError(f"{first} and {second} cannot be combined; choose one")
+
+    @property
+    def has_generator_network(self):
+        """Whether pre-training builds a generator network (not for `mlm` nor for a uniform generator)."""
+        return self.objective != "mlm" and not self.uniform_generator
+
+    @property
+    def reference_layout(self):
+        """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
+        discriminator with their heads), so that it converts to the reference's and Hugging Face's checkpoints."""
+        return (self.objective in DISCRIMINATIVE_OBJECTIVES and not self.untied_embeddings and not self.uniform_generator
+                and self.two_stage_steps == 0 and self.embedding_sharing == "shared")
+
+    @property
+    def generator_same_size(self):
+        """The variants whose generator has the discriminator's sizes whatever the fractions say."""
+        return self.tie_all_weights or self.two_stage_steps > 0
 
     # ----------------------------------------------------------------- compatibility
     def check_sequence_length(self, max_seq_length):
@@ -100,10 +178,14 @@ class ElectraConfig:
     # ----------------------------------------------------------------- derived
     @property
     def generator_hidden_size(self):
+        if self.generator_same_size:
+            return self.hidden_size
         return max(1, int(round(self.hidden_size * self.generator_hidden_fraction)))
 
     @property
     def generator_num_layers(self):
+        if self.generator_same_size:
+            return self.num_layers
         return max(1, int(round(self.num_layers * self.generator_layers_fraction)))
 
     def max_predictions_per_seq(self, max_seq_length):
@@ -112,6 +194,8 @@ class ElectraConfig:
 
     def generator_config(self):
         """The generator's own sizes (as an ElectraConfig whose generator fields are meaningless)."""
+        if self.generator_same_size:
+            return dataclasses.replace(self, generator_hidden_fraction=1.0, generator_layers_fraction=1.0)
         hidden = self.generator_hidden_size
         return dataclasses.replace(
             self,

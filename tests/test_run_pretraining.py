@@ -1,5 +1,7 @@
 """The `run_pretraining.py` entry point, run as users run it (subprocesses)."""
 
+import json
+import math
 import os
 import subprocess
 import sys
@@ -28,7 +30,8 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
     flagfile.write_text("--num_train_steps=3\n--num_warmup_steps=1\n--log_every_steps=1\n", encoding="utf-8")
     result = _run(f"--flagfile={flagfile}", *_common(pretraining_data, tmp_path / "model"))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "step 1: loss" in result.stdout and "ln(vocab) + disc_weight x ln 2" in result.stdout
+    expected = math.log(200) + 50 * math.log(2)  # the synthetic vocabulary has 200 entries
+    assert "step 1: loss" in result.stdout and f"should start near {expected:.2f}" in result.stdout
     model_dir = tmp_path / "model"
     for name in ("flags.txt", "electra_config.json", "pretraining_job.json", "metrics.jsonl", "ckpt-3.index",
                  "pretrained/discriminator.weights.h5"):
@@ -43,6 +46,8 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
     (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
     (["--model_size=medium"], "unknown model size"),
     (["--num_train_steps=0"], "--num_train_steps must be positive"),
+    (["--objective=mlm", "--untied_embeddings"], "objective 'mlm' has no generator"),
+    (["--two_stage_steps=2", "--strategy=mirrored", "--num_cpu_devices=2"], "single device"),
 ])
 def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, message):
     result = _run(*_common(pretraining_data, tmp_path / "model"), *extra)
@@ -51,6 +56,22 @@ def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, messa
     assert len(errors) == 1 and message in errors[0], result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "model" / "checkpoint").exists()
+
+
+def test_objective_and_generator_flags_reach_the_model_config(pretraining_data, tmp_path):
+    model_dir = tmp_path / "model"
+    result = _run(*_common(pretraining_data, model_dir), "--num_train_steps=2", "--objective=electra_15",
+                  "--generator_hidden_size=0.5", "--generator_layers=0.5", "--embedding_sharing=gdes",
+                  "--generator_training=adversarial", "--adversarial_temperature_end=0.5")
+    assert result.returncode == 0, result.stderr[-3000:]
+    config = json.loads((model_dir / "electra_config.json").read_text())
+    assert (config["objective"], config["generator_hidden_fraction"], config["generator_layers_fraction"],
+            config["embedding_sharing"], config["generator_training"], config["adversarial_temperature_end"]) == (
+        "electra_15", 0.5, 0.5, "gdes", "adversarial", 0.5)
+    # The old flag name still works.
+    result = _run(*_common(pretraining_data, tmp_path / "alias"), "--num_train_steps=1",
+                  "--generator_hidden_fraction=0.5")
+    assert result.returncode == 0, result.stderr[-3000:]
 
 
 def _final_weights(model_dir):

@@ -11,6 +11,8 @@ import dataclasses
 
 import numpy as np
 
+from electra_tf.errors import CheckpointError
+
 DISCRIMINATOR = "discriminator"
 GENERATOR = "generator"
 PRETRAINER = "pretrainer"
@@ -131,6 +133,13 @@ def model_slots(model, kind):
         return (embedding_slots(model.embeddings) + encoder_slots(model.encoder, NETWORK_SCOPES[GENERATOR])
                 + generator_head_slots(model))
     if kind == PRETRAINER:
+        config = model.electra_config
+        if not config.reference_layout:
+            raise CheckpointError(
+                f"a pre-training model with objective={config.objective!r}, untied_embeddings="
+                f"{config.untied_embeddings}, uniform_generator={config.uniform_generator}, two_stage_steps="
+                f"{config.two_stage_steps}, embedding_sharing={config.embedding_sharing!r} has no reference checkpoint "
+                "layout; use its discriminator instead: the run's <model_dir>/pretrained directory")
         return (embedding_slots(model.embeddings)
                 + encoder_slots(model.discriminator.encoder, NETWORK_SCOPES[DISCRIMINATOR])
                 + discriminator_head_slots(model.discriminator)

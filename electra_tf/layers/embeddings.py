@@ -48,8 +48,10 @@ class ElectraEmbeddings(keras.layers.Layer):
         self.layer_norm.build(feature_shape)
         self.built = True
 
-    def call(self, input_ids, segment_ids, training=None):
-        word = self.word_embeddings(input_ids)
+    def call(self, input_ids, segment_ids, training=None, word_vectors=None):
+        """`word_vectors` [batch, seq, E], when given, replace the word-table lookup of `input_ids` (pre-training
+        variants that modify the looked-up vectors: gradient-disentangled sharing, adversarial training)."""
+        word = self.word_embeddings(input_ids) if word_vectors is None else word_vectors
         embedded = word + self.position_embeddings(word) + self.token_type_embeddings(segment_ids)
         return self.dropout_layer(self.layer_norm(embedded), training=training)
 

@@ -17,13 +17,14 @@ class ElectraGenerator(ElectraNetwork):
         config: `ElectraConfig` (or its dict) of the *discriminator*; the generator's sizes follow from
             `config.generator_config()` (the reference's sizing rule).
         embeddings: an `ElectraEmbeddings` to share (the pre-training model passes the discriminator's).
+        encoder: an encoder to share (`tie_all_weights`: the generator is the discriminator's encoder with an MLM head).
     """
 
-    def __init__(self, config, embeddings=None, **kwargs):
+    def __init__(self, config, embeddings=None, encoder=None, **kwargs):
         kwargs.setdefault("name", "generator")
         config = as_config(config)
         self.generator_sizes = config.generator_config()
-        super().__init__(config, self.generator_sizes, embeddings, **kwargs)
+        super().__init__(config, self.generator_sizes, embeddings, encoder=encoder, **kwargs)
         self.lm_head = generator_head(self.embeddings.word_embeddings, config.layer_norm_epsilon,
                                       config.initializer_range, dtype=self.dtype_policy)
         self.build()

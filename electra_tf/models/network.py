@@ -12,13 +12,13 @@ def as_config(config):
     return config if isinstance(config, ElectraConfig) else ElectraConfig.from_dict(dict(config))
 
 
-def make_embeddings(config, dtype=None):
+def make_embeddings(config, dtype=None, name="embeddings"):
     """The embedding block for `config`, named `embeddings` as the reference's `electra/embeddings`."""
     return ElectraEmbeddings(
         vocab_size=config.vocab_size, embedding_size=config.embedding_size,
         max_position_embeddings=config.max_position_embeddings, type_vocab_size=config.type_vocab_size,
         dropout=config.hidden_dropout, layer_norm_epsilon=config.layer_norm_epsilon,
-        initializer_range=config.initializer_range, dtype=dtype, name="embeddings")
+        initializer_range=config.initializer_range, dtype=dtype, name=name)
 
 
 def make_encoder(sizes, dtype=None):
@@ -33,19 +33,31 @@ def make_encoder(sizes, dtype=None):
 class ElectraNetwork(keras.Model):
     """Base of the generator and the discriminator: embeddings (owned, or shared when passed in) + encoder.
 
-    Inputs are dicts with int tensors `input_ids`, `input_mask` (1 for real tokens) and `segment_ids`, [batch, seq].
+    Inputs are dicts with int tensors `input_ids`, `input_mask` (1 for real tokens) and `segment_ids`, [batch, seq];
+    pre-training may add `word_vector_offsets` [batch, seq, E], added to the looked-up word vectors.
+
+    Args:
+        config: the `ElectraConfig`. sizes: the config whose sizes the encoder takes.
+        embeddings: an `ElectraEmbeddings` to share; by default the network owns one.
+        encoder: an `ElectraEncoder` to share (a generator tied to the discriminator); by default the network owns one.
+        word_embedding_delta: an embedding layer added to the stop-gradient word vectors of the (shared) table:
+            DeBERTaV3's gradient-disentangled embedding sharing.
     """
 
-    def __init__(self, config, sizes, embeddings=None, **kwargs):
+    def __init__(self, config, sizes, embeddings=None, encoder=None, word_embedding_delta=None, **kwargs):
         super().__init__(**kwargs)
         self.electra_config = config
         self.embeddings = embeddings if embeddings is not None else make_embeddings(config, dtype=self.dtype_policy)
-        self.encoder = make_encoder(sizes, dtype=self.dtype_policy)
+        self.encoder = encoder if encoder is not None else make_encoder(sizes, dtype=self.dtype_policy)
+        self.word_embedding_delta = word_embedding_delta
 
     def build(self, input_shape=None):
         if not self.embeddings.built:
             self.embeddings.build()
-        self.encoder.build()
+        if not self.encoder.built:
+            self.encoder.build()
+        if self.word_embedding_delta is not None and not self.word_embedding_delta.built:
+            self.word_embedding_delta.build()
         self._build_head()
         self.built = True
 
@@ -54,9 +66,23 @@ class ElectraNetwork(keras.Model):
 
     def encode(self, inputs, training=None):
         """The final hidden states, [batch, seq, hidden] (ELECTRA has no pooler: use `[:, 0]` for [CLS])."""
-        embedded = self.embeddings(inputs["input_ids"], inputs["segment_ids"], training=training)
+        embedded = self.embeddings(inputs["input_ids"], inputs["segment_ids"], training=training,
+                                   word_vectors=self._word_vectors(inputs))
         padding_mask = ops.cast(inputs["input_mask"], "bool")
         return self.encoder(embedded, padding_mask=padding_mask, training=training)
+
+    def _word_vectors(self, inputs):
+        """The word vectors when a pre-training variant modifies them, else None (the embeddings look them up)."""
+        offsets = inputs.get("word_vector_offsets")
+        if self.word_embedding_delta is None and offsets is None:
+            return None
+        input_ids = inputs["input_ids"]
+        vectors = self.embeddings.word_embeddings(input_ids)
+        if self.word_embedding_delta is not None:
+            vectors = ops.stop_gradient(vectors) + self.word_embedding_delta(input_ids)
+        if offsets is not None:
+            vectors = vectors + ops.cast(offsets, vectors.dtype)
+        return vectors
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable, "config": self.electra_config.to_dict()}

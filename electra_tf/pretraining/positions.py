@@ -36,3 +36,21 @@ def scatter_update(sequence, updates, positions, active):
     written = tf.reduce_max(one_hot, axis=1) > 0
     scattered = tf.reduce_sum(one_hot * updates[..., None], axis=1)
     return tf.where(written, scattered, sequence), written
+
+
+def positions_indicator(positions, active, length):
+    """float32 [batch, length]: 1 where an active slot of `positions` points, else 0 (active positions distinct).
+
+    Args:
+        positions: [batch, num_positions] int tensor. active: [batch, num_positions] bool tensor.
+        length: the sequence length.
+    """
+    one_hot = tf.one_hot(positions, length, dtype=tf.float32) * tf.cast(active, tf.float32)[..., None]
+    return tf.reduce_max(one_hot, axis=1)
+
+
+def scatter_vectors(updates, positions, active, length):
+    """[batch, length, width]: the vectors `updates` [batch, num_positions, width] placed at their active positions,
+    zeros elsewhere (differentiable in `updates`)."""
+    one_hot = tf.one_hot(positions, length, dtype=updates.dtype) * tf.cast(active, updates.dtype)[..., None]
+    return tf.einsum("bnl,bnw->blw", one_hot, updates)

@@ -44,3 +44,32 @@ def replace_tokens(input_ids, sampled_ids, positions, weights):
     corrupted, _ = scatter_update(input_ids, sampled_ids, positions, weights > 0)
     labels = tf.cast(tf.not_equal(corrupted, input_ids), tf.int32)
     return corrupted, labels
+
+
+def gumbel_softmax_gradient(logits, uniform, temperature=1.0, relaxation_temperature=1.0):
+    """A tensor equal to zero whose gradient is that of the Gumbel-softmax relaxation of `gumbel_max_sample`.
+
+    With the same `uniform` noise, softmax((logits / temperature + g) / relaxation_temperature) is the relaxed twin of
+    the hard sample; returning relaxed - stop_gradient(relaxed) adds nothing to the forward pass (the discriminator still
+    sees the hard sample) and hands the backward pass the relaxation's gradient: the straight-through estimator. Used
+    by adversarial generator training; float32.
+
+    Args:
+        logits: [..., vocab] generator logits (with gradient).
+        uniform: float32 noise of the same shape, the noise `gumbel_max_sample` used.
+        temperature: the sampling temperature. relaxation_temperature: the Gumbel-softmax temperature (> 0; lower is
+            closer to the hard sample, with higher-variance gradients).
+    """
+    logits = tf.cast(logits, tf.float32) / temperature
+    gumbel = -tf.math.log(-tf.math.log(uniform + _TINY) + _TINY)
+    relaxed = tf.nn.softmax((logits + gumbel) / relaxation_temperature, axis=-1)
+    return relaxed - tf.stop_gradient(relaxed)
+
+
+def annealed_temperature(step, start, end, total_steps):
+    """Exponential annealing from `start` at step 0 to `end` at `total_steps` (and after); `start` when total_steps is
+    None or 0. float32 scalar."""
+    if not total_steps:
+        return tf.constant(start, tf.float32)
+    progress = tf.minimum(tf.cast(step, tf.float32) / float(total_steps), 1.0)
+    return start * tf.pow(end / start, progress)

@@ -51,7 +51,7 @@ class MetricsLogger(keras.callbacks.Callback):
 
     Only the chief writes (`enabled=False` elsewhere); every worker still resets its metrics. The reset happens at the
     start of the next step, so the logs Keras reports at the end of training still hold the last window. At step 1 the
-    loss is also printed beside `expected_initial_loss` (ln V + 50 ln 2 for a fresh model) as a sanity check.
+    loss is also printed beside `expected_initial_loss` (ln V + 50 ln 2 for a fresh ELECTRA model) as a sanity check.
     """
 
     def __init__(self, jsonl_path, tensorboard_dir, log_every_steps, enabled=True, expected_initial_loss=None):
@@ -87,7 +87,7 @@ class MetricsLogger(keras.callbacks.Callback):
             self._writer.flush()
         if step == 1 and self.expected_initial_loss is not None:
             print(f"\nstep 1: loss {entry.get('loss', float('nan')):.3f} (a fresh model should start near "
-                  f"{self.expected_initial_loss:.2f} = ln(vocab) + disc_weight x ln 2)", flush=True)
+                  f"{self.expected_initial_loss:.2f})", flush=True)
         self._reset_pending = True
 
     def on_train_end(self, logs=None):

@@ -3,10 +3,11 @@
 import keras
 from keras import ops
 
-from electra_tf.pretraining.objective import AUC_BINS, safe_divide
+from electra_tf.pretraining.statistics import AUC_BINS, safe_divide
 
 # The reference's metrics, plus the total loss and the share of real tokens the generator replaced (1 minus it is the
-# accuracy of a discriminator that calls every token original).
+# accuracy of a discriminator that calls every token original). Other objectives report a subset, plus the MLM of the
+# discriminator-sized network (`model_mlm_*`); see `pretraining.objectives`.
 METRIC_NAMES = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "disc_loss",
                 "disc_accuracy", "disc_precision", "disc_recall", "disc_auc", "disc_replaced_fraction")
 
@@ -41,25 +42,29 @@ class BinnedAUC(keras.metrics.Metric):
         return {**super().get_config(), "num_bins": self.num_bins}
 
 
-def make_pretraining_metrics():
-    """The reference's metrics plus the total loss, by name. Ratios are `Mean`s weighted by their denominators, so a
-    window's value is the pooled ratio over all its steps."""
-    metrics = {name: keras.metrics.Mean(name=name) for name in METRIC_NAMES if name != "disc_auc"}
-    metrics["disc_auc"] = BinnedAUC(name="disc_auc")
-    return metrics
+def make_pretraining_metrics(names=METRIC_NAMES):
+    """The metrics called `names` (the total loss is always there), by name. Ratios are `Mean`s weighted by their
+    denominators, so a window's value is the pooled ratio over all its steps."""
+    names = ("loss",) + tuple(name for name in names if name != "loss")
+    return {name: BinnedAUC(name=name) if name == "disc_auc" else keras.metrics.Mean(name=name) for name in names}
 
 
 def update_pretraining_metrics(metrics, totals, loss, loss_weight=1.0):
     """Update `make_pretraining_metrics()` from all-reduced statistics `totals` and the step's global `loss`
-    (weighted by `loss_weight`; 0 leaves the loss mean unchanged)."""
+    (weighted by `loss_weight`; 0 leaves the loss mean unchanged). Metrics whose statistics are absent are left alone."""
 
     def ratio(name, numerator, denominator):
         metrics[name].update_state(safe_divide(numerator, denominator), sample_weight=denominator)
 
     metrics["loss"].update_state(loss, sample_weight=loss_weight)
-    ratio("masked_lm_loss", totals["mlm_loss_sum"], totals["mlm_count"])
-    ratio("masked_lm_accuracy", totals["mlm_correct"], totals["mlm_count"])
-    ratio("sampled_masked_lm_accuracy", totals["sampled_correct"], totals["mlm_count"])
+    for prefix, name in (("mlm", "masked_lm"), ("model_mlm", "model_mlm")):
+        if f"{name}_loss" in metrics:
+            ratio(f"{name}_loss", totals[f"{prefix}_loss_sum"], totals[f"{prefix}_count"])
+            ratio(f"{name}_accuracy", totals[f"{prefix}_correct"], totals[f"{prefix}_count"])
+    if "sampled_masked_lm_accuracy" in metrics:
+        ratio("sampled_masked_lm_accuracy", totals["sampled_correct"], totals["mlm_count"])
+    if "disc_loss" not in metrics:
+        return
     ratio("disc_loss", totals["disc_loss_sum"], totals["disc_count"])
     ratio("disc_accuracy", totals["disc_correct"], totals["disc_count"])
     true_positives = totals["disc_true_positives"]

@@ -5,7 +5,6 @@
 
 import dataclasses
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -90,6 +89,12 @@ class PretrainingJob:
         self._validate_distribution()
 
     def _validate_distribution(self):
+        two_stage_steps = self.model_overrides.get("two_stage_steps", 0)
+        if two_stage_steps and self.strategy != "default":
+            raise ConfigError(f"--two_stage_steps runs on a single device; use --strategy=default, not {self.strategy}")
+        if two_stage_steps >= self.num_train_steps:
+            raise ConfigError(f"--two_stage_steps={two_stage_steps} leaves no step for the discriminator: use fewer "
+                              f"than --num_train_steps={self.num_train_steps}")
         if self.jit_compile and self.strategy in ("mirrored", "multi_worker"):
             raise ConfigError(f"--jit_compile does not work under --strategy={self.strategy} with Keras 3; "
                               "use --nojit_compile")
@@ -129,15 +134,11 @@ def _check_same_config(model_dir, config):
                           "use a new --model_dir, or the flags of that run to resume it")
 
 
-def expected_initial_loss(config):
-    """The loss of a freshly initialised model: uniform generator, discriminator at p = 1/2."""
-    return config.gen_weight * math.log(config.vocab_size) + config.disc_weight * math.log(2.0)
-
-
 def build_model(job, config, strategy):
     """The compiled pre-training model with its optimizer built (so a checkpoint restores every slot at once)."""
     with strategy.scope():
-        model = ElectraPretrainer(config, max_seq_length=job.max_seq_length, seed=job.seed, clip_norm=job.clip_norm)
+        model = ElectraPretrainer(config, max_seq_length=job.max_seq_length, seed=job.seed, clip_norm=job.clip_norm,
+                                  num_train_steps=job.num_train_steps)
         schedule = WarmupLinearDecay(job.learning_rate, job.num_train_steps, job.num_warmup_steps,
                                      mode=job.lr_schedule)
         optimizer = create_optimizer(job.optimizer, schedule, weight_decay=job.weight_decay,
@@ -229,7 +230,7 @@ def _run(job, chief, checkpoint_dir, extra_files):
             callbacks_lib.NonFiniteLossGuard(job.model_dir, job.nonfinite_loss),
             callbacks_lib.LossScaleMonitor(),
             callbacks_lib.MetricsLogger(metrics_path, os.path.join(job.model_dir, "train"), job.log_every_steps,
-                                        enabled=chief, expected_initial_loss=expected_initial_loss(config)),
+                                        enabled=chief, expected_initial_loss=model.expected_initial_loss()),
             callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps),
         ]
         history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
@@ -242,6 +243,6 @@ def _run(job, chief, checkpoint_dir, extra_files):
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
 
     if chief:
-        save_pretrained(model.discriminator, os.path.join(job.model_dir, PRETRAINED_DIR), job.vocab_file)
+        save_pretrained(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), job.vocab_file)
     keras.backend.clear_session(free_memory=False)
     return logs

@@ -47,3 +47,30 @@ def test_unknown_preset_and_fields():
         ElectraConfig.from_preset("medium")
     with pytest.raises(ConfigError, match="unknown ElectraConfig field"):
         ElectraConfig.from_dict({"hidden": 3})
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"objective": "bert"}, "unknown objective 'bert'"),
+    ({"generator_training": "reinforce"}, "unknown generator_training"),
+    ({"embedding_sharing": "tied"}, "unknown embedding_sharing"),
+    ({"objective": "mlm", "untied_embeddings": True}, "objective 'mlm' has no generator, so untied_embeddings"),
+    ({"objective": "replace_mlm", "embedding_sharing": "gdes"}, "needs a replaced-token-detection discriminator"),
+    ({"tie_all_weights": True, "embedding_sharing": "gdes"}, "tie_all_weights and embedding_sharing=gdes"),
+    ({"uniform_generator": True, "generator_training": "adversarial"}, "uniform_generator and generator_training"),
+    ({"two_stage_steps": -1}, "two_stage_steps must be a non-negative integer"),
+    ({"adversarial_temperature_start": 0.1, "adversarial_temperature_end": 1.0}, "0 < end <= start"),
+])
+def test_objective_and_generator_variant_validation(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        ElectraConfig.from_preset("small", **overrides)
+
+
+def test_same_size_generator_variants_ignore_the_fractions():
+    for overrides in ({"tie_all_weights": True}, {"two_stage_steps": 10}):
+        config = ElectraConfig.from_preset("small", **overrides)
+        generator = config.generator_config()
+        assert (generator.hidden_size, generator.num_layers, generator.num_heads) == (256, 12, 4)
+    small = ElectraConfig.from_preset("small", generator_layers_fraction=0.5)
+    assert (small.generator_config().hidden_size, small.generator_config().num_layers) == (64, 6)
+    assert not ElectraConfig.from_preset("small", uniform_generator=True).has_generator_network
+    assert not ElectraConfig.from_preset("small", objective="mlm").has_generator_network

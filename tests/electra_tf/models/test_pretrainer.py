@@ -122,3 +122,183 @@ def test_config_round_trip():
 def test_sequence_longer_than_position_table_is_refused():
     with pytest.raises(ValueError, match="max_position_embeddings"):
         ElectraPretrainer(_tiny(max_position_embeddings=64), max_seq_length=128)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Objectives and generator variants (issue #9): what each builds, and which variables each loss reaches.
+
+def _ids(variables):
+    return {id(v) for v in variables}
+
+
+def _only(variables, excluded):
+    excluded = _ids(excluded)
+    return [v for v in variables if id(v) not in excluded]
+
+
+def _gradients(model, loss_name, variables, features=None, step=0):
+    features = features or _batch(np.random.default_rng(0))
+    with tf.GradientTape() as tape:
+        stats = model.pretraining_statistics(model.pretraining_outputs(features, step=step, training=True))
+        loss = stats[loss_name]
+    return tape.gradient(loss, variables)
+
+
+def _reached(gradients):
+    return [g is not None and float(tf.reduce_max(tf.abs(tf.convert_to_tensor(g)))) > 0 for g in gradients]
+
+
+def test_mlm_objective_has_no_generator_and_trains_the_discriminator_sized_network():
+    model = ElectraPretrainer(_tiny(objective="mlm"), max_seq_length=32)
+    assert model.generator is None and model.model_mlm_head is not None
+    outputs = model.pretraining_outputs(_batch(np.random.default_rng(0)), step=0)
+    assert outputs["model_mlm_logits"].shape == (4, model.max_predictions, 300)
+    assert "disc_logits" not in outputs and "corrupted_ids" not in outputs
+    encoder = model.discriminator.encoder.trainable_variables
+    assert all(_reached(_gradients(model, "mlm_loss_sum", encoder)))
+    assert all(g is None for g in _gradients(model, "mlm_loss_sum", model.discriminator.head.trainable_variables))
+
+
+@pytest.mark.parametrize("objective, positions", [("replace_mlm", 4), ("all_tokens_mlm", 32)])
+def test_mlm_variants_predict_from_the_generator_corrupted_input(objective, positions):
+    model = ElectraPretrainer(_tiny(objective=objective), max_seq_length=32)
+    features = _batch(np.random.default_rng(0))
+    outputs = model.pretraining_outputs(features, step=0)
+    assert outputs["model_mlm_logits"].shape == (4, positions, 300)
+    # The model reads the generator's samples, not [MASK] (id 4), at the masked positions.
+    corrupted = outputs["corrupted_ids"].numpy()
+    positions_ = outputs["masked"].masked_lm_positions.numpy()
+    active = outputs["masked"].masked_lm_weights.numpy() > 0
+    at_masked = np.take_along_axis(corrupted, positions_, 1)
+    np.testing.assert_array_equal(at_masked[active], outputs["sampled_ids"].numpy()[active])
+    assert np.any(outputs["masked"].input_ids.numpy() == 4) and not np.any(corrupted == 4)
+    generator_only = _only(model.generator.trainable_variables, model.embeddings.trainable_variables)
+    assert not any(_reached(_gradients(model, "model_mlm_loss_sum", generator_only)))
+    assert all(_reached(_gradients(model, "model_mlm_loss_sum", model.model_mlm_head.trainable_variables)))
+
+
+def test_generator_size_fractions():
+    model = ElectraPretrainer(_tiny(generator_hidden_fraction=0.5, generator_layers_fraction=0.5), max_seq_length=32)
+    assert model.generator.encoder.num_layers == 1 and model.discriminator.encoder.num_layers == 2
+    assert model.generator.generator_sizes.hidden_size == 64
+
+
+def test_untied_embeddings_keep_the_discriminator_loss_out_of_the_generator_tables():
+    model = ElectraPretrainer(_tiny(untied_embeddings=True), max_seq_length=32)
+    assert model.generator.embeddings is model.generator_embeddings is not model.embeddings
+    assert model.discriminator.embeddings is model.embeddings
+    assert all(g is None for g in _gradients(model, "disc_loss_sum", model.generator_embeddings.trainable_variables))
+    assert all(g is None for g in _gradients(model, "mlm_loss_sum", model.embeddings.trainable_variables))
+
+
+def test_tie_all_weights_makes_the_generator_the_discriminator_encoder():
+    model = ElectraPretrainer(_tiny(tie_all_weights=True), max_seq_length=32)
+    assert model.generator.encoder is model.discriminator.encoder
+    extra = _only(model.trainable_variables, model.discriminator.trainable_variables)
+    assert _ids(extra) == _ids(_only(model.generator.lm_head.trainable_variables, model.embeddings.weights))
+    # Both losses train the one encoder.
+    encoder = model.discriminator.encoder.trainable_variables
+    assert all(_reached(_gradients(model, "mlm_loss_sum", encoder)))
+    assert all(_reached(_gradients(model, "disc_loss_sum", encoder)))
+
+
+def test_uniform_generator_has_no_network_and_samples_uniformly():
+    model = ElectraPretrainer(_tiny(uniform_generator=True), max_seq_length=32)
+    assert model.generator is None
+    assert _ids(model.trainable_variables) == _ids(model.discriminator.trainable_variables)
+    rng = np.random.default_rng(0)
+    stats = model.pretraining_statistics(model.pretraining_outputs(_batch(rng), step=0))
+    np.testing.assert_allclose(stats["mlm_loss_sum"] / stats["mlm_count"], math.log(300), rtol=1e-6)
+    samples = np.concatenate([model.pretraining_outputs(_batch(rng, batch=32), step=s)["sampled_ids"].numpy().ravel()
+                              for s in range(4)])
+    counts = np.bincount(samples, minlength=300)
+    # 32 x 6 x 4 = 768 draws over 300 ids: a uniform sampler leaves ~23 % of ids unseen and no id above ~10.
+    assert (counts > 0).mean() > 0.6 and counts.max() < 12
+
+
+def test_gdes_gives_the_generator_table_no_gradient_from_the_discriminator_loss():
+    model = ElectraPretrainer(_tiny(embedding_sharing="gdes"), max_seq_length=32)
+    shared_table = model.embeddings.word_embeddings.trainable_variables
+    delta = model.word_embedding_delta.trainable_variables
+    assert all(g is None for g in _gradients(model, "disc_loss_sum", shared_table))
+    assert all(_reached(_gradients(model, "disc_loss_sum", delta)))
+    assert all(g is None for g in _gradients(model, "mlm_loss_sum", delta))
+    assert all(_reached(_gradients(model, "mlm_loss_sum", shared_table)))
+    # With ELECTRA's sharing the same table gets the discriminator's gradient.
+    shared = ElectraPretrainer(_tiny(), max_seq_length=32)
+    assert all(_reached(_gradients(shared, "disc_loss_sum", shared.embeddings.word_embeddings.trainable_variables)))
+
+
+def test_gdes_pretrained_discriminator_merges_the_tables():
+    model = ElectraPretrainer(_tiny(embedding_sharing="gdes"), max_seq_length=32)
+    delta = np.random.default_rng(0).normal(size=(300, 64)).astype(np.float32)
+    model.word_embedding_delta.embeddings.assign(delta)
+    standalone = model.pretrained_discriminator()
+    assert standalone.word_embedding_delta is None and standalone.embeddings is not model.embeddings
+    np.testing.assert_allclose(standalone.embeddings.word_embeddings.embeddings.numpy(),
+                               model.embeddings.word_embeddings.embeddings.numpy() + delta, rtol=1e-6)
+    # Same function: the standalone discriminator scores as the pre-training one with its delta.
+    features = _batch(np.random.default_rng(1))
+    np.testing.assert_allclose(standalone(features).numpy(), model.discriminator(features).numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("training", ["mle", "adversarial"])
+def test_adversarial_training_passes_the_discriminator_loss_to_the_generator(training):
+    model = ElectraPretrainer(_tiny(generator_training=training, hidden_dropout=0.0, attention_dropout=0.0),
+                              max_seq_length=32, num_train_steps=100)
+    generator_only = _only(model.generator.trainable_variables, model.embeddings.trainable_variables)
+    gradients = _gradients(model, "disc_loss_sum", generator_only)
+    if training == "mle":
+        assert all(g is None for g in gradients)
+    else:
+        assert all(_reached(gradients))
+    # The relaxation changes gradients only: the discriminator still sees the hard samples.
+    reference = ElectraPretrainer(_tiny(hidden_dropout=0.0, attention_dropout=0.0), max_seq_length=32)
+    reference.set_weights(model.get_weights())
+    features = _batch(np.random.default_rng(0))
+    np.testing.assert_allclose(model.pretraining_outputs(features, step=3)["disc_logits"].numpy(),
+                               reference.pretraining_outputs(features, step=3)["disc_logits"].numpy(), atol=1e-5)
+
+
+def test_adversarial_loss_drops_the_generator_mle_term():
+    model = ElectraPretrainer(_tiny(generator_training="adversarial"), max_seq_length=32)
+    stats = model.pretraining_statistics(model.pretraining_outputs(_batch(np.random.default_rng(0)), step=0))
+    np.testing.assert_allclose(model._total_loss(stats, stats), 50.0 * stats["disc_loss_sum"] / stats["disc_count"],
+                               rtol=1e-6)
+
+
+def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():
+    from electra_tf.training.optimizers import create_optimizer
+
+    model = ElectraPretrainer(_tiny(two_stage_steps=2, hidden_dropout=0.0, attention_dropout=0.0), max_seq_length=32)
+    assert model.generator.encoder.num_layers == model.discriminator.encoder.num_layers
+    assert model.generator_embeddings is not None
+    model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-3))
+    dataset = tf.data.Dataset.from_tensors(_batch(np.random.default_rng(0))).repeat()
+    generator_vars = model.generator.trainable_variables
+    discriminator_vars = model.discriminator.trainable_variables
+
+    def values(variables):
+        return [v.numpy().copy() for v in variables]
+
+    def changed(before, variables):
+        return [not np.array_equal(b, v.numpy()) for b, v in zip(before, variables)]
+
+    generator_start, discriminator_start = values(generator_vars), values(discriminator_vars)
+    model.fit(dataset, steps_per_epoch=2, verbose=0)  # stage 1: the generator alone
+    assert any(changed(generator_start, generator_vars))
+    assert not any(changed(discriminator_start, discriminator_vars))
+
+    # Step 3 starts stage 2: the discriminator's embeddings and encoder are copied from the generator's (a zero
+    # learning rate isolates the copy from the update).
+    generator_end = values(generator_vars)
+    model.optimizer.learning_rate.assign(0.0)
+    model.fit(dataset, steps_per_epoch=1, verbose=0)
+    for target, source in ((model.embeddings, model.generator_embeddings),
+                           (model.discriminator.encoder, model.generator.encoder)):
+        for t, s in zip(target.weights, source.weights):
+            np.testing.assert_array_equal(t.numpy(), s.numpy())
+    model.optimizer.learning_rate.assign(1e-3)
+    model.fit(dataset, steps_per_epoch=2, verbose=0)  # stage 2: the generator stays frozen
+    assert not any(changed(generator_end, generator_vars))
+    assert all(changed(values(model.generator.encoder.weights), model.discriminator.encoder.weights))

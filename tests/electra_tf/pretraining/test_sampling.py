@@ -32,3 +32,29 @@ def test_labels_are_zero_where_the_sample_equals_the_original():
     corrupted, labels = replace_tokens(ids, sampled, positions, weights)
     assert corrupted.numpy().tolist() == [[101, 10, 11, 99, 102, 0]]
     assert labels.numpy().tolist() == [[0, 0, 0, 1, 0, 0]]
+
+
+def test_gumbel_softmax_gradient_is_zero_forward_with_the_relaxation_gradient():
+    from electra_tf.pretraining.sampling import gumbel_softmax_gradient
+
+    logits = tf.Variable([[0.3, -1.0, 2.0, 0.1]])
+    uniform = tf.constant([[0.2, 0.7, 0.4, 0.9]])
+    weights = tf.constant([[1.0, 2.0, 3.0, 4.0]])
+    with tf.GradientTape(persistent=True) as tape:
+        delta = gumbel_softmax_gradient(logits, uniform, temperature=2.0, relaxation_temperature=0.5)
+        target = tf.reduce_sum(delta * weights)
+        gumbel = -tf.math.log(-tf.math.log(uniform + 1e-9) + 1e-9)
+        relaxed = tf.nn.softmax((logits / 2.0 + gumbel) / 0.5)
+        reference = tf.reduce_sum(relaxed * weights)
+    np.testing.assert_array_equal(delta.numpy(), np.zeros((1, 4)))
+    np.testing.assert_allclose(tape.gradient(target, logits).numpy(), tape.gradient(reference, logits).numpy(),
+                               rtol=1e-5, atol=1e-7)
+    assert np.abs(tape.gradient(target, logits).numpy()).max() > 0.01
+
+
+def test_annealed_temperature_decays_exponentially_to_the_end_value():
+    from electra_tf.pretraining.sampling import annealed_temperature
+
+    values = [float(annealed_temperature(step, 1.0, 0.1, 100)) for step in (0, 50, 100, 200)]
+    np.testing.assert_allclose(values, [1.0, 0.1 ** 0.5, 0.1, 0.1], rtol=1e-5)
+    assert float(annealed_temperature(7, 2.0, 0.5, None)) == 2.0

@@ -82,3 +82,50 @@ def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, 
     with pytest.raises(DataError, match="max_seq_length"):
         run(_job(pretraining_data, tmp_path, max_seq_length=64))
     assert not os.path.exists(tmp_path / "checkpoint")
+
+
+def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data, tmp_path):
+    """Issue #9 must-show 2: the discriminator saved by a gdes run has E_generator + E_delta as its word table."""
+    from electra_tf.models.pretrainer import ElectraPretrainer
+    from electra_tf.pretrained import load_pretrained
+
+    model_dir = tmp_path / "gdes"
+    job = _job(pretraining_data, model_dir, model_overrides={"embedding_sharing": "gdes", "hidden_dropout": 0.0,
+                                                             "attention_dropout": 0.0})
+    run(job)
+    model = ElectraPretrainer(job.model_config(), max_seq_length=32)
+    tf.train.Checkpoint(model=model).restore(str(model_dir / "ckpt-6")).expect_partial().assert_existing_objects_matched()
+    generator_table = model.embeddings.word_embeddings.embeddings.numpy()
+    delta = model.word_embedding_delta.embeddings.numpy()
+    assert np.abs(delta).max() > 1e-4, "the delta was trained"
+    exported = load_pretrained(str(model_dir / "pretrained"))
+    np.testing.assert_allclose(exported.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
+                               rtol=1e-6)
+    # The run's checkpoint itself has no reference layout: converting it names the directory to use instead.
+    from electra_tf.checkpoints import conversion
+    from electra_tf.errors import CheckpointError
+
+    with pytest.raises(CheckpointError, match="pretrained directory"):
+        conversion.load_model(str(model_dir), kind="discriminator")
+
+
+@pytest.mark.parametrize("objective", ["mlm", "all_tokens_mlm"])
+def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(pretraining_data, tmp_path, objective):
+    from electra_tf.pretrained import load_pretrained
+
+    model_dir = tmp_path / objective
+    logs = run(_job(pretraining_data, model_dir, num_train_steps=2, save_checkpoints_steps=0, log_every_steps=1,
+                    model_overrides={"objective": objective}))
+    with open(model_dir / "metrics.jsonl", encoding="utf-8") as handle:
+        entry = json.loads(handle.readline())
+    assert "masked_lm_loss" in entry and "disc_loss" not in entry
+    assert ("model_mlm_loss" in entry) == (objective == "all_tokens_mlm")
+    assert np.isfinite(logs["loss"])
+    assert load_pretrained(str(model_dir / "pretrained")).electra_config.objective == objective
+
+
+def test_two_stage_needs_a_single_device_and_room_for_the_second_stage(pretraining_data, tmp_path):
+    with pytest.raises(ConfigError, match="--strategy=default"):
+        _job(pretraining_data, tmp_path, strategy="mirrored", model_overrides={"two_stage_steps": 2}).validate()
+    with pytest.raises(ConfigError, match="leaves no step for the discriminator"):
+        _job(pretraining_data, tmp_path, model_overrides={"two_stage_steps": 6}).validate()

@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
 DEMO_DIR ?= demo_output
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: venv test bench demo clean-demo
+.PHONY: venv test bench demo clean-demo peer-env
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,3 +25,8 @@ demo: $(STAMP)
 
 clean-demo:
 	rm -rf $(DEMO_DIR)
+
+# The PyTorch peer the benchmarks compare against, in its own environment (never a dependency of the project).
+peer-env:
+	test -x .venv-peer/bin/python || $(PYTHON) -m venv .venv-peer
+	.venv-peer/bin/python -m pip install --quiet torch==2.13.0 transformers numpy

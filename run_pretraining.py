@@ -29,6 +29,7 @@ flags.DEFINE_integer("num_warmup_steps", 10_000, "Linear warm-up steps.")
 flags.DEFINE_enum("lr_schedule", "multiply", ["multiply", "sequential"],
                   "multiply: warm-up x linear decay as the reference; sequential: warm-up then decay.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "Checkpoint every this many steps.")
+flags.DEFINE_list("checkpoint_steps", [], "Further steps to checkpoint at, comma-separated (e.g. 25000,50000).")
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep (0 keeps all).")
 flags.DEFINE_integer("log_every_steps", 100, "Append to metrics.jsonl and TensorBoard every this many steps.")
 flags.DEFINE_integer("seed", 0, "Seed of the initialisation, data order, masking and sampling.")
@@ -103,6 +104,10 @@ def main(argv):
                  if getattr(FLAGS, flag) is not None}
     job_flags = {field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(PretrainingJob)
                  if field.name != "model_overrides"}
+    try:
+        job_flags["checkpoint_steps"] = tuple(int(step) for step in FLAGS.checkpoint_steps)
+    except ValueError:
+        raise ConfigError(f"--checkpoint_steps={','.join(FLAGS.checkpoint_steps)} must be comma-separated integers") from None
     job = PretrainingJob(model_overrides=overrides, **job_flags)
     job.validate()
     if job.worker_hosts:

@@ -1,27 +1,53 @@
-"""Pre-training throughput of ElectraPretrainer against the machine's matmul peak and, when installed, a PyTorch peer.
+"""Pre-training throughput of ElectraPretrainer against the machine's matmul peak and a Hugging Face / PyTorch peer.
 
     .venv/bin/python bench/pretrain_throughput.py --preset=small --batch=32 --seq_len=128 --steps=20
+    .venv/bin/python bench/pretrain_throughput.py --preset=tiny --steps=2 --warmup_steps=1 --peer=off   # smoke run
 
-Prints sequences/s, tokens/s, seconds/step, model FLOP/s (counted by electra_tf.flops), the dense matmul peak measured
-by TensorFlow in the same run (float32 and bfloat16), MFU and peak memory. With `torch` and `transformers` importable
-(a separate environment: `pip install torch==2.13.0 transformers`), Hugging Face's ElectraForMaskedLM +
-ElectraForPreTraining do the same step (15 % masking, Gumbel sampling, loss mlm + 50 x disc, backward, AdamW) on the
-same number of threads, and the ratio ours/peer is printed. The last line is one JSON object.
+Our side: Keras `fit` steps of ElectraPretrainer (the project's train_step: masking, Gumbel sampling, generator +
+discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch, `--steps` timed after
+`--warmup_steps` (the first of which compiles). Prints sequences/s, tokens/s, seconds/step, the first step's loss
+beside the value a fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense
+matmul peak measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen
+precision, and this process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
+
+FLOPs: `model_flops_per_step` is the reference accounting of `electra_tf.flops.pretraining_flops` (embedding lookups
+as one-hot matmuls, backward = forward, element-wise costs included; the figures behind the paper's compute numbers),
+with the generator's output layer at the step's real max_predictions slots; `mfu` uses it.
+`matmul_flops_per_step` / `mfu_matmul_only` count the dense matmuls alone, with backward = 2 x forward
+(`electra_tf.flops.pretraining_matmul_flops`). See docs/PERFORMANCE.md.
+
+The peer (`--peer=auto|on|off`): after our measurement has finished and our model has been freed, `bench/hf_peer.py`
+runs in a separate interpreter (`--peer_python`, default `$ELECTRA_PEER_PYTHON`, else `<repo>/.venv-peer/bin/python`;
+create it with `python3.11 -m venv .venv-peer && .venv-peer/bin/pip install torch==2.13.0 transformers numpy`).
+It does the same step with Hugging Face's ElectraForMaskedLM + ElectraForPreTraining at the preset's sizes (shared
+embeddings, tied output table, 15 % masking with 85 % [MASK], float32 Gumbel-max sampling, loss mlm + 50 x disc,
+backward, clipping to 1.0, AdamW) on the same number of threads as TensorFlow, with the same step counts;
+under `--mixed_precision=mixed_bfloat16` its forward passes run under torch.autocast("cpu", dtype=torch.bfloat16).
+Its generator computes vocabulary logits at every position, as ElectraForMaskedLM does (`--peer_mlm_positions=all`);
+`--peer_mlm_positions=masked` applies the same modules at the chosen positions only, the work our generator does.
+Its seq/s, ratio ours/peer, first loss, own peak RSS, torch's matmul peak on this machine and the peer's MFU (our model
+FLOPs over its time and torch's peak) are added. torch is never imported into this process.
+
+The last line is one JSON object.
 """
 
 import argparse
+import gc
 import json
+import math
 import os
-import resource
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
+import peer_runner  # noqa: E402  (standard library only)
 
-def parse_args():
+
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="small")
     parser.add_argument("--batch", type=int, default=32)
@@ -30,21 +56,47 @@ def parse_args():
     parser.add_argument("--warmup_steps", type=int, default=3)
     parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
     parser.add_argument("--jit_compile", action="store_true")
-    parser.add_argument("--peer", default="auto", choices=["auto", "on", "off"])
-    return parser.parse_args()
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="Time --steps this many times and report the median window (this VM's step times "
+                             "vary by up to 2x between windows; 3 or more for figures that are kept).")
+    parser.add_argument("--initial_loss_seeds", type=int, default=0,
+                        help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
+                             "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.")
+    parser.add_argument("--seed", type=int, default=0, help="Initialisation seed of the timed model.")
+    parser.add_argument("--matmul_peak_size", type=int, default=2048,
+                        help="Side of the square matrices of the matmul-peak measurement.")
+    peer_runner.add_peer_flags(parser)
+    parser.add_argument("--peer_mlm_positions", default="all", choices=["all", "masked"],
+                        help="all: the peer's generator is ElectraForMaskedLM's own forward (vocabulary logits at "
+                             "every position); masked: its modules applied at the chosen positions only, as ours.")
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.warmup_steps < 1:
+        parser.error("--steps and --warmup_steps must be at least 1 (the first warm-up step compiles)")
+    return args
 
 
 def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
+    """Random ids in [1000, vocab), [CLS] first, [SEP] last, no padding (hf_peer.py builds the same batch)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    ids = rng.integers(1000, vocab_size, size=(batch, seq_len)).astype(np.int32)
+    ids = rng.integers(min(1000, vocab_size - 1), vocab_size, size=(batch, seq_len)).astype(np.int32)
     ids[:, 0], ids[:, -1] = cls_id, sep_id
     return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
 
 
+def cpu_threads():
+    """The threads TensorFlow computes with: its intra-op setting, else the CPUs this process may run on."""
+    import tensorflow as tf
+
+    configured = tf.config.threading.get_intra_op_parallelism_threads()
+    if configured:
+        return configured
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def matmul_peak(dtype, size=2048, repeats=20):
-    """Dense matmul FLOP/s that TensorFlow reaches on this machine for `dtype`."""
+    """Dense matmul FLOP/s that TensorFlow reaches on this machine for `dtype` (best of 3 after one warm-up)."""
     import tensorflow as tf
 
     a = tf.random.normal((size, size), dtype=tf.float32)
@@ -70,117 +122,124 @@ def measure_ours(args):
     import tensorflow as tf
 
     from electra_tf.config import ElectraConfig
-    from electra_tf.flops import pretraining_flops
+    from electra_tf.flops import pretraining_flops, pretraining_matmul_flops
     from electra_tf.models.pretrainer import ElectraPretrainer
     from electra_tf.training.distribution import set_precision
     from electra_tf.training.optimizers import create_optimizer
 
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)
+    batch = random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
+    initial_losses = [initial_loss(config, args.seq_len, batch, seed) for seed in range(args.initial_loss_seeds)]
+    keras.utils.set_random_seed(args.seed)
     model = ElectraPretrainer(config, max_seq_length=args.seq_len)
     model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
-    batch = random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
     dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2)
     first = model.fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
     if args.warmup_steps > 1:
         model.fit(dataset, steps_per_epoch=args.warmup_steps - 1, shuffle=False, verbose=0)
-    start = time.perf_counter()
-    model.fit(dataset, steps_per_epoch=args.steps, shuffle=False, verbose=0)
-    seconds_per_step = (time.perf_counter() - start) / args.steps
+    windows = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        model.fit(dataset, steps_per_epoch=args.steps, shuffle=False, verbose=0)
+        windows.append((time.perf_counter() - start) / args.steps)
+    seconds_per_step = sorted(windows)[len(windows) // 2]
     # FLOPs with the step's real number of prediction slots rather than the reference's fixed 15.625 %.
-    step_flops = pretraining_flops(config, args.seq_len, args.batch,
-                                   output_fraction=model.max_predictions / args.seq_len)
+    output_fraction = model.max_predictions / args.seq_len
+    result = {
+        "seconds_per_step": seconds_per_step, "seconds_per_step_windows": windows, "first_step_loss": float(first),
+        "expected_first_step_loss": math.log(config.vocab_size) + config.disc_weight * math.log(2.0),
+        "step_flops": pretraining_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
+        "matmul_flops": pretraining_matmul_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
+        "peak_rss_mb": peer_runner.peak_rss_mb(),
+        "config": config,
+    }
+    if initial_losses:
+        result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
+        result["initial_losses"] = initial_losses
+    del model, dataset
     keras.mixed_precision.set_global_policy("float32")
-    return {"seconds_per_step": seconds_per_step, "step_flops": step_flops, "first_step_loss": float(first)}
+    keras.backend.clear_session()
+    gc.collect()
+    return result
 
 
-def measure_peer(args, threads):
-    """The same step with Hugging Face transformers on PyTorch (CPU), or None when they are not installed."""
-    try:
-        import torch
-        import transformers
-    except ImportError:
-        return None
-    from electra_tf.config import ElectraConfig
+def initial_loss(config, seq_len, batch, seed):
+    """The step-0 loss (forward, training=False) of a model initialised with `seed`, in the current dtype policy."""
+    import keras
 
-    torch.set_num_threads(threads)
-    config = ElectraConfig.from_preset(args.preset)
-    generator_sizes = config.generator_config()
+    from electra_tf.models.pretrainer import ElectraPretrainer
 
-    def hf_config(sizes):
-        return transformers.ElectraConfig(
-            vocab_size=config.vocab_size, embedding_size=config.embedding_size, hidden_size=sizes.hidden_size,
-            num_hidden_layers=sizes.num_layers, num_attention_heads=sizes.num_heads,
-            intermediate_size=sizes.intermediate_size, max_position_embeddings=config.max_position_embeddings,
-            layer_norm_eps=config.layer_norm_epsilon)
-
-    generator = transformers.ElectraForMaskedLM(hf_config(generator_sizes))
-    discriminator = transformers.ElectraForPreTraining(hf_config(config))
-    generator.electra.embeddings = discriminator.electra.embeddings  # ELECTRA shares the embedding block
-    generator.generator_lm_head.weight = discriminator.electra.embeddings.word_embeddings.weight
-    parameters = {id(p): p for p in list(generator.parameters()) + list(discriminator.parameters())}
-    optimizer = torch.optim.AdamW(parameters.values(), lr=1e-4, eps=1e-6, weight_decay=0.01)
-    batch = {k: torch.from_numpy(v).long()
-             for k, v in random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id,
-                                      config.sep_id).items()}
-
-    def step():
-        ids = batch["input_ids"]
-        chosen = (torch.rand(ids.shape) < config.mask_prob) & (ids != config.cls_id) & (ids != config.sep_id)
-        masked = torch.where(chosen & (torch.rand(ids.shape) < 0.85), torch.full_like(ids, config.mask_id), ids)
-        generator_out = generator(input_ids=masked, attention_mask=batch["input_mask"],
-                                  token_type_ids=batch["segment_ids"], labels=torch.where(chosen, ids, -100))
-        with torch.no_grad():
-            logits = generator_out.logits.float()
-            gumbel = -torch.log(-torch.log(torch.rand_like(logits) + 1e-9) + 1e-9)
-            sampled = torch.argmax(logits + gumbel, dim=-1)
-        corrupted = torch.where(chosen, sampled, ids)
-        labels = (corrupted != ids).long()
-        disc_out = discriminator(input_ids=corrupted, attention_mask=batch["input_mask"],
-                                 token_type_ids=batch["segment_ids"], labels=labels)
-        loss = generator_out.loss + 50.0 * disc_out.loss
-        optimizer.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(parameters.values(), 1.0)
-        optimizer.step()
-
-    for _ in range(args.warmup_steps):
-        step()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        step()
-    return {"seconds_per_step": (time.perf_counter() - start) / args.steps}
+    keras.utils.set_random_seed(seed)
+    model = ElectraPretrainer(config, max_seq_length=seq_len)
+    stats = model.pretraining_statistics(model.pretraining_outputs(batch, step=0))
+    return float(model._total_loss(stats, stats))
 
 
-def main():
-    args = parse_args()
+def measure_peer(args, config, threads):
+    """The same step with Hugging Face transformers on PyTorch, in the peer interpreter (bench/hf_peer.py)."""
+    settings = dict(peer_runner.peer_sizes(config), mode="train", batch=str(args.batch), seq_len=args.seq_len,
+                    steps=args.steps, warmup_steps=args.warmup_steps, threads=threads,
+                    autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none",
+                    mlm_positions=args.peer_mlm_positions, matmul_peak_size=args.matmul_peak_size)
+    return peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    run_peer = peer_runner.resolve_peer(args)  # before measuring, so --peer=on fails at once
     import tensorflow as tf
 
-    threads = tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()
+    threads = cpu_threads()
     ours = measure_ours(args)
-    peak = {"float32": matmul_peak(tf.float32), "mixed_bfloat16": matmul_peak(tf.bfloat16)}
+    peak = {"float32": matmul_peak(tf.float32, args.matmul_peak_size),
+            "mixed_bfloat16": matmul_peak(tf.bfloat16, args.matmul_peak_size)}
     model_flops_per_s = ours["step_flops"] / ours["seconds_per_step"]
+    matmul_flops_per_s = ours["matmul_flops"] / ours["seconds_per_step"]
     result = {
         "preset": args.preset, "batch": args.batch, "seq_len": args.seq_len, "mixed_precision": args.mixed_precision,
-        "jit_compile": args.jit_compile, "seconds_per_step": ours["seconds_per_step"],
-        "seq_per_s": args.batch / ours["seconds_per_step"],
+        "jit_compile": args.jit_compile, "steps": args.steps, "warmup_steps": args.warmup_steps,
+        "seconds_per_step": ours["seconds_per_step"], "seq_per_s": args.batch / ours["seconds_per_step"],
         "tokens_per_s": args.batch * args.seq_len / ours["seconds_per_step"],
         "model_flops_per_step": ours["step_flops"], "model_flops_per_s": model_flops_per_s,
+        "matmul_flops_per_step": ours["matmul_flops"], "matmul_flops_per_s": matmul_flops_per_s,
         "matmul_peak_flops_per_s": peak[args.mixed_precision], "matmul_peak_float32": peak["float32"],
         "matmul_peak_bfloat16": peak["mixed_bfloat16"], "mfu": model_flops_per_s / peak[args.mixed_precision],
-        "first_step_loss": ours["first_step_loss"], "threads": threads,
+        "mfu_matmul_only": matmul_flops_per_s / peak[args.mixed_precision],
+        "first_step_loss": ours["first_step_loss"], "expected_first_step_loss": ours["expected_first_step_loss"],
+        "threads": threads, "peak_rss_mb": ours["peak_rss_mb"], "repeats": args.repeats,
+        "seconds_per_step_windows": ours["seconds_per_step_windows"], "seed": args.seed,
     }
-    peer = measure_peer(args, threads) if args.peer != "off" else None
-    if args.peer == "on" and peer is None:
-        sys.exit("--peer=on but torch/transformers are not importable (pip install torch==2.13.0 transformers)")
-    if peer is not None:
-        result["peer_seq_per_s"] = args.batch / peer["seconds_per_step"]
-        result["ratio_vs_peer"] = result["seq_per_s"] / result["peer_seq_per_s"]
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    for name in ("seq_per_s", "tokens_per_s", "seconds_per_step", "model_flops_per_s", "matmul_peak_flops_per_s",
-                 "mfu", "peak_rss_mb", "peer_seq_per_s", "ratio_vs_peer"):
+    for name in ("initial_loss_mean", "initial_losses"):
+        if name in ours:
+            result[name] = ours[name]
+    if run_peer:
+        try:
+            peer = measure_peer(args, ours["config"], threads)
+        except (RuntimeError, OSError, ValueError) as error:  # ValueError: unparsable output
+            if args.peer == "on":
+                sys.exit(f"--peer=on: {error}")
+            print(f"peer skipped: {error}", file=sys.stderr)
+            result["peer_error"] = str(error)
+        else:
+            result.update(
+                peer_seq_per_s=peer["seq_per_s"], ratio_vs_peer=result["seq_per_s"] / peer["seq_per_s"],
+                peer_seconds_per_step=peer["seconds_per_step"], peer_first_step_loss=peer["first_step_loss"],
+                peer_peak_rss_mb=peer["peak_rss_mb"], peer_threads=peer["threads"],
+                peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32",
+                peer_mlm_positions=args.peer_mlm_positions, peer_versions=peer["versions"],
+                peer_python=args.peer_python, peer_matmul_peak_flops_per_s=peer["matmul_peak_flops_per_s"],
+                # The same model FLOPs over the peer's time and torch's own matmul peak: how well each framework
+                # uses the kernels it has (torch's CPU GEMM can be much slower than TensorFlow's oneDNN one).
+                peer_mfu=ours["step_flops"] / peer["seconds_per_step"] / peer["matmul_peak_flops_per_s"])
+    for name in ("seq_per_s", "tokens_per_s", "seconds_per_step", "first_step_loss", "initial_loss_mean",
+                 "expected_first_step_loss",
+                 "model_flops_per_s", "matmul_peak_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb",
+                 "peer_seq_per_s", "ratio_vs_peer", "peer_first_step_loss", "peer_peak_rss_mb", "peer_precision",
+                 "peer_matmul_peak_flops_per_s", "peer_mfu"):
         if name in result:
-            print(f"{name:>24}: {result[name]:.4g}")
+            value = result[name]
+            print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")
     print(json.dumps(result, sort_keys=True))
 
 

@@ -108,6 +108,61 @@ def mlm_pretraining_flops(config, seq_len, batch_size, train_steps=1, output_fra
     return network_training_flops(discriminator, batch_size, train_steps, discriminator=False)
 
 
+FLOPS_OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
+
+
+def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION):
+    """Training FLOPs of `train_steps` steps of `config.objective` (the paper's Table 5 and section 3.2 variants),
+    with the reference's accounting (forward + backward = 2 x forward, see the module docstring).
+
+    What is counted per step, over `batch_size` sequences of `seq_len`:
+
+    - the generator (`config.generator_config()` sizes; the discriminator's own with `tie_all_weights` or two-stage
+      training): embeddings, encoder and MLM head at `output_fraction` of the positions, forward and backward; nothing
+      when the objective has no generator (`mlm`) or with `uniform_generator` (uniform samples cost no network);
+    - the discriminator-sized network: embeddings and encoder, and its head(s):
+      `electra`, `electra_15`: the replaced-token head on every position (ELECTRA 15 % computes it everywhere and
+      takes the loss at the masked positions only, so it costs the same as `electra`);
+      `mlm`: an MLM head at `output_fraction` of the positions (= `mlm_pretraining_flops`);
+      `replace_mlm`: an MLM head at `output_fraction` of the positions;
+      `all_tokens_mlm`: an MLM head at every position (output fraction 1) plus the 1-unit copy head on every
+      position, counted as the replaced-token head (dense H, GELU, one logit).
+    - `two_stage_steps` n > 0: the first n steps train the generator alone (generator forward + backward); the later
+      ones train the discriminator against the frozen generator (discriminator forward + backward, generator forward
+      only). This is the algorithm's cost; the implementation also runs the idle network's passes.
+
+    Not modelled (cost as `electra`): untied embeddings and gradient-disentangled sharing (lookup costs do not depend
+    on which table is read), adversarial generator training (the Gumbel-softmax relaxation's extra [N, V] x [V, E]
+    product is left out). Fields are read with `getattr` defaults, so configs without them count as ELECTRA.
+    """
+    objective = getattr(config, "objective", "electra")
+    if objective not in FLOPS_OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}; choose one of {list(FLOPS_OBJECTIVES)}")
+    if objective == "mlm":
+        return mlm_pretraining_flops(config, seq_len, batch_size, train_steps, output_fraction)
+    discriminator, generator = network_shapes(config, seq_len, output_fraction)
+
+    def model_flops(steps):
+        if objective in ("electra", "electra_15"):
+            return network_training_flops(discriminator, batch_size, steps, discriminator=True)
+        if objective == "replace_mlm":
+            return network_training_flops(discriminator, batch_size, steps, discriminator=False)
+        every_position = dataclasses.replace(discriminator, output_fraction=1.0)  # all_tokens_mlm
+        return (network_training_flops(every_position, batch_size, steps, discriminator=False)
+                + 2 * batch_size * steps * discriminator_head_flops(every_position))
+
+    def generator_flops(steps):
+        if getattr(config, "uniform_generator", False):
+            return 0.0
+        return network_training_flops(generator, batch_size, steps, discriminator=False)
+
+    two_stage_steps = min(getattr(config, "two_stage_steps", 0) or 0, train_steps)
+    if two_stage_steps:
+        second_stage = train_steps - two_stage_steps
+        return generator_flops(two_stage_steps) + model_flops(second_stage) + generator_flops(second_stage) / 2
+    return model_flops(train_steps) + generator_flops(train_steps)
+
+
 def inference_flops(config, seq_len):
     """Forward FLOPs of the discriminator scoring one sequence (encoder plus a per-token classification head)."""
     discriminator, _ = network_shapes(config, seq_len)
@@ -125,3 +180,37 @@ def paper_pretraining_flops(preset):
     settings = {"small": (128, 128, 1_000_000), "base": (512, 256, 766_000), "large": (512, 2048, 400_000)}
     seq_len, batch_size, steps = settings[preset]
     return pretraining_flops(ElectraConfig.from_preset(preset), seq_len, batch_size, steps)
+
+
+# ----------------------------------------------------------------- matmul-only view
+def matmul_forward_flops(shape, discriminator):
+    """Forward FLOPs of the dense matrix multiplications of one network over one sequence, and nothing else.
+
+    Counted: the embedding projection (when embedding != hidden), per layer the Q/K/V and output projections
+    (8 h^2), the attention scores and weighted sum (4 h s) and the two FFN matmuls (4 h i) per token, and the head:
+    the discriminator's dense layer and logit (2 h^2 + 2 h), or the generator's dense layer and tied output matmul
+    (2 h e + 2 e V) at `output_fraction` of the positions. Not counted: embedding lookups (gathers, which the reference
+    accounting counts as one-hot matmuls), biases, LayerNorm, GELU, softmax, dropout.
+    """
+    e, h, s, i, v = shape.embedding, shape.hidden, shape.seq_len, shape.intermediate, shape.vocab
+    per_token = shape.layers * (8 * h * h + 4 * h * s + 4 * h * i)
+    if e != h:
+        per_token += 2 * h * e
+    if discriminator:
+        per_token += 2 * h * h + 2 * h
+    else:
+        per_token += shape.output_fraction * (2 * h * e + 2 * e * v)
+    return per_token * s
+
+
+def pretraining_matmul_flops(config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION,
+                             backward_factor=2):
+    """Matmul-only FLOPs of ELECTRA pre-training (generator plus discriminator), the figure that does not flatter MFU.
+
+    Training = (1 + backward_factor) x forward: a matmul's backward computes the gradients of both operands, twice
+    its forward cost (the usual "6 N" convention), where the reference accounting (`pretraining_flops`) takes
+    backward = forward. Embedding lookups and element-wise work are left out (see `matmul_forward_flops`).
+    """
+    discriminator, generator = network_shapes(config, seq_len, output_fraction)
+    forward = matmul_forward_flops(discriminator, True) + matmul_forward_flops(generator, False)
+    return (1 + backward_factor) * batch_size * train_steps * forward

@@ -281,9 +281,13 @@ class ElectraPretrainer(keras.Model):
                      for g, v in zip(gradients, variables)]
         gradients = _all_reduce_sum(gradients)
         global_loss = self._total_loss(totals, totals, step)
-        finite = self._is_finite(global_loss, gradients)
+        # One pass over the gradients serves both the finiteness check and the clipping: the global norm is finite
+        # exactly when every gradient is (and does not overflow).
+        global_norm = tf.linalg.global_norm(gradients)
+        finite = self._is_finite(global_loss, global_norm)
         if self.clip_norm:
-            gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale())
+            gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale(),
+                                                  use_norm=global_norm)
         # The optimizer sums gradients over replicas again; hand each replica its share of the (identical) result.
         num_replicas = self.distribute_strategy.num_replicas_in_sync
         if num_replicas > 1:
@@ -335,7 +339,7 @@ class ElectraPretrainer(keras.Model):
             _apply_if(tf.logical_and(finite, in_stage), self.optimizer, [g for g, _ in selected],
                       [v for _, v in selected])
 
-    def _is_finite(self, global_loss, gradients):
+    def _is_finite(self, global_loss, gradient_norm):
         """Whether this step's update may be applied: the same answer on every replica (all inputs are all-reduced).
 
         Under float16 loss scaling, non-finite gradients with a finite loss are overflow that the LossScaleOptimizer
@@ -344,8 +348,7 @@ class ElectraPretrainer(keras.Model):
         finite = tf.reduce_all(tf.math.is_finite(global_loss))
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             return finite
-        gradients_finite = [tf.reduce_all(tf.math.is_finite(g)) for g in gradients]
-        return tf.logical_and(finite, tf.reduce_all(tf.stack(gradients_finite)))
+        return tf.logical_and(finite, tf.math.is_finite(gradient_norm))
 
     def test_step(self, data):
         outputs = self.pretraining_outputs(data, self.steps_trained, training=False)

@@ -96,16 +96,18 @@ class MetricsLogger(keras.callbacks.Callback):
 
 
 class CheckpointSaver(keras.callbacks.Callback):
-    """Save a `tf.train.CheckpointManager` checkpoint every `save_every_steps` and at the end of training."""
+    """Save a `tf.train.CheckpointManager` checkpoint every `save_every_steps`, at each of `extra_steps` and at the end
+    of training."""
 
-    def __init__(self, manager, save_every_steps):
+    def __init__(self, manager, save_every_steps, extra_steps=()):
         super().__init__()
         self.manager = manager
         self.save_every_steps = save_every_steps
+        self.extra_steps = frozenset(extra_steps)
 
     def on_train_batch_end(self, batch, logs=None):
         step = current_step(self.model)
-        if self.save_every_steps and step % self.save_every_steps == 0:
+        if (self.save_every_steps and step % self.save_every_steps == 0) or step in self.extra_steps:
             self.manager.save(checkpoint_number=step)
 
     def on_train_end(self, logs=None):

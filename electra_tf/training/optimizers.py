@@ -3,6 +3,7 @@
 import re
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from electra_tf.errors import ConfigError
@@ -45,6 +46,15 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         gradient = ops.cast(gradient, variable.dtype)
         m = self._momentums[self._get_variable_index(variable)]
         v = self._velocities[self._get_variable_index(variable)]
+        if not self.bias_correction and not isinstance(gradient, tf.IndexedSlices):
+            # The reference's update is TensorFlow's fused Adam kernel with beta powers 0 (so lr_t = lr): one pass over
+            # m, v and the variable instead of a dozen element-wise ops, each materialising a full-size temporary.
+            tf.raw_ops.ResourceApplyAdam(
+                var=_resource(variable), m=_resource(m), v=_resource(v), beta1_power=tf.zeros([], variable.dtype),
+                beta2_power=tf.zeros([], variable.dtype), lr=learning_rate,
+                beta1=tf.constant(self.beta_1, variable.dtype), beta2=tf.constant(self.beta_2, variable.dtype),
+                epsilon=tf.constant(self.epsilon, variable.dtype), grad=gradient, use_locking=False)
+            return
         self.assign(m, ops.add(ops.multiply(m, self.beta_1), ops.multiply(gradient, 1.0 - self.beta_1)))
         self.assign(v, ops.add(ops.multiply(v, self.beta_2), ops.multiply(ops.square(gradient), 1.0 - self.beta_2)))
         m_used, v_used = m, v
@@ -60,6 +70,13 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
                       bias_correction=self.bias_correction, no_decay_pattern=self.no_decay_pattern)
         return config
+
+
+def _resource(variable):
+    """The resource handle of a Keras or TensorFlow variable (the per-device one inside a strategy's update)."""
+    if isinstance(variable, keras.Variable):
+        variable = variable.value
+    return variable.handle
 
 
 OPTIMIZERS = ("adam_weight_decay", "keras_adamw", "lamb")

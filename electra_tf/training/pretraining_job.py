@@ -42,6 +42,7 @@ class PretrainingJob:
     num_train_steps: int = 1_000_000
     num_warmup_steps: int = 10_000
     save_checkpoints_steps: int = 1000
+    checkpoint_steps: tuple = ()  # further steps to checkpoint at (e.g. the evaluation points of an experiment)
     keep_checkpoint_max: int = 5
     log_every_steps: int = 100
     seed: int = 0
@@ -82,6 +83,9 @@ class PretrainingJob:
         if self.nonfinite_loss not in callbacks_lib.NONFINITE_LOSS_POLICIES:
             raise ConfigError(f"unknown --nonfinite_loss={self.nonfinite_loss!r}; choose one of "
                               f"{list(callbacks_lib.NONFINITE_LOSS_POLICIES)}")
+        if any(step % self.steps_per_execution for step in self.checkpoint_steps):
+            raise ConfigError(f"checkpoint_steps {list(self.checkpoint_steps)} must be multiples of "
+                              f"--steps_per_execution={self.steps_per_execution}")
         for name in ("save_checkpoints_steps", "log_every_steps"):
             if getattr(self, name) % self.steps_per_execution:
                 raise ConfigError(f"--{name}={getattr(self, name)} is not a multiple of --steps_per_execution="
@@ -231,7 +235,7 @@ def _run(job, chief, checkpoint_dir, extra_files):
             callbacks_lib.LossScaleMonitor(),
             callbacks_lib.MetricsLogger(metrics_path, os.path.join(job.model_dir, "train"), job.log_every_steps,
                                         enabled=chief, expected_initial_loss=model.expected_initial_loss()),
-            callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps),
+            callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps, job.checkpoint_steps),
         ]
         history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
                             shuffle=False, verbose=1 if job.progress_bar else 2)

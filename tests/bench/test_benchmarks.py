@@ -1,0 +1,163 @@
+"""Smoke tests of the benchmark scripts: each runs in a subprocess at the tiny preset for a step or two and must end
+with one JSON line holding the documented keys and sane values. The numbers themselves are not checked (a loaded
+2-core machine); docs/PERFORMANCE.md says how the real measurements are taken."""
+
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(REPO_ROOT, "bench")
+PRETRAIN_KEYS = {"preset", "batch", "seq_len", "mixed_precision", "seq_per_s", "model_flops_per_s",
+                 "matmul_peak_flops_per_s", "mfu", "peak_rss_mb", "tokens_per_s", "seconds_per_step", "jit_compile",
+                 "first_step_loss", "expected_first_step_loss", "mfu_matmul_only", "matmul_flops_per_step"}
+TINY = ["--preset=tiny", "--matmul_peak_size=256"]
+
+
+def run_script(name, *arguments, timeout=300, check=True):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("ELECTRA_PEER_PYTHON", None)
+    result = subprocess.run([sys.executable, os.path.join(BENCH, name), *arguments], capture_output=True, text=True,
+                            timeout=timeout, env=env, cwd=REPO_ROOT)
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def last_json(result):
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def load_bench_module(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(BENCH, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def peer_python():
+    """The peer interpreter the benchmarks would use, if it exists and imports torch and transformers."""
+    sys.path.insert(0, BENCH)
+    try:
+        import peer_runner
+    finally:
+        sys.path.remove(BENCH)
+    python = peer_runner.default_peer_python()
+    return python if peer_runner.check_peer(python)[0] else None
+
+
+def check_pretrain_result(result, batch, seq_len):
+    assert PRETRAIN_KEYS <= set(result), PRETRAIN_KEYS - set(result)
+    assert (result["preset"], result["batch"], result["seq_len"]) == ("tiny", batch, seq_len)
+    assert result["mixed_precision"] == "float32" and result["jit_compile"] is False
+    assert result["seq_per_s"] > 0 and result["tokens_per_s"] == pytest.approx(result["seq_per_s"] * seq_len)
+    assert result["seconds_per_step"] == pytest.approx(batch / result["seq_per_s"])
+    assert result["model_flops_per_s"] > 0 and result["matmul_peak_flops_per_s"] > 0
+    assert 0 < result["mfu"] < 2 and 0 < result["mfu_matmul_only"] < result["mfu"]  # tiny: lookups dominate
+    assert 100 < result["peak_rss_mb"] < 24_000
+    # A fresh model's loss is ln(V) + 50 ln 2 = 44.98 give or take its initialisation (README).
+    assert result["expected_first_step_loss"] == pytest.approx(math.log(30522) + 50 * math.log(2))
+    assert abs(result["first_step_loss"] - result["expected_first_step_loss"]) < 6
+
+
+def test_pretrain_throughput_smoke():
+    result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=4", "--seq_len=32", "--steps=2",
+                                  "--warmup_steps=1", "--peer=off"))
+    check_pretrain_result(result, 4, 32)
+    assert not any(key.startswith("peer") or key == "ratio_vs_peer" for key in result)
+
+
+def test_peer_on_without_an_interpreter_fails_in_one_line_naming_the_fix(tmp_path):
+    result = run_script("pretrain_throughput.py", *TINY, "--peer=on", f"--peer_python={tmp_path}/missing/python",
+                        check=False, timeout=120)
+    assert result.returncode != 0
+    message = result.stderr.strip().splitlines()[-1]
+    assert "--peer=on" in message and "python3.11 -m venv .venv-peer" in message
+    assert "torch==2.13.0 transformers numpy" in message
+
+
+def test_inference_latency_smoke():
+    result = last_json(run_script("inference_latency.py", "--preset=tiny", "--batches=1,2", "--seq_len=16",
+                                  "--iterations=3", "--warmup=1", "--peer=off"))
+    assert (result["preset"], result["seq_len"], result["batches"], result["precision"]) == ("tiny", 16, [1, 2],
+                                                                                             "float32")
+    assert set(result["per_batch"]) == {"1", "2"}
+    for batch, entry in result["per_batch"].items():
+        assert set(entry["paths"]) == {"keras_function", "keras_predict_on_batch", "saved_model"}
+        assert entry["fastest_ours"] in entry["paths"]
+        for stats in entry["paths"].values():
+            assert stats["batch"] == int(batch) and stats["iterations"] == 3
+            assert 0 < stats["median_ms"] <= stats["p90_ms"]
+            assert stats["seq_per_s"] == pytest.approx(int(batch) / stats["median_ms"] * 1e3)
+    assert result["peak_rss_mb"] > 100 and "peer_peak_rss_mb" not in result
+
+
+def test_pretrain_scaling_smoke(tmp_path):
+    output = tmp_path / "scaling.json"
+    result = run_script("pretrain_scaling.py", *TINY, "--grid=2x16", "--reference=2x16", "--steps=1",
+                        "--warmup_steps=1", f"--output={output}")
+    rows = last_json(result)["results"]
+    assert [(row["preset"], row["batch"], row["seq_len"]) for row in rows] == [("tiny", 2, 16)]
+    row = rows[0]
+    assert PRETRAIN_KEYS <= set(row) and row["seq_per_s"] > 0 and 0 < row["mfu"] < 2 and row["peak_rss_mb"] > 100
+    assert row["tokens_per_s_relative"] == 1.0 and "| tiny | 2 | 16 |" in result.stdout
+    written = json.loads(output.read_text())
+    assert written["results"] == rows and written["table_markdown"].startswith("| preset | batch | seq |")
+
+
+def test_pretrain_scaling_relative_throughput_and_table():
+    scaling = load_bench_module("pretrain_scaling")
+    args = scaling.parse_args(["--include_base_512"])
+    assert args.configurations == [("small", 8, 128), ("small", 32, 128), ("small", 128, 128), ("small", 32, 512),
+                                   ("base", 8, 512)] and args.peer == "off"
+    row = dict.fromkeys(["seq_per_s", "seconds_per_step", "model_flops_per_s", "mfu", "mfu_matmul_only",
+                         "peak_rss_mb"], 1.0)
+    rows = [dict(row, preset="small", batch=8, seq_len=128, tokens_per_s=500.0),
+            dict(row, preset="small", batch=32, seq_len=128, tokens_per_s=1000.0),
+            dict(row, preset="base", batch=8, seq_len=512, tokens_per_s=100.0),
+            {"preset": "small", "batch": 32, "seq_len": 512, "error": "exit 1: out of memory"}]
+    rows = scaling.add_relative_throughput(rows, (32, 128))
+    assert [r["tokens_per_s_relative"] for r in rows] == [0.5, 1.0, None, None]
+    table = scaling.markdown_table(rows).splitlines()
+    assert len(table) == 6 and len({line.count("|") for line in table}) == 1  # every row has every column
+    assert "| 0.50 |" in table[2] and "| - |" in table[4] and "failed: exit 1: out of memory" in table[5]
+
+
+@pytest.mark.benchmark
+def test_pretrain_scaling_two_configurations(tmp_path):
+    result = run_script("pretrain_scaling.py", *TINY, "--grid=2x16,4x16", "--reference=4x16", "--steps=1",
+                        "--warmup_steps=1")
+    rows = last_json(result)["results"]
+    assert [(row["batch"], row["seq_len"]) for row in rows] == [(2, 16), (4, 16)]
+    assert rows[1]["tokens_per_s_relative"] == 1.0
+    assert rows[0]["tokens_per_s_relative"] == pytest.approx(rows[0]["tokens_per_s"] / rows[1]["tokens_per_s"])
+    assert "tokens/s vs 4x16" in result.stdout
+
+
+def test_hf_peer_flags_from_json_and_command_line():
+    hf_peer = load_bench_module("hf_peer")  # only the standard library at import: torch is imported by its functions
+    assert "torch" not in sys.modules
+    args = hf_peer.parse_args(["--mode=infer", "--batch=1,32", '--json={"hidden_size": 128, "batch": "4"}'])
+    assert args.hidden_size == 128 and args.batches == [1, 32]  # the command line wins over --json
+    with pytest.raises(SystemExit):
+        hf_peer.parse_args(['--json={"hidden_sise": 128}'])
+    with pytest.raises(SystemExit):
+        hf_peer.parse_args(["--mode=train", "--batch=1,2"])
+
+
+@pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
+def test_pretrain_throughput_with_the_peer():
+    result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=2", "--seq_len=16", "--steps=1",
+                                  "--warmup_steps=1", "--peer=on", f"--peer_python={peer_python()}"))
+    check_pretrain_result(result, 2, 16)
+    assert result["peer_seq_per_s"] > 0 and result["peer_peak_rss_mb"] > 50
+    assert result["ratio_vs_peer"] == pytest.approx(result["seq_per_s"] / result["peer_seq_per_s"])
+    assert result["peer_threads"] == result["threads"] and result["peer_precision"] == "float32"
+    assert result["peer_matmul_peak_flops_per_s"] > 0 and result["peer_mfu"] > 0
+    # The peer's fresh model starts at the same loss as ours.
+    assert abs(result["peer_first_step_loss"] - result["expected_first_step_loss"]) < 6

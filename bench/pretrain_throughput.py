@@ -170,10 +170,18 @@ def initial_loss(config, seq_len, batch, seed):
 
     from electra_tf.models.pretrainer import ElectraPretrainer
 
+    import tensorflow as tf
+
     keras.utils.set_random_seed(seed)
     model = ElectraPretrainer(config, max_seq_length=seq_len)
-    stats = model.pretraining_statistics(model.pretraining_outputs(batch, step=0))
-    return float(model._total_loss(stats, stats))
+
+    # In a tf.function as in training: eagerly, keras-hub's MaskedLMHead adds its float32 bias to bfloat16 logits.
+    @tf.function
+    def loss(features):
+        stats = model.pretraining_statistics(model.pretraining_outputs(features, step=0))
+        return model._total_loss(stats, stats)
+
+    return float(loss(batch))
 
 
 def measure_peer(args, config, threads):

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from electra_tf.errors import ConfigError
-from experiments import compute_matched as cm
+from experiments import compute_matched_experiment as cm
 from tests.conftest import REPO_ROOT
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

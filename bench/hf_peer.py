@@ -32,8 +32,13 @@ process's peak RSS (VmHWM, see peak_rss_mb).
 import argparse
 import json
 import math
+import os
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_utils import latency_stats, peak_rss_mb, random_batch  # noqa: E402
 
 SIZE_FLAGS = {  # name: (type, default: ELECTRA-Small with the BERT uncased vocabulary)
     "vocab_size": (int, 30522), "embedding_size": (int, 128), "hidden_size": (int, 256), "num_layers": (int, 12),
@@ -44,25 +49,6 @@ SIZE_FLAGS = {  # name: (type, default: ELECTRA-Small with the BERT uncased voca
     "mask_token_fraction": (float, 0.85), "disc_weight": (float, 50.0), "temperature": (float, 1.0),
     "cls_id": (int, 101), "sep_id": (int, 102), "mask_id": (int, 103),
 }
-
-
-def peak_rss_mb():
-    """Peak resident memory of this process in MiB: VmHWM of /proc/self/status, else ru_maxrss.
-
-    Not ru_maxrss first: Linux carries the RSS high-water mark of the image a process replaced by exec into its
-    ru_maxrss, so a benchmark started from a big parent (pytest, the TensorFlow process starting the peer) would report
-    the parent's peak. VmHWM belongs to the process's own address space.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def parse_args(argv=None):
@@ -102,16 +88,6 @@ def parse_args(argv=None):
     if args.mode == "train" and len(args.batches) != 1:
         parser.error("--mode=train takes one --batch")
     return args
-
-
-def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
-    """The benchmarks' input: random ids in [1000, vocab), [CLS] first, [SEP] last, no padding (as on our side)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(min(1000, vocab_size - 1), vocab_size, size=(batch, seq_len)).astype(np.int32)
-    ids[:, 0], ids[:, -1] = cls_id, sep_id
-    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
 
 
 def hf_config(args, hidden, layers, heads, intermediate):
@@ -207,21 +183,6 @@ def train(args):
             "tokens_per_s": batch_size * args.seq_len / seconds_per_step, "first_step_loss": first_step_loss,
             "expected_first_step_loss": math.log(args.vocab_size) + args.disc_weight * math.log(2.0),
             "parameters": sum(p.numel() for p in parameters)}
-
-
-def percentile(values, q):
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def latency_stats(latencies_s, batch):
-    """Median, p90 and mean latency in ms of one call, and sequences/s = batch / median latency."""
-    median = percentile(latencies_s, 0.5)
-    return {"batch": batch, "iterations": len(latencies_s), "median_ms": 1e3 * median,
-            "p90_ms": 1e3 * percentile(latencies_s, 0.9), "mean_ms": 1e3 * sum(latencies_s) / len(latencies_s),
-            "seq_per_s": batch / median}
 
 
 def infer(args):

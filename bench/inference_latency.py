@@ -25,7 +25,6 @@ faster) and median latency ours/peer (< 1: ours faster). The last line is one JS
 
 import argparse
 import json
-import math
 import os
 import sys
 import tempfile
@@ -37,6 +36,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner  # noqa: E402  (standard library only)
+from bench_utils import latency_stats, peak_rss_mb, random_batch  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -53,31 +53,6 @@ def parse_args(argv=None):
     if not args.batch_sizes or min(args.batch_sizes) < 1 or args.iterations < 1 or args.warmup < 1:
         parser.error("--batches must be positive integers, --iterations and --warmup at least 1")
     return args
-
-
-def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
-    """Random ids in [1000, vocab), [CLS] first, [SEP] last, no padding (hf_peer.py builds the same batch)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(min(1000, vocab_size - 1), vocab_size, size=(batch, seq_len)).astype(np.int32)
-    ids[:, 0], ids[:, -1] = cls_id, sep_id
-    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
-
-
-def percentile(values, q):
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def latency_stats(latencies_s, batch):
-    """Median, p90 and mean latency in ms of one call, and sequences/s = batch / median latency (as hf_peer.py)."""
-    median = percentile(latencies_s, 0.5)
-    return {"batch": batch, "iterations": len(latencies_s), "median_ms": 1e3 * median,
-            "p90_ms": 1e3 * percentile(latencies_s, 0.9), "mean_ms": 1e3 * sum(latencies_s) / len(latencies_s),
-            "seq_per_s": batch / median}
 
 
 def time_calls(call, warmup, iterations):
@@ -169,9 +144,9 @@ def main(argv=None):
     threads = cpu_threads()
     with tempfile.TemporaryDirectory(prefix="electra_inference_bench_") as workdir:
         results = measure_ours(args, config, workdir)
-    peak_rss_mb = peer_runner.peak_rss_mb()
+    peak_rss = peak_rss_mb()
     output = {"preset": args.preset, "seq_len": args.seq_len, "batches": args.batch_sizes, "precision": "float32",
-              "iterations": args.iterations, "warmup": args.warmup, "threads": threads, "peak_rss_mb": peak_rss_mb,
+              "iterations": args.iterations, "warmup": args.warmup, "threads": threads, "peak_rss_mb": peak_rss,
               "inference_flops_per_seq": inference_flops(config, args.seq_len)}
     if run_peer:
         try:

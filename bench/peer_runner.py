@@ -35,25 +35,6 @@ def add_peer_flags(parser):
     parser.add_argument("--peer_timeout", type=float, default=3600, help="Seconds before the peer is given up.")
 
 
-def peak_rss_mb():
-    """Peak resident memory of this process in MiB: VmHWM of /proc/self/status, else ru_maxrss.
-
-    Not ru_maxrss first: Linux carries the RSS high-water mark of the image a process replaced by exec into its
-    ru_maxrss, so a benchmark started from a big parent (pytest, the TensorFlow process starting the peer) would report
-    the parent's peak. VmHWM belongs to the process's own address space.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _peer_env():
     env = {name: value for name, value in os.environ.items() if name not in ("PYTHONPATH", "PYTHONHOME")}
     env.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -45,6 +45,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner  # noqa: E402  (standard library only)
+from bench_utils import peak_rss_mb, random_batch  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -73,16 +74,6 @@ def parse_args(argv=None):
     if args.steps < 1 or args.warmup_steps < 1:
         parser.error("--steps and --warmup_steps must be at least 1 (the first warm-up step compiles)")
     return args
-
-
-def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
-    """Random ids in [1000, vocab), [CLS] first, [SEP] last, no padding (hf_peer.py builds the same batch)."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(min(1000, vocab_size - 1), vocab_size, size=(batch, seq_len)).astype(np.int32)
-    ids[:, 0], ids[:, -1] = cls_id, sep_id
-    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
 
 
 def cpu_threads():
@@ -151,7 +142,7 @@ def measure_ours(args):
         "expected_first_step_loss": math.log(config.vocab_size) + config.disc_weight * math.log(2.0),
         "step_flops": pretraining_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
         "matmul_flops": pretraining_matmul_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
-        "peak_rss_mb": peer_runner.peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
         "config": config,
     }
     if initial_losses:

@@ -1,0 +1,48 @@
+"""Helpers shared by the benchmarks and by `hf_peer.py`, which runs in the peer's interpreter: standard library only
+(NumPy imported where needed)."""
+
+import math
+
+
+def peak_rss_mb():
+    """Peak resident memory of this process in MiB: VmHWM of /proc/self/status, else ru_maxrss.
+
+    Not ru_maxrss first: Linux carries the RSS high-water mark of the image a process replaced by exec into its
+    ru_maxrss, so a benchmark started from a big parent (pytest, the TensorFlow process starting the peer) would report
+    the parent's peak. VmHWM belongs to the process's own address space.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
+    """The benchmarks' input, the same on both sides: random ids in [1000, vocab), [CLS] first, [SEP] last, no padding."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(min(1000, vocab_size - 1), vocab_size, size=(batch, seq_len)).astype(np.int32)
+    ids[:, 0], ids[:, -1] = cls_id, sep_id
+    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def latency_stats(latencies_s, batch):
+    """Median, p90 and mean latency in ms of one call, and sequences/s = batch / median latency."""
+    median = percentile(latencies_s, 0.5)
+    return {"batch": batch, "iterations": len(latencies_s), "median_ms": 1e3 * median,
+            "p90_ms": 1e3 * percentile(latencies_s, 0.9), "mean_ms": 1e3 * sum(latencies_s) / len(latencies_s),
+            "seq_per_s": batch / median}

@@ -13,7 +13,8 @@ from absl import flags  # noqa: E402
 from electra_tf import flops as flops_lib  # noqa: E402
 from electra_tf.config import PRESETS  # noqa: E402
 from electra_tf.errors import ConfigError  # noqa: E402
-from experiments.compute_matched_experiment import Settings, command_line, run_experiment  # noqa: E402
+from experiments.compute_matched_experiment import command_line, run_experiment  # noqa: E402
+from experiments.compute_matched_plan import Settings  # noqa: E402
 
 FLAGS = flags.FLAGS
 

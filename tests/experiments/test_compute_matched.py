@@ -12,6 +12,8 @@ import pytest
 
 from electra_tf.errors import ConfigError
 from experiments import compute_matched_experiment as cm
+from experiments import compute_matched_plan as planning
+from experiments import compute_matched_report as report
 from tests.conftest import REPO_ROOT
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -28,34 +30,34 @@ def _assert_png(path):
 
 # ---------------------------------------------------------------------- planning
 def test_steps_for_flops_picks_the_nearest_step():
-    assert cm.steps_for_flops(lambda n: 10 * n, 0) == 0
-    assert cm.steps_for_flops(lambda n: 10 * n, 4) == 0
-    assert cm.steps_for_flops(lambda n: 10 * n, 5) == 1
-    assert cm.steps_for_flops(lambda n: 10 * n, 1234) == 123
-    assert cm.steps_for_flops(lambda n: 10 * n, 1236) == 124
+    assert planning.steps_for_flops(lambda n: 10 * n, 0) == 0
+    assert planning.steps_for_flops(lambda n: 10 * n, 4) == 0
+    assert planning.steps_for_flops(lambda n: 10 * n, 5) == 1
+    assert planning.steps_for_flops(lambda n: 10 * n, 1234) == 123
+    assert planning.steps_for_flops(lambda n: 10 * n, 1236) == 124
     # Non-linear (two-stage) cumulative counts too.
-    assert cm.steps_for_flops(lambda n: n * n, 50) == 7
+    assert planning.steps_for_flops(lambda n: n * n, 50) == 7
 
 
 def test_seed_groups():
-    assert cm.seed_groups([0, 1, 2]) == [(0, 3)]
-    assert cm.seed_groups([3, 0, 1, 7]) == [(3, 1), (0, 2), (7, 1)]
+    assert planning.seed_groups([0, 1, 2]) == [(0, 3)]
+    assert planning.seed_groups([3, 0, 1, 7]) == [(3, 1), (0, 2), (7, 1)]
 
 
 def _settings(tmp_path, **overrides):
     values = dict(output_dir=str(tmp_path / "out"), corpus="unused", glue_dir="unused")
     values.update(overrides)
-    return cm.Settings(**values)
+    return planning.Settings(**values)
 
 
 def _configs(settings):
-    return {name: cm.objective_config(settings, name, 8000) for name in settings.objectives}
+    return {name: planning.objective_config(settings, name, 8000) for name in settings.objectives}
 
 
 def test_plan_matches_flops_and_gives_mlm_more_steps(tmp_path):
     settings = _settings(tmp_path, objectives=["electra", "mlm", "replace_mlm", "all_tokens_mlm"],
                          electra_steps=1000, eval_fractions=[0.25, 0.5, 1.0])
-    plan = cm.plan_runs(settings, _configs(settings))
+    plan = planning.plan_runs(settings, _configs(settings))
     runs = plan["objectives"]
     assert runs["electra"]["steps"] == 1000
     assert plan["budget_flops"] == pytest.approx(1000 * runs["electra"]["flops_per_step"])
@@ -71,7 +73,7 @@ def test_plan_matches_flops_and_gives_mlm_more_steps(tmp_path):
 def test_plan_refuses_a_budget_too_small(tmp_path):
     settings = _settings(tmp_path, objectives=["electra"], electra_steps=1, eval_fractions=[0.1, 1.0])
     with pytest.raises(ConfigError, match="no step at evaluation fraction 0.1"):
-        cm.plan_runs(settings, _configs(settings))
+        planning.plan_runs(settings, _configs(settings))
 
 
 def test_task_subset_samples_rows_and_keeps_the_header(tmp_path, shared_data):
@@ -120,7 +122,7 @@ def _synthetic_results():
 
 
 def test_markdown_table_on_synthetic_results():
-    text = cm.markdown_table(_synthetic_results())
+    text = report.markdown_table(_synthetic_results())
     rows = {}
     for line in text.splitlines():  # the first table's rows (the second lists FLOPs per step and wall times)
         if line.startswith("| "):
@@ -136,8 +138,8 @@ def test_markdown_table_on_synthetic_results():
 
 def test_plots_on_synthetic_results(tmp_path):
     results = _synthetic_results()
-    cm.plot_pretraining_curves(results, str(tmp_path / "curves.png"))
-    cm.plot_downstream(results, str(tmp_path / "downstream.png"))
+    report.plot_pretraining_curves(results, str(tmp_path / "curves.png"))
+    report.plot_downstream(results, str(tmp_path / "downstream.png"))
     _assert_png(tmp_path / "curves.png")
     _assert_png(tmp_path / "downstream.png")
     assert sorted(os.listdir(tmp_path)) == ["curves.png", "downstream.png"]  # no temporary files left
@@ -183,7 +185,7 @@ def experiment(shared_data, tmp_path_factory):
         with open(shared_data / "corpus" / "nltk-gutenberg" / name, encoding="utf-8", errors="replace") as handle:
             lines = [next(handle) for _ in range(300)]
         (corpus / name).write_text("".join(lines), encoding="utf-8")
-    settings = cm.Settings(
+    settings = planning.Settings(
         output_dir=str(root / "out"), corpus=str(corpus), glue_dir=str(shared_data / "glue"),
         objectives=["electra", "mlm"],
         electra_steps=20, eval_fractions=[0.5, 1.0], max_seq_length=64, vocab_size=1000, train_examples=64,
@@ -194,7 +196,7 @@ def experiment(shared_data, tmp_path_factory):
 
 def test_end_to_end_results(experiment):
     settings, results = experiment
-    with open(os.path.join(settings.output_dir, cm.RESULTS_JSON), encoding="utf-8") as handle:
+    with open(os.path.join(settings.output_dir, report.RESULTS_JSON), encoding="utf-8") as handle:
         saved = json.load(handle)
     assert saved == json.loads(json.dumps(results))
     for key in ("settings", "command", "machine", "budget_flops", "objectives", "baseline", "wall_seconds",
@@ -229,9 +231,9 @@ def test_end_to_end_results(experiment):
 
 def test_end_to_end_outputs(experiment):
     settings, _ = experiment
-    for name in (cm.CURVES_PNG, cm.DOWNSTREAM_PNG):
+    for name in (report.CURVES_PNG, report.DOWNSTREAM_PNG):
         _assert_png(os.path.join(settings.output_dir, name))
-    with open(os.path.join(settings.output_dir, cm.RESULTS_MD), encoding="utf-8") as handle:
+    with open(os.path.join(settings.output_dir, report.RESULTS_MD), encoding="utf-8") as handle:
         table = handle.read()
     for objective in ("electra", "mlm"):
         assert f"\n| {objective} | " in table

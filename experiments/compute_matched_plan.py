@@ -1,0 +1,241 @@
+"""The compute-matched experiment's settings and plan: budgets, steps per objective, evaluation points, time estimate."""
+
+import dataclasses
+import glob
+import math
+import os
+from typing import List, Optional
+
+from electra_tf import flops as flops_lib
+from electra_tf.config import PRESETS, ElectraConfig
+from electra_tf.errors import ConfigError, DataError
+
+LOG_POINTS = 25  # metrics.jsonl entries per pre-training run (plus step 1)
+
+# Measured on the 2-core development machine (tiny preset, vocabulary ~7.8k, batch 32, length 128): a step takes
+# about STEP_OVERHEAD_SECONDS + FLOPs / FLOPS_PER_SECOND (ELECTRA 2.7e10 FLOPs, 0.20 s; MLM 1.75e10, 0.15 s;
+# fine-tuning 1.0e10, 0.12 s), plus fixed costs per job (graph building, data loading, evaluation).
+FLOPS_PER_SECOND = 1.7e11
+STEP_OVERHEAD_SECONDS = 0.05
+PRETRAINING_JOB_SECONDS = 15.0
+EXPORT_SECONDS = 4.0
+FINETUNING_JOB_SECONDS = 12.0
+FINETUNING_TRIAL_SECONDS = 6.0
+VOCAB_SECONDS_PER_MB = 8.0
+TFRECORD_SECONDS_PER_MB = 1.0
+
+
+@dataclasses.dataclass
+class Settings:
+    """Everything the experiment depends on; field names are the flag names."""
+
+    output_dir: str
+    corpus: str
+    glue_dir: str
+    model_size: str = "tiny"
+    objectives: List[str] = dataclasses.field(default_factory=lambda: ["electra", "mlm"])
+    electra_steps: int = 2000
+    budget_flops: Optional[float] = None
+    eval_fractions: List[float] = dataclasses.field(default_factory=lambda: [0.25, 0.5, 1.0])
+    max_seq_length: int = 128
+    train_batch_size: int = 32
+    learning_rate: float = 1e-3
+    warmup_fraction: float = 0.1
+    seed: int = 0
+    vocab_size: int = 8192
+    vocab_file: Optional[str] = None
+    document_mode: str = "file"
+    input_encoding: str = "utf-8"
+    encoding_errors: str = "replace"
+    task: str = "sst-2"
+    train_examples: int = 2000
+    eval_examples: int = 0
+    seeds: List[int] = dataclasses.field(default_factory=lambda: [0, 1, 2])
+    finetune_learning_rate: Optional[float] = None
+    finetune_epochs: Optional[int] = None
+    finetune_batch_size: Optional[int] = None
+    finetune_max_seq_length: Optional[int] = None
+    random_init_baseline: bool = True
+    dry_run: bool = False
+
+
+def validate(settings):
+    """One clear ConfigError/DataError for every bad flag, before anything is built or trained."""
+    from finetune.glue.readers import task_file
+    from finetune.glue.tasks import get_task
+
+    if not settings.output_dir:
+        raise ConfigError("--output_dir is required")
+    if settings.model_size not in PRESETS:
+        raise ConfigError(f"unknown --model_size={settings.model_size!r}; choose one of {', '.join(PRESETS)}")
+    if len(settings.objectives) < 1:
+        raise ConfigError("--objectives is empty; name at least one of " + ", ".join(flops_lib.FLOPS_OBJECTIVES))
+    for name in settings.objectives:
+        if name not in flops_lib.FLOPS_OBJECTIVES:
+            raise ConfigError(f"unknown objective {name!r} in --objectives; choose among "
+                              f"{', '.join(flops_lib.FLOPS_OBJECTIVES)}")
+    if len(set(settings.objectives)) != len(settings.objectives):
+        raise ConfigError(f"--objectives={','.join(settings.objectives)} names an objective twice")
+    if not settings.eval_fractions or any(not 0 < f <= 1 for f in settings.eval_fractions):
+        raise ConfigError(f"--eval_fractions={settings.eval_fractions} must be fractions in (0, 1]")
+    if not settings.seeds:
+        raise ConfigError("--seeds is empty; give at least one fine-tuning seed")
+    if len(set(settings.seeds)) != len(settings.seeds):
+        raise ConfigError(f"--seeds={settings.seeds} repeats a seed")
+    for name in ("electra_steps", "max_seq_length", "train_batch_size", "vocab_size"):
+        if getattr(settings, name) <= 0:
+            raise ConfigError(f"--{name} must be positive, got {getattr(settings, name)}")
+    if settings.budget_flops is not None and settings.budget_flops <= 0:
+        raise ConfigError(f"--budget_flops must be positive, got {settings.budget_flops}")
+    if settings.learning_rate <= 0 or not 0 <= settings.warmup_fraction < 1:
+        raise ConfigError("--learning_rate must be positive and --warmup_fraction in [0, 1)")
+    if settings.train_examples < 0 or settings.eval_examples < 0:
+        raise ConfigError("--train_examples and --eval_examples must be >= 0 (0 = all)")
+    ElectraConfig.from_preset(settings.model_size).check_sequence_length(settings.max_seq_length)
+    corpus_files(settings.corpus)
+    if settings.vocab_file and not os.path.isfile(settings.vocab_file):
+        raise DataError(f"--vocab_file={settings.vocab_file} does not exist")
+    spec = get_task(settings.task)  # unknown task: ConfigError naming the known ones
+    if not settings.glue_dir:
+        raise ConfigError(f"--glue_dir is required: the GLUE directory holding {spec.directory}/train.tsv "
+                          "(e.g. ../shared/data/glue)")
+    for split in ("train",) + spec.dev_splits:
+        path = task_file(settings.glue_dir, spec.name, split)
+        if not os.path.isfile(path):
+            raise DataError(f"GLUE file {path} does not exist: pass --glue_dir=<directory holding {spec.directory}/>")
+
+
+def corpus_files(corpus):
+    """The files of `--corpus` (files, globs, or directories standing for every file in them), sorted per entry."""
+    from data_prep.corpus import parse_corpus
+
+    if not corpus:
+        raise DataError("--corpus is required: text files, globs or a directory of them "
+                        "(e.g. ../shared/data/corpus/nltk-gutenberg)")
+    entries = []
+    for entry in (part.strip() for part in corpus.split(",")):
+        if entry and os.path.isdir(entry):
+            files = sorted(path for path in glob.glob(os.path.join(entry, "*")) if os.path.isfile(path))
+            if not files:
+                raise DataError(f"--corpus entry {entry} is a directory without files")
+            entries.extend(files)
+        elif entry:
+            entries.append(entry)
+    return list(parse_corpus(",".join(entries)).files)
+
+
+# ====================================================================== planning
+def objective_config(settings, objective, vocab_size=None):
+    """The ElectraConfig an objective's run uses (vocabulary size only matters for the FLOPs)."""
+    config = ElectraConfig.from_preset(settings.model_size, objective=objective)
+    if vocab_size:  # a vocabulary learned by data_prep: [PAD] [UNK] [CLS] [SEP] [MASK] at ids 0..4
+        config = config.with_vocab(vocab_size, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    return config
+
+
+def steps_for_flops(cumulative, target):
+    """The step count n >= 0 whose cumulative FLOPs `cumulative(n)` are nearest `target` (monotone `cumulative`)."""
+    low, high = 0, 1
+    while cumulative(high) < target:
+        high *= 2
+    while high - low > 1:  # cumulative(low) < target <= cumulative(high)
+        middle = (low + high) // 2
+        if cumulative(middle) < target:
+            low = middle
+        else:
+            high = middle
+    if cumulative(low) >= target:
+        return low
+    return low if target - cumulative(low) < cumulative(high) - target else high
+
+
+def plan_runs(settings, configs):
+    """{objective: run plan} for the FLOP budget: steps, warm-up, log interval, FLOPs per step and the evaluation
+    points (fraction, step, cumulative FLOPs). ConfigError when the budget gives some objective no step at some
+    evaluation point."""
+    length, batch = settings.max_seq_length, settings.train_batch_size
+    electra = dataclasses.replace(configs[settings.objectives[0]], objective="electra")
+    electra_step_flops = flops_lib.objective_pretraining_flops(electra, length, batch)
+    if settings.budget_flops:
+        budget, budget_source = float(settings.budget_flops), f"--budget_flops={settings.budget_flops:g}"
+    else:
+        budget = settings.electra_steps * electra_step_flops
+        budget_source = f"--electra_steps={settings.electra_steps}"
+    fractions = sorted(set(settings.eval_fractions))
+    plans = {}
+    for objective in settings.objectives:
+        config = configs[objective]
+
+        def cumulative(steps, config=config):
+            return flops_lib.objective_pretraining_flops(config, length, batch, steps)
+
+        points = []
+        for fraction in fractions:
+            step = steps_for_flops(cumulative, fraction * budget)
+            if step < 1:
+                raise ConfigError(f"the budget ({budget_source}: {budget:.3g} FLOPs) gives objective {objective!r} no "
+                                  f"step at evaluation fraction {fraction:g} (one step costs "
+                                  f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest --eval_fractions")
+            points.append({"fraction": fraction, "step": step, "flops": cumulative(step)})
+        steps = points[-1]["step"] if fractions[-1] == 1.0 else steps_for_flops(cumulative, budget)
+        plans[objective] = {
+            "steps": steps,
+            "warmup_steps": int(round(settings.warmup_fraction * steps)),
+            "log_every_steps": max(1, int(round(steps / LOG_POINTS))),
+            "flops_per_step": cumulative(1),
+            "total_flops": cumulative(steps),
+            "eval_points": points,
+        }
+    return {"budget_flops": budget, "budget_source": budget_source, "electra_step_flops": electra_step_flops,
+            "objectives": plans}
+
+
+def finetune_hyperparameters(settings):
+    from finetune.hyperparameters import reference_hyperparameters
+
+    return reference_hyperparameters(settings.task, settings.model_size, learning_rate=settings.finetune_learning_rate,
+                                     num_train_epochs=settings.finetune_epochs,
+                                     max_seq_length=settings.finetune_max_seq_length,
+                                     train_batch_size=settings.finetune_batch_size)
+
+
+def _step_seconds(step_flops):
+    return STEP_OVERHEAD_SECONDS + step_flops / FLOPS_PER_SECOND
+
+
+def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, data_ready=False):
+    """Estimated wall time per stage (seconds) on the development machine's 2 idle cores."""
+    from finetune.glue.tasks import get_task
+
+    megabytes = corpus_bytes / 1e6
+    data = 0.0 if data_ready else (0 if settings.vocab_file else VOCAB_SECONDS_PER_MB * megabytes) + (
+        5 + TFRECORD_SECONDS_PER_MB * megabytes)
+    pretraining = sum(PRETRAINING_JOB_SECONDS + run["steps"] * _step_seconds(run["flops_per_step"])
+                      + EXPORT_SECONDS * (len(run["eval_points"]) - 1) for run in plan["objectives"].values())
+    hyper = finetune_hyperparameters(settings)
+    spec = get_task(settings.task)
+    examples = num_train_examples * (2 if spec.swap_augment else 1)
+    steps = hyper.num_train_epochs * math.ceil(examples / hyper.train_batch_size)
+    config = next(iter(configs.values()))
+    ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, hyper.max_seq_length)
+    trial = FINETUNING_TRIAL_SECONDS + steps * _step_seconds(ft_step_flops)
+    checkpoints = sum(len({p["step"] for p in run["eval_points"]}) for run in plan["objectives"].values())
+    checkpoints += 1 if settings.random_init_baseline else 0
+    groups = len(seed_groups(settings.seeds))
+    finetuning = checkpoints * (groups * FINETUNING_JOB_SECONDS + len(settings.seeds) * trial)
+    return {"data": data, "pretraining": pretraining, "finetuning": finetuning,
+            "total": data + pretraining + finetuning}
+
+
+def seed_groups(seeds):
+    """Runs of consecutive seeds [(first, count)]: one FinetuningJob (seed, seed + 1, ...) per run."""
+    groups = []
+    for seed in seeds:
+        if groups and seed == groups[-1][0] + groups[-1][1]:
+            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
+        else:
+            groups.append((seed, 1))
+    return groups
+
+
+# ====================================================================== stages

@@ -1,0 +1,175 @@
+"""The compute-matched experiment's outputs: the Markdown table and the plots of a results dict."""
+
+import math
+import os
+
+from electra_tf.io_utils import atomic_write_json, atomic_write_text
+
+RESULTS_JSON = "results.json"
+RESULTS_MD = "results.md"
+CURVES_PNG = "pretraining_curves.png"
+DOWNSTREAM_PNG = "downstream.png"
+BASELINE = "random_init"
+
+def _format_flops(value):
+    return "0" if not value else f"{value:.3g}"
+
+
+def _format_score(summary):
+    if not summary or summary.get("median") is None:
+        return "–"
+    return f"{summary['median']:.2f} ({summary['mean']:.2f} ± {summary['std']:.2f})"
+
+
+def _final_losses(curve):
+    if not curve:
+        return "–"
+    last = curve[-1]
+    names = ["loss"] + sorted(name for name in last if name.endswith("_loss") and name != "loss")
+    return ", ".join(f"{name} {last[name]:.3f}" for name in names if name in last)
+
+
+def markdown_table(results):
+    """results.md: one row per objective (and the random-init baseline), the headline metric's median (mean ± std
+    over seeds) at every evaluation point, then the command line, settings and machine."""
+    key, metric = results["primary_metric"]
+    objectives = results["objectives"]
+    fractions = sorted({point["fraction"] for run in objectives.values() for point in run["eval_points"]})
+    baseline = results.get("baseline")
+    budget = results["budget_flops"]
+    columns = ["objective", "pre-training steps", "pre-training FLOPs", "final pre-training losses"]
+    if baseline:
+        columns.append("0 (random init)")
+    columns += [f"{fraction:g} x budget ({_format_flops(fraction * budget)} FLOPs)" for fraction in fractions]
+    lines = [f"# Compute-matched pre-training objectives: {results['settings']['model_size']} preset, "
+             f"{key} {metric}", "",
+             f"Budget {_format_flops(budget)} training FLOPs ({results['budget_source']}; reference accounting, "
+             "`electra_tf.flops.objective_pretraining_flops`). Cells: median over fine-tuning seeds (mean ± std), "
+             f"{key} dev {metric}, {len(results['settings']['seeds'])} seeds, "
+             f"{results['num_train_examples']} training examples.", "",
+             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for name, run in objectives.items():
+        by_fraction = {point["fraction"]: point for point in run["eval_points"]}
+        cells = [name, str(run["steps"]), _format_flops(run["total_flops"]),
+                 _final_losses(run.get("pretraining_curve"))]
+        if baseline:
+            cells.append(_format_score(baseline.get("downstream")))
+        cells += [_format_score(by_fraction[f].get("downstream")) if f in by_fraction else "–" for f in fractions]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "| objective | FLOPs per step | steps at each evaluation point | pre-training s | fine-tuning s |",
+              "|---|---|---|---|---|"]
+    for name, run in objectives.items():
+        steps = ", ".join(str(point["step"]) for point in run["eval_points"])
+        lines.append(f"| {name} | {_format_flops(run['flops_per_step'])} | {steps} | "
+                     f"{run.get('pretraining_seconds', 0):.0f} | {run.get('finetuning_seconds', 0):.0f} |")
+    if baseline:
+        lines.append(f"| {BASELINE} | 0 | 0 | 0 | {baseline.get('finetuning_seconds', 0):.0f} |")
+    lines += ["", "Pre-training metrics are those of the last logged window. `masked_lm_*` is the generator's for "
+              "objectives with a generator and the discriminator-sized network's for `mlm` (`model_mlm_*` for "
+              "replace_mlm and all_tokens_mlm); `loss` is each objective's own total (ELECTRA's includes 50 x the "
+              "discriminator loss), so losses compare within an objective, not across."]
+    machine = results.get("machine", {})
+    lines += ["", "Command:", "", "```", results.get("command", ""), "```", "",
+              f"Machine: {machine.get('cpu_count')} CPUs, {machine.get('platform')}, TensorFlow "
+              f"{machine.get('tensorflow')}, Keras {machine.get('keras')}; load average at start "
+              f"{machine.get('load_average_at_start')}. Total wall time "
+              f"{results.get('wall_seconds', {}).get('total', 0) / 60:.1f} min (estimated "
+              f"{results.get('estimated_seconds', {}).get('total', 0) / 60:.1f}).", ""]
+    return "\n".join(lines)
+
+
+def _save_figure(figure, path):
+    temporary = f"{path}.tmp-{os.getpid()}"
+    try:
+        figure.savefig(temporary, format="png", dpi=110)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_pretraining_curves(results, path):
+    """One panel per logged metric (every metric of any objective), value against cumulative training FLOPs, one
+    line per objective."""
+    plt = _pyplot()
+    objectives = results["objectives"]
+    names = []
+    for run in objectives.values():
+        for entry in run.get("pretraining_curve", []):
+            names += [name for name in entry if name not in ("step", "flops") and name not in names]
+    names = [name for name in names if not (name == "skipped_steps" and not any(
+        entry.get(name) for run in objectives.values() for entry in run.get("pretraining_curve", [])))]
+    columns = min(3, max(1, len(names)))
+    rows = max(1, math.ceil(len(names) / columns))
+    figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.2 * rows), squeeze=False)
+    for index, name in enumerate(names):
+        axis = axes[index // columns][index % columns]
+        for objective, run in objectives.items():
+            points = [(entry["flops"], entry[name]) for entry in run.get("pretraining_curve", []) if name in entry]
+            if points:
+                axis.plot(*zip(*points), marker=".", label=objective)
+        axis.set_title(name)
+        axis.set_xlabel("pre-training FLOPs")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    for index in range(len(names), rows * columns):
+        axes[index // columns][index % columns].axis("off")
+    figure.suptitle(f"Pre-training metrics against compute ({results['settings']['model_size']})")
+    figure.tight_layout()
+    _save_figure(figure, path)
+    plt.close(figure)
+
+
+def plot_downstream(results, path):
+    """The headline fine-tuning metric against pre-training FLOPs: per objective the median over seeds (line, with
+    mean ± std error bars and every seed as a dot), starting from the random-init network at 0 FLOPs."""
+    plt = _pyplot()
+    key, metric = results["primary_metric"]
+    baseline = results.get("baseline") or {}
+    base = baseline.get("downstream") or {}
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for index, (objective, run) in enumerate(results["objectives"].items()):
+        color = f"C{index}"
+        xs, medians = [], []
+        if base.get("median") is not None:
+            xs.append(0.0)
+            medians.append(base["median"])
+        for point in run["eval_points"]:
+            summary = point.get("downstream") or {}
+            if summary.get("median") is None:
+                continue
+            xs.append(point["flops"])
+            medians.append(summary["median"])
+            axis.errorbar(point["flops"], summary["mean"], yerr=summary["std"], color=color, alpha=0.5, capsize=3)
+            seeds = [value for value in summary["scores"].values() if value is not None]
+            axis.scatter([point["flops"]] * len(seeds), seeds, color=color, s=10, alpha=0.4)
+        axis.plot(xs, medians, marker="o", color=color, label=f"{objective} ({run['steps']} steps)")
+    if base.get("median") is not None:
+        seeds = [value for value in base["scores"].values() if value is not None]
+        axis.scatter([0.0] * len(seeds), seeds, color="k", s=10, alpha=0.4)
+        axis.axhline(base["median"], color="k", linestyle=":", linewidth=1, label="random init (median)")
+    axis.set_xlabel("pre-training FLOPs")
+    axis.set_ylabel(f"{key} dev {metric}")
+    axis.set_title(f"Fine-tuned {key} {metric} against pre-training compute (median; dots: seeds)")
+    axis.grid(alpha=0.3)
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    _save_figure(figure, path)
+    plt.close(figure)
+
+
+def write_outputs(results, output_dir):
+    """results.json, results.md and both plots, each atomically."""
+    atomic_write_json(os.path.join(output_dir, RESULTS_JSON), results)
+    atomic_write_text(os.path.join(output_dir, RESULTS_MD), markdown_table(results))
+    plot_pretraining_curves(results, os.path.join(output_dir, CURVES_PNG))
+    plot_downstream(results, os.path.join(output_dir, DOWNSTREAM_PNG))

@@ -7,13 +7,16 @@
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
 import dataclasses  # noqa: E402
+import os  # noqa: E402
+import shlex  # noqa: E402
+import sys  # noqa: E402
 
 from absl import flags  # noqa: E402
 
 from electra_tf import flops as flops_lib  # noqa: E402
 from electra_tf.config import PRESETS  # noqa: E402
 from electra_tf.errors import ConfigError  # noqa: E402
-from experiments.compute_matched_experiment import command_line, run_experiment  # noqa: E402
+from experiments.compute_matched_experiment import run_experiment  # noqa: E402
 from experiments.compute_matched_plan import Settings  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -75,6 +78,16 @@ def settings_from_flags():
     values["seeds"] = numbers("seeds", int)
     values["objectives"] = [name.strip() for name in FLAGS.objectives if name.strip()]
     return Settings(**values)
+
+
+def command_line(argv=None):
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) > 1 and argv[1] == "--verbosity=-1":  # inserted by electra_tf.cli.run
+        argv.pop(1)
+    script = os.path.relpath(argv[0]) if argv and os.path.isabs(argv[0]) else (argv[0] if argv else "")
+    if script.endswith(os.path.join("experiments", "compute_matched.py")):
+        return " ".join(["python -m experiments.compute_matched"] + [shlex.quote(arg) for arg in argv[1:]])
+    return " ".join(["python", shlex.quote(script)] + [shlex.quote(arg) for arg in argv[1:]])
 
 
 def main(argv):

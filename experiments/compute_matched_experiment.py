@@ -43,10 +43,7 @@ import functools
 import json
 import math
 import os
-import platform
 import random
-import shlex
-import sys
 import time
 
 from electra_tf import flops as flops_lib
@@ -55,7 +52,7 @@ from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
 from experiments.compute_matched_plan import (
     corpus_files, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs, seed_groups, validate)
-from experiments.compute_matched_report import BASELINE, RESULTS_MD, write_outputs
+from experiments.compute_matched_report import BASELINE, RESULTS_MD, machine_info, write_outputs
 
 def _check_or_write_settings(path, values, what):
     """Write `values` to `path`, or refuse when `path` holds other values (a cache built with other flags)."""
@@ -295,29 +292,6 @@ def read_metrics(model_dir, cumulative_flops):
                     entry["flops"] = cumulative_flops(entry["step"])
                     entries.append(entry)
     return entries
-
-
-def machine_info():
-    import keras
-    import tensorflow as tf
-
-    info = {"cpu_count": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
-            "python": platform.python_version(), "tensorflow": tf.__version__, "keras": keras.__version__}
-    if hasattr(os, "sched_getaffinity"):
-        info["usable_cpus"] = len(os.sched_getaffinity(0))
-    if hasattr(os, "getloadavg"):
-        info["load_average_at_start"] = [round(value, 2) for value in os.getloadavg()]
-    return info
-
-
-def command_line(argv=None):
-    argv = list(sys.argv if argv is None else argv)
-    if len(argv) > 1 and argv[1] == "--verbosity=-1":  # inserted by electra_tf.cli.run
-        argv.pop(1)
-    script = os.path.relpath(argv[0]) if argv and os.path.isabs(argv[0]) else (argv[0] if argv else "")
-    if script.endswith(os.path.join("experiments", "compute_matched.py")):
-        return " ".join(["python -m experiments.compute_matched"] + [shlex.quote(arg) for arg in argv[1:]])
-    return " ".join(["python", shlex.quote(script)] + [shlex.quote(arg) for arg in argv[1:]])
 
 
 # ====================================================================== the experiment

@@ -2,6 +2,7 @@
 
 import math
 import os
+import platform
 
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
 
@@ -173,3 +174,16 @@ def write_outputs(results, output_dir):
     atomic_write_text(os.path.join(output_dir, RESULTS_MD), markdown_table(results))
     plot_pretraining_curves(results, os.path.join(output_dir, CURVES_PNG))
     plot_downstream(results, os.path.join(output_dir, DOWNSTREAM_PNG))
+
+
+def machine_info():
+    import keras
+    import tensorflow as tf
+
+    info = {"cpu_count": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
+            "python": platform.python_version(), "tensorflow": tf.__version__, "keras": keras.__version__}
+    if hasattr(os, "sched_getaffinity"):
+        info["usable_cpus"] = len(os.sched_getaffinity(0))
+    if hasattr(os, "getloadavg"):
+        info["load_average_at_start"] = [round(value, 2) for value in os.getloadavg()]
+    return info

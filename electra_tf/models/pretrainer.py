@@ -15,41 +15,7 @@ from electra_tf.pretraining.positions import scatter_vectors
 from electra_tf.pretraining.sampling import (
     annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, replace_tokens)
 from electra_tf.training.metrics import make_pretraining_metrics, update_pretraining_metrics
-
-
-def _all_reduce_sum(values):
-    """Sum `values` (a structure of tensors) over replicas; the identity outside a strategy."""
-    context = tf.distribute.get_replica_context()
-    if context is None or context.num_replicas_in_sync == 1:
-        return values
-    return context.all_reduce(tf.distribute.ReduceOp.SUM, values)
-
-
-def _apply_if(condition, optimizer, gradients, variables):
-    """`optimizer.apply(gradients, variables)` only when `condition` (a scalar bool, equal on every replica).
-
-    The optimizer's update calls `merge_call`, which a strategy does not allow inside a `tf.cond` in replica context,
-    so under such strategies the cond runs in cross-replica context (the pattern of Keras' LossScaleOptimizer).
-    """
-    def apply():
-        optimizer.apply(gradients, variables)
-
-    def skip():
-        pass
-
-    if tf.__internal__.distribute.strategy_supports_no_merge_call():
-        tf.cond(condition, apply, skip)
-        return
-
-    def cross_replica(distribution, condition, gradients, variables):
-        first_replica_condition = distribution.experimental_local_results(condition)[0]
-
-        def apply_on_every_replica():
-            distribution.extended.call_for_each_replica(optimizer.apply, args=(gradients, variables))
-
-        tf.cond(first_replica_condition, apply_on_every_replica, skip)
-
-    tf.distribute.get_replica_context().merge_call(cross_replica, args=(condition, gradients, variables))
+from electra_tf.training.replica_updates import all_reduce_sum, apply_if
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -272,14 +238,14 @@ class ElectraPretrainer(keras.Model):
         with tf.GradientTape() as tape:
             outputs = self.pretraining_outputs(data, step, training=True)
             stats = self.pretraining_statistics(outputs)
-            totals = _all_reduce_sum(tf.nest.map_structure(tf.stop_gradient, stats))
+            totals = all_reduce_sum(tf.nest.map_structure(tf.stop_gradient, stats))
             loss = self._total_loss(stats, totals, step)
             scaled_loss = self.optimizer.scale_loss(loss)
         gradients = tape.gradient(scaled_loss, variables)
         # Dense gradients: IndexedSlices from the embedding lookups cannot be all-reduced and divided uniformly.
         gradients = [tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
                      for g, v in zip(gradients, variables)]
-        gradients = _all_reduce_sum(gradients)
+        gradients = all_reduce_sum(gradients)
         global_loss = self._total_loss(totals, totals, step)
         # One pass over the gradients serves both the finiteness check and the clipping: the global norm is finite
         # exactly when every gradient is (and does not overflow).
@@ -295,7 +261,7 @@ class ElectraPretrainer(keras.Model):
         if self.electra_config.two_stage_steps:
             self._apply_by_stage(step, finite, gradients, variables)
         else:
-            _apply_if(finite, self.optimizer, gradients, variables)
+            apply_if(finite, self.optimizer, gradients, variables)
         # Steps are numbered from 1 in logs and messages: this one is steps_trained + 1 until the increment.
         self.last_skipped_step.assign(tf.where(finite, self.last_skipped_step, self.steps_trained + 1))
         self.skipped_steps.assign_add(tf.cast(tf.logical_not(finite), tf.int64))
@@ -336,7 +302,7 @@ class ElectraPretrainer(keras.Model):
         first_stage = self._in_first_stage(step)
         for in_stage, is_generator in ((first_stage, True), (tf.logical_not(first_stage), False)):
             selected = [(g, v) for g, v in zip(gradients, variables) if (id(v) in generator_ids) == is_generator]
-            _apply_if(tf.logical_and(finite, in_stage), self.optimizer, [g for g, _ in selected],
+            apply_if(tf.logical_and(finite, in_stage), self.optimizer, [g for g, _ in selected],
                       [v for _, v in selected])
 
     def _is_finite(self, global_loss, gradient_norm):
@@ -352,7 +318,7 @@ class ElectraPretrainer(keras.Model):
 
     def test_step(self, data):
         outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
-        totals = _all_reduce_sum(self.pretraining_statistics(outputs))
+        totals = all_reduce_sum(self.pretraining_statistics(outputs))
         update_pretraining_metrics(self._trackers, totals, self._total_loss(totals, totals, self.steps_trained))
         return self._metric_results()
 

@@ -1,0 +1,38 @@
+"""Cross-replica helpers of the pre-training step: sums over replicas and a conditional optimizer update."""
+
+import tensorflow as tf
+
+
+def all_reduce_sum(values):
+    """Sum `values` (a structure of tensors) over replicas; the identity outside a strategy."""
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return values
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, values)
+
+
+def apply_if(condition, optimizer, gradients, variables):
+    """`optimizer.apply(gradients, variables)` only when `condition` (a scalar bool, equal on every replica).
+
+    The optimizer's update calls `merge_call`, which a strategy does not allow inside a `tf.cond` in replica context,
+    so under such strategies the cond runs in cross-replica context (the pattern of Keras' LossScaleOptimizer).
+    """
+    def apply():
+        optimizer.apply(gradients, variables)
+
+    def skip():
+        pass
+
+    if tf.__internal__.distribute.strategy_supports_no_merge_call():
+        tf.cond(condition, apply, skip)
+        return
+
+    def cross_replica(distribution, condition, gradients, variables):
+        first_replica_condition = distribution.experimental_local_results(condition)[0]
+
+        def apply_on_every_replica():
+            distribution.extended.call_for_each_replica(optimizer.apply, args=(gradients, variables))
+
+        tf.cond(first_replica_condition, apply_on_every_replica, skip)
+
+    tf.distribute.get_replica_context().merge_call(cross_replica, args=(condition, gradients, variables))

@@ -4,8 +4,9 @@
     .venv/bin/python bench/pretrain_throughput.py --preset=tiny --steps=2 --warmup_steps=1 --peer=off   # smoke run
 
 Our side: Keras `fit` steps of ElectraPretrainer (the project's train_step: masking, Gumbel sampling, generator +
-discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch, `--steps` timed after
-`--warmup_steps` (the first of which compiles). Prints sequences/s, tokens/s, seconds/step, the first step's loss
+discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch, `--repeats` windows of `--steps`
+timed after `--warmup_steps` (the first of which compiles), at batch ends inside one `fit`, so that fit's set-up and
+teardown stay out of the figures (`fit_teardown_s` reports the latter). Prints sequences/s, tokens/s, seconds/step, the first step's loss
 beside the value a fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense
 matmul peak measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen
 precision, and this process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
@@ -58,8 +59,7 @@ def parse_args(argv=None):
     parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
     parser.add_argument("--jit_compile", action="store_true")
     parser.add_argument("--repeats", type=int, default=1,
-                        help="Time --steps this many times and report the median window (this VM's step times "
-                             "vary by up to 2x between windows; 3 or more for figures that are kept).")
+                        help="Time this many consecutive windows of --steps steps and report the median window.")
     parser.add_argument("--initial_loss_seeds", type=int, default=0,
                         help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
                              "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.")
@@ -113,6 +113,7 @@ def measure_ours(args):
     import tensorflow as tf
 
     from electra_tf.config import ElectraConfig
+    from electra_tf.data.keras_input import keras_input_options
     from electra_tf.flops import pretraining_flops, pretraining_matmul_flops
     from electra_tf.models.pretrainer import ElectraPretrainer
     from electra_tf.training.distribution import set_precision
@@ -125,15 +126,17 @@ def measure_ours(args):
     keras.utils.set_random_seed(args.seed)
     model = ElectraPretrainer(config, max_seq_length=args.seq_len)
     model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
-    dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2)
+    dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2).with_options(keras_input_options())
     first = model.fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
-    if args.warmup_steps > 1:
-        model.fit(dataset, steps_per_epoch=args.warmup_steps - 1, shuffle=False, verbose=0)
-    windows = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        model.fit(dataset, steps_per_epoch=args.steps, shuffle=False, verbose=0)
-        windows.append((time.perf_counter() - start) / args.steps)
+    # The remaining warm-up steps (at least one, whose end starts the first window) and every timed window run in
+    # one `fit`, timed at batch ends: nothing of fit's set-up or teardown enters a window.
+    untimed = max(args.warmup_steps - 1, 1)
+    clock = batch_end_clock()
+    model.fit(dataset, steps_per_epoch=untimed + args.repeats * args.steps, shuffle=False, verbose=0,
+              callbacks=[clock])
+    fit_teardown = time.perf_counter() - clock.times[-1]
+    boundaries = clock.times[untimed - 1::args.steps]
+    windows = [(end - start) / args.steps for start, end in zip(boundaries, boundaries[1:])]
     seconds_per_step = sorted(windows)[len(windows) // 2]
     # FLOPs with the step's real number of prediction slots rather than the reference's fixed 15.625 %.
     output_fraction = model.max_predictions / args.seq_len
@@ -142,7 +145,7 @@ def measure_ours(args):
         "expected_first_step_loss": math.log(config.vocab_size) + config.disc_weight * math.log(2.0),
         "step_flops": pretraining_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
         "matmul_flops": pretraining_matmul_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
-        "peak_rss_mb": peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(), "fit_teardown_s": fit_teardown,
         "config": config,
     }
     if initial_losses:
@@ -153,6 +156,22 @@ def measure_ours(args):
     keras.backend.clear_session()
     gc.collect()
     return result
+
+
+def batch_end_clock():
+    import keras
+
+    class BatchEndClock(keras.callbacks.Callback):
+        """The time at the end of every training batch (Keras runs each step synchronously before calling it)."""
+
+        def __init__(self):
+            super().__init__()
+            self.times = []
+
+        def on_train_batch_end(self, batch, logs=None):
+            self.times.append(time.perf_counter())
+
+    return BatchEndClock()
 
 
 def initial_loss(config, seq_len, batch, seed):
@@ -208,6 +227,7 @@ def main(argv=None):
         "first_step_loss": ours["first_step_loss"], "expected_first_step_loss": ours["expected_first_step_loss"],
         "threads": threads, "peak_rss_mb": ours["peak_rss_mb"], "repeats": args.repeats,
         "seconds_per_step_windows": ours["seconds_per_step_windows"], "seed": args.seed,
+        "fit_teardown_s": ours["fit_teardown_s"],
     }
     for name in ("initial_loss_mean", "initial_losses"):
         if name in ours:

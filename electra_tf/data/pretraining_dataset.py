@@ -10,6 +10,7 @@ import os
 
 import tensorflow as tf
 
+from electra_tf.data.keras_input import keras_input_options
 from electra_tf.data import tfrecord_checks
 from electra_tf.errors import DataError
 
@@ -108,8 +109,7 @@ def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *
         dataset = dataset.skip(skip_batches)
     dataset = dataset.map(lambda serialized: _parse_batch(serialized, max_seq_length),
                           num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    options = tf.data.Options()
-    options.deterministic = True
+    options = keras_input_options()
     options.experimental_distribute.auto_shard_policy = auto_shard_policy(len(files), number_of_workers())
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
 

@@ -143,10 +143,12 @@ def features_to_dataset(features, batch_size=None, shuffle_seed=None, drop_remai
     """A tf.data.Dataset of (inputs dict, label) from GlueFeatures; shuffled (fully) when `shuffle_seed` is given."""
     import tensorflow as tf  # only callers that build input pipelines pay for the import
 
+    from electra_tf.data.keras_input import keras_input_options
+
     dataset = tf.data.Dataset.from_tensor_slices((features.inputs(), features.label_ids))
     if shuffle_seed is not None:
         dataset = dataset.shuffle(len(features), seed=shuffle_seed, reshuffle_each_iteration=True)
     if batch_size:
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    return dataset
+    return dataset.with_options(keras_input_options())
 

@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from electra_tf.data.keras_input import keras_input_options
 from finetune.optimization import create_finetuning_optimizer, num_train_steps
 from finetune.squad.metrics import evaluate_v1, evaluate_v2
 from finetune.squad.model import ElectraSquadModel
@@ -19,7 +20,8 @@ def training_dataset(model, features, batch_size, shuffle_seed):
     if model.uses_teacher_forcing:
         inputs = dict(inputs, start_positions=features.start_positions)
     dataset = tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
-    return dataset.shuffle(len(features), seed=shuffle_seed).batch(batch_size)
+    dataset = dataset.shuffle(len(features), seed=shuffle_seed).batch(batch_size)
+    return dataset.with_options(keras_input_options())
 
 
 def span_candidates(model, features, batch_size):

@@ -3,6 +3,8 @@
 import keras
 import keras_hub
 
+from electra_tf.layers.dropout import use_electra_dropout
+from electra_tf.layers.flat_projections import flatten_attention_projections
 from electra_tf.layers.initializers import truncated_normal
 
 
@@ -55,6 +57,12 @@ class ElectraEncoder(keras.layers.Layer):
             self.embeddings_project.build((None, None, self.embedding_size))
         for layer in self.transformer_layers:
             layer.build((None, None, self.hidden_size))
+            # keras-hub keeps the layer's attention as `_self_attention_layer` (keras-hub 0.32); without it the
+            # projections keep Keras' slower broadcast batch matmul.
+            attention = getattr(layer, "_self_attention_layer", None)
+            if attention is not None:
+                flatten_attention_projections(attention)
+            use_electra_dropout(layer)
         self.built = True
 
     def call(self, embedded, padding_mask, training=None):

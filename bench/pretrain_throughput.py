@@ -4,12 +4,14 @@
     .venv/bin/python bench/pretrain_throughput.py --preset=tiny --steps=2 --warmup_steps=1 --peer=off   # smoke run
 
 Our side: Keras `fit` steps of ElectraPretrainer (the project's train_step: masking, Gumbel sampling, generator +
-discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch, `--repeats` windows of `--steps`
-timed after `--warmup_steps` (the first of which compiles), at batch ends inside one `fit`, so that fit's set-up and
-teardown stay out of the figures (`fit_teardown_s` reports the latter). Prints sequences/s, tokens/s, seconds/step, the first step's loss
-beside the value a fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense
-matmul peak measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen
-precision, and this process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
+discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch: `--repeats` windows of `--steps`
+after `--warmup_steps` (the first of which compiles), each timed at batch ends inside a `fit`, so that fit's set-up
+and teardown stay out of the figures (`fit_teardown_s` reports the longest teardown). `--stock_layers_baseline` also
+times, in alternating windows, the same model with Keras' stock EinsumDense and Dropout layers (the ratio is
+`speedup_vs_stock_layers`). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside the value a
+fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul peak
+measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen precision, and this
+process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
 
 FLOPs: `model_flops_per_step` is the reference accounting of `electra_tf.flops.pretraining_flops` (embedding lookups
 as one-hot matmuls, backward = forward, element-wise costs included; the figures behind the paper's compute numbers),
@@ -64,6 +66,10 @@ def parse_args(argv=None):
                         help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
                              "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.")
     parser.add_argument("--seed", type=int, default=0, help="Initialisation seed of the timed model.")
+    parser.add_argument("--stock_layers_baseline", action="store_true",
+                        help="Also time, in alternating windows of the same run, the same model with Keras' own "
+                             "EinsumDense and Dropout in place of the project's FlatEinsumDense and ElectraDropout; "
+                             "reports speedup_vs_stock_layers. Peak RSS then covers both models.")
     parser.add_argument("--matmul_peak_size", type=int, default=2048,
                         help="Side of the square matrices of the matmul-peak measurement.")
     peer_runner.add_peer_flags(parser)
@@ -123,39 +129,71 @@ def measure_ours(args):
     config = ElectraConfig.from_preset(args.preset)
     batch = random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
     initial_losses = [initial_loss(config, args.seq_len, batch, seed) for seed in range(args.initial_loss_seeds)]
-    keras.utils.set_random_seed(args.seed)
-    model = ElectraPretrainer(config, max_seq_length=args.seq_len)
-    model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
     dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2).with_options(keras_input_options())
-    first = model.fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
-    # The remaining warm-up steps (at least one, whose end starts the first window) and every timed window run in
-    # one `fit`, timed at batch ends: nothing of fit's set-up or teardown enters a window.
-    untimed = max(args.warmup_steps - 1, 1)
-    clock = batch_end_clock()
-    model.fit(dataset, steps_per_epoch=untimed + args.repeats * args.steps, shuffle=False, verbose=0,
-              callbacks=[clock])
-    fit_teardown = time.perf_counter() - clock.times[-1]
-    boundaries = clock.times[untimed - 1::args.steps]
-    windows = [(end - start) / args.steps for start, end in zip(boundaries, boundaries[1:])]
-    seconds_per_step = sorted(windows)[len(windows) // 2]
+    models = {"ours": None, "stock_layers": None} if args.stock_layers_baseline else {"ours": None}
+    first = {}
+    for name in models:
+        keras.utils.set_random_seed(args.seed)
+        models[name] = ElectraPretrainer(config, max_seq_length=args.seq_len)
+        if name == "stock_layers":
+            restore_stock_keras_layers(models[name])
+        models[name].compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
+        first[name] = models[name].fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
+    model = models["ours"]
+    # Each window is one `fit` timed at batch ends after its untimed first step(s) (the rest of the warm-up in the
+    # first window), so nothing of fit's set-up or teardown enters it; with a baseline the two models alternate.
+    windows = {name: [] for name in models}
+    teardowns = []
+    for repeat in range(args.repeats):
+        untimed = max(args.warmup_steps - 1, 1) if repeat == 0 else 1
+        for name in (list(models) if repeat % 2 == 0 else list(models)[::-1]):
+            clock = batch_end_clock()
+            models[name].fit(dataset, steps_per_epoch=untimed + args.steps, shuffle=False, verbose=0,
+                             callbacks=[clock])
+            teardowns.append(time.perf_counter() - clock.times[-1])
+            windows[name].append((clock.times[-1] - clock.times[untimed - 1]) / args.steps)
+    seconds_per_step = median(windows["ours"])
     # FLOPs with the step's real number of prediction slots rather than the reference's fixed 15.625 %.
     output_fraction = model.max_predictions / args.seq_len
     result = {
-        "seconds_per_step": seconds_per_step, "seconds_per_step_windows": windows, "first_step_loss": float(first),
+        "seconds_per_step": seconds_per_step, "seconds_per_step_windows": windows["ours"],
+        "first_step_loss": float(first["ours"]),
         "expected_first_step_loss": math.log(config.vocab_size) + config.disc_weight * math.log(2.0),
         "step_flops": pretraining_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
         "matmul_flops": pretraining_matmul_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
-        "peak_rss_mb": peak_rss_mb(), "fit_teardown_s": fit_teardown,
+        "peak_rss_mb": peak_rss_mb(), "fit_teardown_s": max(teardowns),
         "config": config,
     }
+    if "stock_layers" in windows:
+        result["stock_layers_seconds_per_step"] = median(windows["stock_layers"])
+        result["stock_layers_windows"] = windows["stock_layers"]
+        result["speedup_vs_stock_layers"] = result["stock_layers_seconds_per_step"] / seconds_per_step
     if initial_losses:
         result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
         result["initial_losses"] = initial_losses
-    del model, dataset
+    del model, models, dataset
     keras.mixed_precision.set_global_policy("float32")
     keras.backend.clear_session()
     gc.collect()
     return result
+
+
+def median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def restore_stock_keras_layers(model):
+    """Turns the project's faster drop-in layers back into the Keras ones they subclass (`FlatEinsumDense` ->
+    `EinsumDense`, `ElectraDropout` -> `Dropout`): the baseline of `--stock_layers_baseline`."""
+    import keras
+
+    from electra_tf.layers.dropout import ElectraDropout
+    from electra_tf.layers.flat_projections import FlatEinsumDense
+
+    stock = {FlatEinsumDense: keras.layers.EinsumDense, ElectraDropout: keras.layers.Dropout}
+    for layer in model._flatten_layers(include_self=False, recursive=True):
+        if type(layer) in stock:
+            layer.__class__ = stock[type(layer)]
 
 
 def batch_end_clock():
@@ -209,9 +247,16 @@ def main(argv=None):
     import tensorflow as tf
 
     threads = cpu_threads()
+
+    def measure_peaks():
+        return {"float32": matmul_peak(tf.float32, args.matmul_peak_size),
+                "mixed_bfloat16": matmul_peak(tf.bfloat16, args.matmul_peak_size)}
+
+    # Measured before and after the model and the best kept: a host that is briefly slower during one measurement
+    # must not lower the peak and so inflate the MFU.
+    peak_before = measure_peaks()
     ours = measure_ours(args)
-    peak = {"float32": matmul_peak(tf.float32, args.matmul_peak_size),
-            "mixed_bfloat16": matmul_peak(tf.bfloat16, args.matmul_peak_size)}
+    peak = {name: max(value, peak_before[name]) for name, value in measure_peaks().items()}
     model_flops_per_s = ours["step_flops"] / ours["seconds_per_step"]
     matmul_flops_per_s = ours["matmul_flops"] / ours["seconds_per_step"]
     result = {
@@ -229,7 +274,8 @@ def main(argv=None):
         "seconds_per_step_windows": ours["seconds_per_step_windows"], "seed": args.seed,
         "fit_teardown_s": ours["fit_teardown_s"],
     }
-    for name in ("initial_loss_mean", "initial_losses"):
+    for name in ("initial_loss_mean", "initial_losses", "stock_layers_seconds_per_step", "stock_layers_windows",
+                 "speedup_vs_stock_layers"):
         if name in ours:
             result[name] = ours[name]
     if run_peer:
@@ -255,7 +301,8 @@ def main(argv=None):
                  "expected_first_step_loss",
                  "model_flops_per_s", "matmul_peak_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb",
                  "peer_seq_per_s", "ratio_vs_peer", "peer_first_step_loss", "peer_peak_rss_mb", "peer_precision",
-                 "peer_matmul_peak_flops_per_s", "peer_mfu"):
+                 "peer_matmul_peak_flops_per_s", "peer_mfu", "stock_layers_seconds_per_step",
+                 "speedup_vs_stock_layers"):
         if name in result:
             value = result[name]
             print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")

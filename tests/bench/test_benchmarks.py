@@ -67,9 +67,12 @@ def check_pretrain_result(result, batch, seq_len):
 
 def test_pretrain_throughput_smoke():
     result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=4", "--seq_len=32", "--steps=2",
-                                  "--warmup_steps=1", "--peer=off"))
+                                  "--warmup_steps=1", "--repeats=2", "--peer=off", "--stock_layers_baseline"))
     check_pretrain_result(result, 4, 32)
     assert not any(key.startswith("peer") or key == "ratio_vs_peer" for key in result)
+    assert len(result["seconds_per_step_windows"]) == len(result["stock_layers_windows"]) == 2
+    assert result["speedup_vs_stock_layers"] == pytest.approx(
+        result["stock_layers_seconds_per_step"] / result["seconds_per_step"])
 
 
 def test_peer_on_without_an_interpreter_fails_in_one_line_naming_the_fix(tmp_path):

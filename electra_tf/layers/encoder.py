@@ -3,6 +3,7 @@
 import keras
 import keras_hub
 
+from electra_tf.layers.activations import gelu
 from electra_tf.layers.dropout import use_electra_dropout
 from electra_tf.layers.flat_projections import flatten_attention_projections
 from electra_tf.layers.initializers import truncated_normal
@@ -44,7 +45,7 @@ class ElectraEncoder(keras.layers.Layer):
         for i in range(num_layers):
             setattr(self, f"transformer_layer_{i}", keras_hub.layers.TransformerEncoder(
                 intermediate_dim=intermediate_size, num_heads=num_heads, dropout=hidden_dropout,
-                activation=keras.activations.gelu,  # approximate=False by default: the exact erf form
+                activation=gelu,  # the exact erf form, with a hand-written gradient
                 layer_norm_epsilon=layer_norm_epsilon, kernel_initializer=truncated_normal(initializer_range),
                 normalize_first=False, dtype=self.dtype_policy, name=f"transformer_layer_{i}"))
 

@@ -4,6 +4,7 @@ import keras
 import keras_hub
 from keras import ops
 
+from electra_tf.layers.activations import gelu
 from electra_tf.layers.initializers import truncated_normal
 
 
@@ -15,7 +16,7 @@ def generator_head(word_embeddings, layer_norm_epsilon=1e-12, initializer_range=
     output layer tied to the shared word table.
     """
     return keras_hub.layers.MaskedLMHead(
-        token_embedding=word_embeddings, intermediate_activation=keras.activations.gelu,
+        token_embedding=word_embeddings, intermediate_activation=gelu,
         layer_norm_epsilon=layer_norm_epsilon, kernel_initializer=truncated_normal(initializer_range),
         dtype=dtype, name=name)
 
@@ -29,7 +30,7 @@ class DiscriminatorHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
         self.dense = keras.layers.Dense(
-            hidden_size, activation=keras.activations.gelu, kernel_initializer=truncated_normal(initializer_range),
+            hidden_size, activation=gelu, kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy, name="dense")
         # Glorot-uniform, as tf.layers.dense's default in the reference.
         self.dense_prediction = keras.layers.Dense(1, dtype=self.dtype_policy, name="dense_prediction")

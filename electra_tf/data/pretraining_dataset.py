@@ -10,8 +10,8 @@ import os
 
 import tensorflow as tf
 
-from electra_tf.data.keras_input import keras_input_options
 from electra_tf.data import tfrecord_checks
+from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import DataError
 
 FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")

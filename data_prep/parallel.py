@@ -26,8 +26,11 @@ def _worker_main(config, tasks, results):
     import tensorflow as tf
 
     # One thread per worker: the processes are the parallelism, and oversubscribed cores only slow them down.
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    except RuntimeError:  # TensorFlow already initialised: the worker body running in a live process (tests)
+        pass
     try:
         while (task := tasks.get()) is not None:
             index, shards = task

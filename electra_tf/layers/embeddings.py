@@ -3,6 +3,7 @@
 import keras
 import keras_hub
 
+from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.layers.initializers import truncated_normal
 
 
@@ -38,7 +39,7 @@ class ElectraEmbeddings(keras.layers.Layer):
             dtype=self.dtype_policy, name="token_type_embeddings")
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm")
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = ElectraDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):
         feature_shape = (None, None, self.embedding_size)

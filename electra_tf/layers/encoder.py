@@ -4,6 +4,7 @@ import keras
 import keras_hub
 
 from electra_tf.layers.activations import gelu
+from electra_tf.layers.dropout import use_electra_dropout
 from electra_tf.layers.flat_projections import flatten_attention_projections
 from electra_tf.layers.initializers import truncated_normal
 
@@ -15,8 +16,8 @@ class ElectraEncoder(keras.layers.Layer):
     The layers are keras-hub `TransformerEncoder`s configured as the reference: exact (erf) GELU, LayerNorm epsilon
     1e-12, truncated-normal(0.02) kernels, dropout 0.1 on hidden states and attention probabilities. Layer i is named
     `transformer_layer_{i}`; layer-wise learning-rate decay and checkpoint conversion rely on these names. Once built,
-    each layer's attention projections are `FlatEinsumDense`: a faster drop-in with the same variables
-    (docs/PERFORMANCE.md).
+    each layer's attention projections are `FlatEinsumDense` (a faster drop-in with the same variables) and its
+    dropouts `ElectraDropout` (float32 keep decisions under bfloat16; Keras' own in float32), see docs/PERFORMANCE.md.
     """
 
     def __init__(self, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, hidden_dropout=0.1,
@@ -64,6 +65,7 @@ class ElectraEncoder(keras.layers.Layer):
             attention = getattr(layer, "_self_attention_layer", None)
             if attention is not None:
                 flatten_attention_projections(attention)
+            use_electra_dropout(layer)
         self.built = True
 
     def call(self, embedded, padding_mask, training=None):

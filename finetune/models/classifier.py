@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from electra_tf.errors import ConfigError
+from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.network import ElectraNetwork, as_config
 
 CLASSIFIER_DROPOUT = 0.1
@@ -38,7 +39,7 @@ class ElectraClassifier(ElectraNetwork):
         self.num_classes = 1 if regression else num_classes
         self.regression = bool(regression)
         self.classifier_dropout = float(classifier_dropout)
-        self.dropout = keras.layers.Dropout(self.classifier_dropout, dtype=self.dtype_policy, name="classifier_dropout")
+        self.dropout = ElectraDropout(self.classifier_dropout, dtype=self.dtype_policy, name="classifier_dropout")
         # Glorot-uniform kernel and zero bias: the reference's tf.layers.dense defaults for its task heads.
         self.classifier = keras.layers.Dense(self.num_classes, kernel_initializer="glorot_uniform",
                                              dtype=self.dtype_policy, name="classifier")

@@ -7,7 +7,7 @@ Our side: Keras `fit` steps of ElectraPretrainer (the project's train_step: mask
 discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch: `--repeats` windows of `--steps`
 after `--warmup_steps` (the first of which compiles), each timed at batch ends inside a `fit`, so that fit's set-up
 and teardown stay out of the figures (`fit_teardown_s` reports the longest teardown). `--stock_layers_baseline` also
-times, in alternating windows, the same model with Keras' stock EinsumDense layers (the ratio is
+times, in alternating windows, the same model with Keras' stock EinsumDense and Dropout layers (the ratio is
 `speedup_vs_stock_layers`). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside the value a
 fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul peak
 measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen precision, and this
@@ -68,7 +68,7 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="Initialisation seed of the timed model.")
     parser.add_argument("--stock_layers_baseline", action="store_true",
                         help="Also time, in alternating windows of the same run, the same model with Keras' own "
-                             "EinsumDense in place of the project's FlatEinsumDense; "
+                             "EinsumDense and Dropout in place of the project's FlatEinsumDense and ElectraDropout; "
                              "reports speedup_vs_stock_layers. Peak RSS then covers both models.")
     parser.add_argument("--matmul_peak_size", type=int, default=2048,
                         help="Side of the square matrices of the matmul-peak measurement.")
@@ -184,14 +184,16 @@ def median(values):
 
 def restore_stock_keras_layers(model):
     """Turns the project's faster drop-in layers back into the Keras ones they subclass (`FlatEinsumDense` ->
-    `EinsumDense`): the baseline of `--stock_layers_baseline`."""
+    `EinsumDense`, `ElectraDropout` -> `Dropout`): the baseline of `--stock_layers_baseline`."""
     import keras
 
+    from electra_tf.layers.dropout import ElectraDropout
     from electra_tf.layers.flat_projections import FlatEinsumDense
 
+    stock = {FlatEinsumDense: keras.layers.EinsumDense, ElectraDropout: keras.layers.Dropout}
     for layer in model._flatten_layers(include_self=False, recursive=True):
-        if type(layer) is FlatEinsumDense:
-            layer.__class__ = keras.layers.EinsumDense
+        if type(layer) in stock:
+            layer.__class__ = stock[type(layer)]
 
 
 def batch_end_clock():

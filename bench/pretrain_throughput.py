@@ -29,7 +29,9 @@ under `--mixed_precision=mixed_bfloat16` its forward passes run under torch.auto
 Its generator computes vocabulary logits at every position, as ElectraForMaskedLM does (`--peer_mlm_positions=all`);
 `--peer_mlm_positions=masked` applies the same modules at the chosen positions only, the work our generator does.
 Its seq/s, ratio ours/peer, first loss, own peak RSS, torch's matmul peak on this machine and the peer's MFU (our model
-FLOPs over its time and torch's peak) are added. torch is never imported into this process.
+FLOPs over its time and torch's peak) are added, and the ratio split into its two factors, `matmul_peak_ratio_vs_peer`
+(oneDNN's GEMM peak over torch's on this host) x `mfu_ratio_vs_peer` (our MFU over the peer's). torch is never
+imported into this process.
 
 The last line is one JSON object.
 """
@@ -297,11 +299,17 @@ def main(argv=None):
                 # The same model FLOPs over the peer's time and torch's own matmul peak: how well each framework
                 # uses the kernels it has (torch's CPU GEMM can be much slower than TensorFlow's oneDNN one).
                 peer_mfu=ours["step_flops"] / peer["seconds_per_step"] / peer["matmul_peak_flops_per_s"])
+            # ratio_vs_peer = matmul_peak_ratio_vs_peer x mfu_ratio_vs_peer: how much faster oneDNN's GEMM is than
+            # torch's on this host, times how much more of its own peak our step uses. The first factor changes
+            # from host to host (docs/PERFORMANCE.md), so the ratio does too.
+            result.update(matmul_peak_ratio_vs_peer=result["matmul_peak_flops_per_s"] / result[
+                "peer_matmul_peak_flops_per_s"], mfu_ratio_vs_peer=result["mfu"] / result["peer_mfu"])
     for name in ("seq_per_s", "tokens_per_s", "seconds_per_step", "first_step_loss", "initial_loss_mean",
                  "expected_first_step_loss",
                  "model_flops_per_s", "matmul_peak_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb",
                  "peer_seq_per_s", "ratio_vs_peer", "peer_first_step_loss", "peer_peak_rss_mb", "peer_precision",
-                 "peer_matmul_peak_flops_per_s", "peer_mfu", "stock_layers_seconds_per_step",
+                 "peer_matmul_peak_flops_per_s", "peer_mfu", "matmul_peak_ratio_vs_peer", "mfu_ratio_vs_peer",
+                 "stock_layers_seconds_per_step",
                  "speedup_vs_stock_layers"):
         if name in result:
             value = result[name]

@@ -162,6 +162,10 @@ def test_pretrain_throughput_with_the_peer():
     assert result["ratio_vs_peer"] == pytest.approx(result["seq_per_s"] / result["peer_seq_per_s"])
     assert result["peer_threads"] == result["threads"] and result["peer_precision"] == "float32"
     assert result["peer_matmul_peak_flops_per_s"] > 0 and result["peer_mfu"] > 0
+    # The ratio splits into the two frameworks' GEMM peaks and how much of its own peak each step uses.
+    assert result["matmul_peak_ratio_vs_peer"] == pytest.approx(
+        result["matmul_peak_flops_per_s"] / result["peer_matmul_peak_flops_per_s"])
+    assert result["matmul_peak_ratio_vs_peer"] * result["mfu_ratio_vs_peer"] == pytest.approx(result["ratio_vs_peer"])
     # The peer's fresh model starts at the same loss as ours.
     assert abs(result["peer_first_step_loss"] - result["expected_first_step_loss"]) < 6
 

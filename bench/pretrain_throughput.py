@@ -289,6 +289,9 @@ def main(argv=None):
             print(f"peer skipped: {error}", file=sys.stderr)
             result["peer_error"] = str(error)
         else:
+            # The same model FLOPs over the peer's time and torch's own matmul peak: how well each framework uses the
+            # kernels it has (torch's CPU GEMM can be much slower than TensorFlow's oneDNN one).
+            peer_mfu = ours["step_flops"] / peer["seconds_per_step"] / peer["matmul_peak_flops_per_s"]
             result.update(
                 peer_seq_per_s=peer["seq_per_s"], ratio_vs_peer=result["seq_per_s"] / peer["seq_per_s"],
                 peer_seconds_per_step=peer["seconds_per_step"], peer_first_step_loss=peer["first_step_loss"],
@@ -296,14 +299,12 @@ def main(argv=None):
                 peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32",
                 peer_mlm_positions=args.peer_mlm_positions, peer_versions=peer["versions"],
                 peer_python=args.peer_python, peer_matmul_peak_flops_per_s=peer["matmul_peak_flops_per_s"],
-                # The same model FLOPs over the peer's time and torch's own matmul peak: how well each framework
-                # uses the kernels it has (torch's CPU GEMM can be much slower than TensorFlow's oneDNN one).
-                peer_mfu=ours["step_flops"] / peer["seconds_per_step"] / peer["matmul_peak_flops_per_s"])
-            # ratio_vs_peer = matmul_peak_ratio_vs_peer x mfu_ratio_vs_peer: how much faster oneDNN's GEMM is than
-            # torch's on this host, times how much more of its own peak our step uses. The first factor changes
-            # from host to host (docs/PERFORMANCE.md), so the ratio does too.
-            result.update(matmul_peak_ratio_vs_peer=result["matmul_peak_flops_per_s"] / result[
-                "peer_matmul_peak_flops_per_s"], mfu_ratio_vs_peer=result["mfu"] / result["peer_mfu"])
+                peer_mfu=peer_mfu,
+                # ratio_vs_peer = matmul_peak_ratio_vs_peer x mfu_ratio_vs_peer: how much faster oneDNN's GEMM is
+                # than torch's on this host, times how much more of its own peak our step uses. The first factor
+                # changes from host to host (docs/PERFORMANCE.md), so the ratio does too.
+                matmul_peak_ratio_vs_peer=peak[args.mixed_precision] / peer["matmul_peak_flops_per_s"],
+                mfu_ratio_vs_peer=result["mfu"] / peer_mfu)
     for name in ("seq_per_s", "tokens_per_s", "seconds_per_step", "first_step_loss", "initial_loss_mean",
                  "expected_first_step_loss",
                  "model_flops_per_s", "matmul_peak_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb",

@@ -101,7 +101,7 @@ def run_child(args):
     from bench_utils import random_batch
     from electra_tf.config import ElectraConfig
     from electra_tf.data.keras_input import keras_input_options
-    from electra_tf.models.pretrainer import ElectraPretrainer
+    from electra_tf.training.pretrainer import ElectraPretrainer
     from electra_tf.training.distribution import set_precision
     from electra_tf.training.optimizers import create_optimizer
 

@@ -123,7 +123,7 @@ def measure_ours(args):
     from electra_tf.config import ElectraConfig
     from electra_tf.data.keras_input import keras_input_options
     from electra_tf.flops import pretraining_flops, pretraining_matmul_flops
-    from electra_tf.models.pretrainer import ElectraPretrainer
+    from electra_tf.training.pretrainer import ElectraPretrainer
     from electra_tf.training.distribution import set_precision
     from electra_tf.training.optimizers import create_optimizer
 
@@ -218,7 +218,7 @@ def initial_loss(config, seq_len, batch, seed):
     """The step-0 loss (forward, training=False) of a model initialised with `seed`, in the current dtype policy."""
     import keras
 
-    from electra_tf.models.pretrainer import ElectraPretrainer
+    from electra_tf.training.pretrainer import ElectraPretrainer
 
     import tensorflow as tf
 

@@ -13,6 +13,10 @@ OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
 DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15")
 GENERATOR_TRAINING = ("mle", "adversarial")
 EMBEDDING_SHARING = ("shared", "gdes")
+# What a backbone needs; the other fields are pre-training settings.
+ARCHITECTURE_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                       "max_position_embeddings", "type_vocab_size", "hidden_dropout", "attention_dropout",
+                       "layer_norm_epsilon", "initializer_range")
 
 
 @dataclasses.dataclass
@@ -207,6 +211,14 @@ class ElectraConfig:
             generator_layers_fraction=1.0,
         )
 
+    def architecture(self):
+        """The discriminator's architecture: the keyword arguments of `ElectraBackbone`."""
+        return {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
+
+    def generator_architecture(self):
+        """The generator's architecture (the sizing rule above): the keyword arguments of its `ElectraBackbone`."""
+        return self.generator_config().architecture()
+
     # ----------------------------------------------------------------- (de)serialisation
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -264,3 +276,8 @@ PRESETS = {
     "large": ElectraConfig(embedding_size=1024, hidden_size=1024, num_layers=24, num_heads=16, intermediate_size=4096,
                            generator_hidden_fraction=0.25, mask_prob=0.25),
 }
+
+
+def as_config(config):
+    """An `ElectraConfig` from a config or its dict (as found in `get_config()`)."""
+    return config if isinstance(config, ElectraConfig) else ElectraConfig.from_dict(dict(config))

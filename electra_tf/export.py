@@ -42,7 +42,7 @@ class DiscriminatorServingModule(SingleTextServingModule):
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
         logits = tf.cast(self.discriminator(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False),
+            {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False),
             tf.float32)
         return {"logits": logits, "replaced_probability": tf.math.sigmoid(logits)}
 

@@ -24,7 +24,7 @@ def save_pretrained(discriminator, directory, vocab_file=None):
 
 def load_pretrained(directory):
     """The `ElectraDiscriminator` saved by `save_pretrained` in `directory`."""
-    from electra_tf.models.discriminator import ElectraDiscriminator
+    from electra_tf.models import build_discriminator
 
     config_path = os.path.join(directory, CONFIG_NAME)
     weights_path = os.path.join(directory, WEIGHTS_NAME)
@@ -32,9 +32,8 @@ def load_pretrained(directory):
         if not os.path.isfile(path):
             raise CheckpointError(f"{path} is missing: {directory} is not a directory written by save_pretrained "
                                   "(run_pretraining.py writes one to <model_dir>/pretrained)")
-    discriminator = ElectraDiscriminator(ElectraConfig.load(config_path))
-    try:
-        discriminator.load_weights(weights_path)
-    except ValueError as error:
-        raise CheckpointError(f"{weights_path} does not match {config_path}: {error}") from error
-    return discriminator
+    config = ElectraConfig.load(config_path)
+    discriminator = build_discriminator(config)
+    from electra_tf.checkpoints.ours import load_weights_file
+
+    return load_weights_file(discriminator, "discriminator", weights_path, config_path)

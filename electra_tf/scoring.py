@@ -6,6 +6,7 @@ import numpy as np
 
 from electra_tf.errors import CheckpointError
 from electra_tf.inputs import encode_single_segments
+from electra_tf.models.backbone import backbone_inputs
 from electra_tf.pretrained import VOCAB_NAME, load_pretrained
 from electra_tf.tokenizer import ElectraTokenizer
 
@@ -16,7 +17,7 @@ def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=
     for start in range(0, len(texts), batch_size):
         chunk = texts[start:start + batch_size]
         features, kept, truncated = encode_single_segments(tokenizer, chunk, max_seq_length)
-        logits = np.asarray(discriminator(features, training=False), np.float64)
+        logits = np.asarray(discriminator(backbone_inputs(features), training=False), np.float64)
         for row, text in enumerate(chunk):
             piece_logits = logits[row, 1:1 + kept[row]]
             ids = features["input_ids"][row, 1:1 + kept[row]]

@@ -159,7 +159,7 @@ def export_checkpoints(job, run_plan, vocab):
             continue
         import tensorflow as tf
 
-        from electra_tf.models.pretrainer import ElectraPretrainer
+        from electra_tf.training.pretrainer import ElectraPretrainer
         from electra_tf.pretrained import save_pretrained
 
         checkpoint = os.path.join(job.model_dir, f"ckpt-{step}")

@@ -1,8 +1,8 @@
 """keras-hub `ElectraBackbone` presets (a directory with config.json + model.weights.h5, from `save_to_preset`).
 
-The backbone is built from the same keras-hub layers as our encoder (ReversibleEmbedding, PositionEmbedding,
-TransformerEncoder), so its variables map one to one onto the discriminator's embeddings and encoder. What does not
-map: the backbone has no discriminator or generator head (load with `allow_missing_head`), and it adds a tanh
+keras-hub's backbone has the same variables as ours (the reference's), in keras-hub's layers: they map one to one, by
+their public variable paths, onto the discriminator's embeddings and encoder (its attention projections stored per
+head). What does not map: the backbone has no discriminator or generator head (load with `allow_missing_head`), and it adds a tanh
 `pooled_dense` that ELECTRA does not have (dropped on import; left at its initialiser on export). Note that keras-hub
 builds its Transformer layers with the tanh-approximate GELU where the reference (and our model) uses the exact erf
 form, so the same weights give slightly different activations in the two implementations.
@@ -10,8 +10,10 @@ form, so the same weights give slightly different activations in the two impleme
 
 import json
 import os
+import re
 
-from electra_tf.checkpoints.naming import NETWORK_SCOPES, DISCRIMINATOR, embedding_table_slots, stack_slots
+from electra_tf.checkpoints.naming import (
+    HEADS_BIAS, HEADS_IN, HEADS_OUT, SAME_LAYOUT, DISCRIMINATOR, EMBEDDINGS_SCOPE, NETWORK_SCOPES, Slot)
 from electra_tf.io_utils import staged_directory
 from electra_tf.errors import CheckpointError
 
@@ -27,13 +29,46 @@ def is_keras_hub_preset(path):
         return False
 
 
+# keras-hub's variable paths (public `Variable.path`) -> the reference's discriminator names and layouts.
+_EMBEDDING_PATHS = {
+    "token_embedding/embeddings": "word_embeddings", "position_embedding/embeddings": "position_embeddings",
+    "segment_embedding/embeddings": "token_type_embeddings", "embeddings_layer_norm/gamma": "LayerNorm/gamma",
+    "embeddings_layer_norm/beta": "LayerNorm/beta"}
+_LAYER_PATHS = {
+    "self_attention_layer/query": ("attention/self/query", HEADS_IN, HEADS_BIAS),
+    "self_attention_layer/key": ("attention/self/key", HEADS_IN, HEADS_BIAS),
+    "self_attention_layer/value": ("attention/self/value", HEADS_IN, HEADS_BIAS),
+    "self_attention_layer/attention_output": ("attention/output/dense", HEADS_OUT, SAME_LAYOUT),
+    "self_attention_layer_norm": ("attention/output/LayerNorm", SAME_LAYOUT, SAME_LAYOUT),
+    "feedforward_intermediate_dense": ("intermediate/dense", SAME_LAYOUT, SAME_LAYOUT),
+    "feedforward_output_dense": ("output/dense", SAME_LAYOUT, SAME_LAYOUT),
+    "feedforward_layer_norm": ("output/LayerNorm", SAME_LAYOUT, SAME_LAYOUT)}
+_LAYER_PATH = re.compile(r"^transformer_layer_(\d+)/(.+)/(kernel|bias|gamma|beta)$")
+
+
+def _reference_slot(variable):
+    """The `Slot` of one keras-hub ElectraBackbone variable, or None for its pooler (ELECTRA has none)."""
+    path, network = variable.path, NETWORK_SCOPES[DISCRIMINATOR]
+    if path in _EMBEDDING_PATHS:
+        return Slot(f"{EMBEDDINGS_SCOPE}/{_EMBEDDING_PATHS[path]}", variable)
+    if path.startswith("embeddings_projection/"):
+        return Slot(f"{network}/embeddings_project/{path.rsplit('/', 1)[1]}", variable)
+    match = _LAYER_PATH.match(path)
+    if match and match.group(2) in _LAYER_PATHS:
+        index, part, leaf = match.groups()
+        scope, kernel_layout, bias_layout = _LAYER_PATHS[part]
+        layout = kernel_layout if leaf == "kernel" else bias_layout if leaf == "bias" else SAME_LAYOUT
+        return Slot(f"{network}/encoder/layer_{index}/{scope}/{leaf}", variable, layout)
+    if path.startswith("pooled_dense/"):
+        return None
+    raise CheckpointError(f"keras-hub ElectraBackbone variable {path} has no ELECTRA counterpart (a keras-hub version "
+                          "this converter does not know)")
+
+
 def backbone_slots(backbone):
-    """The backbone's variables under the reference's discriminator names."""
-    layer_norm = backbone.embeddings_layer_norm
-    project = getattr(backbone, "embeddings_projection", None)
-    return (embedding_table_slots(backbone.token_embedding.embeddings, backbone.position_embedding.position_embeddings,
-                                  backbone.segment_embedding.embeddings, layer_norm)
-            + stack_slots(project, backbone.transformer_layers, NETWORK_SCOPES[DISCRIMINATOR]))
+    """The keras-hub backbone's variables under the reference's discriminator names (its pooler left out)."""
+    slots = [_reference_slot(variable) for variable in backbone.weights]
+    return [slot for slot in slots if slot is not None]
 
 
 def read_keras_hub_preset(directory):

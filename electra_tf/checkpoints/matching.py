@@ -46,8 +46,8 @@ def describe(weights):
 
 
 def _model_network_sizes(model, kind, network):
-    encoder = getattr(model, network).encoder if kind == PRETRAINER else model.encoder
-    return {"hidden": encoder.hidden_size, "layers": encoder.num_layers, "intermediate": encoder.intermediate_size}
+    backbone = getattr(model, network).backbone if kind == PRETRAINER else model.backbone
+    return {"hidden": backbone.hidden_size, "layers": backbone.num_layers, "intermediate": backbone.intermediate_size}
 
 
 def _network_of_name(name):

@@ -23,11 +23,12 @@ EMBEDDINGS_SCOPE = "electra/embeddings"
 NETWORK_SCOPES = {DISCRIMINATOR: "electra", GENERATOR: "generator"}
 HEAD_SCOPES = {DISCRIMINATOR: "discriminator_predictions", GENERATOR: "generator_predictions"}
 
-# Attention weights are stored per head by Keras ([H, heads, head_dim]) and flat by the reference ([H, H]).
-_SAME = "same"
-_HEADS_IN = "heads_in"      # kernel [in, heads, head_dim] <-> [in, heads * head_dim]
-_HEADS_BIAS = "heads_bias"  # bias [heads, head_dim] <-> [heads * head_dim]
-_HEADS_OUT = "heads_out"    # kernel [heads, head_dim, out] <-> [heads * head_dim, out]
+# keras-hub's attention stores its projections per head ([H, heads, head_dim]); the reference and our
+# ElectraTransformerLayer store them flat ([H, H]).
+SAME_LAYOUT = "same"
+HEADS_IN = "heads_in"      # kernel [in, heads, head_dim] <-> [in, heads * head_dim]
+HEADS_BIAS = "heads_bias"  # bias [heads, head_dim] <-> [heads * head_dim]
+HEADS_OUT = "heads_out"    # kernel [heads, head_dim, out] <-> [heads * head_dim, out]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,16 +37,16 @@ class Slot:
 
     name: str
     variable: object
-    layout: str = _SAME
+    layout: str = SAME_LAYOUT
 
     @property
     def reference_shape(self):
         shape = tuple(int(d) for d in self.variable.shape)
-        if self.layout == _HEADS_IN:
+        if self.layout == HEADS_IN:
             return (shape[0], shape[1] * shape[2])
-        if self.layout == _HEADS_BIAS:
+        if self.layout == HEADS_BIAS:
             return (shape[0] * shape[1],)
-        if self.layout == _HEADS_OUT:
+        if self.layout == HEADS_OUT:
             return (shape[0] * shape[1], shape[2])
         return shape
 
@@ -77,60 +78,52 @@ def embedding_table_slots(word, position, token_type, layer_norm):
             Slot(f"{scope}/token_type_embeddings", token_type), *_layer_norm(f"{scope}/LayerNorm", layer_norm)]
 
 
-def encoder_slots(encoder, network_scope):
-    """`embeddings_project` (when E != H) and every Transformer layer of one network."""
-    return stack_slots(encoder.embeddings_project, encoder.transformer_layers, network_scope)
-
-
-def stack_slots(embeddings_project, transformer_layers, network_scope):
-    """An optional E -> H Dense and a list of keras-hub `TransformerEncoder`s under the reference's names."""
+def backbone_slots(backbone, network_scope):
+    """`embeddings_project` (when E != H) and every Transformer layer of one `ElectraBackbone` (not its embedding
+    block, which the generator and the discriminator share)."""
     slots = []
-    if embeddings_project is not None:
-        slots += _dense(f"{network_scope}/embeddings_project", embeddings_project)
-    for i, layer in enumerate(transformer_layers):
+    if backbone.embeddings_project is not None:
+        slots += _dense(f"{network_scope}/embeddings_project", backbone.embeddings_project)
+    for i, layer in enumerate(backbone.transformer_layers):
         slots += transformer_layer_slots(layer, f"{network_scope}/encoder/layer_{i}")
     return slots
 
 
 def transformer_layer_slots(layer, scope):
-    attention = layer._self_attention_layer
-    slots = []
-    for part, dense in (("query", attention._query_dense), ("key", attention._key_dense),
-                        ("value", attention._value_dense)):
-        slots += [Slot(f"{scope}/attention/self/{part}/kernel", dense.kernel, _HEADS_IN),
-                  Slot(f"{scope}/attention/self/{part}/bias", dense.bias, _HEADS_BIAS)]
-    slots += [Slot(f"{scope}/attention/output/dense/kernel", attention._output_dense.kernel, _HEADS_OUT),
-              Slot(f"{scope}/attention/output/dense/bias", attention._output_dense.bias)]
-    slots += _layer_norm(f"{scope}/attention/output/LayerNorm", layer._self_attention_layer_norm)
-    slots += _dense(f"{scope}/intermediate/dense", layer._feedforward_intermediate_dense)
-    slots += _dense(f"{scope}/output/dense", layer._feedforward_output_dense)
-    slots += _layer_norm(f"{scope}/output/LayerNorm", layer._feedforward_layer_norm)
-    return slots
+    """The variables of one `ElectraTransformerLayer` under the reference's names (same layout)."""
+    return (_dense(f"{scope}/attention/self/query", layer.query_dense)
+            + _dense(f"{scope}/attention/self/key", layer.key_dense)
+            + _dense(f"{scope}/attention/self/value", layer.value_dense)
+            + _dense(f"{scope}/attention/output/dense", layer.attention_output_dense)
+            + _layer_norm(f"{scope}/attention/output/LayerNorm", layer.attention_layer_norm)
+            + _dense(f"{scope}/intermediate/dense", layer.intermediate_dense)
+            + _dense(f"{scope}/output/dense", layer.output_dense)
+            + _layer_norm(f"{scope}/output/LayerNorm", layer.output_layer_norm))
 
 
 def discriminator_head_slots(discriminator):
     scope = HEAD_SCOPES[DISCRIMINATOR]
+    head = discriminator.replaced_token_head
     # The reference's second tf.layers.dense is auto-named dense_1 (HF calls it dense_prediction).
-    return _dense(f"{scope}/dense", discriminator.head.dense) + _dense(f"{scope}/dense_1",
-                                                                        discriminator.head.dense_prediction)
+    return _dense(f"{scope}/dense", head.dense) + _dense(f"{scope}/dense_1", head.dense_prediction)
 
 
 def generator_head_slots(generator):
     scope = HEAD_SCOPES[GENERATOR]
     head = generator.lm_head
     # The output kernel is the shared word table (tied), so only the bias is the head's own.
-    return (_dense(f"{scope}/dense", head._intermediate_dense)
-            + _layer_norm(f"{scope}/LayerNorm", head._intermediate_layer_norm)
-            + [Slot(f"{scope}/output_bias", head._bias)])
+    return (_dense(f"{scope}/dense", head.dense) + _layer_norm(f"{scope}/LayerNorm", head.layer_norm)
+            + [Slot(f"{scope}/output_bias", head.output_bias)])
 
 
 def model_slots(model, kind):
-    """Every variable of `model` (an ElectraDiscriminator, ElectraGenerator or ElectraPretrainer) with its name."""
+    """Every variable of `model` (an ElectraDiscriminator, ElectraGenerator or ElectraPretrainingModel) with its
+    name."""
     if kind == DISCRIMINATOR:
-        return (embedding_slots(model.embeddings) + encoder_slots(model.encoder, NETWORK_SCOPES[DISCRIMINATOR])
-                + discriminator_head_slots(model))
+        return (embedding_slots(model.backbone.embeddings)
+                + backbone_slots(model.backbone, NETWORK_SCOPES[DISCRIMINATOR]) + discriminator_head_slots(model))
     if kind == GENERATOR:
-        return (embedding_slots(model.embeddings) + encoder_slots(model.encoder, NETWORK_SCOPES[GENERATOR])
+        return (embedding_slots(model.backbone.embeddings) + backbone_slots(model.backbone, NETWORK_SCOPES[GENERATOR])
                 + generator_head_slots(model))
     if kind == PRETRAINER:
         config = model.electra_config
@@ -141,9 +134,9 @@ def model_slots(model, kind):
                 f"{config.two_stage_steps}, embedding_sharing={config.embedding_sharing!r} has no reference checkpoint "
                 "layout; use its discriminator instead: the run's <model_dir>/pretrained directory")
         return (embedding_slots(model.embeddings)
-                + encoder_slots(model.discriminator.encoder, NETWORK_SCOPES[DISCRIMINATOR])
+                + backbone_slots(model.discriminator.backbone, NETWORK_SCOPES[DISCRIMINATOR])
                 + discriminator_head_slots(model.discriminator)
-                + encoder_slots(model.generator.encoder, NETWORK_SCOPES[GENERATOR])
+                + backbone_slots(model.generator.backbone, NETWORK_SCOPES[GENERATOR])
                 + generator_head_slots(model.generator))
     raise ValueError(f"unknown model kind {kind!r}; expected one of {MODEL_KINDS}")
 
@@ -159,7 +152,8 @@ def collect_weights(model, kind):
 
 def model_kind_of(model):
     """The kind of one of our model objects (by class, without importing the models eagerly)."""
-    names = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR, "ElectraPretrainer": PRETRAINER}
+    names = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR,
+             "ElectraPretrainingModel": PRETRAINER}
     for cls in type(model).__mro__:
         if cls.__name__ in names:
             return names[cls.__name__]

@@ -26,13 +26,32 @@ def weights_name(kind):
 
 def build_model(kind, config):
     """A freshly initialised (built) model of `kind` for `config`."""
-    from electra_tf.models import ElectraDiscriminator, ElectraGenerator, ElectraPretrainer
+    from electra_tf.models import ElectraPretrainingModel, build_discriminator, build_generator
 
     if kind == DISCRIMINATOR:
-        return ElectraDiscriminator(config)
+        return build_discriminator(config)
     if kind == GENERATOR:
-        return ElectraGenerator(config)
-    return ElectraPretrainer(config, max_seq_length=min(128, config.max_position_embeddings))
+        return build_generator(config)
+    return ElectraPretrainingModel(config, max_seq_length=min(128, config.max_position_embeddings))
+
+
+def load_weights_file(model, kind, weights_path, config_path):
+    """Load a `<kind>.weights.h5` into `model`: today's files directly, files of the models before `ElectraBackbone`
+    through the reference's names (`legacy_h5`)."""
+    from electra_tf.checkpoints.legacy_h5 import is_legacy_weights_file, read_legacy_weights
+    from electra_tf.checkpoints.matching import assign_weights
+
+    if not os.path.isfile(weights_path):
+        raise CheckpointError(f"{weights_path} is missing: the directory was not written completely; write it again "
+                              "(run_pretraining.py writes <model_dir>/pretrained, convert_checkpoint.py any format)")
+    if is_legacy_weights_file(weights_path):
+        assign_weights(model, kind, read_legacy_weights(weights_path, kind), weights_path)
+        return model
+    try:
+        model.load_weights(weights_path)
+    except ValueError as error:
+        raise CheckpointError(f"{weights_path} does not match {config_path}: {error}") from error
+    return model
 
 
 def stored_kinds(directory):
@@ -67,12 +86,7 @@ def load_ours(path):
         kind = PRETRAINER if PRETRAINER in kinds else kinds[0]
         config = ElectraConfig.load(os.path.join(path, CONFIG_NAME))
         model = build_model(kind, config)
-        weights_path = os.path.join(path, weights_name(kind))
-        try:
-            model.load_weights(weights_path)
-        except ValueError as error:
-            raise CheckpointError(
-                f"{weights_path} does not match {os.path.join(path, CONFIG_NAME)}: {error}") from error
+        load_weights_file(model, kind, os.path.join(path, weights_name(kind)), os.path.join(path, CONFIG_NAME))
         vocab = os.path.join(path, VOCAB_NAME)
         return kind, model, vocab if os.path.isfile(vocab) else None
     prefix = tf.train.latest_checkpoint(path) if os.path.isdir(path) else path

@@ -1,3 +1,3 @@
 from electra_tf.layers.embeddings import ElectraEmbeddings
-from electra_tf.layers.encoder import ElectraEncoder
-from electra_tf.layers.heads import DiscriminatorHead, generator_head
+from electra_tf.layers.heads import DiscriminatorHead, ElectraMaskedLMHead
+from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask

@@ -26,13 +26,3 @@ class ElectraDropout(keras.layers.Dropout):
         scaled = inputs * tf.constant(1.0 / (1.0 - self.rate), inputs.dtype)
         return tf.where(uniform >= self.rate, scaled, tf.zeros([], inputs.dtype))
 
-
-def use_electra_dropout(layer):
-    """Makes every plain `keras.layers.Dropout` inside `layer` (e.g. a keras-hub TransformerEncoder and its
-    attention) an `ElectraDropout`, keeping the instances, their configs and their seed generators; returns how many."""
-    count = 0
-    for sublayer in layer._flatten_layers(include_self=True, recursive=True):
-        if type(sublayer) is keras.layers.Dropout:
-            sublayer.__class__ = ElectraDropout
-            count += 1
-    return count

@@ -1,36 +1,55 @@
 """The ELECTRA generator: a small masked language model whose samples corrupt the discriminator's input."""
 
 import keras
+import keras_hub
 
-from electra_tf.layers import generator_head
-from electra_tf.models.network import ElectraNetwork, as_config
+from electra_tf.config import ElectraConfig, as_config
+from electra_tf.layers import ElectraMaskedLMHead
+from electra_tf.models.backbone import ElectraBackbone
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraGenerator(ElectraNetwork):
-    """Embeddings + a narrower encoder + MLM head tied to the word table.
+class ElectraGenerator(keras_hub.models.Task):
+    """`backbone` -> `lm_head` (the reference's `generator_predictions`, output layer tied to the backbone's word
+    table): float logits [batch, predictions, vocab] at `mask_positions` only (the vocabulary projection of unmasked
+    tokens is never computed).
 
-    `call` takes the usual inputs plus `masked_lm_positions` [batch, N] and returns float logits [batch, N, vocab] at
-    those positions only (the head never computes the vocabulary projection of unmasked tokens).
+    Inputs are the backbone's plus `mask_positions` [batch, predictions] (int). The pre-training model builds one on a
+    narrower backbone (the sizing rule of `ElectraConfig.generator_architecture()`) that shares the discriminator's
+    embedding block.
 
-    Args:
-        config: `ElectraConfig` (or its dict) of the *discriminator*; the generator's sizes follow from
-            `config.generator_config()` (the reference's sizing rule).
-        embeddings: an `ElectraEmbeddings` to share (the pre-training model passes the discriminator's).
-        encoder: an encoder to share (`tie_all_weights`: the generator is the discriminator's encoder with an MLM head).
+    `electra_config` is the `ElectraConfig` the model was built from (with the pre-training settings and the sizing
+    rule that conversions to other formats need), serialised with the model; by default the backbone's architecture.
     """
 
-    def __init__(self, config, embeddings=None, encoder=None, **kwargs):
+    backbone_cls = ElectraBackbone
+    preprocessor_cls = None
+
+    def __init__(self, backbone, preprocessor=None, electra_config=None, **kwargs):
+        # keras-hub's order: layers as attributes first, then the functional graph.
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.electra_config = None if electra_config is None else as_config(electra_config)
+        self.lm_head = ElectraMaskedLMHead(
+            backbone.token_embedding, backbone.layer_norm_epsilon, backbone.initializer_range,
+            dtype=backbone.dtype_policy, name="generator_predictions")
+        inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
+        sequence_output = backbone({name: inputs[name] for name in backbone.input})
+        outputs = self.lm_head(sequence_output, inputs["mask_positions"])
         kwargs.setdefault("name", "generator")
-        config = as_config(config)
-        self.generator_sizes = config.generator_config()
-        super().__init__(config, self.generator_sizes, embeddings, encoder=encoder, **kwargs)
-        self.lm_head = generator_head(self.embeddings.word_embeddings, config.layer_norm_epsilon,
-                                      config.initializer_range, dtype=self.dtype_policy)
-        self.build()
+        kwargs.setdefault("compile", False)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        if self.electra_config is None:
+            self.electra_config = ElectraConfig(**backbone.architecture(), generator_hidden_fraction=1.0)
 
-    def _build_head(self):
-        self.lm_head.build((None, None, self.generator_sizes.hidden_size))
+    def get_config(self):
+        config = super().get_config()
+        config["electra_config"] = self.electra_config.to_dict()
+        return config
 
-    def call(self, inputs, training=None):
-        return self.lm_head(self.encode(inputs, training=training), mask_positions=inputs["masked_lm_positions"])
+
+def build_generator(config, dtype=None):
+    """A new stand-alone generator (own backbone and embeddings) sized from the discriminator's `config` by the
+    reference's rule."""
+    config = as_config(config)
+    return ElectraGenerator(ElectraBackbone(**config.generator_architecture(), dtype=dtype), electra_config=config)

@@ -15,7 +15,7 @@ import tensorflow as tf
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
-from electra_tf.models.pretrainer import ElectraPretrainer
+from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.pretrained import save_pretrained
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution
@@ -153,13 +153,16 @@ def build_model(job, config, strategy):
 
 
 def seed_generator_states(model):
-    """The state variables of the model's Keras SeedGenerators (its Dropout layers), by position in the layer tree.
+    """The state variables of the model's Keras SeedGenerators (its Dropout layers), by position in `model.variables`.
 
     Keras does not checkpoint them, so without this a resumed run would draw other dropout masks than an uninterrupted
     one. Keys are positions, not layer names: auto-generated names differ between models built in the same process.
     """
-    generators = [generator for layer in model._flatten_layers() for generator in layer._seed_generators]
-    return {f"seed_generator_{index:03d}": generator.state for index, generator in enumerate(generators)}
+    states = {}
+    for variable in model.variables:
+        if variable.path.endswith("seed_generator_state"):
+            states.setdefault(id(variable), variable)
+    return {f"seed_generator_{index:03d}": state for index, state in enumerate(states.values())}
 
 
 def _checkpoint_directory(job, chief):

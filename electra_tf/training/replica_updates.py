@@ -15,7 +15,8 @@ def apply_if(condition, optimizer, gradients, variables):
     """`optimizer.apply(gradients, variables)` only when `condition` (a scalar bool, equal on every replica).
 
     The optimizer's update calls `merge_call`, which a strategy does not allow inside a `tf.cond` in replica context,
-    so under such strategies the cond runs in cross-replica context (the pattern of Keras' LossScaleOptimizer).
+    so under a strategy the cond runs in cross-replica context (the pattern of Keras' LossScaleOptimizer); without one
+    it is a plain cond.
     """
     def apply():
         optimizer.apply(gradients, variables)
@@ -23,7 +24,7 @@ def apply_if(condition, optimizer, gradients, variables):
     def skip():
         pass
 
-    if tf.__internal__.distribute.strategy_supports_no_merge_call():
+    if not tf.distribute.has_strategy():
         tf.cond(condition, apply, skip)
         return
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from electra_tf.config import ElectraConfig
 from electra_tf.export import export_discriminator
-from electra_tf.models.discriminator import ElectraDiscriminator
+from electra_tf.models import backbone_inputs, build_discriminator
 from electra_tf.tokenizer import ElectraTokenizer
 from tests.serving_session import run_like_tf_serving
 
@@ -29,7 +29,7 @@ print(json.dumps({"ids_logits": by_ids["logits"].numpy().tolist(), "text_logits"
 def test_saved_model_in_a_fresh_process_matches_keras(pretraining_data, tmp_path):
     _, vocab = pretraining_data
     tokenizer = ElectraTokenizer(vocab)
-    model = ElectraDiscriminator(ElectraConfig.from_preset("tiny", vocab_size=tokenizer.vocab_size, pad_id=0,
+    model = build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=tokenizer.vocab_size, pad_id=0,
                                                            unk_id=1, cls_id=2, sep_id=3, mask_id=4))
     export_dir = str(tmp_path / "export" / "1")
     export_discriminator(model, tokenizer, export_dir, max_seq_length=16)
@@ -42,13 +42,13 @@ def test_saved_model_in_a_fresh_process_matches_keras(pretraining_data, tmp_path
     served = json.loads(result.stdout.strip().splitlines()[-1])
 
     ids = np.array(ids, np.int32)
-    keras_logits = model({"input_ids": ids, "input_mask": (ids > 0).astype(np.int32),
-                          "segment_ids": np.zeros_like(ids)}).numpy()
+    keras_logits = model(backbone_inputs({"input_ids": ids, "input_mask": (ids > 0).astype(np.int32),
+                          "segment_ids": np.zeros_like(ids)})).numpy()
     np.testing.assert_allclose(served["ids_logits"], keras_logits, atol=1e-5)
     text_ids = np.array(served["text_ids"])
     assert text_ids.shape == (2, 16) and text_ids[:, :8].tolist() == ids.tolist()  # in-graph tokenisation
-    keras_text_logits = model({"input_ids": text_ids, "input_mask": (text_ids > 0).astype(np.int32),
-                               "segment_ids": np.zeros_like(text_ids)}).numpy()
+    keras_text_logits = model(backbone_inputs({"input_ids": text_ids, "input_mask": (text_ids > 0).astype(np.int32),
+                               "segment_ids": np.zeros_like(text_ids)})).numpy()
     np.testing.assert_allclose(served["text_logits"], keras_text_logits, atol=1e-5)
 
     listing = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir",

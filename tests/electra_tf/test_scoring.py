@@ -6,7 +6,7 @@ import sys
 import numpy as np
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models.discriminator import ElectraDiscriminator
+from electra_tf.models import backbone_inputs, build_discriminator
 from electra_tf.pretrained import save_pretrained
 from electra_tf.scoring import load_scorer, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
@@ -15,7 +15,7 @@ from tests.conftest import REPO_ROOT
 
 
 def _model(tokenizer):
-    return ElectraDiscriminator(ElectraConfig.from_preset("tiny", vocab_size=tokenizer.vocab_size, pad_id=0, unk_id=1,
+    return build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=tokenizer.vocab_size, pad_id=0, unk_id=1,
                                                           cls_id=2, sep_id=3, mask_id=4))
 
 
@@ -23,9 +23,9 @@ def test_scores_are_the_discriminator_probabilities(pretraining_data):
     tokenizer = ElectraTokenizer(pretraining_data[1])
     model = _model(tokenizer)
     results = score_texts(model, tokenizer, ["w1 w2 w3", "w4 " * 20], max_seq_length=8)
-    logits = model({"input_ids": np.array([[2, 6, 7, 8, 3, 0, 0, 0]], np.int32),
+    logits = model(backbone_inputs({"input_ids": np.array([[2, 6, 7, 8, 3, 0, 0, 0]], np.int32),
                     "input_mask": np.array([[1, 1, 1, 1, 1, 0, 0, 0]], np.int32),
-                    "segment_ids": np.zeros((1, 8), np.int32)}).numpy()[0, 1:4]
+                    "segment_ids": np.zeros((1, 8), np.int32)})).numpy()[0, 1:4]
     first = results[0]
     assert first["tokens"] == ["w1", "w2", "w3"] and not first["truncated"]
     np.testing.assert_allclose(first["replaced_probability"], 1 / (1 + np.exp(-logits)), atol=1e-5)

@@ -3,7 +3,8 @@
 import numpy as np
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models import ElectraDiscriminator, ElectraGenerator, ElectraPretrainer
+from electra_tf.models import build_discriminator, build_generator
+from electra_tf.training.pretrainer import ElectraPretrainer
 
 TINY = ElectraConfig(vocab_size=50, embedding_size=16, hidden_size=32, num_layers=2, num_heads=2,
                      intermediate_size=64, max_position_embeddings=16, generator_hidden_fraction=0.25,
@@ -26,9 +27,9 @@ def randomise(model, seed=0):
 
 def tiny_model(kind, config=TINY, seed=0):
     if kind == "discriminator":
-        model = ElectraDiscriminator(config)
+        model = build_discriminator(config)
     elif kind == "generator":
-        model = ElectraGenerator(config)
+        model = build_generator(config)
     else:
         model = ElectraPretrainer(config, max_seq_length=16)
     return randomise(model, seed)

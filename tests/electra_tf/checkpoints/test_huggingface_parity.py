@@ -5,6 +5,7 @@ import os
 import numpy as np
 
 from electra_tf.checkpoints import load_model
+from electra_tf.models import backbone_inputs
 from tests.electra_tf.checkpoints import fixtures, hf_reference
 
 TOLERANCE = 1e-4
@@ -29,13 +30,13 @@ def _expected_mlm_logits(hf_pair, features):
 
 def _every_position(features):
     batch, length = features["input_ids"].shape
-    return dict(features, masked_lm_positions=np.tile(np.arange(length, dtype=np.int32), (batch, 1)))
+    return dict(backbone_inputs(features), mask_positions=np.tile(np.arange(length, dtype=np.int32), (batch, 1)))
 
 
 def test_discriminator_logits_match_hf_electra_for_pretraining(hf_pair):
     features = fixtures.batch()
     loaded = load_model(os.path.join(hf_pair["root"], "discriminator"), "discriminator")
-    ours = np.asarray(loaded.model(features, training=False))
+    ours = np.asarray(loaded.model(backbone_inputs(features), training=False))
     expected = _expected_discriminator_logits(hf_pair, features)
     assert np.abs(expected).max() > 0.5  # non-trivial logits
     np.testing.assert_allclose(_real(ours, features), _real(expected, features), atol=TOLERANCE, rtol=0)
@@ -44,7 +45,7 @@ def test_discriminator_logits_match_hf_electra_for_pretraining(hf_pair):
 def test_generator_mlm_logits_match_hf_electra_for_masked_lm(hf_pair):
     features = fixtures.batch()
     loaded = load_model(os.path.join(hf_pair["root"], "generator"), "generator")
-    assert loaded.model.generator_sizes.hidden_size == 8
+    assert loaded.model.backbone.hidden_size == 8
     ours = np.asarray(loaded.model(_every_position(features), training=False))
     expected = _expected_mlm_logits(hf_pair, features)
     assert ours.shape == expected.shape == (2, 10, fixtures.VOCAB_SIZE)
@@ -54,8 +55,8 @@ def test_generator_mlm_logits_match_hf_electra_for_masked_lm(hf_pair):
 def test_pretrainer_from_hf_pair_matches_both_hf_models(hf_pair):
     features = fixtures.batch(seed=3)
     pretrainer = load_model(hf_pair["root"], "pretrainer").model
-    assert pretrainer.generator.embeddings is pretrainer.discriminator.embeddings
-    disc = np.asarray(pretrainer.discriminator(features, training=False))
+    assert pretrainer.generator.backbone.embeddings is pretrainer.discriminator.backbone.embeddings
+    disc = np.asarray(pretrainer.discriminator(backbone_inputs(features), training=False))
     mlm = np.asarray(pretrainer.generator(_every_position(features), training=False))
     expected_disc = _expected_discriminator_logits(hf_pair, features)
     np.testing.assert_allclose(_real(disc, features), _real(expected_disc, features), atol=TOLERANCE, rtol=0)
@@ -73,5 +74,5 @@ def test_hf_electra_model_without_prefix_loads_as_encoder(hf_pair, tmp_path):
     model = load_model(directory, "discriminator", allow_missing_head=True).model
     expected = hf_reference.electra_model(hf_pair["discriminator"], config, features["input_ids"],
                                           features["input_mask"], features["segment_ids"])
-    np.testing.assert_allclose(_real(np.asarray(model.encode(features)), features), _real(expected, features),
+    np.testing.assert_allclose(_real(np.asarray(model.backbone.encode(features)), features), _real(expected, features),
                                atol=TOLERANCE, rtol=0)

@@ -8,7 +8,8 @@ from safetensors.numpy import load_file, save_file
 
 from electra_tf.checkpoints import load_model, load_weights_into
 from electra_tf.errors import CheckpointError
-from electra_tf.models import ElectraDiscriminator, ElectraPretrainer
+from electra_tf.models import build_discriminator
+from electra_tf.training.pretrainer import ElectraPretrainer
 from tests.electra_tf.checkpoints.models import TINY
 
 
@@ -22,7 +23,7 @@ def test_generator_loaded_as_discriminator(hf_pair):
     assert "--model=generator" in message
 
     with pytest.raises(CheckpointError) as existing_model:
-        load_weights_into(ElectraDiscriminator(TINY), generator_dir)
+        load_weights_into(build_discriminator(TINY), generator_dir)
     message = str(existing_model.value)
     assert "variable electra/embeddings_project/kernel (shape (16, 32)) is missing" in message
     assert "generator/embeddings_project/kernel has shape (16, 8)" in message
@@ -32,7 +33,7 @@ def test_generator_loaded_as_discriminator(hf_pair):
 def test_wrong_width(hf_pair):
     wide = dataclasses.replace(TINY, hidden_size=64, intermediate_size=128)
     with pytest.raises(CheckpointError) as error:
-        load_weights_into(ElectraDiscriminator(wide), os.path.join(hf_pair["root"], "discriminator"))
+        load_weights_into(build_discriminator(wide), os.path.join(hf_pair["root"], "discriminator"))
     message = str(error.value)
     assert "variable electra/embeddings_project/kernel has shape (16, 32) in the checkpoint but (16, 64)" in message
     assert "this checkpoint's discriminator has hidden 32 but a discriminator of hidden 64 was requested" in message

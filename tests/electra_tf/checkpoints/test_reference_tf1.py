@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from electra_tf.models import backbone_inputs
 from electra_tf.checkpoints import load_model, save_model
 from electra_tf.checkpoints.reference_tf1 import read_tf1_checkpoint
 from tests.electra_tf.checkpoints import fixtures, hf_reference
@@ -44,7 +45,7 @@ def test_discriminator_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint,
     expected = hf_reference.electra_for_pretraining_logits(
         hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
         features["segment_ids"])
-    np.testing.assert_allclose(_real(np.asarray(loaded.model(features)), features), _real(expected, features),
+    np.testing.assert_allclose(_real(np.asarray(loaded.model(backbone_inputs(features))), features), _real(expected, features),
                                atol=TOLERANCE, rtol=0)
 
 
@@ -55,12 +56,12 @@ def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf
     assert (config.generator_hidden_size, config.generator_num_layers) == (8, 2)
     batch, length = features["input_ids"].shape
     positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
-    mlm = np.asarray(pretrainer.generator(dict(features, masked_lm_positions=positions)))
+    mlm = np.asarray(pretrainer.generator(dict(backbone_inputs(features), mask_positions=positions)))
     expected_mlm = hf_reference.electra_for_masked_lm_logits(
         hf_pair["generator"], hf_pair["generator_config"], features["input_ids"], features["input_mask"],
         features["segment_ids"])
     np.testing.assert_allclose(_real(mlm, features), _real(expected_mlm, features), atol=TOLERANCE, rtol=0)
-    disc = np.asarray(pretrainer.discriminator(features))
+    disc = np.asarray(pretrainer.discriminator(backbone_inputs(features)))
     expected_disc = hf_reference.electra_for_pretraining_logits(
         hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
         features["segment_ids"])

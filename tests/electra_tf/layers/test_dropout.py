@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.layers.dropout import ElectraDropout, use_electra_dropout
+from electra_tf.layers.dropout import ElectraDropout
 
 RATE = 0.1
 
@@ -54,12 +54,3 @@ def test_config_round_trip_and_serialization():
     layer = ElectraDropout(RATE, seed=5, name="drop")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
     assert type(restored) is ElectraDropout and restored.get_config() == layer.get_config()
-
-
-def test_use_electra_dropout_swaps_plain_dropouts_only():
-    block = keras.Sequential([keras.layers.Dense(4), keras.layers.Dropout(RATE), keras.layers.Dropout(0.2),
-                              keras.layers.GaussianDropout(0.1)])
-    assert use_electra_dropout(block) == 2
-    assert [type(layer).__name__ for layer in block.layers] == ["Dense", "ElectraDropout", "ElectraDropout",
-                                                                 "GaussianDropout"]
-    assert [layer.rate for layer in block.layers[1:3]] == [RATE, 0.2]

@@ -2,42 +2,49 @@ import numpy as np
 import pytest
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models.discriminator import ElectraDiscriminator
-from electra_tf.models.generator import ElectraGenerator
-from electra_tf.pretrained import load_pretrained, save_pretrained
 from electra_tf.errors import CheckpointError
+from electra_tf.models import ElectraDiscriminator, ElectraGenerator, backbone_inputs, build_discriminator, \
+    build_generator
+from electra_tf.pretrained import load_pretrained, save_pretrained
 
 
 def _features(batch=2, length=16):
     rng = np.random.default_rng(0)
     ids = rng.integers(5, 300, size=(batch, length)).astype(np.int32)
-    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    return backbone_inputs({"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)})
 
 
 def test_reference_settings_in_the_encoder_layers():
-    model = ElectraDiscriminator(ElectraConfig.from_preset("tiny", vocab_size=300))
-    layer = model.encoder.transformer_layers[0]
-    assert layer.layer_norm_epsilon == 1e-12 and layer.normalize_first is False and layer.dropout == 0.1
-    x = np.linspace(-3, 3, 7).astype(np.float32)
     from scipy.special import erf  # the exact GELU, not the tanh approximation
-    np.testing.assert_allclose(layer.activation(x), 0.5 * x * (1 + erf(x / np.sqrt(2))), atol=1e-6)
-    assert model.embeddings.layer_norm.epsilon == 1e-12
-    assert model.encoder.embeddings_project is not None  # E=64 != H=128
-    stddev = np.std(model.encoder.transformer_layers[0]._feedforward_intermediate_dense.kernel.numpy())
+
+    model = build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300))
+    layer = model.backbone.transformer_layers[0]
+    assert layer.layer_norm_epsilon == 1e-12 and layer.attention_layer_norm.epsilon == 1e-12
+    assert layer.attention_probs_dropout.rate == 0.1 and layer.output_dropout.rate == 0.1
+    x = np.linspace(-3, 3, 7).astype(np.float32)
+    np.testing.assert_allclose(layer.intermediate_dense.activation(x), 0.5 * x * (1 + erf(x / np.sqrt(2))), atol=1e-6)
+    assert model.backbone.embeddings.layer_norm.epsilon == 1e-12
+    assert model.backbone.embeddings_project is not None  # E=64 != H=128
+    stddev = np.std(layer.intermediate_dense.kernel.numpy())
     assert 0.015 < stddev < 0.02  # truncated normal 0.02 (truncation shrinks the std to ~0.88 x 0.02)
+    # The reference's [H, H] attention kernels, not per-head ones.
+    assert tuple(layer.query_dense.kernel.shape) == (128, 128)
 
 
 def test_generator_sizes_follow_the_reference_rule():
-    generator = ElectraGenerator(ElectraConfig.from_preset("tiny", vocab_size=300))
+    generator = build_generator(ElectraConfig.from_preset("tiny", vocab_size=300))
     # tiny: H=128, fraction 1/4 -> hidden 32, heads max(1, 32 // 64) = 1, FFN 4 x 32, E=64 projected to 32.
-    assert generator.encoder.hidden_size == 32 and generator.encoder.num_heads == 1
-    assert generator.encoder.intermediate_size == 128 and generator.encoder.embeddings_project is not None
-    features = dict(_features(), masked_lm_positions=np.array([[1, 4, 5]] * 2, np.int32))
+    backbone = generator.backbone
+    assert backbone.hidden_size == 32 and backbone.num_heads == 1
+    assert backbone.intermediate_size == 128 and backbone.embeddings_project is not None
+    features = dict(_features(), mask_positions=np.array([[1, 4, 5]] * 2, np.int32))
     assert generator(features).shape == (2, 3, 300)
+    # The output layer is the word table, transposed: logits - bias = LayerNorm(dense(h)) @ table^T.
+    assert generator.lm_head.word_embeddings is backbone.embeddings.word_embeddings
 
 
 def test_discriminator_outputs_one_logit_per_token_and_round_trips(tmp_path):
-    model = ElectraDiscriminator(ElectraConfig.from_preset("tiny", vocab_size=300))
+    model = build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300))
     logits = model(_features()).numpy()
     assert logits.shape == (2, 16)
     clone = ElectraDiscriminator.from_config(model.get_config())
@@ -46,10 +53,17 @@ def test_discriminator_outputs_one_logit_per_token_and_round_trips(tmp_path):
     np.testing.assert_allclose(load_pretrained(str(tmp_path / "pretrained"))(_features()).numpy(), logits, atol=1e-6)
 
 
+def test_generator_config_round_trip_rebuilds_the_same_sizes():
+    generator = build_generator(ElectraConfig.from_preset("tiny", vocab_size=300))
+    clone = ElectraGenerator.from_config(generator.get_config())
+    assert clone.backbone.architecture() == generator.backbone.architecture()
+    assert clone.electra_config == generator.electra_config
+
+
 def test_loading_a_missing_or_mismatched_pretrained_model_fails_clearly(tmp_path):
     with pytest.raises(CheckpointError, match="config.json is missing"):
         load_pretrained(str(tmp_path))
-    save_pretrained(ElectraDiscriminator(ElectraConfig.from_preset("tiny", vocab_size=300)), str(tmp_path / "a"))
+    save_pretrained(build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300)), str(tmp_path / "a"))
     ElectraConfig.from_preset("tiny", vocab_size=300, hidden_size=256, num_heads=4).save(
         str(tmp_path / "a" / "config.json"))
     with pytest.raises(CheckpointError, match="does not match"):

@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models.pretrainer import ElectraPretrainer
+from electra_tf.models import backbone_inputs
+from electra_tf.training.pretrainer import ElectraPretrainer
 
 
 def _tiny(**overrides):
@@ -57,8 +58,8 @@ def test_initial_loss_of_small_is_ln_vocab_plus_50_ln_2(shared_data):
 def test_embedding_block_is_shared_and_tied():
     """Must-show 3, structure: one embedding block, the generator's softmax uses its word table."""
     model = ElectraPretrainer(_tiny(), max_seq_length=32)
-    assert model.generator.embeddings is model.embeddings is model.discriminator.embeddings
-    assert model.generator.lm_head.token_embedding is model.embeddings.word_embeddings
+    assert model.generator.backbone.embeddings is model.embeddings is model.discriminator.backbone.embeddings
+    assert model.generator.lm_head.word_embeddings is model.embeddings.word_embeddings
     generator_ids = {id(v) for v in model.generator.trainable_variables}
     discriminator_ids = {id(v) for v in model.discriminator.trainable_variables}
     embedding_ids = {id(v) for v in model.embeddings.trainable_variables}
@@ -70,7 +71,7 @@ def test_embedding_block_is_shared_and_tied():
 
 def test_generator_logits_use_the_shared_word_table():
     model = ElectraPretrainer(_tiny(), max_seq_length=32)
-    features = dict(_batch(np.random.default_rng(0)), masked_lm_positions=np.array([[1, 2]] * 4, np.int32))
+    features = dict(backbone_inputs(_batch(np.random.default_rng(0))), mask_positions=np.array([[1, 2]] * 4, np.int32))
     before = model.generator(features).numpy()
     table = model.embeddings.word_embeddings.embeddings
     # Adding a constant vector c to every word changes each output row by h.c only through the tied projection:
@@ -154,9 +155,9 @@ def test_mlm_objective_has_no_generator_and_trains_the_discriminator_sized_netwo
     outputs = model.pretraining_outputs(_batch(np.random.default_rng(0)), step=0)
     assert outputs["model_mlm_logits"].shape == (4, model.max_predictions, 300)
     assert "disc_logits" not in outputs and "corrupted_ids" not in outputs
-    encoder = model.discriminator.encoder.trainable_variables
+    encoder = model.discriminator.backbone.trainable_variables
     assert all(_reached(_gradients(model, "mlm_loss_sum", encoder)))
-    assert all(g is None for g in _gradients(model, "mlm_loss_sum", model.discriminator.head.trainable_variables))
+    assert all(g is None for g in _gradients(model, "mlm_loss_sum", model.discriminator.replaced_token_head.trainable_variables))
 
 
 @pytest.mark.parametrize("objective, positions", [("replace_mlm", 4), ("all_tokens_mlm", 32)])
@@ -179,25 +180,25 @@ def test_mlm_variants_predict_from_the_generator_corrupted_input(objective, posi
 
 def test_generator_size_fractions():
     model = ElectraPretrainer(_tiny(generator_hidden_fraction=0.5, generator_layers_fraction=0.5), max_seq_length=32)
-    assert model.generator.encoder.num_layers == 1 and model.discriminator.encoder.num_layers == 2
-    assert model.generator.generator_sizes.hidden_size == 64
+    assert model.generator.backbone.num_layers == 1 and model.discriminator.backbone.num_layers == 2
+    assert model.generator.backbone.hidden_size == 64
 
 
 def test_untied_embeddings_keep_the_discriminator_loss_out_of_the_generator_tables():
     model = ElectraPretrainer(_tiny(untied_embeddings=True), max_seq_length=32)
-    assert model.generator.embeddings is model.generator_embeddings is not model.embeddings
-    assert model.discriminator.embeddings is model.embeddings
+    assert model.generator.backbone.embeddings is model.generator_embeddings is not model.embeddings
+    assert model.discriminator.backbone.embeddings is model.embeddings
     assert all(g is None for g in _gradients(model, "disc_loss_sum", model.generator_embeddings.trainable_variables))
     assert all(g is None for g in _gradients(model, "mlm_loss_sum", model.embeddings.trainable_variables))
 
 
 def test_tie_all_weights_makes_the_generator_the_discriminator_encoder():
     model = ElectraPretrainer(_tiny(tie_all_weights=True), max_seq_length=32)
-    assert model.generator.encoder is model.discriminator.encoder
+    assert model.generator.backbone is model.discriminator.backbone
     extra = _only(model.trainable_variables, model.discriminator.trainable_variables)
     assert _ids(extra) == _ids(_only(model.generator.lm_head.trainable_variables, model.embeddings.weights))
     # Both losses train the one encoder.
-    encoder = model.discriminator.encoder.trainable_variables
+    encoder = model.discriminator.backbone.trainable_variables
     assert all(_reached(_gradients(model, "mlm_loss_sum", encoder)))
     assert all(_reached(_gradients(model, "disc_loss_sum", encoder)))
 
@@ -234,12 +235,14 @@ def test_gdes_pretrained_discriminator_merges_the_tables():
     delta = np.random.default_rng(0).normal(size=(300, 64)).astype(np.float32)
     model.word_embedding_delta.embeddings.assign(delta)
     standalone = model.pretrained_discriminator()
-    assert standalone.word_embedding_delta is None and standalone.embeddings is not model.embeddings
-    np.testing.assert_allclose(standalone.embeddings.word_embeddings.embeddings.numpy(),
+    assert standalone.backbone.embeddings is not model.embeddings
+    np.testing.assert_allclose(standalone.backbone.embeddings.word_embeddings.embeddings.numpy(),
                                model.embeddings.word_embeddings.embeddings.numpy() + delta, rtol=1e-6)
     # Same function: the standalone discriminator scores as the pre-training one with its delta.
     features = _batch(np.random.default_rng(1))
-    np.testing.assert_allclose(standalone(features).numpy(), model.discriminator(features).numpy(), atol=1e-5)
+    hidden = model.discriminator.backbone.encode(features, word_vectors=model.discriminator_word_vectors(features))
+    pretraining_logits = model.discriminator.replaced_token_head(hidden)
+    np.testing.assert_allclose(standalone(backbone_inputs(features)).numpy(), pretraining_logits.numpy(), atol=1e-5)
 
 
 @pytest.mark.parametrize("training", ["mle", "adversarial"])
@@ -271,7 +274,7 @@ def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():
     from electra_tf.training.optimizers import create_optimizer
 
     model = ElectraPretrainer(_tiny(two_stage_steps=2, hidden_dropout=0.0, attention_dropout=0.0), max_seq_length=32)
-    assert model.generator.encoder.num_layers == model.discriminator.encoder.num_layers
+    assert model.generator.backbone.num_layers == model.discriminator.backbone.num_layers
     assert model.generator_embeddings is not None
     model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-3))
     dataset = tf.data.Dataset.from_tensors(_batch(np.random.default_rng(0))).repeat()
@@ -295,10 +298,10 @@ def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():
     model.optimizer.learning_rate.assign(0.0)
     model.fit(dataset, steps_per_epoch=1, verbose=0)
     for target, source in ((model.embeddings, model.generator_embeddings),
-                           (model.discriminator.encoder, model.generator.encoder)):
+                           (model.discriminator.backbone, model.generator.backbone)):
         for t, s in zip(target.weights, source.weights):
             np.testing.assert_array_equal(t.numpy(), s.numpy())
     model.optimizer.learning_rate.assign(1e-3)
     model.fit(dataset, steps_per_epoch=2, verbose=0)  # stage 2: the generator stays frozen
     assert not any(changed(generator_end, generator_vars))
-    assert all(changed(values(model.generator.encoder.weights), model.discriminator.encoder.weights))
+    assert all(changed(values(model.generator.backbone.weights), model.discriminator.backbone.weights))

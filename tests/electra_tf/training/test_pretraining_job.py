@@ -86,7 +86,7 @@ def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, 
 
 def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data, tmp_path):
     """Issue #9 must-show 2: the discriminator saved by a gdes run has E_generator + E_delta as its word table."""
-    from electra_tf.models.pretrainer import ElectraPretrainer
+    from electra_tf.training.pretrainer import ElectraPretrainer
     from electra_tf.pretrained import load_pretrained
 
     model_dir = tmp_path / "gdes"

@@ -1,0 +1,120 @@
+"""One BERT post-LayerNorm Transformer layer with the reference's sub-layers as public attributes."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from electra_tf.layers.activations import gelu
+from electra_tf.layers.dropout import ElectraDropout
+from electra_tf.layers.initializers import truncated_normal
+
+# The reference adds -10000 to the attention scores of padded keys; finite, so it is exact in float16 and bfloat16.
+PADDING_ATTENTION_BIAS = -10000.0
+
+
+def attention_bias_from_padding_mask(padding_mask, dtype):
+    """[batch, 1, 1, length] additive attention bias: 0 for real keys, -10000 for padded ones.
+
+    Computed once per forward pass and shared by every layer (the reference's `create_attention_mask_from_input_mask`
+    followed by its `adder`).
+    """
+    # keras.ops rather than tf: the backbone also calls this on symbolic inputs when it builds its functional graph.
+    keep = ops.cast(ops.expand_dims(ops.expand_dims(padding_mask, 1), 1), dtype)
+    return (1.0 - keep) * PADDING_ATTENTION_BIAS
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraTransformerLayer(keras.layers.Layer):
+    """Self-attention and feed-forward blocks, each followed by dropout, a residual and LayerNorm (post-LN, as BERT).
+
+    The sub-layers carry the reference's scope names, so a checkpoint maps one to one:
+    `query_dense`, `key_dense`, `value_dense` (attention/self/{query,key,value}), `attention_output_dense`
+    (attention/output/dense), `attention_layer_norm` (attention/output/LayerNorm), `intermediate_dense`
+    (intermediate/dense, exact GELU), `output_dense` (output/dense) and `output_layer_norm` (output/LayerNorm).
+    Kernels have the reference's [in, out] layout (attention projections [H, H], not per head).
+
+    Every dense layer runs on the tokens flattened to [batch * length, features]: one 2-D GEMM each, where a 3-D input
+    would make TensorFlow run a broadcast batch matmul, one small GEMM per sequence (measured 1.7x slower for the
+    attention projections of ELECTRA-Small, see docs/PERFORMANCE.md). Dropouts are `ElectraDropout` (float32 keep
+    decisions under a 16-bit policy).
+
+    Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1, length]
+    (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
+    """
+
+    def __init__(self, hidden_size, num_heads, intermediate_size, hidden_dropout=0.1, attention_dropout=0.1,
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        if hidden_size % num_heads:
+            raise ValueError(f"hidden_size={hidden_size} is not divisible by num_heads={num_heads}")
+        self.hidden_size = int(hidden_size)
+        self.num_heads = int(num_heads)
+        self.head_size = self.hidden_size // self.num_heads
+        self.intermediate_size = int(intermediate_size)
+        self.hidden_dropout = float(hidden_dropout)
+        self.attention_dropout = float(attention_dropout)
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
+        self.initializer_range = float(initializer_range)
+
+        def dense(units, name, activation=None):
+            return keras.layers.Dense(units, activation=activation,
+                                      kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
+                                      name=name)
+
+        def layer_norm(name):
+            return keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name=name)
+
+        self.query_dense = dense(hidden_size, "query")
+        self.key_dense = dense(hidden_size, "key")
+        self.value_dense = dense(hidden_size, "value")
+        self.attention_probs_dropout = ElectraDropout(attention_dropout, dtype=self.dtype_policy,
+                                                      name="attention_probs_dropout")
+        self.attention_output_dense = dense(hidden_size, "attention_output")
+        self.attention_output_dropout = ElectraDropout(hidden_dropout, dtype=self.dtype_policy,
+                                                       name="attention_output_dropout")
+        self.attention_layer_norm = layer_norm("attention_layer_norm")
+        self.intermediate_dense = dense(intermediate_size, "intermediate", activation=gelu)
+        self.output_dense = dense(hidden_size, "output")
+        self.output_dropout = ElectraDropout(hidden_dropout, dtype=self.dtype_policy, name="output_dropout")
+        self.output_layer_norm = layer_norm("output_layer_norm")
+
+    def build(self, hidden_shape=None, attention_bias_shape=None):
+        tokens = (None, self.hidden_size)
+        for layer in (self.query_dense, self.key_dense, self.value_dense, self.attention_output_dense,
+                      self.attention_layer_norm, self.intermediate_dense, self.output_layer_norm):
+            layer.build(tokens)
+        self.output_dense.build((None, self.intermediate_size))
+        self.built = True
+
+    def call(self, hidden, attention_bias, training=None):
+        shape = tf.shape(hidden)
+        batch, length = shape[0], shape[1]
+        tokens = tf.reshape(hidden, [-1, self.hidden_size])
+
+        def heads(projection):  # [B*L, H] -> [B, heads, L, head_size]
+            split = tf.reshape(projection, [batch, length, self.num_heads, self.head_size])
+            return tf.transpose(split, [0, 2, 1, 3])
+
+        query, key, value = (heads(self.query_dense(tokens)), heads(self.key_dense(tokens)),
+                             heads(self.value_dense(tokens)))
+        scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size ** -0.5, query.dtype)
+        probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
+        probs = self.attention_probs_dropout(probs, training=training)
+        context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
+
+        attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
+        attended = self.attention_layer_norm(attended + tokens)
+        transformed = self.output_dropout(self.output_dense(self.intermediate_dense(attended)), training=training)
+        outputs = self.output_layer_norm(transformed + attended)
+        return tf.reshape(outputs, shape)
+
+    def compute_output_shape(self, hidden_shape, attention_bias_shape=None):
+        return tuple(hidden_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
+                      intermediate_size=self.intermediate_size, hidden_dropout=self.hidden_dropout,
+                      attention_dropout=self.attention_dropout, layer_norm_epsilon=self.layer_norm_epsilon,
+                      initializer_range=self.initializer_range)
+        return config

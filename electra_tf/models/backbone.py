@@ -1,0 +1,126 @@
+"""`ElectraBackbone`: embeddings + Transformer encoder, the network under every ELECTRA model."""
+
+import keras
+import keras_hub
+
+from electra_tf.config import ARCHITECTURE_FIELDS
+
+from electra_tf.layers.embeddings import ElectraEmbeddings
+from electra_tf.layers.token_dense import TokenDense
+from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
+
+BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
+# The names of the reference's features (TFRecords, GLUE/SQuAD features, serving signatures) for the same inputs.
+FEATURE_NAMES = {"token_ids": "input_ids", "segment_ids": "segment_ids", "padding_mask": "input_mask"}
+
+
+def backbone_inputs(features):
+    """The backbone's input dict from `features` named either as keras-hub (`token_ids`, `segment_ids`,
+    `padding_mask`) or as the reference's features (`input_ids`, `segment_ids`, `input_mask`)."""
+    if all(name in features for name in BACKBONE_INPUTS):
+        return {name: features[name] for name in BACKBONE_INPUTS}
+    missing = [feature for feature in FEATURE_NAMES.values() if feature not in features]
+    if missing:
+        raise KeyError(f"ELECTRA inputs need {list(BACKBONE_INPUTS)} (or {list(FEATURE_NAMES.values())}); "
+                       f"missing {missing} in {sorted(features)}")
+    return {name: features[feature] for name, feature in FEATURE_NAMES.items()}
+
+
+def encode_tokens(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
+                  word_vectors=None, training=None):
+    """The backbone's computation on explicit layers; `word_vectors` [batch, length, E], when given, replace the word
+    table lookup (pre-training variants that modify the looked-up vectors)."""
+    hidden = embeddings(token_ids, segment_ids, training=training, word_vectors=word_vectors)
+    if embeddings_project is not None:
+        hidden = embeddings_project(hidden)
+    attention_bias = attention_bias_from_padding_mask(padding_mask, hidden.dtype)
+    for layer in transformer_layers:
+        hidden = layer(hidden, attention_bias, training=training)
+    return hidden
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraBackbone(keras_hub.models.Backbone):
+    """The ELECTRA encoder as a keras-hub `Backbone`: a functional model from `token_ids`, `segment_ids` and
+    `padding_mask` (int [batch, length]) to `sequence_output` [batch, length, hidden_size]. There is no pooler: ELECTRA
+    has none; heads read `sequence_output[:, 0]` for [CLS].
+
+    Layers, named after the reference's scopes so that checkpoints map one to one: `embeddings` (word, position and
+    token-type tables, LayerNorm, dropout: `ElectraEmbeddings`), `embeddings_project` (E -> H, only when
+    `embedding_size != hidden_size`) and `transformer_layer_{i}` (`ElectraTransformerLayer`, post-LayerNorm, exact
+    GELU, LayerNorm epsilon 1e-12).
+
+    Args:
+        vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
+        type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range: the architecture
+            (the fields of `ElectraConfig.architecture()`).
+        embeddings: an `ElectraEmbeddings` to share with another backbone (ELECTRA's generator and discriminator share
+            one block); by default the backbone owns a new one. A shared block is not part of `get_config()`.
+        dtype: the dtype policy of every layer.
+    """
+
+    def __init__(self, vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
+                 max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, embeddings=None, dtype=None, **kwargs):
+        if embeddings is None:
+            embeddings = ElectraEmbeddings(
+                vocab_size=vocab_size, embedding_size=embedding_size, max_position_embeddings=max_position_embeddings,
+                type_vocab_size=type_vocab_size, dropout=hidden_dropout, layer_norm_epsilon=layer_norm_epsilon,
+                initializer_range=initializer_range, dtype=dtype, name="embeddings")
+        elif (embeddings.vocab_size, embeddings.embedding_size) != (vocab_size, embedding_size):
+            raise ValueError(f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but the "
+                             f"backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}")
+        embeddings_project = None
+        if embedding_size != hidden_size:
+            # Glorot-uniform, as tf.layers.dense's default in the reference.
+            embeddings_project = TokenDense(hidden_size, dtype=dtype, name="embeddings_project")
+        transformer_layers = [
+            ElectraTransformerLayer(hidden_size, num_heads, intermediate_size, hidden_dropout=hidden_dropout,
+                                    attention_dropout=attention_dropout, layer_norm_epsilon=layer_norm_epsilon,
+                                    initializer_range=initializer_range, dtype=dtype, name=f"transformer_layer_{i}")
+            for i in range(num_layers)]
+
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}
+        sequence_output = encode_tokens(embeddings, embeddings_project, transformer_layers, **inputs)
+        super().__init__(inputs=inputs, outputs=sequence_output, dtype=dtype, **kwargs)
+
+        self.vocab_size = vocab_size
+        self.embedding_size = embedding_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.max_position_embeddings = max_position_embeddings
+        self.type_vocab_size = type_vocab_size
+        self.hidden_dropout = hidden_dropout
+        self.attention_dropout = attention_dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.embeddings = embeddings
+        self.embeddings_project = embeddings_project
+        # Named attributes rather than only a list: checkpoints then carry the reference's per-layer structure.
+        for i, layer in enumerate(transformer_layers):
+            setattr(self, f"transformer_layer_{i}", layer)
+        self.token_embedding = embeddings.word_embeddings
+
+    @property
+    def transformer_layers(self):
+        return [getattr(self, f"transformer_layer_{i}") for i in range(self.num_layers)]
+
+    def encode(self, inputs, word_vectors=None, training=None):
+        """`sequence_output` for `inputs` (either naming, see `backbone_inputs`), optionally with `word_vectors`
+        [batch, length, E] replacing the word-table lookup."""
+        inputs = backbone_inputs(inputs)
+        return encode_tokens(self.embeddings, self.embeddings_project, self.transformer_layers,
+                             inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"],
+                             word_vectors=word_vectors, training=training)
+
+    def architecture(self):
+        """The architecture as a dict of `ElectraConfig` fields."""
+        return {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(self.architecture())
+        return config
+

@@ -1,0 +1,217 @@
+"""The ELECTRA pre-training model, forward only: generator and discriminator sharing one embedding block."""
+
+import keras
+import tensorflow as tf
+
+from electra_tf.config import as_config
+from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
+from electra_tf.layers.token_dense import TokenDense
+from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
+from electra_tf.models.generator import ElectraGenerator
+from electra_tf.pretraining import objectives, randomness
+from electra_tf.pretraining.masking import mask_inputs
+from electra_tf.pretraining.positions import scatter_vectors
+from electra_tf.pretraining.sampling import (
+    annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, replace_tokens)
+
+
+def make_embeddings(config, dtype=None, name="embeddings"):
+    """The embedding block for `config`, named `embeddings` as the reference's `electra/embeddings`."""
+    return ElectraEmbeddings(
+        vocab_size=config.vocab_size, embedding_size=config.embedding_size,
+        max_position_embeddings=config.max_position_embeddings, type_vocab_size=config.type_vocab_size,
+        dropout=config.hidden_dropout, layer_norm_epsilon=config.layer_norm_epsilon,
+        initializer_range=config.initializer_range, dtype=dtype, name=name)
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraPretrainingModel(keras.Model):
+    """Generator + discriminator of replaced-token detection, and everything one pre-training step computes.
+
+    `pretraining_outputs(features, step)` runs, all in-graph: dynamic masking (85 % [MASK], 15 % kept), the generator's
+    MLM at the masked positions, one Gumbel-max sample per position in float32 without gradient, the corrupted input
+    and its labels, and the discriminator's logits on every token. The loss, the optimizer step and the metrics are
+    not here: `electra_tf.training.pretrainer.ElectraPretrainer` adds them.
+
+    `config.objective` selects another objective of the paper's Table 5 (`pretraining.objectives`: which heads the
+    discriminator-sized network carries) and the config's generator fields the variants of its section 3.2: untied or
+    gradient-disentangled (gdes) embeddings, a generator tied to the discriminator, a uniform generator, two-stage
+    training and adversarial generator training.
+
+    Every random draw is a function of (seed, step, example index in the global batch); see `pretraining.randomness`.
+
+    Args:
+        config: `ElectraConfig` (or its dict) of the discriminator; the generator follows the sizing rule.
+        max_seq_length: length of the training examples; fixes N, the number of prediction slots.
+        seed: seed of the masking and sampling draws.
+        num_train_steps: length of the run, over which adversarial training anneals its Gumbel-softmax temperature
+            (None: no annealing).
+    """
+
+    def __init__(self, config, max_seq_length=128, seed=0, num_train_steps=None, **kwargs):
+        kwargs.setdefault("name", "electra_pretrainer")
+        super().__init__(**kwargs)
+        config = as_config(config)
+        config.check_sequence_length(max_seq_length)
+        self.electra_config = config
+        self.max_seq_length = int(max_seq_length)
+        self.max_predictions = config.max_predictions_per_seq(self.max_seq_length)
+        self.seed = int(seed)
+        self.num_train_steps = num_train_steps
+        self.objective = objectives.get_objective(config.objective)
+        self._build_networks(config)
+        self.built = True
+
+    def _build_networks(self, config):
+        dtype = self.dtype_policy
+        # `embeddings` is the discriminator's block, shared with the generator unless untied (two-stage training
+        # copies the generator's into it when the second stage starts).
+        self.embeddings = make_embeddings(config, dtype=dtype)
+        self.generator_embeddings = None
+        if config.untied_embeddings or config.two_stage_steps:
+            self.generator_embeddings = make_embeddings(config, dtype=dtype, name="generator_embeddings")
+        self.discriminator = ElectraDiscriminator(
+            ElectraBackbone(**config.architecture(), embeddings=self.embeddings, dtype=dtype, name="electra"),
+            electra_config=config)
+        self.generator = None
+        if config.tie_all_weights:
+            # The generator is the discriminator's backbone with its own MLM head.
+            self.generator = ElectraGenerator(self.discriminator.backbone, electra_config=config)
+        elif config.has_generator_network:
+            self.generator = ElectraGenerator(ElectraBackbone(
+                **config.generator_architecture(), embeddings=self.generator_embeddings or self.embeddings,
+                dtype=dtype, name="generator_backbone"), electra_config=config)
+        self.word_embedding_delta = None
+        if config.embedding_sharing == "gdes":
+            # E_delta starts at zero, so the discriminator starts from the generator's table.
+            self.word_embedding_delta = keras.layers.Embedding(
+                config.vocab_size, config.embedding_size, embeddings_initializer="zeros", dtype=dtype,
+                name="word_embeddings_delta")
+            self.word_embedding_delta.build()
+        self.model_mlm_head = None
+        if objectives.MASKED_LM_HEAD in self.objective.heads:
+            self.model_mlm_head = ElectraMaskedLMHead(self.embeddings.word_embeddings, config.layer_norm_epsilon,
+                                                      config.initializer_range, dtype=dtype,
+                                                      name="model_mlm_predictions")
+            self.model_mlm_head.build((None, None, config.hidden_size))
+        self.copy_head = None
+        if objectives.COPY_HEAD in self.objective.heads:
+            # Glorot-uniform 1-unit layer, as the reference's heads.
+            self.copy_head = TokenDense(1, dtype=dtype, name="copy_prediction")
+            self.copy_head.build((None, None, config.hidden_size))
+
+    # ------------------------------------------------------------------ forward
+    def pretraining_outputs(self, features, step, training=False):
+        """Everything one pre-training step computes for `features` at optimizer step `step`.
+
+        Returns a dict: `masked` (MaskedInputs), `input_ids` and `input_mask`; with a generator `mlm_logits`
+        [B, N, V] float32, `sampled_ids` [B, N], `corrupted_ids` and `labels` [B, L]; and the heads of the objective:
+        `disc_logits` [B, L], `model_mlm_logits` [B, P, V], `copy_logits` [B, L] (float32).
+        """
+        config = self.electra_config
+        input_ids = tf.cast(features["input_ids"], tf.int32)
+        input_mask = tf.cast(features["input_mask"], tf.int32)
+        segment_ids = tf.cast(features["segment_ids"], tf.int32)
+        sequence_length = input_ids.shape[1] or self.max_seq_length
+        example_index = randomness.global_example_index(tf.shape(input_ids)[0])
+
+        def noise(stream, shape):
+            seeds = randomness.example_seeds(self.seed, step, example_index, stream)
+            return randomness.per_example_uniform(seeds, shape)
+
+        masked = mask_inputs(
+            input_ids, input_mask,
+            noise(randomness.STREAM_MASK_POSITIONS, [sequence_length]),
+            noise(randomness.STREAM_MASK_TOKEN, [self.max_predictions]),
+            mask_prob=config.mask_prob, max_predictions=self.max_predictions,
+            mask_token_fraction=config.mask_token_fraction, mask_id=config.mask_id,
+            special_ids=(config.cls_id, config.sep_id, config.mask_id))
+        outputs = {"masked": masked, "input_ids": input_ids, "input_mask": input_mask}
+        model_inputs = {"input_ids": masked.input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
+        if self.objective.uses_generator:
+            sampling_noise = noise(randomness.STREAM_SAMPLING, [self.max_predictions, config.vocab_size])
+            mlm_logits = self._generator_logits(masked, input_mask, segment_ids, training)
+            sampled_ids = gumbel_max_sample(mlm_logits, sampling_noise, config.temperature)
+            corrupted_ids, labels = replace_tokens(input_ids, sampled_ids, masked.masked_lm_positions,
+                                                   masked.masked_lm_weights)
+            outputs.update(mlm_logits=mlm_logits, sampled_ids=sampled_ids, corrupted_ids=corrupted_ids, labels=labels)
+            model_inputs["input_ids"] = corrupted_ids
+            if config.generator_training == "adversarial":
+                model_inputs["word_vector_offsets"] = self._adversarial_offsets(
+                    mlm_logits, sampling_noise, masked, step, sequence_length)
+        hidden = self.discriminator.backbone.encode(
+            model_inputs, word_vectors=self.discriminator_word_vectors(model_inputs), training=training)
+        if objectives.REPLACED_TOKEN_HEAD in self.objective.heads:
+            outputs["disc_logits"] = tf.cast(self.discriminator.replaced_token_head(hidden), tf.float32)
+        if self.model_mlm_head is not None:
+            positions = self.objective.model_mlm_positions(masked, sequence_length)
+            outputs["model_mlm_logits"] = tf.cast(self.model_mlm_head(hidden, mask_positions=positions), tf.float32)
+        if self.copy_head is not None:
+            outputs["copy_logits"] = tf.cast(tf.squeeze(self.copy_head(hidden), -1), tf.float32)
+        return outputs
+
+    def _generator_logits(self, masked, input_mask, segment_ids, training):
+        """[B, N, V] float32 logits at the masked positions; zeros (uniform samples) without a generator network."""
+        if self.generator is None:
+            shape = tf.concat([tf.shape(masked.masked_lm_positions), [self.electra_config.vocab_size]], axis=0)
+            return tf.zeros(shape, tf.float32)
+        logits = self.generator(
+            {"token_ids": masked.input_ids, "padding_mask": input_mask, "segment_ids": segment_ids,
+             "mask_positions": masked.masked_lm_positions}, training=training)
+        return tf.cast(logits, tf.float32)
+
+    def discriminator_word_vectors(self, inputs):
+        """The discriminator's word vectors when a variant modifies them (gdes, adversarial offsets), else None (the
+        embeddings look them up)."""
+        offsets = inputs.get("word_vector_offsets")
+        if self.word_embedding_delta is None and offsets is None:
+            return None
+        input_ids = inputs["input_ids"]
+        vectors = self.embeddings.word_embeddings(input_ids)
+        if self.word_embedding_delta is not None:
+            vectors = tf.stop_gradient(vectors) + self.word_embedding_delta(input_ids)
+        if offsets is not None:
+            vectors = vectors + tf.cast(offsets, vectors.dtype)
+        return vectors
+
+    def _adversarial_offsets(self, mlm_logits, sampling_noise, masked, step, sequence_length):
+        """Zero-valued word-vector offsets [B, L, E] through which the discriminator loss reaches the generator with
+        its sign reversed (the generator maximises it), by the Gumbel-softmax straight-through estimator.
+
+        The word table enters without gradient: only the generator's logits get the reversed gradient.
+        """
+        config = self.electra_config
+        relaxation_temperature = annealed_temperature(step, config.adversarial_temperature_start,
+                                                      config.adversarial_temperature_end, self.num_train_steps)
+        relaxed = gumbel_softmax_gradient(mlm_logits, sampling_noise, config.temperature, relaxation_temperature)
+        table = tf.stop_gradient(tf.cast(self.embeddings.word_embeddings.embeddings, tf.float32))
+        vectors = -tf.einsum("bnv,ve->bne", relaxed, table)
+        return scatter_vectors(vectors, masked.masked_lm_positions, masked.masked_lm_weights > 0, sequence_length)
+
+    def call(self, inputs, step=0, training=False):
+        outputs = self.pretraining_outputs(inputs, step, training=training)
+        names = ("mlm_logits", "disc_logits", "labels", "model_mlm_logits", "copy_logits")
+        results = {name: outputs[name] for name in names if name in outputs}
+        results["masked_lm_positions"] = outputs["masked"].masked_lm_positions
+        return results
+
+    # ------------------------------------------------------------------ export
+    def pretrained_discriminator(self):
+        """A standalone `ElectraDiscriminator` (own embedding block) with this model's discriminator weights: what
+        fine-tuning starts from. With gradient-disentangled sharing its word table is E_generator + E_delta."""
+        standalone = build_discriminator(self.electra_config, dtype=self.dtype_policy)
+        standalone.set_weights(self.discriminator.get_weights())
+        if self.word_embedding_delta is not None:
+            table = standalone.backbone.embeddings.word_embeddings.embeddings
+            table.assign(self.embeddings.word_embeddings.embeddings + self.word_embedding_delta.embeddings)
+        return standalone
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable, "config": self.electra_config.to_dict(),
+                "max_seq_length": self.max_seq_length, "seed": self.seed, "num_train_steps": self.num_train_steps}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(config=config.pop("config"), **config)

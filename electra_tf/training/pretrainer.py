@@ -1,0 +1,215 @@
+"""The pre-training step: `ElectraPretrainer` adds loss, gradients, cross-replica reduction, clipping, the non-finite
+policy, two-stage updates and metrics to the forward-only `ElectraPretrainingModel`."""
+
+import math
+
+import keras
+import tensorflow as tf
+
+from electra_tf.models.pretraining_model import ElectraPretrainingModel
+from electra_tf.training.metrics import make_pretraining_metrics, update_pretraining_metrics
+from electra_tf.training.replica_updates import all_reduce_sum, apply_if
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraPretrainer(ElectraPretrainingModel):
+    """`ElectraPretrainingModel` with the joint training step: loss = gen_weight x MLM + disc_weight (50) x
+    discriminator loss in float32 (or the objective's loss, see `pretraining.objectives`).
+
+    Gradients are summed over replicas, then clipped to `clip_norm` on the global norm of that sum (the reference
+    clips the cross-replica gradient; Keras' built-in clipping would clip per replica). A step whose loss or gradient
+    is not finite is not applied; `skipped_steps` and `last_skipped_step` let the callbacks apply the run's policy.
+
+    Args:
+        config, max_seq_length, seed, num_train_steps: see `ElectraPretrainingModel`.
+        clip_norm: global-norm clipping threshold; 0 or None disables it.
+    """
+
+    def __init__(self, config, max_seq_length=128, seed=0, clip_norm=1.0, num_train_steps=None, **kwargs):
+        super().__init__(config, max_seq_length=max_seq_length, seed=seed, num_train_steps=num_train_steps, **kwargs)
+        self.clip_norm = clip_norm
+        self.metric_trackers = make_pretraining_metrics(self.objective.metric_names)
+        # Batches trained, checkpointed with the model. It numbers the steps (logs, checkpoints, the data position on
+        # resume, the random draws) and, unlike optimizer.iterations, also counts the steps that float16 loss
+        # scaling skips.
+        self.steps_trained = self.add_weight(name="steps_trained", shape=(), dtype="int64", initializer="zeros",
+                                             trainable=False, aggregation="only_first_replica")
+        # Steps whose loss (or, without loss scaling, gradient) was NaN or infinite: their update is never applied.
+        # The callbacks turn this into the --nonfinite_loss policy (stop naming the step, or go on and log the count).
+        self.skipped_steps = self.add_weight(name="skipped_steps", shape=(), dtype="int64", initializer="zeros",
+                                             trainable=False, aggregation="only_first_replica")
+        self.last_skipped_step = self.add_weight(name="last_skipped_step", shape=(), dtype="int64",
+                                                 initializer="zeros", trainable=False,
+                                                 aggregation="only_first_replica")
+
+    def call(self, inputs, training=False):
+        return super().call(inputs, step=self.steps_trained, training=training)
+
+    def save_own_variables(self, store):
+        # `.weights.h5` files hold the networks only, so they load into the forward-only ElectraPretrainingModel; the
+        # step counters are training state, kept in the run's tf.train.Checkpoint.
+        pass
+
+    def load_own_variables(self, store):
+        pass
+
+    def get_config(self):
+        return {**super().get_config(), "clip_norm": self.clip_norm}
+
+    def pretraining_statistics(self, outputs):
+        """Per-replica sums and counts of the objective (see `pretraining.objectives`)."""
+        return self.objective.statistics(outputs)
+
+    def _total_loss(self, sums, counts, step=None):
+        """The objective's loss with sums from `sums` and counts from `counts`.
+
+        On one replica both are that replica's statistics. Under a strategy, `sums` are the replica's own (they carry
+        the gradient) and `counts` the all-reduced ones: each replica's loss is then its share of the global mean, and
+        the summed gradients equal the single-device gradient of the same global batch exactly.
+        """
+        config = self.electra_config
+        terms = self.objective.loss_terms(sums, counts, config)
+        if config.two_stage_steps:
+            step = self.steps_trained if step is None else step
+            return tf.where(self._in_first_stage(step), terms["generator"], terms["model"])
+        if config.generator_training == "adversarial":
+            # The generator learns only from the reversed discriminator loss, not by maximum likelihood.
+            terms.pop("generator")
+        return tf.add_n(list(terms.values()))
+
+    def expected_initial_loss(self):
+        """The loss a freshly initialised model should start near (None when it depends on the initial weights): for
+        ELECTRA ln V + disc_weight x ln 2 (uniform generator, discriminator at p = 1/2)."""
+        config = self.electra_config
+        if config.two_stage_steps:
+            return config.gen_weight * math.log(config.vocab_size)
+        if config.generator_training == "adversarial":
+            return config.disc_weight * math.log(2.0)
+        return self.objective.expected_initial_loss(config)
+
+    def _in_first_stage(self, step):
+        return tf.cast(step, tf.int64) < self.electra_config.two_stage_steps
+
+    # ------------------------------------------------------------------ training
+    def _loss_scale(self):
+        scale = getattr(self.optimizer, "dynamic_scale", None)
+        if scale is None:
+            scale = self.optimizer.loss_scale_factor
+        return 1.0 if scale is None else tf.cast(scale, tf.float32)
+
+    def train_step(self, data):
+        step = self.steps_trained
+        if self.electra_config.two_stage_steps:
+            self._start_second_stage_at(step)
+        variables = self.trainable_variables
+        with tf.GradientTape() as tape:
+            outputs = self.pretraining_outputs(data, step, training=True)
+            stats = self.pretraining_statistics(outputs)
+            totals = all_reduce_sum(tf.nest.map_structure(tf.stop_gradient, stats))
+            loss = self._total_loss(stats, totals, step)
+            scaled_loss = self.optimizer.scale_loss(loss)
+        gradients = tape.gradient(scaled_loss, variables)
+        # Dense gradients: IndexedSlices from the embedding lookups cannot be all-reduced and divided uniformly.
+        gradients = [tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
+                     for g, v in zip(gradients, variables)]
+        gradients = all_reduce_sum(gradients)
+        global_loss = self._total_loss(totals, totals, step)
+        # One pass over the gradients serves both the finiteness check and the clipping: the global norm is finite
+        # exactly when every gradient is (and does not overflow).
+        global_norm = tf.linalg.global_norm(gradients)
+        finite = self._is_finite(global_loss, global_norm)
+        if self.clip_norm:
+            gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale(),
+                                                  use_norm=global_norm)
+        # The optimizer sums gradients over replicas again; hand each replica its share of the (identical) result.
+        num_replicas = self.distribute_strategy.num_replicas_in_sync
+        if num_replicas > 1:
+            gradients = [g / num_replicas for g in gradients]
+        if self.electra_config.two_stage_steps:
+            self._apply_by_stage(step, finite, gradients, variables)
+        else:
+            apply_if(finite, self.optimizer, gradients, variables)
+        # Steps are numbered from 1 in logs and messages: this one is steps_trained + 1 until the increment.
+        self.last_skipped_step.assign(tf.where(finite, self.last_skipped_step, self.steps_trained + 1))
+        self.skipped_steps.assign_add(tf.cast(tf.logical_not(finite), tf.int64))
+        self.steps_trained.assign_add(1)
+        # A skipped step contributes nothing to the metric window (a NaN would poison its means until the reset).
+        totals = tf.nest.map_structure(lambda t: tf.where(finite, t, tf.zeros_like(t)), totals)
+        update_pretraining_metrics(self.metric_trackers, totals, tf.where(finite, global_loss, 0.0),
+                                   loss_weight=tf.cast(finite, tf.float32))
+        results = self._metric_results()
+        skipped_steps = tf.cast(self.skipped_steps, tf.float32)
+        results["skipped_steps"] = tf.reshape(skipped_steps, tf.shape(results["loss"]))
+        return results
+
+    # ------------------------------------------------------------------ two-stage training
+    def _start_second_stage_at(self, step):
+        """At the first step of the second stage, initialise the discriminator's embeddings and encoder from the
+        generator's (which then stays frozen)."""
+        if self.distribute_strategy.num_replicas_in_sync > 1:
+            raise ValueError("two-stage training runs on a single device; use --strategy=default")
+        discriminator_layers = [layer for layer in self.discriminator.backbone.layers if layer is not self.embeddings]
+        generator_layers = [layer for layer in self.generator.backbone.layers
+                            if layer is not self.generator_embeddings]
+        pairs = list(zip(self.embeddings.weights, self.generator_embeddings.weights))
+        for target_layer, source_layer in zip(discriminator_layers, generator_layers):
+            pairs += list(zip(target_layer.weights, source_layer.weights))
+
+        def copy():
+            for target, source in pairs:
+                target.assign(source)
+            return tf.constant(True)
+
+        tf.cond(tf.equal(tf.cast(step, tf.int64), self.electra_config.two_stage_steps), copy,
+                lambda: tf.constant(False))
+
+    def _apply_by_stage(self, step, finite, gradients, variables):
+        """First stage: update the generator (with its embeddings) only; second stage: everything else only, so the
+        generator's Adam state cannot move it either."""
+        if not self.optimizer.built:
+            # Built with every variable up front: built lazily by the first stage's apply, it would know only those.
+            self.optimizer.build(variables)
+        generator_ids = {id(variable) for variable in self.generator.trainable_variables}
+        first_stage = self._in_first_stage(step)
+        for in_stage, is_generator in ((first_stage, True), (tf.logical_not(first_stage), False)):
+            selected = [(g, v) for g, v in zip(gradients, variables) if (id(v) in generator_ids) == is_generator]
+            apply_if(tf.logical_and(finite, in_stage), self.optimizer, [g for g, _ in selected],
+                      [v for _, v in selected])
+
+    def _is_finite(self, global_loss, gradient_norm):
+        """Whether this step's update may be applied: the same answer on every replica (all inputs are all-reduced).
+
+        Under float16 loss scaling, non-finite gradients with a finite loss are overflow that the LossScaleOptimizer
+        handles itself (skips and halves the scale), so only the loss is checked there.
+        """
+        finite = tf.reduce_all(tf.math.is_finite(global_loss))
+        if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            return finite
+        return tf.logical_and(finite, tf.math.is_finite(gradient_norm))
+
+    def test_step(self, data):
+        outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
+        totals = all_reduce_sum(self.pretraining_statistics(outputs))
+        update_pretraining_metrics(self.metric_trackers, totals, self._total_loss(totals, totals, self.steps_trained))
+        return self._metric_results()
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # The one Keras-internal hook this project overrides (listed in the README): Keras' fit all-reduces a first
+        # batch only to learn its shapes, and under MultiWorkerMirroredStrategy that reduce fails on a dict batch
+        # ("Attempt to convert a value ({'input_ids': PerReplica..."). This model is built at construction and the
+        # pre-training job builds the optimizer before fit, so there is nothing left to build symbolically.
+        if isinstance(self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy) and data_batch is None:
+            return None
+        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+    @property
+    def metrics(self):
+        return list(self.metric_trackers.values())
+
+    def _metric_results(self):
+        results = {name: metric.result() for name, metric in self.metric_trackers.items()}
+        if isinstance(self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            # Keras reduces step outputs across workers with reduce(MEAN, axis=0), which rejects scalars; every
+            # replica holds the same (globally all-reduced) value, so a [1] vector reduces to that value.
+            results = {name: tf.reshape(value, [1]) for name, value in results.items()}
+        return results

@@ -14,7 +14,8 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.training.optimizers import NO_DECAY_PATTERN, AdamWeightDecay
 from electra_tf.training.schedules import WarmupLinearDecay
-from finetune.glue.tasks import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY
+from finetune.glue.tasks import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, WARMUP_FRACTION,
+                                 WEIGHT_DECAY)
 from finetune.layerwise_lr import layerwise_lr_multipliers
 
 
@@ -96,3 +97,17 @@ def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwis
     return LayerwiseAdamWeightDecay(schedule, num_layers=num_layers, layerwise_lr_decay=layerwise_lr_decay,
                                     layerwise_lr_variant=layerwise_lr_variant, weight_decay=weight_decay,
                                     epsilon=epsilon, bias_correction=bias_correction)
+
+
+def reference_finetuning_optimizer(backbone, num_train_steps=None):
+    """The reference's fine-tuning optimiser for `backbone`'s size (`ElectraTextClassifier.compile()`'s default):
+    learning rate 3e-4 up to hidden size 256, 1e-4 up to 768, else 5e-5; layer-wise decay 0.9 from 24 layers, else 0.8;
+    warm-up and linear decay over `num_train_steps` when given, a constant rate otherwise."""
+    size = "small" if backbone.hidden_size <= 256 else "base" if backbone.hidden_size <= 768 else "large"
+    decay = LAYERWISE_LR_DECAY["large"] if backbone.num_layers >= 24 else LAYERWISE_LR_DECAY[size]
+    learning_rate = REFERENCE_LEARNING_RATES[size]
+    if num_train_steps:
+        return create_finetuning_optimizer(backbone.num_layers, learning_rate, num_train_steps,
+                                           layerwise_lr_decay=decay)
+    return LayerwiseAdamWeightDecay(learning_rate, num_layers=backbone.num_layers, layerwise_lr_decay=decay,
+                                    epsilon=ADAM_EPSILON)

@@ -9,7 +9,8 @@ from finetune.glue.features import features_to_dataset
 from finetune.glue.metrics import score_key, task_metrics
 from finetune.glue.predictions import write_predictions
 from finetune.glue.tasks import get_task
-from finetune.models import ElectraClassifier, ElectraPreprocessor, ElectraTextClassifier
+from electra_tf.models import clone_backbone
+from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
 from finetune.optimization import create_finetuning_optimizer, num_train_steps
 from finetune.task_data import submission_file_name
 
@@ -34,10 +35,10 @@ def run_trial(job, trial, pretrained, data, hyperparameters, strategy):
     batch_size = hyperparameters.train_batch_size
     train_steps = num_train_steps(len(data.train), batch_size, hyperparameters.num_train_epochs)
     with strategy.scope():
-        classifier = ElectraClassifier.from_discriminator(pretrained.model, num_classes=spec.num_labels,
-                                                          regression=spec.is_regression)
+        classifier = ElectraTextClassifier(clone_backbone(pretrained.model.backbone), num_classes=spec.num_labels,
+                                           regression=spec.is_regression)
         optimizer = create_finetuning_optimizer(
-            classifier.electra_config.num_layers, hyperparameters.learning_rate, train_steps,
+            classifier.num_layers, hyperparameters.learning_rate, train_steps,
             layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
             bias_correction=job.bias_correction)
@@ -62,7 +63,7 @@ def run_trial(job, trial, pretrained, data, hyperparameters, strategy):
         write_predictions(os.path.join(trial_dir, "submission", submission_file_name(spec.name, split)),
                           predictions, spec.name)
     if job.save_models:
-        preprocessor = ElectraPreprocessor(pretrained.vocab_file, max_seq_length=hyperparameters.max_seq_length,
-                                           do_lower_case=job.do_lower_case)
-        ElectraTextClassifier(preprocessor, classifier).save(os.path.join(trial_dir, "model.keras"))
+        classifier.preprocessor = ElectraTextClassifierPreprocessor(
+            pretrained.vocab_file, max_seq_length=hyperparameters.max_seq_length, do_lower_case=job.do_lower_case)
+        classifier.save(os.path.join(trial_dir, "model.keras"))
     return results

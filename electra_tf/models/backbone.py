@@ -124,3 +124,10 @@ class ElectraBackbone(keras_hub.models.Backbone):
         config.update(self.architecture())
         return config
 
+
+def clone_backbone(backbone):
+    """A new `ElectraBackbone` (own embedding block) with `backbone`'s architecture and current weights: each
+    fine-tuning trial starts from the pre-trained weights, not from the previous trial's."""
+    clone = ElectraBackbone.from_config(backbone.get_config())
+    clone.set_weights(backbone.get_weights())
+    return clone

@@ -28,8 +28,8 @@ class GlueFeatures:
     label_ids: np.ndarray
 
     def inputs(self):
-        """The model inputs as a dict keyed like the pre-training TFRecords."""
-        return {"input_ids": self.input_ids, "input_mask": self.input_mask, "segment_ids": self.segment_ids}
+        """The model inputs: the backbone's `token_ids`, `segment_ids` and `padding_mask`."""
+        return {"token_ids": self.input_ids, "segment_ids": self.segment_ids, "padding_mask": self.input_mask}
 
     def __len__(self):
         return len(self.label_ids)

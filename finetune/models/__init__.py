@@ -1,7 +1,7 @@
-"""Keras models for fine-tuning: the classifier on token ids, the raw-text preprocessor and the end-to-end model."""
+"""Fine-tuning models, each composing an `ElectraBackbone`: the text classifier (with its raw-text preprocessor) and
+the SQuAD span model."""
 
-from finetune.models.classifier import ElectraClassifier
-from finetune.models.preprocessor import ElectraPreprocessor
 from finetune.models.text_classifier import ElectraTextClassifier
+from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
-__all__ = ["ElectraClassifier", "ElectraPreprocessor", "ElectraTextClassifier"]
+__all__ = ["ElectraTextClassifier", "ElectraTextClassifierPreprocessor"]

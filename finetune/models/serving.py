@@ -23,16 +23,16 @@ class ClassifierServingModule(tf.Module):
     ([batch, classes]; regression: [batch]) and, for classification, `probabilities` (softmax of the logits).
     `serve_text`: single sentences: a string vector `texts`; sentence pairs: string vectors `text_a` and `text_b` ->
     the same outputs plus the `input_ids`, `input_mask` and `segment_ids` it packed in-graph (the classifier's own
-    `ElectraPreprocessor`, so serving tokenises exactly as training did).
+    `ElectraTextClassifierPreprocessor`, so serving tokenises exactly as training did).
     """
 
     def __init__(self, text_classifier, text_pairs):
         super().__init__(name="electra_text_classifier")
-        self.classifier = text_classifier.classifier
+        self.classifier = text_classifier
         self.preprocessor = text_classifier.preprocessor
         # Tracked here as well so the vocabulary tables are saved whatever Keras tracks inside the layer.
-        self.tokenizer = self.preprocessor.tokenizer
-        self.regression = self.classifier.regression
+        self.tokenizer = self.preprocessor.text_tokenizer
+        self.regression = text_classifier.regression
         id_spec = tf.TensorSpec([None, None], tf.int32)
         text_spec = tf.TensorSpec([None], tf.string)
         self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec, id_spec, id_spec])
@@ -43,7 +43,7 @@ class ClassifierServingModule(tf.Module):
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
         logits = tf.cast(self.classifier(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False),
+            {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False),
             tf.float32)
         if self.regression:
             return {"logits": logits}
@@ -55,10 +55,10 @@ class ClassifierServingModule(tf.Module):
         return outputs
 
     def _serve_texts(self, texts):
-        return self._serve_features(self.preprocessor(texts))
+        return self._serve_features(self.preprocessor.pack(texts))
 
     def _serve_text_pairs(self, text_a, text_b):
-        return self._serve_features(self.preprocessor((text_a, text_b)))
+        return self._serve_features(self.preprocessor.pack((text_a, text_b)))
 
 
 def load_text_classifier(path):

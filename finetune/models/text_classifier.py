@@ -1,86 +1,130 @@
-"""The end-to-end model users fine-tune from Python: raw strings -> `ElectraPreprocessor` -> `ElectraClassifier`."""
+"""`ElectraTextClassifier`: a keras-hub `TextClassifier` on an `ElectraBackbone`, raw strings in."""
 
 import keras
+import keras_hub
+from keras import ops
 
-from finetune.models.classifier import CLASSIFIER_DROPOUT, ElectraClassifier
-from finetune.models.preprocessor import ElectraPreprocessor
+from electra_tf.errors import ConfigError
+from electra_tf.layers.dropout import ElectraDropout
+from electra_tf.models.backbone import ElectraBackbone
+from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+
+CLASSIFIER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifier(keras.Model):
-    """Classifies (or scores) raw text; train, evaluate and predict with plain Keras.
+class ElectraTextClassifier(keras_hub.models.TextClassifier):
+    """The reference's fine-tuning model: backbone -> [CLS] vector -> dropout 0.1 -> one dense layer (no pooler:
+    ELECTRA has none). Classification gives float32 logits [batch, num_classes]; regression (STS-B) one score per
+    example, [batch].
 
-        model = ElectraTextClassifier.from_pretrained("pretrained/", num_classes=2)
-        model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 3e-4, train_steps))
-        model.fit(tf.data.Dataset.from_tensor_slices((sentences, labels)).batch(32), epochs=3)
-        model.predict(tf.constant(["a new sentence"]))          # pairs: model.predict((texts_a, texts_b))
-        model.save("finetuned.keras")
+        classifier = ElectraTextClassifier.from_preset("<model_dir>/pretrained", num_classes=2)
+        classifier.compile()                     # the reference's fine-tuning optimiser, see `compile`
+        classifier.fit(sentences, labels, batch_size=32, epochs=3)      # Python lists, NumPy arrays or tf.data
+        classifier.predict(["a new sentence"])   # pairs: classifier.predict((texts_a, texts_b))
+        classifier.save("finetuned.keras")
 
-    Tokenisation runs in-graph, so the model accepts strings in `fit` and after saving or `export`. `compile`
-    defaults the loss to sparse categorical cross-entropy on logits (mean squared error for regression) and the
-    metrics to accuracy (none for regression).
+    With `preprocessor=None` the model takes the backbone's int inputs (`token_ids`, `segment_ids`, `padding_mask`).
+    Variables are named so that layer-wise learning-rate decay finds their depth: the backbone's `embeddings/`,
+    `embeddings_project/`, `transformer_layer_{i}/`, and the head's `classifier/`.
+
+    Args:
+        backbone: an `ElectraBackbone` (e.g. a pre-trained discriminator's `backbone`).
+        num_classes: number of classes; ignored (one output) with `regression`.
+        preprocessor: an `ElectraTextClassifierPreprocessor`, or None for token-id inputs.
+        regression: one linear output instead of class logits.
+        dropout: dropout on the [CLS] vector (0.1 in the reference).
     """
 
-    def __init__(self, preprocessor, classifier, **kwargs):
-        kwargs.setdefault("name", "electra_text_classifier")
-        super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
+    backbone_cls = ElectraBackbone
+    preprocessor_cls = ElectraTextClassifierPreprocessor
+
+    def __init__(self, backbone, num_classes=2, preprocessor=None, regression=False, dropout=CLASSIFIER_DROPOUT,
+                 **kwargs):
+        if not regression and (not isinstance(num_classes, int) or num_classes < 2):
+            raise ConfigError(f"a classifier needs num_classes >= 2, got {num_classes!r}; use regression=True for a "
+                              "single score")
+        # keras-hub's order: layers as attributes first, then the functional graph.
+        self.backbone = backbone
         self.preprocessor = preprocessor
-        self.classifier = classifier
-        self.built = True
+        self.output_dropout = ElectraDropout(dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
+        # Glorot-uniform kernel and zero bias: the reference's tf.layers.dense defaults for its task heads.
+        self.output_dense = keras.layers.Dense(1 if regression else num_classes, dtype=backbone.dtype_policy,
+                                               name="classifier")
+        inputs = backbone.input
+        cls_vector = backbone(inputs)[:, 0, :]
+        # Losses and metrics on float32 logits whatever the mixed-precision policy.
+        logits = ops.cast(self.output_dense(self.output_dropout(cls_vector)), "float32")
+        outputs = ops.squeeze(logits, axis=-1) if regression else logits
+        # Before the functional init, which compiles with the defaults (and these choose the loss).
+        self.num_classes = 1 if regression else num_classes
+        self.regression = bool(regression)
+        self.dropout = float(dropout)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     @classmethod
-    def from_pretrained(cls, path, num_classes=2, regression=False, max_seq_length=128, vocab_file=None,
-                        do_lower_case=True, classifier_dropout=CLASSIFIER_DROPOUT, **kwargs):
-        """A model whose encoder starts from the pre-trained discriminator at `path` (any format `load_discriminator`
-        reads) and whose tokenizer uses the checkpoint's vocabulary unless `vocab_file` is given."""
+    def from_preset(cls, preset, num_classes=2, regression=False, max_seq_length=128, vocab_file=None,
+                    do_lower_case=True, dropout=CLASSIFIER_DROPOUT, load_weights=True, **kwargs):
+        """A classifier on the pre-trained backbone at `preset`: any checkpoint `finetune.checkpoints` reads (our
+        `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face, keras-hub), with a
+        new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`)."""
         from electra_tf.errors import CheckpointError
         from finetune.checkpoints import load_discriminator
 
-        pretrained = load_discriminator(path)
+        pretrained = load_discriminator(preset)
+        backbone = pretrained.model.backbone
+        if not load_weights:
+            backbone = ElectraBackbone.from_config(backbone.get_config())
         vocab_file = vocab_file or pretrained.vocab_file
         if not vocab_file:
-            raise CheckpointError(f"{path} holds no vocabulary: pass vocab_file=<the vocab.txt it was trained with>")
-        classifier = ElectraClassifier.from_discriminator(pretrained.model, num_classes=num_classes,
-                                                          regression=regression,
-                                                          classifier_dropout=classifier_dropout)
-        preprocessor = ElectraPreprocessor(vocab_file, max_seq_length=max_seq_length, do_lower_case=do_lower_case)
-        return cls(preprocessor, classifier, **kwargs)
+            raise CheckpointError(f"{preset} holds no vocabulary: pass vocab_file=<the vocab.txt it was trained with>")
+        preprocessor = ElectraTextClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
+                                                         do_lower_case=do_lower_case)
+        return cls(backbone, num_classes=num_classes, preprocessor=preprocessor, regression=regression,
+                   dropout=dropout, **kwargs)
 
     @property
     def num_layers(self):
-        """The encoder's number of Transformer layers (what layer-wise learning-rate decay needs)."""
-        return self.classifier.electra_config.num_layers
+        """The backbone's number of Transformer layers (what layer-wise learning-rate decay needs)."""
+        return self.backbone.num_layers
 
-    def call(self, inputs, training=None):
-        return self.classifier(self.preprocessor(inputs), training=training)
+    def compile(self, optimizer="auto", loss="auto", *, metrics="auto", num_train_steps=None, **kwargs):
+        """keras-hub's `compile` with the reference's defaults: `optimizer="auto"` is the reference's fine-tuning
+        optimiser for the backbone's size (`finetune.optimization.reference_finetuning_optimizer`: Adam without bias
+        correction, weight decay 0.01, layer-wise decay 0.8 (0.9 for 24 layers), learning rate 3e-4 / 1e-4 / 5e-5 for
+        small / base / large widths; with `num_train_steps`, 10 % warm-up and linear decay to 0 over them, otherwise
+        constant). `loss="auto"`: sparse categorical cross-entropy on logits, mean squared error for regression;
+        `metrics="auto"`: accuracy (none for regression)."""
+        if optimizer == "auto":
+            from finetune.optimization import reference_finetuning_optimizer
 
-    def compute_output_spec(self, inputs, training=None):
-        return self.classifier.compute_output_spec(self.preprocessor.compute_output_spec(inputs))
-
-    def compile(self, optimizer="rmsprop", loss="auto", metrics="auto", **kwargs):
+            optimizer = reference_finetuning_optimizer(self.backbone, num_train_steps)
         if loss == "auto":
-            loss = (keras.losses.MeanSquaredError() if self.classifier.regression
+            loss = (keras.losses.MeanSquaredError() if self.regression
                     else keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         if metrics == "auto":
-            metrics = [] if self.classifier.regression else [keras.metrics.SparseCategoricalAccuracy("accuracy")]
+            metrics = [] if self.regression else [keras.metrics.SparseCategoricalAccuracy("accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
     def compile_from_config(self, config):
-        # Keras skips restoring the compile state of models that override `compile`; this one's is restorable.
+        # Keras skips restoring the compile state (and so the optimizer's) of models that override `compile`; this
+        # one's is restorable: a loaded .keras file continues training where it stopped.
         self.compile(**keras.saving.deserialize_keras_object(config))
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
-    def get_config(self):
-        return {"name": self.name, "trainable": self.trainable,
-                "preprocessor": keras.layers.serialize(self.preprocessor),
-                "classifier": keras.layers.serialize(self.classifier)}
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, text_pairs=False,
+               **kwargs):
+        """With a preprocessor and no `input_signature`: a SavedModel for TF Serving with a raw-text signature
+        `serve_text` (`texts`, or `text_a` and `text_b` with `text_pairs`) and a token-id one, `serving_default`
+        (`finetune.models.serving`). Otherwise Keras' own export."""
+        if self.preprocessor is None or input_signature is not None or format != "tf_saved_model":
+            return super().export(filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs)
+        from finetune.models.serving import export_classifier
 
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        preprocessor = keras.layers.deserialize(config.pop("preprocessor"))
-        classifier = keras.layers.deserialize(config.pop("classifier"))
-        return cls(preprocessor, classifier, **config)
+        return export_classifier(self, filepath, text_pairs=text_pairs)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_classes=self.num_classes, regression=self.regression, dropout=self.dropout)
+        return config

@@ -10,6 +10,7 @@ import tensorflow as tf
 from electra_tf.data.keras_input import keras_input_options
 from finetune.optimization import create_finetuning_optimizer, num_train_steps
 from finetune.squad.metrics import evaluate_v1, evaluate_v2
+from electra_tf.models import clone_backbone
 from finetune.squad.model import ElectraSquadModel
 from finetune.squad.postprocess import beam_pairs, postprocess, top_k_pairs
 
@@ -49,10 +50,10 @@ def run_squad_trial(job, trial, pretrained, data, hyperparameters, strategy):
     batch_size = hyperparameters.train_batch_size
     train_steps = num_train_steps(len(data.train_features), batch_size, hyperparameters.num_train_epochs)
     with strategy.scope():
-        model = ElectraSquadModel.from_discriminator(pretrained.model, head=job.squad_head,
+        model = ElectraSquadModel(clone_backbone(pretrained.model.backbone), head=job.squad_head,
                                                      version_2=data.version == "2.0", beam_size=job.n_best_size)
         model.compile(optimizer=create_finetuning_optimizer(
-            model.electra_config.num_layers, hyperparameters.learning_rate, train_steps,
+            model.num_layers, hyperparameters.learning_rate, train_steps,
             layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
             bias_correction=job.bias_correction))

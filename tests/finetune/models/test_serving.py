@@ -13,10 +13,8 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models.discriminator import ElectraDiscriminator
-from finetune.models import ElectraTextClassifier
-from finetune.models.classifier import ElectraClassifier
-from finetune.models.preprocessor import ElectraPreprocessor
+from electra_tf.models import backbone_inputs, build_discriminator
+from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
 from finetune.models.serving import export_classifier
 from tests.conftest import REPO_ROOT
 from tests.serving_session import run_like_tf_serving
@@ -45,12 +43,12 @@ def _save_fine_tuned(vocab, path, regression=False):
     """A model.keras as `run_finetuning.py --save_models` writes it (compiled classifier + preprocessor)."""
     keras.utils.set_random_seed(1)
     config = ElectraConfig.from_preset("tiny", vocab_size=200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
-    classifier = ElectraClassifier.from_discriminator(ElectraDiscriminator(config), num_classes=3,
-                                                      regression=regression)
-    classifier.compile(optimizer="adam", loss="mse" if regression else "sparse_categorical_crossentropy")
-    preprocessor = ElectraPreprocessor(vocab, max_seq_length=MAX_SEQ_LENGTH)
+    preprocessor = ElectraTextClassifierPreprocessor(vocab, max_seq_length=MAX_SEQ_LENGTH)
+    classifier = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=3, preprocessor=preprocessor,
+                                       regression=regression)
+    classifier.compile(optimizer="adam")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    ElectraTextClassifier(preprocessor, classifier).save(path)
+    classifier.save(path)
     return str(path)
 
 
@@ -82,12 +80,12 @@ def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_d
         "serve_text": {"texts": texts}})
 
     model = keras.saving.load_model(model_file, compile=False)
-    keras_logits = model.classifier(features, training=False).numpy()
+    keras_logits = model(backbone_inputs(features), training=False).numpy()
     assert np.array(served["serving_default"]["logits"]).shape == (2, 3)
     np.testing.assert_allclose(served["serving_default"]["logits"], keras_logits, atol=1e-5)
     np.testing.assert_allclose(served["serving_default"]["probabilities"], tf.nn.softmax(keras_logits).numpy(),
                                atol=1e-5)
-    np.testing.assert_allclose(served["serve_text"]["logits"], model(tf.constant(texts)).numpy(), atol=1e-5)
+    np.testing.assert_allclose(served["serve_text"]["logits"], model.predict(texts, verbose=0), atol=1e-5)
     text_ids = np.array(served["serve_text"]["input_ids"])
     assert text_ids.shape == (2, MAX_SEQ_LENGTH) and text_ids[0, :8].tolist() == ids[0].tolist()
 
@@ -108,8 +106,7 @@ def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, t
     served = _serve_in_fresh_process(export_dir, {"serve_text": {"text_a": text_a, "text_b": text_b}})["serve_text"]
 
     assert np.array(served["logits"]).shape == (2,) and "probabilities" not in served
-    np.testing.assert_allclose(served["logits"], model((tf.constant(text_a), tf.constant(text_b))).numpy(),
-                               atol=1e-5)
+    np.testing.assert_allclose(served["logits"], model.predict((text_a, text_b), verbose=0), atol=1e-5)
     assert served["segment_ids"][0][:7] == [0, 0, 0, 0, 0, 1, 1]  # [CLS] w1 w2 w3 [SEP] | w9 [SEP]
     ids = np.array(served["input_ids"], np.int32)
     by_session = run_like_tf_serving(export_dir, "serving_default", {

@@ -1,4 +1,5 @@
-"""Must-shows 4 (Keras half) and 5: raw strings -> `fit` on a learnable task; a saved model predicts the same."""
+"""The keras-hub-shaped Keras API: `from_preset`, `compile()` without arguments, `fit`/`predict` on Python lists of
+raw strings learn a keyword task; `.keras` and `export()` round trips predict the same."""
 
 import numpy as np
 import pytest
@@ -6,7 +7,7 @@ import tensorflow as tf
 import keras
 
 from finetune.models import ElectraTextClassifier
-from finetune.optimization import create_finetuning_optimizer, num_train_steps
+from finetune.optimization import create_finetuning_optimizer
 from tests.finetune.synthetic_glue import keyword_examples
 
 MAX_SEQ_LENGTH = 16
@@ -24,13 +25,13 @@ def _dataset(examples, shuffle_seed=None):
 
 @pytest.fixture(scope="module")
 def fine_tuned(pretrained_tiny):
-    """(model, dev examples) after plain-Keras fine-tuning on raw strings."""
+    """(model, dev examples) after plain-Keras fine-tuning on Python lists of raw strings, compiled with defaults."""
     keras.utils.set_random_seed(0)
     train, dev = keyword_examples(480, seed=10), keyword_examples(200, seed=11)
-    model = ElectraTextClassifier.from_pretrained(pretrained_tiny, num_classes=2, max_seq_length=MAX_SEQ_LENGTH)
-    steps = num_train_steps(len(train), BATCH_SIZE, EPOCHS)
-    model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-3, steps, layerwise_lr_decay=0.8))
-    model.fit(_dataset(train, shuffle_seed=0), epochs=EPOCHS, shuffle=False, verbose=0)
+    model = ElectraTextClassifier.from_preset(pretrained_tiny, num_classes=2, max_seq_length=MAX_SEQ_LENGTH)
+    model.compile()  # the reference's fine-tuning optimiser for the backbone's size
+    texts, labels = zip(*train)
+    model.fit(list(texts), list(labels), batch_size=BATCH_SIZE, epochs=EPOCHS, verbose=0)
     return model, dev
 
 
@@ -40,7 +41,7 @@ def test_keras_fit_on_raw_strings_reaches_high_dev_accuracy(fine_tuned):
     logs = model.evaluate(_dataset(dev), return_dict=True, verbose=0)
     print(f"Keras API dev accuracy: {logs['accuracy']:.3f}")
     assert logs["accuracy"] >= 0.9
-    texts = tf.constant([text for text, _ in dev])
+    texts = [text for text, _ in dev]  # a Python list, as keras-hub tasks take it
     predicted = np.argmax(model.predict(texts, batch_size=64, verbose=0), axis=-1)
     assert np.mean(predicted == np.array([label for _, label in dev])) == pytest.approx(logs["accuracy"])
 
@@ -54,7 +55,7 @@ def test_saved_and_reloaded_model_predicts_the_same(fine_tuned, tmp_path):
     model.save(path)
     restored = keras.saving.load_model(path)
     np.testing.assert_array_equal(restored.predict(texts, batch_size=64, verbose=0), expected)
-    np.testing.assert_array_equal(restored.preprocessor.tokenizer.vocab, model.preprocessor.tokenizer.vocab)
+    np.testing.assert_array_equal(restored.preprocessor.text_tokenizer.vocab, model.preprocessor.text_tokenizer.vocab)
     # The optimizer comes back with its state, so training can continue where it stopped.
     assert int(restored.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy()) > 0
     assert restored.optimizer.lr_multipliers == model.optimizer.lr_multipliers
@@ -64,10 +65,13 @@ def test_exported_saved_model_serves_raw_text(fine_tuned, tmp_path):
     model, dev = fine_tuned
     texts = tf.constant([text for text, _ in dev[:8]])
     path = str(tmp_path / "exported")
-    model.export(path, input_signature=[tf.TensorSpec([None], tf.string)], verbose=False)
+    model.export(path)
     reloaded = tf.saved_model.load(path)  # keep a reference: its variables die with it
-    served = reloaded.serve(texts)
-    np.testing.assert_allclose(served.numpy(), model.predict(texts, verbose=0), rtol=1e-5, atol=1e-5)
+    served = reloaded.signatures["serve_text"](texts=texts)
+    np.testing.assert_allclose(served["logits"].numpy(), model.predict(texts, verbose=0), rtol=1e-5, atol=1e-5)
+    by_ids = reloaded.signatures["serving_default"](input_ids=served["input_ids"], input_mask=served["input_mask"],
+                                                    segment_ids=served["segment_ids"])
+    np.testing.assert_allclose(by_ids["logits"].numpy(), served["logits"].numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_sentence_pairs_train_through_fit(pretrained_tiny):
@@ -82,9 +86,9 @@ def test_sentence_pairs_train_through_fit(pretrained_tiny):
         texts_b.append(" ".join(([words[0]] if shared else []) + other))
         labels.append(shared)
     dataset = tf.data.Dataset.from_tensor_slices(((texts_a, texts_b), labels)).batch(16)
-    model = ElectraTextClassifier.from_pretrained(pretrained_tiny, num_classes=2, max_seq_length=MAX_SEQ_LENGTH)
+    model = ElectraTextClassifier.from_preset(pretrained_tiny, num_classes=2, max_seq_length=MAX_SEQ_LENGTH)
     model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-3, 4))
     history = model.fit(dataset, epochs=1, shuffle=False, verbose=0)
     assert np.isfinite(history.history["loss"][-1])
-    packed = model.preprocessor((tf.constant(texts_a[:1]), tf.constant(texts_b[:1])))
+    packed = model.preprocessor(x=(tf.constant(texts_a[:1]), tf.constant(texts_b[:1])))
     assert 1 in packed["segment_ids"].numpy()

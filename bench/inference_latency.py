@@ -82,14 +82,14 @@ def measure_ours(args, config, workdir):
     import tensorflow as tf
 
     from electra_tf.export import export_discriminator
-    from electra_tf.models.discriminator import ElectraDiscriminator
+    from electra_tf.models import backbone_inputs, build_discriminator
     from electra_tf.tokenizer import ElectraTokenizer
 
-    model = ElectraDiscriminator(config)
+    model = build_discriminator(config)
     spec = tf.TensorSpec([None, None], tf.int32)
 
     def scores(input_ids, input_mask, segment_ids):
-        logits = model({"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids},
+        logits = model({"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids},
                        training=False)
         return logits, tf.math.sigmoid(logits)
 
@@ -108,7 +108,7 @@ def measure_ours(args, config, workdir):
         tensors = {name: tf.constant(value) for name, value in batch.items()}
         calls = {name: (lambda f=function: [t.numpy() for t in f(**tensors)]) for name, function in paths.items()}
 
-        def predict_on_batch(batch=batch):
+        def predict_on_batch(batch=backbone_inputs(batch)):
             logits = model.predict_on_batch(batch)
             return logits, 1 / (1 + np.exp(-logits))
 

@@ -6,9 +6,11 @@
 Our side: Keras `fit` steps of ElectraPretrainer (the project's train_step: masking, Gumbel sampling, generator +
 discriminator loss, clipping, AdamW-with-weight-decay) on one fixed random batch: `--repeats` windows of `--steps`
 after `--warmup_steps` (the first of which compiles), each timed at batch ends inside a `fit`, so that fit's set-up
-and teardown stay out of the figures (`fit_teardown_s` reports the longest teardown). `--stock_layers_baseline` also
-times, in alternating windows, the same model with Keras' stock EinsumDense and Dropout layers (the ratio is
-`speedup_vs_stock_layers`). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside the value a
+and teardown stay out of the figures (`fit_teardown_s` reports the longest teardown). `--baseline_repo=DIR` also
+times another checkout of this project (e.g. `git worktree add /tmp/before <commit>`) in alternating windows of the
+same run: a second process imports `electra_tf` from DIR, builds the same model on the same batch and runs its windows
+when this one waits, so both see the same host (`ratio_vs_baseline` = baseline seconds/step over ours: above 1, this
+checkout is faster). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside the value a
 fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul peak
 measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen precision, and this
 process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
@@ -68,10 +70,10 @@ def parse_args(argv=None):
                         help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
                              "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.")
     parser.add_argument("--seed", type=int, default=0, help="Initialisation seed of the timed model.")
-    parser.add_argument("--stock_layers_baseline", action="store_true",
-                        help="Also time, in alternating windows of the same run, the same model with Keras' own "
-                             "EinsumDense and Dropout in place of the project's FlatEinsumDense and ElectraDropout; "
-                             "reports speedup_vs_stock_layers. Peak RSS then covers both models.")
+    parser.add_argument("--baseline_repo", default=None,
+                        help="Another checkout of this project to time in alternating windows of the same run (its "
+                             "own process); reports baseline_seconds_per_step and ratio_vs_baseline.")
+    parser.add_argument("--serve_windows", action="store_true", help=argparse.SUPPRESS)  # the baseline's process
     parser.add_argument("--matmul_peak_size", type=int, default=2048,
                         help="Side of the square matrices of the matmul-peak measurement.")
     peer_runner.add_peer_flags(parser)
@@ -116,64 +118,128 @@ def matmul_peak(dtype, size=2048, repeats=20):
     return 2 * size ** 3 * repeats / best
 
 
-def measure_ours(args):
+def timed_model(args):
+    """(model, dataset, config, first step's loss): the ElectraPretrainer of the `electra_tf` on sys.path, compiled,
+    one step trained on the fixed random batch."""
     import keras
     import tensorflow as tf
 
     from electra_tf.config import ElectraConfig
     from electra_tf.data.keras_input import keras_input_options
-    from electra_tf.flops import pretraining_flops, pretraining_matmul_flops
-    from electra_tf.training.pretrainer import ElectraPretrainer
     from electra_tf.training.distribution import set_precision
     from electra_tf.training.optimizers import create_optimizer
+
+    try:
+        from electra_tf.training.pretrainer import ElectraPretrainer
+    except ImportError:  # a --baseline_repo from before the training step moved to training/
+        from electra_tf.models.pretrainer import ElectraPretrainer
 
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)
     batch = random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
-    initial_losses = [initial_loss(config, args.seq_len, batch, seed) for seed in range(args.initial_loss_seeds)]
     dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2).with_options(keras_input_options())
-    models = {"ours": None, "stock_layers": None} if args.stock_layers_baseline else {"ours": None}
-    first = {}
-    for name in models:
-        keras.utils.set_random_seed(args.seed)
-        models[name] = ElectraPretrainer(config, max_seq_length=args.seq_len)
-        if name == "stock_layers":
-            restore_stock_keras_layers(models[name])
-        models[name].compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
-        first[name] = models[name].fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
-    model = models["ours"]
+    keras.utils.set_random_seed(args.seed)
+    model = ElectraPretrainer(config, max_seq_length=args.seq_len)
+    model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
+    first = model.fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
+    return model, dataset, config, float(first)
+
+
+def time_window(model, dataset, untimed, steps):
+    """(seconds per step, fit's teardown) of one `fit` timed at batch ends after `untimed` steps."""
+    clock = batch_end_clock()
+    model.fit(dataset, steps_per_epoch=untimed + steps, shuffle=False, verbose=0, callbacks=[clock])
+    return (clock.times[-1] - clock.times[untimed - 1]) / steps, time.perf_counter() - clock.times[-1]
+
+
+class BaselineProcess:
+    """The same model of another checkout (`--baseline_repo`) in its own process, timing a window on request."""
+
+    def __init__(self, args):
+        import subprocess
+
+        argv = [sys.executable, os.path.abspath(__file__), "--serve_windows", f"--baseline_repo={args.baseline_repo}",
+                f"--preset={args.preset}", f"--batch={args.batch}", f"--seq_len={args.seq_len}",
+                f"--mixed_precision={args.mixed_precision}", f"--seed={args.seed}"]
+        if args.jit_compile:
+            argv.append("--jit_compile")
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        self.first_step_loss = self._reply()["first_step_loss"]
+
+    def _reply(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the --baseline_repo process ended (exit {self.process.wait()}); run it alone to see "
+                               "why")
+        return json.loads(line)
+
+    def window(self, untimed, steps):
+        self.process.stdin.write(f"{untimed} {steps}\n")
+        self.process.stdin.flush()
+        reply = self._reply()
+        return reply["seconds_per_step"], reply["teardown"]
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def serve_windows(args):
+    """The baseline side: import electra_tf from --baseline_repo, then time the windows the parent asks for."""
+    sys.path.insert(0, os.path.abspath(args.baseline_repo))
+    model, dataset, _, first = timed_model(args)
+    print(json.dumps({"first_step_loss": first}), flush=True)
+    for line in sys.stdin:
+        untimed, steps = map(int, line.split())
+        seconds, teardown = time_window(model, dataset, untimed, steps)
+        print(json.dumps({"seconds_per_step": seconds, "teardown": teardown}), flush=True)
+
+
+def measure_ours(args):
+    import keras
+
+    from electra_tf.flops import pretraining_flops, pretraining_matmul_flops
+
+    baseline = BaselineProcess(args) if args.baseline_repo else None
+    model, dataset, config, first = timed_model(args)
+    batch = next(iter(dataset))
+    initial_losses = [initial_loss(config, args.seq_len, batch, seed) for seed in range(args.initial_loss_seeds)]
+    runners = {"ours": lambda untimed: time_window(model, dataset, untimed, args.steps)}
+    if baseline is not None:
+        runners["baseline"] = lambda untimed: baseline.window(untimed, args.steps)
     # Each window is one `fit` timed at batch ends after its untimed first step(s) (the rest of the warm-up in the
-    # first window), so nothing of fit's set-up or teardown enters it; with a baseline the two models alternate.
-    windows = {name: [] for name in models}
+    # first window), so nothing of fit's set-up or teardown enters it; with a baseline the two alternate.
+    windows = {name: [] for name in runners}
     teardowns = []
     for repeat in range(args.repeats):
         untimed = max(args.warmup_steps - 1, 1) if repeat == 0 else 1
-        for name in (list(models) if repeat % 2 == 0 else list(models)[::-1]):
-            clock = batch_end_clock()
-            models[name].fit(dataset, steps_per_epoch=untimed + args.steps, shuffle=False, verbose=0,
-                             callbacks=[clock])
-            teardowns.append(time.perf_counter() - clock.times[-1])
-            windows[name].append((clock.times[-1] - clock.times[untimed - 1]) / args.steps)
+        for name in (list(runners) if repeat % 2 == 0 else list(runners)[::-1]):
+            seconds, teardown = runners[name](untimed)
+            windows[name].append(seconds)
+            if name == "ours":
+                teardowns.append(teardown)
     seconds_per_step = median(windows["ours"])
     # FLOPs with the step's real number of prediction slots rather than the reference's fixed 15.625 %.
     output_fraction = model.max_predictions / args.seq_len
     result = {
         "seconds_per_step": seconds_per_step, "seconds_per_step_windows": windows["ours"],
-        "first_step_loss": float(first["ours"]),
+        "first_step_loss": first,
         "expected_first_step_loss": math.log(config.vocab_size) + config.disc_weight * math.log(2.0),
         "step_flops": pretraining_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
         "matmul_flops": pretraining_matmul_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
         "peak_rss_mb": peak_rss_mb(), "fit_teardown_s": max(teardowns),
         "config": config,
     }
-    if "stock_layers" in windows:
-        result["stock_layers_seconds_per_step"] = median(windows["stock_layers"])
-        result["stock_layers_windows"] = windows["stock_layers"]
-        result["speedup_vs_stock_layers"] = result["stock_layers_seconds_per_step"] / seconds_per_step
+    if baseline is not None:
+        baseline.close()
+        result.update(baseline_seconds_per_step=median(windows["baseline"]), baseline_windows=windows["baseline"],
+                      baseline_first_step_loss=baseline.first_step_loss, baseline_repo=args.baseline_repo,
+                      ratio_vs_baseline=median(windows["baseline"]) / seconds_per_step)
     if initial_losses:
         result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
         result["initial_losses"] = initial_losses
-    del model, models, dataset
+    del model, dataset
     keras.mixed_precision.set_global_policy("float32")
     keras.backend.clear_session()
     gc.collect()
@@ -182,20 +248,6 @@ def measure_ours(args):
 
 def median(values):
     return sorted(values)[len(values) // 2]
-
-
-def restore_stock_keras_layers(model):
-    """Turns the project's faster drop-in layers back into the Keras ones they subclass (`FlatEinsumDense` ->
-    `EinsumDense`, `ElectraDropout` -> `Dropout`): the baseline of `--stock_layers_baseline`."""
-    import keras
-
-    from electra_tf.layers.dropout import ElectraDropout
-    from electra_tf.layers.flat_projections import FlatEinsumDense
-
-    stock = {FlatEinsumDense: keras.layers.EinsumDense, ElectraDropout: keras.layers.Dropout}
-    for layer in model._flatten_layers(include_self=False, recursive=True):
-        if type(layer) in stock:
-            layer.__class__ = stock[type(layer)]
 
 
 def batch_end_clock():
@@ -225,11 +277,10 @@ def initial_loss(config, seq_len, batch, seed):
     keras.utils.set_random_seed(seed)
     model = ElectraPretrainer(config, max_seq_length=seq_len)
 
-    # In a tf.function as in training: eagerly, keras-hub's MaskedLMHead adds its float32 bias to bfloat16 logits.
-    @tf.function
+    @tf.function  # as in training
     def loss(features):
         stats = model.pretraining_statistics(model.pretraining_outputs(features, step=0))
-        return model._total_loss(stats, stats)
+        return model.pretraining_loss(stats, stats)
 
     return float(loss(batch))
 
@@ -245,6 +296,8 @@ def measure_peer(args, config, threads):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.serve_windows:
+        return serve_windows(args)
     run_peer = peer_runner.resolve_peer(args)  # before measuring, so --peer=on fails at once
     import tensorflow as tf
 
@@ -276,8 +329,8 @@ def main(argv=None):
         "seconds_per_step_windows": ours["seconds_per_step_windows"], "seed": args.seed,
         "fit_teardown_s": ours["fit_teardown_s"],
     }
-    for name in ("initial_loss_mean", "initial_losses", "stock_layers_seconds_per_step", "stock_layers_windows",
-                 "speedup_vs_stock_layers"):
+    for name in ("initial_loss_mean", "initial_losses", "baseline_seconds_per_step", "baseline_windows",
+                 "baseline_first_step_loss", "baseline_repo", "ratio_vs_baseline"):
         if name in ours:
             result[name] = ours[name]
     if run_peer:
@@ -310,8 +363,7 @@ def main(argv=None):
                  "model_flops_per_s", "matmul_peak_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb",
                  "peer_seq_per_s", "ratio_vs_peer", "peer_first_step_loss", "peer_peak_rss_mb", "peer_precision",
                  "peer_matmul_peak_flops_per_s", "peer_mfu", "matmul_peak_ratio_vs_peer", "mfu_ratio_vs_peer",
-                 "stock_layers_seconds_per_step",
-                 "speedup_vs_stock_layers"):
+                 "baseline_seconds_per_step", "ratio_vs_baseline"):
         if name in result:
             value = result[name]
             print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")

@@ -13,10 +13,12 @@ OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
 DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15")
 GENERATOR_TRAINING = ("mle", "adversarial")
 EMBEDDING_SHARING = ("shared", "gdes")
+# The reference's exact (erf) GELU, or the tanh approximation (keras-hub's ELECTRA, Hugging Face's "gelu_new").
+HIDDEN_ACTIVATIONS = ("gelu", "gelu_approximate")
 # What a backbone needs; the other fields are pre-training settings.
 ARCHITECTURE_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                        "max_position_embeddings", "type_vocab_size", "hidden_dropout", "attention_dropout",
-                       "layer_norm_epsilon", "initializer_range")
+                       "layer_norm_epsilon", "initializer_range", "hidden_activation")
 
 
 @dataclasses.dataclass
@@ -51,6 +53,7 @@ class ElectraConfig:
     attention_dropout: float = 0.1
     layer_norm_epsilon: float = 1e-12
     initializer_range: float = 0.02
+    hidden_activation: str = "gelu"
 
     generator_hidden_fraction: float = 0.25
     generator_layers_fraction: float = 1.0
@@ -116,7 +119,7 @@ class ElectraConfig:
 
     def _validate_objective(self):
         choices = {"objective": OBJECTIVES, "generator_training": GENERATOR_TRAINING,
-                   "embedding_sharing": EMBEDDING_SHARING}
+                   "embedding_sharing": EMBEDDING_SHARING, "hidden_activation": HIDDEN_ACTIVATIONS}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"unknown {name} {getattr(self, name)!r}; choose one of {list(allowed)}")

@@ -184,14 +184,14 @@ def random_init_checkpoint(settings, vocab):
     if not os.path.isfile(os.path.join(target, "config.json")):
         import keras
 
-        from electra_tf.models.discriminator import ElectraDiscriminator
+        from electra_tf.models import build_discriminator
         from electra_tf.pretrained import save_pretrained
         from electra_tf.training.pretraining_job import PretrainingJob
 
         config = PretrainingJob(pretrain_tfrecords="-", model_dir="-", model_size=settings.model_size,
                                 vocab_file=vocab).model_config()
         keras.utils.set_random_seed(settings.seed)
-        save_pretrained(ElectraDiscriminator(config), target, vocab)
+        save_pretrained(build_discriminator(config), target, vocab)
         keras.backend.clear_session(free_memory=False)
     return target
 

@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.checkpoints import collect_weights, load_model, save_model
+from electra_tf.models import backbone_inputs
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import tiny_model
 from tests.serving_session import run_like_tf_serving
@@ -76,7 +77,7 @@ def test_export_discriminator_from_hf_directory(hf_pair, tmp_path):
     serving = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
     inputs, features = _serving_inputs()
     logits = serving(**inputs)["logits"].numpy()
-    expected = np.asarray(load_model(directory, "discriminator").model(features, training=False))
+    expected = np.asarray(load_model(directory, "discriminator").model(backbone_inputs(features), training=False))
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
 
 
@@ -91,14 +92,14 @@ def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path):
     assert logits.shape == (2, 10, fixtures.VOCAB_SIZE)
     generator = load_model(prefix, "generator", num_heads=2).model
     positions = np.tile(np.arange(10, dtype=np.int32), (2, 1))
-    expected = np.asarray(generator(dict(features, masked_lm_positions=positions), training=False))
+    expected = np.asarray(generator(dict(backbone_inputs(features), mask_positions=positions), training=False))
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
     text = loaded.signatures["serve_text"](tf.constant(["w1 w2 w3"]))
     assert text["logits"].shape == (1, 16, fixtures.VOCAB_SIZE)
     # Must-show 4 for the generator: a fresh process with only tensorflow + tensorflow-text, loading as TF Serving does.
     served = run_like_tf_serving(str(tmp_path / "export" / "1"), "serve_text", {"texts": ["w1 w2 w3"]})
     text_ids = np.array(served["input_ids"], np.int32)
-    text_features = {"input_ids": text_ids, "input_mask": np.array(served["input_mask"], np.int32),
-                     "segment_ids": np.zeros_like(text_ids), "masked_lm_positions": np.arange(16, dtype=np.int32)[None]}
+    text_features = {"token_ids": text_ids, "padding_mask": np.array(served["input_mask"], np.int32),
+                     "segment_ids": np.zeros_like(text_ids), "mask_positions": np.arange(16, dtype=np.int32)[None]}
     np.testing.assert_allclose(served["logits"], np.asarray(generator(text_features, training=False)), atol=1e-4,
                                rtol=0)  # graph vs eager kernels differ by ~2e-5 on these logits

@@ -86,7 +86,9 @@ def read_source(path, format="auto", allow_embedding_mismatch=False):
     if format == KERAS_HUB:
         weights, backbone = keras_hub.read_keras_hub_preset(path)
         return Source(path, format, weights, num_heads=backbone["num_heads"],
-                      base={"hidden_dropout": backbone["dropout"], "attention_dropout": backbone["dropout"]},
+                      base={"hidden_dropout": backbone["dropout"], "attention_dropout": backbone["dropout"],
+                            # keras-hub's ELECTRA computes the tanh GELU: so does the imported model, to give its outputs.
+                            "hidden_activation": "gelu_approximate"},
                       vocab_file=config_inference.find_vocab(path, os.path.join(path, "assets", "tokenizer")))
     if huggingface.is_hf_pretraining_directory(path) and not huggingface.is_hf_directory(path):
         weights, discriminator_config, generator_config = huggingface.read_hf_pretraining_directory(
@@ -111,6 +113,7 @@ def _hf_base(config):
     for hf_key, field in renames.items():
         if hf_key in config:
             base[field] = config[hf_key]
+    base["hidden_activation"] = huggingface.HIDDEN_ACTS[config.get("hidden_act", "gelu")]
     return base
 
 

@@ -34,6 +34,9 @@ _IGNORED_SUFFIXES = ("position_ids",)  # a buffer, not a weight, in older transf
 
 
 # ---------------------------------------------------------------------------------------------- names
+# Hugging Face's `hidden_act` -> our `hidden_activation` (HF's "gelu" is the exact erf form).
+HIDDEN_ACTS = {"gelu": "gelu", "gelu_new": "gelu_approximate"}
+
 def to_hf_name(name):
     """(HF name, transpose?) of a reference name."""
     if name == "generator_predictions/output_bias":
@@ -112,9 +115,9 @@ def read_config(directory):
         raise CheckpointError(f"cannot read {path}: {error}") from error
     if config.get("model_type") != "electra":
         raise CheckpointError(f"{path} has model_type={config.get('model_type')!r}, not 'electra'")
-    if config.get("hidden_act", "gelu") != "gelu":
-        raise CheckpointError(f"{path} has hidden_act={config['hidden_act']!r}; our encoder uses the exact (erf) "
-                              "GELU of the reference ('gelu'), so the outputs would differ")
+    if config.get("hidden_act", "gelu") not in HIDDEN_ACTS:
+        raise CheckpointError(f"{path} has hidden_act={config['hidden_act']!r}; the encoder supports "
+                              f"{sorted(HIDDEN_ACTS)} (the reference's exact GELU is 'gelu')")
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise CheckpointError(f"{path} has position_embedding_type={config['position_embedding_type']!r}; "
                               "only 'absolute' (the reference's) is supported")
@@ -217,7 +220,8 @@ def hf_config(config, network):
         "architectures": [ARCHITECTURES[network]], "model_type": "electra",
         "vocab_size": config.vocab_size, "embedding_size": config.embedding_size, "hidden_size": sizes.hidden_size,
         "num_hidden_layers": sizes.num_layers, "num_attention_heads": sizes.num_heads,
-        "intermediate_size": sizes.intermediate_size, "hidden_act": "gelu",
+        "intermediate_size": sizes.intermediate_size,
+        "hidden_act": {value: key for key, value in HIDDEN_ACTS.items()}[config.hidden_activation],
         "hidden_dropout_prob": config.hidden_dropout, "attention_probs_dropout_prob": config.attention_dropout,
         "max_position_embeddings": config.max_position_embeddings, "type_vocab_size": config.type_vocab_size,
         "initializer_range": config.initializer_range, "layer_norm_eps": config.layer_norm_epsilon,

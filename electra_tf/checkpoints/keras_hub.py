@@ -2,10 +2,11 @@
 
 keras-hub's backbone has the same variables as ours (the reference's), in keras-hub's layers: they map one to one, by
 their public variable paths, onto the discriminator's embeddings and encoder (its attention projections stored per
-head). What does not map: the backbone has no discriminator or generator head (load with `allow_missing_head`), and it adds a tanh
-`pooled_dense` that ELECTRA does not have (dropped on import; left at its initialiser on export). Note that keras-hub
-builds its Transformer layers with the tanh-approximate GELU where the reference (and our model) uses the exact erf
-form, so the same weights give slightly different activations in the two implementations.
+head). What does not map: the backbone has no discriminator or generator head (load with `allow_missing_head`), and
+it adds a tanh `pooled_dense` that ELECTRA does not have (dropped on import; left at its initialiser on export). keras-hub builds its
+Transformer layers with the tanh-approximate GELU where the reference uses the exact erf form: an imported model gets
+`hidden_activation="gelu_approximate"` and so computes keras-hub's outputs; a model exported to keras-hub is computed
+with the approximation there (its outputs differ from ours by the approximation's error, about 1e-3).
 """
 
 import json

@@ -1,4 +1,4 @@
-"""The exact (erf) GELU with a hand-written gradient."""
+"""The exact (erf) GELU with a hand-written gradient, and the tanh approximation some ports use."""
 
 import math
 
@@ -28,3 +28,20 @@ def gelu(x):
         return outputs, backward
 
     return forward(tf.convert_to_tensor(x))
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+def gelu_approximate(x):
+    """The tanh approximation of GELU (keras-hub's ELECTRA, Hugging Face's "gelu_new"): not the reference's, offered
+    so that models converted from those ports give their outputs exactly."""
+    return keras.activations.gelu(x, approximate=True)
+
+
+ACTIVATIONS = {"gelu": gelu, "gelu_approximate": gelu_approximate}
+
+
+def get_activation(name):
+    """The activation function called `name` ("gelu", the reference's exact form, or "gelu_approximate")."""
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown hidden_activation {name!r}; choose one of {sorted(ACTIVATIONS)}")
+    return ACTIVATIONS[name]

@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from electra_tf.layers.activations import gelu
+from electra_tf.layers.activations import get_activation
 from electra_tf.layers.initializers import truncated_normal
 
 
@@ -21,14 +21,16 @@ class ElectraMaskedLMHead(keras.layers.Layer):
     [batch, predictions, vocab] in the compute dtype.
     """
 
-    def __init__(self, word_embeddings, layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+    def __init__(self, word_embeddings, layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu",
+                 **kwargs):
         super().__init__(**kwargs)
         self.word_embeddings = word_embeddings
+        self.hidden_activation = hidden_activation
         self.layer_norm_epsilon = float(layer_norm_epsilon)
         self.initializer_range = float(initializer_range)
         self.embedding_size = int(word_embeddings.output_dim)
         self.vocab_size = int(word_embeddings.input_dim)
-        self.dense = keras.layers.Dense(self.embedding_size, activation=gelu,
+        self.dense = keras.layers.Dense(self.embedding_size, activation=get_activation(hidden_activation),
                                         kernel_initializer=truncated_normal(initializer_range),
                                         dtype=self.dtype_policy, name="dense")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy,
@@ -55,7 +57,8 @@ class ElectraMaskedLMHead(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(word_embeddings=keras.layers.serialize(self.word_embeddings),
-                      layer_norm_epsilon=self.layer_norm_epsilon, initializer_range=self.initializer_range)
+                      layer_norm_epsilon=self.layer_norm_epsilon, initializer_range=self.initializer_range,
+                      hidden_activation=self.hidden_activation)
         return config
 
     @classmethod
@@ -69,12 +72,13 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 class DiscriminatorHead(keras.layers.Layer):
     """dense(H, gelu) -> dense(1): one logit per token, positive for "replaced"."""
 
-    def __init__(self, hidden_size, initializer_range=0.02, **kwargs):
+    def __init__(self, hidden_size, initializer_range=0.02, hidden_activation="gelu", **kwargs):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
+        self.hidden_activation = hidden_activation
         self.dense = keras.layers.Dense(
-            hidden_size, activation=gelu, kernel_initializer=truncated_normal(initializer_range),
+            hidden_size, activation=get_activation(hidden_activation), kernel_initializer=truncated_normal(initializer_range),
             dtype=self.dtype_policy, name="dense")
         # Glorot-uniform, as tf.layers.dense's default in the reference.
         self.dense_prediction = keras.layers.Dense(1, dtype=self.dtype_policy, name="dense_prediction")
@@ -95,5 +99,6 @@ class DiscriminatorHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, initializer_range=self.initializer_range)
+        config.update(hidden_size=self.hidden_size, initializer_range=self.initializer_range,
+                      hidden_activation=self.hidden_activation)
         return config

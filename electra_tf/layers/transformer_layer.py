@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from electra_tf.layers.activations import gelu
+from electra_tf.layers.activations import get_activation
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.layers.initializers import truncated_normal
 
@@ -30,7 +30,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
     The sub-layers carry the reference's scope names, so a checkpoint maps one to one:
     `query_dense`, `key_dense`, `value_dense` (attention/self/{query,key,value}), `attention_output_dense`
     (attention/output/dense), `attention_layer_norm` (attention/output/LayerNorm), `intermediate_dense`
-    (intermediate/dense, exact GELU), `output_dense` (output/dense) and `output_layer_norm` (output/LayerNorm).
+    (intermediate/dense, exact GELU unless `hidden_activation` says otherwise), `output_dense` (output/dense) and `output_layer_norm` (output/LayerNorm).
     Kernels have the reference's [in, out] layout (attention projections [H, H], not per head).
 
     Every dense layer runs on the tokens flattened to [batch * length, features]: one 2-D GEMM each, where a 3-D input
@@ -43,7 +43,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
     """
 
     def __init__(self, hidden_size, num_heads, intermediate_size, hidden_dropout=0.1, attention_dropout=0.1,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", **kwargs):
         super().__init__(**kwargs)
         if hidden_size % num_heads:
             raise ValueError(f"hidden_size={hidden_size} is not divisible by num_heads={num_heads}")
@@ -55,6 +55,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.attention_dropout = float(attention_dropout)
         self.layer_norm_epsilon = float(layer_norm_epsilon)
         self.initializer_range = float(initializer_range)
+        self.hidden_activation = hidden_activation
 
         def dense(units, name, activation=None):
             return keras.layers.Dense(units, activation=activation,
@@ -73,7 +74,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.attention_output_dropout = ElectraDropout(hidden_dropout, dtype=self.dtype_policy,
                                                        name="attention_output_dropout")
         self.attention_layer_norm = layer_norm("attention_layer_norm")
-        self.intermediate_dense = dense(intermediate_size, "intermediate", activation=gelu)
+        self.intermediate_dense = dense(intermediate_size, "intermediate", activation=get_activation(hidden_activation))
         self.output_dense = dense(hidden_size, "output")
         self.output_dropout = ElectraDropout(hidden_dropout, dtype=self.dtype_policy, name="output_dropout")
         self.output_layer_norm = layer_norm("output_layer_norm")
@@ -116,5 +117,5 @@ class ElectraTransformerLayer(keras.layers.Layer):
         config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
                       intermediate_size=self.intermediate_size, hidden_dropout=self.hidden_dropout,
                       attention_dropout=self.attention_dropout, layer_norm_epsilon=self.layer_norm_epsilon,
-                      initializer_range=self.initializer_range)
+                      initializer_range=self.initializer_range, hidden_activation=self.hidden_activation)
         return config

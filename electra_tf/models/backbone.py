@@ -52,8 +52,9 @@ class ElectraBackbone(keras_hub.models.Backbone):
 
     Args:
         vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
-        type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range: the architecture
-            (the fields of `ElectraConfig.architecture()`).
+        type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation:
+            the architecture (the fields of `ElectraConfig.architecture()`; `hidden_activation` "gelu" is the
+            reference's exact GELU, "gelu_approximate" the tanh form of keras-hub's and some Hugging Face ELECTRAs).
         embeddings: an `ElectraEmbeddings` to share with another backbone (ELECTRA's generator and discriminator share
             one block); by default the backbone owns a new one. A shared block is not part of `get_config()`.
         dtype: the dtype policy of every layer.
@@ -61,7 +62,8 @@ class ElectraBackbone(keras_hub.models.Backbone):
 
     def __init__(self, vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
                  max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, embeddings=None, dtype=None, **kwargs):
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None, dtype=None,
+                 **kwargs):
         if embeddings is None:
             embeddings = ElectraEmbeddings(
                 vocab_size=vocab_size, embedding_size=embedding_size, max_position_embeddings=max_position_embeddings,
@@ -77,7 +79,8 @@ class ElectraBackbone(keras_hub.models.Backbone):
         transformer_layers = [
             ElectraTransformerLayer(hidden_size, num_heads, intermediate_size, hidden_dropout=hidden_dropout,
                                     attention_dropout=attention_dropout, layer_norm_epsilon=layer_norm_epsilon,
-                                    initializer_range=initializer_range, dtype=dtype, name=f"transformer_layer_{i}")
+                                    initializer_range=initializer_range, hidden_activation=hidden_activation,
+                                    dtype=dtype, name=f"transformer_layer_{i}")
             for i in range(num_layers)]
 
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}
@@ -96,6 +99,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         self.attention_dropout = attention_dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.hidden_activation = hidden_activation
         self.embeddings = embeddings
         self.embeddings_project = embeddings_project
         # Named attributes rather than only a list: checkpoints then carry the reference's per-layer structure.

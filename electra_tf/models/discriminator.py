@@ -29,7 +29,7 @@ class ElectraDiscriminator(keras_hub.models.Task):
         self.preprocessor = preprocessor
         self.electra_config = None if electra_config is None else as_config(electra_config)
         self.replaced_token_head = DiscriminatorHead(
-            backbone.hidden_size, backbone.initializer_range, dtype=backbone.dtype_policy,
+            backbone.hidden_size, backbone.initializer_range, backbone.hidden_activation, dtype=backbone.dtype_policy,
             name="discriminator_predictions")
         inputs = backbone.input
         outputs = self.replaced_token_head(backbone(inputs))

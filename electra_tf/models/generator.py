@@ -32,7 +32,7 @@ class ElectraGenerator(keras_hub.models.Task):
         self.electra_config = None if electra_config is None else as_config(electra_config)
         self.lm_head = ElectraMaskedLMHead(
             backbone.token_embedding, backbone.layer_norm_epsilon, backbone.initializer_range,
-            dtype=backbone.dtype_policy, name="generator_predictions")
+            backbone.hidden_activation, dtype=backbone.dtype_policy, name="generator_predictions")
         inputs = {**backbone.input, "mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}
         sequence_output = backbone({name: inputs[name] for name in backbone.input})
         outputs = self.lm_head(sequence_output, inputs["mask_positions"])

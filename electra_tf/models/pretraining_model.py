@@ -92,7 +92,7 @@ class ElectraPretrainingModel(keras.Model):
         self.model_mlm_head = None
         if objectives.MASKED_LM_HEAD in self.objective.heads:
             self.model_mlm_head = ElectraMaskedLMHead(self.embeddings.word_embeddings, config.layer_norm_epsilon,
-                                                      config.initializer_range, dtype=dtype,
+                                                      config.initializer_range, config.hidden_activation, dtype=dtype,
                                                       name="model_mlm_predictions")
             self.model_mlm_head.build((None, None, config.hidden_size))
         self.copy_head = None

@@ -60,7 +60,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         """Per-replica sums and counts of the objective (see `pretraining.objectives`)."""
         return self.objective.statistics(outputs)
 
-    def _total_loss(self, sums, counts, step=None):
+    def pretraining_loss(self, sums, counts, step=None):
         """The objective's loss with sums from `sums` and counts from `counts`.
 
         On one replica both are that replica's statistics. Under a strategy, `sums` are the replica's own (they carry
@@ -106,14 +106,14 @@ class ElectraPretrainer(ElectraPretrainingModel):
             outputs = self.pretraining_outputs(data, step, training=True)
             stats = self.pretraining_statistics(outputs)
             totals = all_reduce_sum(tf.nest.map_structure(tf.stop_gradient, stats))
-            loss = self._total_loss(stats, totals, step)
+            loss = self.pretraining_loss(stats, totals, step)
             scaled_loss = self.optimizer.scale_loss(loss)
         gradients = tape.gradient(scaled_loss, variables)
         # Dense gradients: IndexedSlices from the embedding lookups cannot be all-reduced and divided uniformly.
         gradients = [tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
                      for g, v in zip(gradients, variables)]
         gradients = all_reduce_sum(gradients)
-        global_loss = self._total_loss(totals, totals, step)
+        global_loss = self.pretraining_loss(totals, totals, step)
         # One pass over the gradients serves both the finiteness check and the clipping: the global norm is finite
         # exactly when every gradient is (and does not overflow).
         global_norm = tf.linalg.global_norm(gradients)
@@ -190,7 +190,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
     def test_step(self, data):
         outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
         totals = all_reduce_sum(self.pretraining_statistics(outputs))
-        update_pretraining_metrics(self.metric_trackers, totals, self._total_loss(totals, totals, self.steps_trained))
+        update_pretraining_metrics(self.metric_trackers, totals, self.pretraining_loss(totals, totals, self.steps_trained))
         return self._metric_results()
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):

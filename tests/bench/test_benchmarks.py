@@ -67,12 +67,14 @@ def check_pretrain_result(result, batch, seq_len):
 
 def test_pretrain_throughput_smoke():
     result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=4", "--seq_len=32", "--steps=2",
-                                  "--warmup_steps=1", "--repeats=2", "--peer=off", "--stock_layers_baseline"))
+                                  "--warmup_steps=1", "--repeats=2", "--peer=off", f"--baseline_repo={REPO_ROOT}"))
     check_pretrain_result(result, 4, 32)
     assert not any(key.startswith("peer") or key == "ratio_vs_peer" for key in result)
-    assert len(result["seconds_per_step_windows"]) == len(result["stock_layers_windows"]) == 2
-    assert result["speedup_vs_stock_layers"] == pytest.approx(
-        result["stock_layers_seconds_per_step"] / result["seconds_per_step"])
+    # The baseline is this same checkout in a second process: same model, same first loss, its own windows.
+    assert len(result["seconds_per_step_windows"]) == len(result["baseline_windows"]) == 2
+    assert result["baseline_first_step_loss"] == pytest.approx(result["first_step_loss"], rel=1e-5)
+    assert result["ratio_vs_baseline"] == pytest.approx(
+        result["baseline_seconds_per_step"] / result["seconds_per_step"])
 
 
 def test_peer_on_without_an_interpreter_fails_in_one_line_naming_the_fix(tmp_path):

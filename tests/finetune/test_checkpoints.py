@@ -5,7 +5,7 @@ import pytest
 
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
-from electra_tf.models.discriminator import ElectraDiscriminator
+from electra_tf.models import build_discriminator
 from electra_tf.pretrained import save_pretrained
 from finetune.checkpoints import load_discriminator
 
@@ -14,7 +14,7 @@ def test_loads_a_save_pretrained_directory_with_its_vocabulary(tmp_path):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"]) + "\n", encoding="utf-8")
     config = ElectraConfig.from_preset("tiny").with_vocab(7, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
-    discriminator = ElectraDiscriminator(config)
+    discriminator = build_discriminator(config)
     save_pretrained(discriminator, str(tmp_path / "pretrained"), str(vocab))
     loaded = load_discriminator(str(tmp_path / "pretrained"))
     assert loaded.format == "electra_tf" and loaded.vocab_file == str(tmp_path / "pretrained" / "vocab.txt")
@@ -40,7 +40,7 @@ def test_loads_converted_formats_with_the_same_weights(tmp_path, target_format, 
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"]) + "\n", encoding="utf-8")
     config = ElectraConfig.from_preset("tiny").with_vocab(7, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
-    discriminator = ElectraDiscriminator(config)
+    discriminator = build_discriminator(config)
     conversion.save_model(discriminator, str(tmp_path / target), format=target_format, vocab_file=str(vocab))
     loaded = load_discriminator(str(tmp_path / target))
     assert loaded.format == target_format

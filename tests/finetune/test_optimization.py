@@ -7,7 +7,8 @@ import tensorflow as tf
 from electra_tf.config import ElectraConfig
 from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.layerwise_lr import layerwise_lr_multipliers
-from finetune.models import ElectraClassifier
+from electra_tf.models import build_discriminator
+from finetune.models import ElectraTextClassifier
 from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer, num_train_steps
 
 CONFIG = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
@@ -16,7 +17,7 @@ CONFIG = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cl
 def _gradients(model):
     rng = np.random.default_rng(0)
     ids = rng.integers(5, 50, size=(4, 12)).astype("int32")
-    inputs = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+    inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(tf.square(model(inputs, training=False)))
     return tape.gradient(loss, model.trainable_variables)
@@ -31,7 +32,7 @@ def _one_step_deltas(model, initial, optimizer, gradients):
 
 @pytest.mark.parametrize("variant", ["reference", "paper"])
 def test_one_step_updates_are_the_plain_updates_times_the_layer_multipliers(variant):
-    model = ElectraClassifier(CONFIG, num_classes=2)
+    model = ElectraTextClassifier(build_discriminator(CONFIG).backbone, num_classes=2)
     initial = model.get_weights()
     gradients = _gradients(model)
     gradients = [tf.convert_to_tensor(g) for g in gradients]  # embedding gradients come as IndexedSlices
@@ -57,7 +58,7 @@ def test_one_step_updates_are_the_plain_updates_times_the_layer_multipliers(vari
 
 
 def test_weight_decay_uses_the_layer_learning_rate_and_skips_layer_norm_and_biases():
-    model = ElectraClassifier(CONFIG, num_classes=2)
+    model = ElectraTextClassifier(build_discriminator(CONFIG).backbone, num_classes=2)
     initial = model.get_weights()
     zero_gradients = [tf.zeros_like(v) for v in model.trainable_variables]
     optimizer = LayerwiseAdamWeightDecay(learning_rate=0.1, num_layers=2, layerwise_lr_decay=0.5, weight_decay=0.2)

@@ -89,6 +89,7 @@ def test_dev_evaluation_path_on_real_text_writes_scorable_files(shared_data, dev
 
     from electra_tf.config import PRESETS
     from electra_tf.tokenizer import ElectraTokenizer
+    from electra_tf.models import build_discriminator
     from finetune.squad.features import featurize
     from finetune.squad.model import ElectraSquadModel
     from finetune.squad.postprocess import postprocess
@@ -100,7 +101,7 @@ def test_dev_evaluation_path_on_real_text_writes_scorable_files(shared_data, dev
     data = read_squad_json(str(dev_slice / "dev-v2.0.json")).sliced(24)
     features = featurize(data, tokenizer)
     config = dataclasses.replace(PRESETS["tiny"], vocab_size=tokenizer.vocab_size)
-    model = ElectraSquadModel(config, head="joint", version_2=True)
+    model = ElectraSquadModel(build_discriminator(config).backbone, head="joint", version_2=True)
     answers = postprocess(data, features, span_candidates(model, features, batch_size=16))
     answers.write(str(tmp_path / "out"))
     assert set(answers.predictions) == {q.qas_id for q in data.questions}

@@ -51,7 +51,7 @@ def test_initial_loss_of_small_is_ln_vocab_plus_50_ln_2(shared_data):
         stats = model.pretraining_statistics(model.pretraining_outputs(features, step=0))
         mlm = float(stats["mlm_loss_sum"] / stats["mlm_count"])
         assert abs(mlm - math.log(30522)) < 0.1
-        totals.append(float(model._total_loss(stats, stats)))
+        totals.append(float(model.pretraining_loss(stats, stats)))
     assert abs(np.mean(totals) - expected) < 1.5, totals
 
 
@@ -266,7 +266,7 @@ def test_adversarial_training_passes_the_discriminator_loss_to_the_generator(tra
 def test_adversarial_loss_drops_the_generator_mle_term():
     model = ElectraPretrainer(_tiny(generator_training="adversarial"), max_seq_length=32)
     stats = model.pretraining_statistics(model.pretraining_outputs(_batch(np.random.default_rng(0)), step=0))
-    np.testing.assert_allclose(model._total_loss(stats, stats), 50.0 * stats["disc_loss_sum"] / stats["disc_count"],
+    np.testing.assert_allclose(model.pretraining_loss(stats, stats), 50.0 * stats["disc_loss_sum"] / stats["disc_count"],
                                rtol=1e-6)
 
 

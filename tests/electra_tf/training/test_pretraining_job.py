@@ -99,7 +99,7 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     delta = model.word_embedding_delta.embeddings.numpy()
     assert np.abs(delta).max() > 1e-4, "the delta was trained"
     exported = load_pretrained(str(model_dir / "pretrained"))
-    np.testing.assert_allclose(exported.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
+    np.testing.assert_allclose(exported.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
                                rtol=1e-6)
     # The run's checkpoint itself has no reference layout: converting it names the directory to use instead.
     from electra_tf.checkpoints import conversion

@@ -141,7 +141,7 @@ def test_dataset_batches(tokenizer):
     batches = list(features_to_dataset(features, batch_size=2, shuffle_seed=3))
     assert [batch[1].shape[0] for batch in batches] == [2, 2, 1]
     inputs, labels = batches[0]
-    assert set(inputs) == {"input_ids", "input_mask", "segment_ids"}
-    assert inputs["input_ids"].shape == (2, 16) and inputs["input_ids"].dtype.name == "int32"
-    all_ids = np.concatenate([batch[0]["input_ids"].numpy() for batch in batches])
+    assert set(inputs) == {"token_ids", "segment_ids", "padding_mask"}  # the backbone's inputs
+    assert inputs["token_ids"].shape == (2, 16) and inputs["token_ids"].dtype.name == "int32"
+    all_ids = np.concatenate([batch[0]["token_ids"].numpy() for batch in batches])
     assert sorted(map(tuple, all_ids)) == sorted(map(tuple, features.input_ids))

@@ -9,6 +9,7 @@ import pytest
 
 from electra_tf.config import PRESETS
 from electra_tf.errors import ConfigError
+from electra_tf.models import build_discriminator
 from finetune.squad.model import ElectraSquadModel
 
 CONFIG = dataclasses.replace(PRESETS["tiny"], vocab_size=64, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
@@ -27,7 +28,7 @@ def _inputs(seed=0):
 
 def test_joint_beam_agrees_with_teacher_forcing():
     keras.utils.set_random_seed(0)
-    model = ElectraSquadModel(CONFIG, head="joint", version_2=True, beam_size=4)
+    model = ElectraSquadModel(build_discriminator(CONFIG).backbone, head="joint", version_2=True, beam_size=4)
     inputs = _inputs()
     beam = model(inputs, training=False)
     top_start = np.asarray(beam["start_top_index"])
@@ -47,7 +48,7 @@ def test_joint_beam_agrees_with_teacher_forcing():
 @pytest.mark.parametrize("head, version_2", [("simple", False), ("joint", True)])
 def test_saved_model_round_trip_and_loss(head, version_2, tmp_path):
     keras.utils.set_random_seed(1)
-    model = ElectraSquadModel(CONFIG, head=head, version_2=version_2, beam_size=3)
+    model = ElectraSquadModel(build_discriminator(CONFIG).backbone, head=head, version_2=version_2, beam_size=3)
     inputs = _inputs()
     labels = {"start_positions": np.array([5, 0, 7], np.int32), "end_positions": np.array([6, 0, 9], np.int32),
               "is_impossible": np.array([0, 1, 0], np.int32)}
@@ -65,4 +66,4 @@ def test_saved_model_round_trip_and_loss(head, version_2, tmp_path):
 
 def test_unknown_head_is_a_config_error():
     with pytest.raises(ConfigError, match="simple, joint"):
-        ElectraSquadModel(CONFIG, head="xlnet")
+        ElectraSquadModel(build_discriminator(CONFIG).backbone, head="xlnet")

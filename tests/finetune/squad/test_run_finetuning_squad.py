@@ -81,11 +81,11 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
     the dev file stands in for train, which is not in ../shared) and its loss falls; the dev path writes the official
     files. The model is randomly initialised: the pre-trained tiny model only knows the synthetic w* vocabulary."""
     from electra_tf.config import ElectraConfig
-    from electra_tf.models.discriminator import ElectraDiscriminator
+    from electra_tf.models import build_discriminator
     from electra_tf.pretrained import save_pretrained
 
     vocab = str(shared_data / "vocab" / "bert-uncased-vocab.txt")
-    save_pretrained(ElectraDiscriminator(ElectraConfig.from_preset("tiny")), str(tmp_path / "model"), vocab)
+    save_pretrained(build_discriminator(ElectraConfig.from_preset("tiny")), str(tmp_path / "model"), vocab)
     squad = json.loads((shared_data / "squad" / "dev-v1.1.json").read_text(encoding="utf-8"))
     data_dir = tmp_path / "data"
     data_dir.mkdir()

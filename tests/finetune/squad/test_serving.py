@@ -8,6 +8,7 @@ import keras
 import numpy as np
 
 from electra_tf.config import ElectraConfig
+from electra_tf.models import build_discriminator
 from finetune.squad.model import ElectraSquadModel
 from tests.conftest import REPO_ROOT
 from tests.serving_session import run_like_tf_serving
@@ -22,7 +23,7 @@ def _export(*args):
 def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data, tmp_path):
     vocab = pretraining_data[1]
     config = ElectraConfig.from_preset("tiny", vocab_size=200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
-    model = ElectraSquadModel(config, head="joint", version_2=True, beam_size=3)
+    model = ElectraSquadModel(build_discriminator(config).backbone, head="joint", version_2=True, beam_size=3)
     model_file = str(tmp_path / "trial_0" / "model.keras")
     os.makedirs(os.path.dirname(model_file))
     model.save(model_file)

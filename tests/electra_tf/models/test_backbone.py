@@ -1,0 +1,70 @@
+"""`ElectraBackbone`: keras-hub presets round trip, keras-hub's own ELECTRA weights give its outputs, shared blocks."""
+
+import keras_hub
+import numpy as np
+import pytest
+
+from electra_tf.checkpoints import load_model
+from electra_tf.layers import ElectraEmbeddings
+from electra_tf.models import ElectraBackbone
+
+ARCHITECTURE = dict(vocab_size=120, embedding_size=16, hidden_size=32, num_layers=2, num_heads=4,
+                    intermediate_size=64, max_position_embeddings=40)
+
+
+def _inputs(batch=3, length=12, seed=0):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, 120, size=(batch, length)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[1, 7:] = 0
+    segments = np.zeros_like(ids)
+    segments[:, 6:] = 1
+    return {"token_ids": ids * mask, "segment_ids": segments * mask, "padding_mask": mask}
+
+
+def test_save_to_preset_and_from_preset_give_equal_outputs(tmp_path):
+    backbone = ElectraBackbone(**ARCHITECTURE)
+    expected = backbone(_inputs()).numpy()
+    backbone.save_to_preset(str(tmp_path / "preset"))
+    for restored in (ElectraBackbone.from_preset(str(tmp_path / "preset")),
+                     keras_hub.models.Backbone.from_preset(str(tmp_path / "preset"))):
+        assert type(restored) is ElectraBackbone and restored.architecture() == backbone.architecture()
+        np.testing.assert_array_equal(restored(_inputs()).numpy(), expected)
+
+
+def test_padding_does_not_change_the_real_tokens():
+    backbone = ElectraBackbone(**ARCHITECTURE)
+    inputs = _inputs()
+    short = {name: value[1:2, :7] for name, value in inputs.items()}
+    np.testing.assert_allclose(backbone(inputs).numpy()[1, :7], backbone(short).numpy()[0], atol=1e-5)
+
+
+def test_keras_hub_electra_weights_give_keras_hub_outputs(tmp_path):
+    """keras-hub's ElectraBackbone (same variables, per-head attention kernels, tanh GELU) converted into ours."""
+    reference = keras_hub.models.ElectraBackbone(
+        vocab_size=120, num_layers=2, num_heads=4, hidden_dim=32, embedding_dim=16, intermediate_dim=64,
+        max_sequence_length=40)
+    rng = np.random.default_rng(1)
+    for variable in reference.weights:  # non-trivial LayerNorms and biases too
+        variable.assign(rng.normal(scale=0.2, size=variable.shape).astype("float32"))
+    reference.save_to_preset(str(tmp_path / "keras_hub"))
+    ours = load_model(str(tmp_path / "keras_hub"), "discriminator", allow_missing_head=True).model.backbone
+    assert ours.hidden_activation == "gelu_approximate"
+    expected = reference(_inputs())["sequence_output"].numpy()
+    np.testing.assert_allclose(ours(_inputs()).numpy(), expected, atol=1e-5, rtol=0)
+    # The reference's exact GELU is a different function: the approximation's error is visible.
+    exact = ElectraBackbone(**{**ours.architecture(), "hidden_activation": "gelu"})
+    exact.set_weights(ours.get_weights())
+    assert np.abs(exact(_inputs()).numpy() - expected).max() > 1e-5
+
+
+def test_a_shared_embedding_block_is_one_object_in_both_backbones():
+    embeddings = ElectraEmbeddings(vocab_size=120, embedding_size=16, max_position_embeddings=40, name="embeddings")
+    first = ElectraBackbone(**ARCHITECTURE, embeddings=embeddings)
+    second = ElectraBackbone(**{**ARCHITECTURE, "hidden_size": 8, "num_heads": 1, "intermediate_size": 32},
+                             embeddings=embeddings)
+    assert first.embeddings is second.embeddings is embeddings
+    shared = {id(v) for v in embeddings.weights}
+    assert shared <= {id(v) for v in first.weights} and shared <= {id(v) for v in second.weights}
+    with pytest.raises(ValueError, match="embedding_size=32"):
+        ElectraBackbone(**{**ARCHITECTURE, "embedding_size": 32}, embeddings=embeddings)

@@ -34,13 +34,11 @@ class CheckpointFormat:
 
 
 def _is_save_pretrained_dir(path):
-    return all(os.path.isfile(os.path.join(path, name)) for name in (pretrained.CONFIG_NAME, pretrained.WEIGHTS_NAME))
+    return "discriminator" in (pretrained.preset_kind(path), pretrained.legacy_kind(path))
 
 
 def _load_save_pretrained_dir(path):
-    vocab_file = os.path.join(path, pretrained.VOCAB_NAME)
-    return PretrainedDiscriminator(pretrained.load_pretrained(path), vocab_file if os.path.isfile(vocab_file) else None,
-                                   "electra_tf")
+    return PretrainedDiscriminator(pretrained.load_pretrained(path), pretrained.vocab_file_of(path), "electra_tf")
 
 
 def _is_convertible(path):
@@ -65,8 +63,8 @@ def _load_converted(path):
 CHECKPOINT_FORMATS = [
     CheckpointFormat(
         name="electra_tf",
-        description=f"a directory with {pretrained.CONFIG_NAME}, {pretrained.WEIGHTS_NAME} and {pretrained.VOCAB_NAME} "
-                    "(run_pretraining.py writes one to <model_dir>/pretrained)",
+        description=f"a discriminator preset ({pretrained.CONFIG_NAME}, {pretrained.TASK_CONFIG_NAME}, weights and "
+                    f"{pretrained.VOCAB_NAME}; run_pretraining.py writes one to <model_dir>/pretrained)",
         matches=_is_save_pretrained_dir,
         load=_load_save_pretrained_dir),
     CheckpointFormat(

@@ -34,7 +34,7 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
     assert "step 1: loss" in result.stdout and f"should start near {expected:.2f}" in result.stdout
     model_dir = tmp_path / "model"
     for name in ("flags.txt", "electra_config.json", "pretraining_job.json", "metrics.jsonl", "ckpt-3.index",
-                 "pretrained/discriminator.weights.h5"):
+                 "pretrained/task.json", "pretrained/model.weights.h5"):
         assert (model_dir / name).exists(), name
     assert "--num_train_steps=3" in (model_dir / "flags.txt").read_text()
     assert os.listdir(model_dir / "train"), "TensorBoard events are written"

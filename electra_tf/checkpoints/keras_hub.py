@@ -20,14 +20,17 @@ from electra_tf.errors import CheckpointError
 
 CONFIG_NAME = "config.json"
 CLASS_NAME = "ElectraBackbone"
+REGISTERED_NAME = "keras_hub>ElectraBackbone"
 
 
 def is_keras_hub_preset(path):
     try:
         with open(os.path.join(path, CONFIG_NAME), encoding="utf-8") as handle:
-            return json.load(handle).get("class_name") == CLASS_NAME
+            config = json.load(handle)
     except (OSError, ValueError):
         return False
+    # Our ElectraBackbone presets have the same class name, registered under electra_tf.
+    return config.get("class_name") == CLASS_NAME and config.get("registered_name") in (None, REGISTERED_NAME)
 
 
 # keras-hub's variable paths (public `Variable.path`) -> the reference's discriminator names and layouts.

@@ -1,8 +1,10 @@
-"""Our own formats: a pretrained directory (config.json + <kind>.weights.h5 [+ vocab.txt]) and a pre-training run.
+"""Our own formats: model directories, and pre-training runs.
 
-`save_pretrained` writes the discriminator as `discriminator.weights.h5`; the generator and the whole pre-training
-model are stored the same way as `generator.weights.h5` and `pretrainer.weights.h5`. A run's model_dir (or one of its
-`ckpt-N` prefixes) holds a `tf.train.Checkpoint` of the pre-training model and `electra_config.json`.
+The discriminator and the generator are keras-hub presets (`electra_tf.pretrained`: config.json = the backbone's
+architecture, model.weights.h5, task.json, task.weights.h5 [+ vocab.txt]); the whole pre-training model, which is not
+a keras-hub model, is `config.json` (its `ElectraConfig`) + `pretrainer.weights.h5`, as every kind was before
+`ElectraBackbone` (those directories still load). A run's model_dir (or one of its `ckpt-N` prefixes) holds a
+`tf.train.Checkpoint` of the pre-training model and `electra_config.json`.
 """
 
 import json
@@ -15,6 +17,7 @@ from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS,
 from electra_tf.io_utils import staged_directory
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
+from electra_tf import pretrained
 from electra_tf.pretrained import CONFIG_NAME, VOCAB_NAME
 
 RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
@@ -59,7 +62,9 @@ def stored_kinds(directory):
 
 
 def is_pretrained_directory(path):
-    return os.path.isfile(os.path.join(path, CONFIG_NAME)) and bool(stored_kinds(path))
+    """A preset of ours, or a directory of the earlier layout (config.json + <kind>.weights.h5)."""
+    return pretrained.preset_kind(path) is not None or (
+        os.path.isfile(os.path.join(path, CONFIG_NAME)) and bool(stored_kinds(path)))
 
 
 def is_run_directory(path):
@@ -67,7 +72,10 @@ def is_run_directory(path):
 
 
 def save_ours(model, kind, directory, vocab_file=None):
-    """config.json + <kind>.weights.h5 (+ vocab.txt) in `directory`, written atomically."""
+    """A keras-hub preset of a discriminator or generator, or config.json + pretrainer.weights.h5 of a pre-training
+    model (+ vocab.txt), in `directory`, written atomically."""
+    if kind != PRETRAINER:
+        return pretrained.save_pretrained(model, directory, vocab_file)
     with staged_directory(directory) as staging:
         model.electra_config.save(os.path.join(staging, CONFIG_NAME))
         model.save_weights(os.path.join(staging, weights_name(kind)))
@@ -81,6 +89,8 @@ def load_ours(path):
 
     A pretrained directory holding several kinds yields the largest (pretrainer, then discriminator, generator).
     """
+    if pretrained.preset_kind(path) is not None:
+        return pretrained.preset_kind(path), pretrained.load_preset(path), pretrained.vocab_file_of(path)
     if is_pretrained_directory(path):
         kinds = stored_kinds(path)
         kind = PRETRAINER if PRETRAINER in kinds else kinds[0]
@@ -93,8 +103,9 @@ def load_ours(path):
     directory = path if os.path.isdir(path) else os.path.dirname(path)
     config_path = os.path.join(directory, RUN_CONFIG_NAME)
     if prefix is None or not os.path.exists(prefix + ".index") or not os.path.isfile(config_path):
-        raise CheckpointError(f"{path} is neither a pretrained directory (config.json + <model>.weights.h5) nor a "
-                              f"pre-training run (model_dir with {RUN_CONFIG_NAME} and a checkpoint)")
+        raise CheckpointError(f"{path} is neither a model directory (a preset written by save_pretrained or "
+                              "convert_checkpoint.py, or config.json + <model>.weights.h5) nor a pre-training run "
+                              f"(model_dir with {RUN_CONFIG_NAME} and a checkpoint)")
     model = build_model(PRETRAINER, ElectraConfig.load(config_path))
     status = tf.train.Checkpoint(model=model).restore(prefix)
     try:

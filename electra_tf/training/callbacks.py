@@ -17,10 +17,15 @@ def current_step(model):
 
 
 def last_learning_rate(optimizer):
-    """The learning rate of the optimizer's latest update (its schedule at the update count before it)."""
+    """The learning rate of the optimizer's latest update (its schedule at the update count before it).
+
+    `optimizer.learning_rate` is the schedule's value at the *next* update; the schedule itself is public only through
+    the optimizer's config, from which it is rebuilt.
+    """
     optimizer = getattr(optimizer, "inner_optimizer", optimizer)  # through a float16 LossScaleOptimizer
-    schedule = optimizer._learning_rate  # the schedule object, not its value at the current iteration
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+    schedule = optimizer.get_config()["learning_rate"]
+    if isinstance(schedule, dict):
+        schedule = keras.optimizers.schedules.deserialize(schedule)
         return float(schedule(max(0, int(optimizer.iterations.numpy()) - 1)))
     return float(optimizer.learning_rate.numpy())
 

@@ -29,7 +29,7 @@ def test_missing_or_unrecognised_checkpoints_are_user_errors(tmp_path):
     with pytest.raises(CheckpointError, match="no pre-trained checkpoint given"):
         load_discriminator(None)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(CheckpointError, match="not a pre-trained checkpoint in a known format.*electra_tf: a directory"):
+    with pytest.raises(CheckpointError, match="not a pre-trained checkpoint in a known format.*electra_tf: a discriminator preset"):
         load_discriminator(str(tmp_path / "empty"))
 
 

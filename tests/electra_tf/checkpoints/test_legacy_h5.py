@@ -5,7 +5,7 @@ import numpy as np
 
 from electra_tf.checkpoints.naming import collect_weights
 from electra_tf.config import ElectraConfig
-from electra_tf.pretrained import CONFIG_NAME, WEIGHTS_NAME, load_pretrained
+from electra_tf.pretrained import CONFIG_NAME, LEGACY_WEIGHTS_NAMES, load_pretrained
 
 CONFIG = ElectraConfig.from_preset("tiny", num_layers=2, max_position_embeddings=32).with_vocab(
     60, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
@@ -65,7 +65,7 @@ def test_an_old_pretrained_directory_loads_every_array_into_its_variable(tmp_pat
     directory = tmp_path / "pretrained"
     directory.mkdir()
     CONFIG.save(str(directory / CONFIG_NAME))
-    expected = _legacy_discriminator_file(str(directory / WEIGHTS_NAME), np.random.default_rng(0))
+    expected = _legacy_discriminator_file(str(directory / LEGACY_WEIGHTS_NAMES["discriminator"]), np.random.default_rng(0))
     loaded = collect_weights(load_pretrained(str(directory)), "discriminator")
     assert set(loaded) == set(expected)
     for name, value in expected.items():

@@ -1,3 +1,6 @@
+import json
+import shutil
+
 import numpy as np
 import pytest
 
@@ -60,11 +63,25 @@ def test_generator_config_round_trip_rebuilds_the_same_sizes():
     assert clone.electra_config == generator.electra_config
 
 
+def test_pretrained_directory_is_a_keras_hub_preset_with_the_architecture_only(tmp_path):
+    import keras_hub
+
+    model = build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300))
+    save_pretrained(model, str(tmp_path / "pretrained"))
+    with open(tmp_path / "pretrained" / "config.json", encoding="utf-8") as handle:
+        config = json.load(handle)["config"]
+    assert "disc_weight" not in config and "mask_prob" not in config  # pre-training settings stay with the run
+    assert {name: config[name] for name in model.backbone.architecture()} == model.backbone.architecture()
+    backbone = keras_hub.models.Backbone.from_preset(str(tmp_path / "pretrained"))
+    np.testing.assert_array_equal(backbone(_features()).numpy(), model.backbone(_features()).numpy())
+
+
 def test_loading_a_missing_or_mismatched_pretrained_model_fails_clearly(tmp_path):
     with pytest.raises(CheckpointError, match="config.json is missing"):
         load_pretrained(str(tmp_path))
     save_pretrained(build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300)), str(tmp_path / "a"))
-    ElectraConfig.from_preset("tiny", vocab_size=300, hidden_size=256, num_heads=4).save(
-        str(tmp_path / "a" / "config.json"))
-    with pytest.raises(CheckpointError, match="does not match"):
+    wider = ElectraConfig.from_preset("tiny", vocab_size=300, hidden_size=256, num_heads=4)
+    save_pretrained(build_discriminator(wider), str(tmp_path / "b"))
+    shutil.copyfile(tmp_path / "b" / "model.weights.h5", tmp_path / "a" / "model.weights.h5")
+    with pytest.raises(CheckpointError, match="do not match"):
         load_pretrained(str(tmp_path / "a"))

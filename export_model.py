@@ -74,7 +74,8 @@ def main(argv):
 
 
 def _export_classifier():
-    from finetune.models.serving import export_classifier, is_pair_classifier, load_text_classifier
+    from finetune.models.saved_classifier import is_pair_classifier, load_text_classifier
+    from finetune.models.serving import export_classifier
 
     model = load_text_classifier(FLAGS.init_checkpoint)
     text_pairs = is_pair_classifier(FLAGS.init_checkpoint, FLAGS.text_inputs)

@@ -1,105 +1,33 @@
-"""Model directories: keras-hub presets of a pre-trained discriminator (what fine-tuning starts from) or generator.
+"""Saving and loading the pre-trained discriminator (the model fine-tuning starts from) as a model directory.
 
-A preset, as `ElectraDiscriminator.save_to_preset` / `ElectraGenerator.save_to_preset` write it: `config.json` (the
-backbone's architecture: an `ElectraBackbone` config), `model.weights.h5` (the backbone), `task.json` (the model: its
-head and the `ElectraConfig` it was built from), `task.weights.h5` (the head) and `metadata.json`; `save_pretrained`
-adds `vocab.txt`. keras-hub reads it as any preset (`keras_hub.models.Backbone.from_preset(directory)`).
-
-Directories written before `ElectraBackbone` hold `config.json` (an `ElectraConfig`) and `<kind>.weights.h5`; they
-still load (`checkpoints.legacy_h5`).
+`save_pretrained` writes a keras-hub preset (`checkpoints.presets`: config.json = the backbone's architecture,
+model.weights.h5, task.json, task.weights.h5, vocab.txt); `load_pretrained` reads it, or a directory of the format
+before `ElectraBackbone` (config.json = `ElectraConfig`, discriminator.weights.h5).
 """
 
-import json
 import os
-import shutil
 
+from electra_tf.checkpoints import ours, presets
+from electra_tf.checkpoints.presets import CONFIG_NAME, TASK_CONFIG_NAME, VOCAB_NAME, vocab_file_of  # noqa: F401
 from electra_tf.errors import CheckpointError
-from electra_tf.io_utils import staged_directory
 
-CONFIG_NAME = "config.json"
-TASK_CONFIG_NAME = "task.json"
-VOCAB_NAME = "vocab.txt"
-LEGACY_WEIGHTS_NAMES = {"discriminator": "discriminator.weights.h5", "generator": "generator.weights.h5"}
-PRESET_KINDS = {"ElectraDiscriminator": "discriminator", "ElectraGenerator": "generator"}
+DISCRIMINATOR = "discriminator"
 
 
 def save_pretrained(model, directory, vocab_file=None):
-    """Write `model` (an `ElectraDiscriminator` or `ElectraGenerator`) as a keras-hub preset, with `vocab_file` as
-    `vocab.txt`, into `directory`, atomically: the files are written to a temporary sibling directory that replaces
-    `directory` once complete."""
-    with staged_directory(directory) as staging:
-        model.save_to_preset(staging)
-        if vocab_file:
-            shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_NAME))
-    return directory
-
-
-def preset_kind(directory):
-    """"discriminator" or "generator" for a preset directory of ours, else None."""
-    try:
-        with open(os.path.join(directory, TASK_CONFIG_NAME), encoding="utf-8") as handle:
-            class_name = json.load(handle).get("class_name")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not os.path.isfile(os.path.join(directory, CONFIG_NAME)):
-        return None
-    return PRESET_KINDS.get(class_name)
-
-
-def legacy_kind(directory):
-    """"discriminator" or "generator" for a directory of the format before `ElectraBackbone`, else None."""
-    for kind, name in LEGACY_WEIGHTS_NAMES.items():
-        if os.path.isfile(os.path.join(directory, name)) and os.path.isfile(os.path.join(directory, CONFIG_NAME)):
-            return kind
-    return None
-
-
-def load_preset(directory):
-    """The `ElectraDiscriminator` or `ElectraGenerator` of a preset directory (`save_pretrained`)."""
-    import keras
-
-    from electra_tf.models import ElectraDiscriminator, ElectraGenerator
-
-    kind = preset_kind(directory)
-    if kind is None:
-        raise CheckpointError(f"{os.path.join(directory, TASK_CONFIG_NAME)} is missing or names no ELECTRA model: "
-                              f"{directory} is not a directory written by save_pretrained (run_pretraining.py writes "
-                              "one to <model_dir>/pretrained)")
-    model_class = ElectraDiscriminator if kind == "discriminator" else ElectraGenerator
-    try:
-        # Under the caller's dtype policy (e.g. mixed_bfloat16 fine-tuning), not the one recorded in the preset.
-        return model_class.from_preset(directory, dtype=keras.config.dtype_policy().name)
-    except (ValueError, KeyError, TypeError, OSError) as error:
-        raise CheckpointError(f"the weights in {directory} do not match its {CONFIG_NAME}: "
-                              f"{str(error).splitlines()[0]}; write the directory again") from error
-
-
-def load_legacy(directory, kind):
-    """The model of a directory written before `ElectraBackbone` (`config.json` = `ElectraConfig`)."""
-    from electra_tf.checkpoints.ours import load_weights_file
-    from electra_tf.config import ElectraConfig
-    from electra_tf.models import build_discriminator, build_generator
-
-    config_path = os.path.join(directory, CONFIG_NAME)
-    config = ElectraConfig.load(config_path)
-    model = build_discriminator(config) if kind == "discriminator" else build_generator(config)
-    return load_weights_file(model, kind, os.path.join(directory, LEGACY_WEIGHTS_NAMES[kind]), config_path)
+    """Write `model` (an `ElectraDiscriminator`, or a generator) and `vocab_file` to `directory` as a keras-hub
+    preset, atomically (staged in a sibling directory that replaces `directory` once complete)."""
+    return presets.save_preset(model, directory, vocab_file)
 
 
 def load_pretrained(directory):
-    """The `ElectraDiscriminator` saved in `directory` (a preset, or a directory of the earlier format)."""
-    if preset_kind(directory) == "discriminator":
-        return load_preset(directory)
-    if legacy_kind(directory) == "discriminator":
-        return load_legacy(directory, "discriminator")
+    """The `ElectraDiscriminator` saved in `directory`."""
+    if presets.preset_kind(directory) == DISCRIMINATOR:
+        return presets.load_preset(directory)
+    if presets.legacy_kind(directory) == DISCRIMINATOR:
+        return ours.load_legacy(directory, DISCRIMINATOR)
     for name in (CONFIG_NAME, TASK_CONFIG_NAME):
         if not os.path.isfile(os.path.join(directory, name)):
             raise CheckpointError(f"{os.path.join(directory, name)} is missing: {directory} is not a directory "
                                   "written by save_pretrained (run_pretraining.py writes one to <model_dir>/pretrained)")
-    raise CheckpointError(f"{directory} holds a {preset_kind(directory)}, not a discriminator")
-
-
-def vocab_file_of(directory):
-    """`directory`'s vocab.txt, or None."""
-    path = os.path.join(directory, VOCAB_NAME)
-    return path if os.path.isfile(path) else None
+    raise CheckpointError(f"{directory} holds a {presets.preset_kind(directory)}, not a discriminator")

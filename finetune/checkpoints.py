@@ -13,6 +13,7 @@ import os
 from typing import Callable, Optional
 
 from electra_tf import pretrained
+from electra_tf.checkpoints import presets
 from electra_tf.errors import CheckpointError
 
 
@@ -34,11 +35,11 @@ class CheckpointFormat:
 
 
 def _is_save_pretrained_dir(path):
-    return "discriminator" in (pretrained.preset_kind(path), pretrained.legacy_kind(path))
+    return "discriminator" in (presets.preset_kind(path), presets.legacy_kind(path))
 
 
 def _load_save_pretrained_dir(path):
-    return PretrainedDiscriminator(pretrained.load_pretrained(path), pretrained.vocab_file_of(path), "electra_tf")
+    return PretrainedDiscriminator(pretrained.load_pretrained(path), presets.vocab_file_of(path), "electra_tf")
 
 
 def _is_convertible(path):
@@ -63,8 +64,8 @@ def _load_converted(path):
 CHECKPOINT_FORMATS = [
     CheckpointFormat(
         name="electra_tf",
-        description=f"a discriminator preset ({pretrained.CONFIG_NAME}, {pretrained.TASK_CONFIG_NAME}, weights and "
-                    f"{pretrained.VOCAB_NAME}; run_pretraining.py writes one to <model_dir>/pretrained)",
+        description=f"a discriminator preset ({presets.CONFIG_NAME}, {presets.TASK_CONFIG_NAME}, weights and "
+                    f"{presets.VOCAB_NAME}; run_pretraining.py writes one to <model_dir>/pretrained)",
         matches=_is_save_pretrained_dir,
         load=_load_save_pretrained_dir),
     CheckpointFormat(

@@ -17,8 +17,8 @@ from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS,
 from electra_tf.io_utils import staged_directory
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
-from electra_tf import pretrained
-from electra_tf.pretrained import CONFIG_NAME, VOCAB_NAME
+from electra_tf.checkpoints import presets
+from electra_tf.checkpoints.presets import CONFIG_NAME, LEGACY_WEIGHTS_NAMES, VOCAB_NAME
 
 RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
 
@@ -57,13 +57,21 @@ def load_weights_file(model, kind, weights_path, config_path):
     return model
 
 
+def load_legacy(directory, kind):
+    """The discriminator or generator of a directory written before `ElectraBackbone` (config.json =
+    `ElectraConfig`, `<kind>.weights.h5`)."""
+    config_path = os.path.join(directory, CONFIG_NAME)
+    model = build_model(kind, ElectraConfig.load(config_path))
+    return load_weights_file(model, kind, os.path.join(directory, LEGACY_WEIGHTS_NAMES[kind]), config_path)
+
+
 def stored_kinds(directory):
     return [kind for kind in MODEL_KINDS if os.path.isfile(os.path.join(directory, weights_name(kind)))]
 
 
 def is_pretrained_directory(path):
     """A preset of ours, or a directory of the earlier layout (config.json + <kind>.weights.h5)."""
-    return pretrained.preset_kind(path) is not None or (
+    return presets.preset_kind(path) is not None or (
         os.path.isfile(os.path.join(path, CONFIG_NAME)) and bool(stored_kinds(path)))
 
 
@@ -75,7 +83,7 @@ def save_ours(model, kind, directory, vocab_file=None):
     """A keras-hub preset of a discriminator or generator, or config.json + pretrainer.weights.h5 of a pre-training
     model (+ vocab.txt), in `directory`, written atomically."""
     if kind != PRETRAINER:
-        return pretrained.save_pretrained(model, directory, vocab_file)
+        return presets.save_preset(model, directory, vocab_file)
     with staged_directory(directory) as staging:
         model.electra_config.save(os.path.join(staging, CONFIG_NAME))
         model.save_weights(os.path.join(staging, weights_name(kind)))
@@ -89,8 +97,8 @@ def load_ours(path):
 
     A pretrained directory holding several kinds yields the largest (pretrainer, then discriminator, generator).
     """
-    if pretrained.preset_kind(path) is not None:
-        return pretrained.preset_kind(path), pretrained.load_preset(path), pretrained.vocab_file_of(path)
+    if presets.preset_kind(path) is not None:
+        return presets.preset_kind(path), presets.load_preset(path), presets.vocab_file_of(path)
     if is_pretrained_directory(path):
         kinds = stored_kinds(path)
         kind = PRETRAINER if PRETRAINER in kinds else kinds[0]

@@ -3,5 +3,6 @@ the SQuAD span model."""
 
 from finetune.models.text_classifier import ElectraTextClassifier
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from finetune.squad.model import ElectraSquadModel
 
-__all__ = ["ElectraTextClassifier", "ElectraTextClassifierPreprocessor"]
+__all__ = ["ElectraSquadModel", "ElectraTextClassifier", "ElectraTextClassifierPreprocessor"]

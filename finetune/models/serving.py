@@ -1,19 +1,12 @@
 """SavedModel export of a fine-tuned `ElectraTextClassifier` for TF Serving, with a token-id and a raw-text signature.
 
-Lives beside the fine-tuning models (not in `electra_tf/export.py`) because it needs them to load the `.keras` file;
-it writes the SavedModel the way the discriminator's and generator's exports do (`write_serving_model`).
+Written the way the discriminator's and generator's exports are (`write_serving_model`); `ElectraTextClassifier.export`
+and `export_model.py --model=classifier` (with `saved_classifier` reading the `.keras` file) call it.
 """
-
-import json
-import os
-import zipfile
 
 import tensorflow as tf
 
-from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.export import write_serving_model
-
-TEXT_INPUTS = ("auto", "single", "pair")
 
 
 class ClassifierServingModule(tf.Module):
@@ -59,48 +52,6 @@ class ClassifierServingModule(tf.Module):
 
     def _serve_text_pairs(self, text_a, text_b):
         return self._serve_features(self.preprocessor.pack((text_a, text_b)))
-
-
-def load_text_classifier(path):
-    """The `ElectraTextClassifier` in the `.keras` file at `path`, or a one-line `CheckpointError` saying why not."""
-    import keras
-
-    from finetune.models.text_classifier import ElectraTextClassifier
-
-    if not os.path.isfile(path):
-        what = "is a directory" if os.path.isdir(path) else "does not exist"
-        raise CheckpointError(f"--init_checkpoint={path} {what}: --model=classifier takes the model.keras file of a "
-                              "fine-tuned classifier (run_finetuning.py --save_models writes trial_<k>/model.keras)")
-    if not zipfile.is_zipfile(path):
-        raise CheckpointError(f"{path} is not a .keras file: --model=classifier takes the model.keras of "
-                              "run_finetuning.py --save_models")
-    try:
-        model = keras.saving.load_model(path, compile=False)
-    except (ValueError, TypeError, KeyError, OSError) as error:
-        raise CheckpointError(f"cannot load {path} as a fine-tuned classifier: {str(error).splitlines()[0]}") from error
-    if not isinstance(model, ElectraTextClassifier):
-        raise CheckpointError(f"{path} holds a {type(model).__name__}, not a fine-tuned ElectraTextClassifier (the "
-                              "model.keras of run_finetuning.py --save_models)")
-    return model
-
-
-def is_pair_classifier(path, text_inputs="auto"):
-    """Whether the raw-text signature takes sentence pairs: `text_inputs` ("single"/"pair"), or for "auto" the task in
-    the fine-tuning run's results.json (one directory above `trial_<k>/model.keras`)."""
-    if text_inputs not in TEXT_INPUTS:
-        raise ConfigError(f"--text_inputs must be one of {', '.join(TEXT_INPUTS)}, got {text_inputs!r}")
-    if text_inputs != "auto":
-        return text_inputs == "pair"
-    from finetune.glue.tasks import get_task
-
-    results_file = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "results.json")
-    try:
-        with open(results_file, encoding="utf-8") as handle:
-            task = json.load(handle)["task"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ConfigError(f"cannot tell whether {path} classifies single sentences or pairs (no task in "
-                          f"{results_file}): pass --text_inputs=single or --text_inputs=pair") from None
-    return get_task(task).is_pair_task
 
 
 def export_classifier(text_classifier, output_dir, text_pairs=False):

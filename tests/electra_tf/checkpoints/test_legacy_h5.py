@@ -5,7 +5,8 @@ import numpy as np
 
 from electra_tf.checkpoints.naming import collect_weights
 from electra_tf.config import ElectraConfig
-from electra_tf.pretrained import CONFIG_NAME, LEGACY_WEIGHTS_NAMES, load_pretrained
+from electra_tf.checkpoints.presets import CONFIG_NAME, LEGACY_WEIGHTS_NAMES
+from electra_tf.pretrained import load_pretrained
 
 CONFIG = ElectraConfig.from_preset("tiny", num_layers=2, max_position_embeddings=32).with_vocab(
     60, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)

@@ -28,10 +28,13 @@ _LAYER_PARTS = {
 }
 _EMBEDDING_TABLES = ("word_embeddings", "position_embeddings", "token_type_embeddings")
 _LAYER = re.compile(r"encoder/transformer_layer_(\d+)/(.+)/vars/(\d)$")
-_HEAD_PARTS = {
-    "head/dense": f"{HEAD_SCOPES[DISCRIMINATOR]}/dense",
-    "head/dense_prediction": f"{HEAD_SCOPES[DISCRIMINATOR]}/dense_1",
-    "lm_head/_intermediate_dense": f"{HEAD_SCOPES[GENERATOR]}/dense",
+# Old sub-layer paths outside the Transformer layers -> (kind of variables, reference scope).
+_OTHER_PARTS = {
+    "embeddings/layer_norm": ("layer_norm", f"{EMBEDDINGS_SCOPE}/LayerNorm"),
+    "head/dense": ("dense", f"{HEAD_SCOPES[DISCRIMINATOR]}/dense"),
+    "head/dense_prediction": ("dense", f"{HEAD_SCOPES[DISCRIMINATOR]}/dense_1"),
+    "lm_head/_intermediate_dense": ("dense", f"{HEAD_SCOPES[GENERATOR]}/dense"),
+    "lm_head/_intermediate_layer_norm": ("layer_norm", f"{HEAD_SCOPES[GENERATOR]}/LayerNorm"),
 }
 
 
@@ -58,25 +61,18 @@ def _reference_name(path, network):
     for table in _EMBEDDING_TABLES:
         if path.endswith(f"embeddings/{table}/vars/0"):
             return f"{EMBEDDINGS_SCOPE}/{table}", None
-    for index, leaf in enumerate(_LEAVES["layer_norm"]):
-        if path.endswith(f"embeddings/layer_norm/vars/{index}"):
-            return f"{EMBEDDINGS_SCOPE}/LayerNorm/{leaf}", None
-    for index, leaf in enumerate(_LEAVES["dense"]):
-        if path.endswith(f"encoder/embeddings_project/vars/{index}"):
-            return f"{NETWORK_SCOPES[network]}/embeddings_project/{leaf}", None
     match = _LAYER.search(path)
     if match and match.group(2) in _LAYER_PARTS:
         scope, kind, layout = _LAYER_PARTS[match.group(2)]
         leaf = _LEAVES[kind][int(match.group(3))]
         layout = layout if leaf == "kernel" or layout == "heads_in" else None
         return f"{NETWORK_SCOPES[network]}/encoder/layer_{match.group(1)}/{scope}/{leaf}", layout
-    for part, scope in _HEAD_PARTS.items():
-        for index, leaf in enumerate(_LEAVES["dense"]):
+    parts = dict(_OTHER_PARTS, **{"encoder/embeddings_project": ("dense",
+                                                                  f"{NETWORK_SCOPES[network]}/embeddings_project")})
+    for part, (kind, scope) in parts.items():
+        for index, leaf in enumerate(_LEAVES[kind]):
             if path.endswith(f"{part}/vars/{index}"):
                 return f"{scope}/{leaf}", None
-    for index, leaf in enumerate(_LEAVES["layer_norm"]):
-        if path.endswith(f"lm_head/_intermediate_layer_norm/vars/{index}"):
-            return f"{HEAD_SCOPES[GENERATOR]}/LayerNorm/{leaf}", None
     if path.endswith("lm_head/vars/0"):
         return f"{HEAD_SCOPES[GENERATOR]}/output_bias", None
     return None, None

@@ -246,7 +246,7 @@ def finetune(settings, label, checkpoint, glue_dir):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 results = json.load(handle)
-            if results.get("job") != json.loads(json.dumps(dataclasses.asdict(job))) or len(
+            if results.get("job") != json.loads(json.dumps(job.as_record())) or len(
                     results.get("trials", [])) != count:
                 results = None
         if results is None:

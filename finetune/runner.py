@@ -22,7 +22,7 @@ from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive
 from finetune.layerwise_lr import layerwise_lr_multipliers
-from finetune.registry import get_task
+from finetune.registry import get_task, tasks
 from finetune.squad.features import DOC_STRIDE, MAX_QUERY_LENGTH
 from finetune.squad.postprocess import MAX_ANSWER_LENGTH, N_BEST_SIZE
 
@@ -98,6 +98,12 @@ class FinetuningJob:
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:
             raise ConfigError(f"weight_decay must be >= 0, got {self.weight_decay}", arguments=("weight_decay",))
+
+    def as_record(self):
+        """The job as results.json records it: every field but the options of tasks other than this job's."""
+        own_options = set(get_task(self.task).options)
+        other_options = {name for task in tasks().values() for name in task.options} - own_options
+        return {name: value for name, value in dataclasses.asdict(self).items() if name not in other_options}
 
     def hyperparameters(self):
         """The task's reference hyperparameters for `model_size` with this job's overrides."""
@@ -186,7 +192,7 @@ def run(job, extra_files=None):
     write_text_files(job.output_dir, extra_files or {})
     print(f"hyperparameters: {json.dumps(dataclasses.asdict(hyperparameters), sort_keys=True)}", flush=True)
 
-    results = {"task": task.name, "job": dataclasses.asdict(job),
+    results = {"task": task.name, "job": job.as_record(),
                "hyperparameters": dataclasses.asdict(hyperparameters), **task.describe_data(data), "trials": []}
     for trial in range(job.num_trials):
         entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy)

@@ -28,6 +28,7 @@ class Task(abc.ABC):
 
     name: str  # canonical name, as results.json reports it ("STS-B", "squad")
     records_train_loss = False  # results.json lists each trial's training loss per epoch
+    options = ()  # the job fields only this task reads (SQuAD's doc_stride, ...); other tasks' runs do not record them
 
     @abc.abstractmethod
     def default_hyperparameters(self, model_size):

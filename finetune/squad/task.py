@@ -55,6 +55,8 @@ class SquadTask(Task):
     """SQuAD `version` ("1.1" or "2.0") under the task name `name`."""
 
     records_train_loss = True
+    options = ("squad_head", "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
+               "null_score_threshold", "max_train_questions", "max_dev_questions")
 
     def __init__(self, name):
         self.name = name

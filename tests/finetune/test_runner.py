@@ -44,6 +44,8 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     np.testing.assert_allclose(scored["pearson"], metrics["pearson"], rtol=1e-6)
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["STS-B"]["spearman"]["values"] == [metrics["spearman"]]
+    assert saved["job"]["task"] == "STS-B" and saved["job"]["max_seq_length"] == 16
+    assert "doc_stride" not in saved["job"] and "squad_head" not in saved["job"], "SQuAD's options only in its runs"
     assert not (tmp_path / "out" / "trial_0" / "submission").exists(), "no test.tsv, no submission file"
 
 

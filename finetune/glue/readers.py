@@ -167,7 +167,7 @@ def examples_from_tfds_records(records, task, split, label_names=None):
         unknown = [name for name in label_names if name not in spec.tfds_label_map]
         if unknown:
             raise DataError(f"tensorflow-datasets {spec.tfds_name} has labels {unknown} this reader does not know; "
-                            "use the GLUE TSV files (--source=tsv)")
+                            "use the GLUE TSV files (data_source=tsv)", arguments=("data_source",))
     features = spec.tfds_text_features
     # tfds stores examples in a hashed order; its `idx` is the row number in the source file, so sorting by it
     # restores the TSV order and makes positions (the GLUE submission index) agree with the TSV reader.

@@ -1,5 +1,7 @@
 """Reference fine-tuning settings per size and task, and the configs/glue_*.flags files that spell them out."""
 
+import dataclasses
+
 import pytest
 
 from electra_tf.errors import ConfigError
@@ -64,5 +66,7 @@ def test_squad_defaults_and_overrides():
     settings = reference_hyperparameters("squad", "large")
     assert (settings.learning_rate, settings.layerwise_lr_decay, settings.num_train_epochs, settings.max_seq_length,
             settings.train_batch_size) == (5e-5, 0.9, 2, 512, 32)
-    assert reference_hyperparameters("squadv1", "small", max_seq_length=384, train_batch_size=8).overridden(
-        learning_rate=None).max_seq_length == 384
+    overridden = reference_hyperparameters("squadv1", "small", max_seq_length=384, train_batch_size=8)
+    assert (overridden.learning_rate, overridden.max_seq_length, overridden.train_batch_size) == (3e-4, 384, 8)
+    assert overridden.overridden(learning_rate=None, num_train_epochs=3) == dataclasses.replace(overridden,
+                                                                                               num_train_epochs=3)

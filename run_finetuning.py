@@ -5,13 +5,13 @@
 
 Hyperparameters not given take the reference's values for --task and --model_size. Writes results.json (each
 trial's dev metrics; median, mean and std per metric), dev predictions in glue_eval's format and, when the test file
-exists, GLUE-submission test predictions; see finetune/finetuning_job.py for the layout.
+exists, GLUE-submission test predictions; see finetune/runner.py and finetune/glue/task.py for the layout.
 
     python run_finetuning.py --flagfile=configs/squad.flags --model_size=small \
         --init_checkpoint=<model_dir>/pretrained --data_dir=<dir with train-v2.0.json, dev-v2.0.json> --output_dir=<dir>
 
 SQuAD writes results.json and per trial the official predictions.json, nbest_predictions.json (and null_odds.json for
-2.0); see finetune/squad/job.py.
+2.0); see finetune/squad/task.py.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
@@ -79,14 +79,9 @@ def main(argv):
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from finetune.squad.task_data import is_squad_task
+    from finetune.runner import FinetuningJob, run
 
-    if is_squad_task(FLAGS.task):
-        from finetune.squad.job import SquadJob as job_class, run
-    else:
-        from finetune.finetuning_job import FinetuningJob as job_class, run
-
-    job = job_class(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(job_class)})
+    job = FinetuningJob(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(FinetuningJob)})
     run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
 
 

@@ -1,10 +1,12 @@
 """Shared plumbing for the absl entry points: one-line errors and quiet TensorFlow logs.
 
 Every entry point calls `run(main)` instead of `absl.app.run(main)`. A user error (`ElectraError`) is printed as a
-single line naming the problem and the process exits with status 2; `--verbose` shows the traceback as well.
+single line naming the problem and the process exits with status 2; `--verbose` shows the traceback as well. The
+error's `arguments` that are flags of the running program are shown as `--name` (`message_for_command_line`).
 """
 
 import os
+import re
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -26,6 +28,22 @@ def _is_verbose():
         return "--verbose" in sys.argv
 
 
+def _argument_pattern(name):
+    # A whole word: not part of a longer identifier, a path (data_dir/x, /x/data_dir) or an existing --flag.
+    return re.compile(rf"(?<![\w./-]){re.escape(name)}(?![\w/-]|\.\w)")
+
+
+def message_for_command_line(error, flag_values=None):
+    """`error`'s message with each of its `arguments` that is a defined flag of `flag_values` (default: the running
+    program's flags) written as `--name`; other arguments and text are left as they are."""
+    flag_values = flags.FLAGS if flag_values is None else flag_values
+    message = str(error)
+    for name in getattr(error, "arguments", ()):
+        if name in flag_values:
+            message = _argument_pattern(name).sub(f"--{name}", message)
+    return message
+
+
 def _wrap(main):
     def wrapped(argv):
         try:
@@ -33,7 +51,7 @@ def _wrap(main):
         except ElectraError as error:
             if _is_verbose():
                 raise
-            print(f"error: {error}", file=sys.stderr)
+            print(f"error: {message_for_command_line(error)}", file=sys.stderr)
             sys.exit(USER_ERROR_EXIT_CODE)
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)

@@ -1,12 +1,26 @@
 """User-facing errors.
 
 Entry points print an `ElectraError` as one line (no traceback unless `--verbose`) and exit non-zero, so every message
-must name the offending file or flag and say how to fix it.
+must name the offending file or argument and say how to fix it.
+
+Library code speaks Python: a message names the arguments it is about as plain names (`init_checkpoint=/x does not
+exist; pass init_checkpoint=<model_dir>/pretrained`) and lists them in `arguments`. Only an entry point knows which of
+them are its command-line flags; `electra_tf.cli` rewrites those to `--init_checkpoint` before printing.
 """
 
 
 class ElectraError(Exception):
-    """A problem with the user's input, files or flags that the user can fix."""
+    """A problem with the user's input, files or arguments that the user can fix.
+
+    Args:
+        message: what is wrong and how to fix it, naming Python arguments by their plain names.
+        arguments: the argument names the message speaks of; an entry point shows those that are its flags as
+            `--name`.
+    """
+
+    def __init__(self, message, *, arguments=()):
+        super().__init__(message)
+        self.arguments = tuple(arguments)
 
 
 class ConfigError(ElectraError, ValueError):

@@ -231,7 +231,7 @@ def task_subset(settings):
 def finetune(settings, label, checkpoint, glue_dir):
     """Fine-tunes `checkpoint` once per seed (one FinetuningJob per run of consecutive seeds), reusing finished jobs;
     returns ({seed: {score key: {metric: value}}}, seconds)."""
-    from finetune.finetuning_job import RESULTS_FILE, FinetuningJob, run
+    from finetune.runner import RESULTS_FILE, FinetuningJob, run
 
     start, scores = time.time(), {}
     hyper = finetune_hyperparameters(settings)
@@ -246,7 +246,7 @@ def finetune(settings, label, checkpoint, glue_dir):
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 results = json.load(handle)
-            if results.get("job") != json.loads(json.dumps(dataclasses.asdict(job))) or len(
+            if results.get("job") != json.loads(json.dumps(job.as_record())) or len(
                     results.get("trials", [])) != count:
                 results = None
         if results is None:

@@ -80,11 +80,11 @@ CHECKPOINT_FORMATS = [
 def load_discriminator(path):
     """The pre-trained discriminator at `path` as a `PretrainedDiscriminator`; CheckpointError if none is there."""
     if not path:
-        raise CheckpointError("no pre-trained checkpoint given: pass --init_checkpoint=<model_dir>/pretrained "
-                              "(written by run_pretraining.py)")
+        raise CheckpointError("no pre-trained checkpoint given: pass init_checkpoint=<model_dir>/pretrained "
+                              "(written by run_pretraining.py)", arguments=("init_checkpoint",))
     if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix is not itself a file
-        raise CheckpointError(f"pre-trained checkpoint {path} does not exist; pass --init_checkpoint=<model_dir>/"
-                              "pretrained (written by run_pretraining.py)")
+        raise CheckpointError(f"pre-trained checkpoint {path} does not exist; pass init_checkpoint=<model_dir>/"
+                              "pretrained (written by run_pretraining.py)", arguments=("init_checkpoint",))
     for checkpoint_format in CHECKPOINT_FORMATS:
         if checkpoint_format.matches(path):
             return checkpoint_format.load(path)

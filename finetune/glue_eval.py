@@ -35,8 +35,8 @@ def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
     spec = get_task(task)
     split = spec.resolve_split(split)
     if not spec.splits[split].labelled:
-        raise ConfigError(f"--split={split} of {spec.name} has no labels to score against; use a dev split "
-                          f"({', '.join(spec.dev_splits)})")
+        raise ConfigError(f"split={split} of {spec.name} has no labels to score against; use a dev split "
+                          f"({', '.join(spec.dev_splits)})", arguments=("split",))
     examples = read_tsv(task_file(data_dir, spec.name, split), spec.name, split).examples
     if spec.is_regression:
         labels = np.array([example.label for example in examples], dtype=np.float64)

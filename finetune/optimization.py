@@ -14,8 +14,8 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.training.optimizers import NO_DECAY_PATTERN, AdamWeightDecay
 from electra_tf.training.schedules import WarmupLinearDecay
-from finetune.glue.tasks import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, WARMUP_FRACTION,
-                                 WEIGHT_DECAY)
+from finetune.hyperparameters import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, WARMUP_FRACTION,
+                                      WEIGHT_DECAY)
 from finetune.layerwise_lr import layerwise_lr_multipliers
 
 
@@ -90,9 +90,9 @@ def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwis
     warm-up over `warmup_fraction` of the steps (the reference multiplies the two).
     """
     if learning_rate <= 0:
-        raise ConfigError(f"--learning_rate must be positive, got {learning_rate}")
+        raise ConfigError(f"learning_rate must be positive, got {learning_rate}", arguments=("learning_rate",))
     if not 0.0 <= warmup_fraction < 1.0:
-        raise ConfigError(f"--warmup_fraction must be in [0, 1), got {warmup_fraction}")
+        raise ConfigError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}", arguments=("warmup_fraction",))
     schedule = WarmupLinearDecay(learning_rate, train_steps, int(warmup_fraction * train_steps), mode="multiply")
     return LayerwiseAdamWeightDecay(schedule, num_layers=num_layers, layerwise_lr_decay=layerwise_lr_decay,
                                     layerwise_lr_variant=layerwise_lr_variant, weight_decay=weight_decay,

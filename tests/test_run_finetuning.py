@@ -59,7 +59,8 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
 @pytest.mark.parametrize("extra, message", [
     (["--task=SST-2", "--init_checkpoint=/nonexistent/pretrained"], "--init_checkpoint=/nonexistent/pretrained "
                                                                     "does not exist"),
-    (["--task=SST-5"], "unknown GLUE task 'SST-5'"),
+    (["--task=SST-5"], "unknown --task='SST-5'; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, "
+                        "WNLI, squadv1, squad"),
     (["--task=MRPC"], "MRPC/train.tsv does not exist"),
     (["--task=SST-2", "--layerwise_lr_decay=1.5"], "layer-wise learning-rate decay must be in (0, 1]"),
 ])

@@ -1,5 +1,5 @@
-"""GLUE fine-tuning data: task registry, TSV/tfds readers, feature encoding, metrics and predictions files.
+"""GLUE fine-tuning: task specs, TSV/tfds readers, feature encoding, metrics, predictions files and `task.GlueTask`.
 
-Model-independent: nothing here builds a Keras model. Importing these modules does not import TensorFlow;
+Only `task.GlueTask.build_model` builds a Keras model. Importing these modules does not import TensorFlow;
 `readers.read_tfds` imports tensorflow-datasets and `features.features_to_dataset` TensorFlow when called.
 """

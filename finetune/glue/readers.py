@@ -76,8 +76,8 @@ def read_tsv(path, task, split):
     split = spec.resolve_split(split)
     layout = spec.splits[split].layout
     if not os.path.isfile(path):
-        raise DataError(f"GLUE file {path} does not exist: pass --data_dir=<directory holding {spec.directory}/> "
-                        "as written by download_glue_data.py")
+        raise DataError(f"GLUE file {path} does not exist: pass data_dir=<directory holding {spec.directory}/> "
+                        "as written by download_glue_data.py", arguments=("data_dir",))
     examples, skipped = [], []
     # Binary mode: text mode's universal newlines would also split on a stray \r inside a sentence.
     with open(path, "rb") as f:
@@ -148,7 +148,8 @@ def read_tfds(task, split, data_dir=None, download=False):
         builder.download_and_prepare()
     elif not builder.is_prepared():
         raise DataError(f"tensorflow-datasets {spec.tfds_name} is not prepared in {builder.data_dir}: run "
-                        f"`tfds build {spec.tfds_name}` or allow downloading (--tfds_download)")
+                        f"`tfds build {spec.tfds_name}` or allow downloading (tfds_download=True)",
+                        arguments=("tfds_download",))
     label_names = None if spec.is_regression else builder.info.features["label"].names
     dataset = builder.as_dataset(split=spec.splits[split].tfds_split, shuffle_files=False)
     return examples_from_tfds_records(tfds.as_numpy(dataset), task, split, label_names)
@@ -166,7 +167,7 @@ def examples_from_tfds_records(records, task, split, label_names=None):
         unknown = [name for name in label_names if name not in spec.tfds_label_map]
         if unknown:
             raise DataError(f"tensorflow-datasets {spec.tfds_name} has labels {unknown} this reader does not know; "
-                            "use the GLUE TSV files (--source=tsv)")
+                            "use the GLUE TSV files (data_source=tsv)", arguments=("data_source",))
     features = spec.tfds_text_features
     # tfds stores examples in a hashed order; its `idx` is the row number in the source file, so sorting by it
     # restores the TSV order and makes positions (the GLUE submission index) agree with the TSV reader.

@@ -1,4 +1,4 @@
-"""The GLUE task registry: each task's file layout, labels, metrics and the reference's fine-tuning defaults.
+"""The GLUE task specs: each task's file layout, labels, metrics and the reference's epochs and sequence length.
 
 Column layouts are those of the files written by GLUE's `download_glue_data.py` (the layout every BERT/ELECTRA
 reader assumes); tensorflow-datasets `glue/<config>` is described alongside as the alternative source.
@@ -8,16 +8,7 @@ import dataclasses
 from typing import Mapping, Optional, Tuple
 
 from electra_tf.errors import ConfigError
-
-# Peak fine-tuning learning rate per model size (ELECTRA paper, Table 7). The reference code's default for small
-# is 1e-4; the paper's 3e-4 is used here.
-REFERENCE_LEARNING_RATES = {"small": 3e-4, "base": 1e-4, "large": 5e-5}
-LAYERWISE_LR_DECAY = {"small": 0.8, "base": 0.8, "large": 0.9}
-WARMUP_FRACTION = 0.1
-ADAM_EPSILON = 1e-6
-TRAIN_BATCH_SIZE = 32
-# The paper fine-tunes without weight decay; the reference code uses 0.01.
-WEIGHT_DECAY = {"paper": 0.0, "reference": 0.01}
+from finetune.hyperparameters import REFERENCE_LEARNING_RATES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -129,10 +129,11 @@ def featurize(data, tokenizer, max_seq_length=MAX_SEQ_LENGTH, doc_stride=DOC_STR
               max_query_length=MAX_QUERY_LENGTH):
     """`SquadFeatures` for every window of every question of `data` (a `readers.SquadData`)."""
     if max_seq_length < max_query_length + 4:
-        raise ConfigError(f"--max_seq_length={max_seq_length} leaves no room for the context after a question of "
-                          f"up to --max_query_length={max_query_length} word pieces; raise it or lower the latter")
+        raise ConfigError(f"max_seq_length={max_seq_length} leaves no room for the context after a question of "
+                          f"up to max_query_length={max_query_length} word pieces; raise it or lower the latter",
+                          arguments=("max_seq_length", "max_query_length"))
     if doc_stride <= 0:
-        raise ConfigError(f"--doc_stride must be positive, got {doc_stride}")
+        raise ConfigError(f"doc_stride must be positive, got {doc_stride}", arguments=("doc_stride",))
     contexts = tokenize_contexts(tokenizer, data.contexts)
     questions = tokenize_questions(tokenizer, [q.question_text for q in data.questions], max_query_length)
     plans = []  # per question: (question ids, context tokens, windows, max-context mask, answer token span)

@@ -142,6 +142,6 @@ def read_tfds(split, data_dir=None, download=False, config="squad/v1.1"):
         builder.download_and_prepare()
     elif not builder.is_prepared():
         raise DataError(f"tensorflow-datasets {config} is not prepared in {builder.data_dir}: run `tfds build "
-                        f"{config}` or allow downloading (--tfds_download)")
+                        f"{config}` or allow downloading (tfds_download=True)", arguments=("tfds_download",))
     dataset = builder.as_dataset(split=split, shuffle_files=False)
     return questions_from_tfds_records(tfds.as_numpy(dataset))

@@ -15,10 +15,6 @@ SQUAD_TASKS = {
 TFDS_SPLITS = {"train": "train", "dev": "validation"}
 
 
-def is_squad_task(task):
-    return (task or "").lower() in SQUAD_TASKS
-
-
 def squad_file(data_dir, task, split):
     return os.path.join(data_dir, SQUAD_TASKS[task.lower()][1][split])
 
@@ -55,8 +51,8 @@ def _read(task, split, data_dir, source, tfds_data_dir, tfds_download):
         path = squad_file(data_dir, task, split)
         data, dataset_json = readers.read_squad_json(path), readers.load_json(path)
     if data.version != version:
-        raise DataError(f"--task={task} is SQuAD {version} but the {split} data is SQuAD {data.version}; use "
-                        f"--task={'squad' if data.version == '2.0' else 'squadv1'}")
+        raise DataError(f"task={task} is SQuAD {version} but the {split} data is SQuAD {data.version}; use "
+                        f"task={'squad' if data.version == '2.0' else 'squadv1'}", arguments=("task",))
     return data, dataset_json
 
 
@@ -65,7 +61,7 @@ def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_q
     """Reads and featurises `task`'s train and dev files (optionally only their first questions)."""
     task = task.lower()
     if task not in SQUAD_TASKS:
-        raise ConfigError(f"unknown SQuAD task {task!r}; choose one of {', '.join(SQUAD_TASKS)}")
+        raise ConfigError(f"unknown SQuAD task={task!r}; choose one of {', '.join(SQUAD_TASKS)}", arguments=("task",))
     train, _ = _read(task, "train", data_dir, source, tfds_data_dir, tfds_download)
     dev, dev_json = _read(task, "dev", data_dir, source, tfds_data_dir, tfds_download)
     train, dev = train.sliced(max_train_questions), dev.sliced(max_dev_questions)

@@ -24,8 +24,9 @@ def test_loads_a_save_pretrained_directory_with_its_vocabulary(tmp_path):
 
 
 def test_missing_or_unrecognised_checkpoints_are_user_errors(tmp_path):
-    with pytest.raises(CheckpointError, match="does not exist"):
+    with pytest.raises(CheckpointError, match="does not exist; pass init_checkpoint=<model_dir>/pretrained") as raised:
         load_discriminator(str(tmp_path / "nowhere"))
+    assert raised.value.arguments == ("init_checkpoint",)
     with pytest.raises(CheckpointError, match="no pre-trained checkpoint given"):
         load_discriminator(None)
     (tmp_path / "empty").mkdir()

@@ -1,11 +1,14 @@
 """Reference fine-tuning settings per size and task, and the configs/glue_*.flags files that spell them out."""
 
+import dataclasses
+
 import pytest
 
 from electra_tf.errors import ConfigError
-from finetune.finetuning_job import FinetuningJob
+from finetune import hyperparameters
 from finetune.glue.tasks import TASKS
 from finetune.hyperparameters import reference_hyperparameters
+from finetune.runner import FinetuningJob
 from tests.conftest import REPO_ROOT
 
 
@@ -23,7 +26,7 @@ def test_task_defaults_and_overrides():
     assert reference_hyperparameters("stsb", "base").num_train_epochs == 10
     overridden = reference_hyperparameters("RTE", "base", learning_rate=1e-3, num_train_epochs=1, max_seq_length=64)
     assert (overridden.learning_rate, overridden.num_train_epochs, overridden.max_seq_length) == (1e-3, 1, 64)
-    with pytest.raises(ConfigError, match="unknown --model_size='medium'"):
+    with pytest.raises(ConfigError, match="^unknown model_size='medium'; choose one of "):
         reference_hyperparameters("RTE", "medium")
 
 
@@ -49,3 +52,21 @@ def test_glue_flagfile_holds_the_reference_settings(task):
     assert "learning_rate" not in flags, "the learning rate follows --model_size"
     # Every flag in the file is a FinetuningJob field, i.e. a run_finetuning.py flag.
     assert set(flags) <= {field for field in FinetuningJob.__dataclass_fields__}
+
+
+def test_reference_constants_shared_by_all_tasks():
+    assert hyperparameters.REFERENCE_LEARNING_RATES == {"small": 3e-4, "base": 1e-4, "large": 5e-5}
+    assert hyperparameters.LAYERWISE_LR_DECAY == {"small": 0.8, "base": 0.8, "large": 0.9}
+    assert (hyperparameters.WARMUP_FRACTION, hyperparameters.ADAM_EPSILON, hyperparameters.TRAIN_BATCH_SIZE) == \
+        (0.1, 1e-6, 32)
+    assert hyperparameters.WEIGHT_DECAY == {"paper": 0.0, "reference": 0.01}
+
+
+def test_squad_defaults_and_overrides():
+    settings = reference_hyperparameters("squad", "large")
+    assert (settings.learning_rate, settings.layerwise_lr_decay, settings.num_train_epochs, settings.max_seq_length,
+            settings.train_batch_size) == (5e-5, 0.9, 2, 512, 32)
+    overridden = reference_hyperparameters("squadv1", "small", max_seq_length=384, train_batch_size=8)
+    assert (overridden.learning_rate, overridden.max_seq_length, overridden.train_batch_size) == (3e-4, 384, 8)
+    assert overridden.overridden(learning_rate=None, num_train_epochs=3) == dataclasses.replace(overridden,
+                                                                                               num_train_epochs=3)

@@ -95,7 +95,7 @@ def test_dev_evaluation_path_on_real_text_writes_scorable_files(shared_data, dev
     from finetune.squad.postprocess import postprocess
     from finetune.squad.readers import read_squad_json
     from finetune.squad.task_data import restrict_dataset_json
-    from finetune.squad.trial import span_candidates
+    from finetune.squad.task import span_candidates
 
     tokenizer = ElectraTokenizer(str(shared_data / "vocab" / "bert-uncased-vocab.txt"))
     data = read_squad_json(str(dev_slice / "dev-v2.0.json")).sliced(24)

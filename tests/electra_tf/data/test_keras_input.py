@@ -7,7 +7,7 @@ import numpy as np
 from electra_tf.data import make_pretraining_dataset
 from electra_tf.data.keras_input import keras_input_options
 from finetune.glue.features import GlueFeatures, features_to_dataset
-from finetune.squad.trial import training_dataset
+from finetune.squad.task import training_dataset
 from tests.electra_tf.data.test_pretraining_dataset import _write_shards
 
 

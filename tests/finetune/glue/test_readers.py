@@ -141,7 +141,7 @@ def test_strict_tasks_name_the_file_and_line(tmp_path):
 
 
 def test_missing_empty_and_non_utf8_files(tmp_path):
-    with pytest.raises(DataError, match=r"RTE/dev\.tsv does not exist.*--data_dir"):
+    with pytest.raises(DataError, match=r"RTE/dev\.tsv does not exist: pass data_dir=<directory"):
         read_examples(str(tmp_path), "RTE", "dev")
     with pytest.raises(DataError, match="has no examples"):
         read_tsv(_write(tmp_path / "empty.tsv", ["index\tsentence1\tsentence2\tlabel"]), "RTE", "dev")

@@ -1,9 +1,8 @@
-"""The GLUE task registry: labels, metrics, splits and the reference's fine-tuning defaults."""
+"""The GLUE task specs: labels, metrics, splits and the reference's epochs, lengths and learning rates."""
 
 import pytest
 
 from electra_tf.errors import ConfigError
-from finetune.glue import tasks
 from finetune.glue.tasks import TASKS, get_task
 
 GLUE_TASKS = ["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"]
@@ -41,8 +40,6 @@ def test_reference_defaults():
     assert [spec.name for spec in TASKS.values() if spec.skip_malformed_lines] == ["QQP"]
     spec = get_task("CoLA")
     assert (spec.learning_rate("small"), spec.learning_rate("base"), spec.learning_rate("large")) == (3e-4, 1e-4, 5e-5)
-    assert tasks.LAYERWISE_LR_DECAY == {"small": 0.8, "base": 0.8, "large": 0.9}
-    assert (tasks.WARMUP_FRACTION, tasks.ADAM_EPSILON, tasks.TRAIN_BATCH_SIZE) == (0.1, 1e-6, 32)
     with pytest.raises(ConfigError, match="unknown model size 'huge'"):
         spec.learning_rate("huge")
 

@@ -34,6 +34,7 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
                   "--max_dev_questions=40", "--noprogress_bar")
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
+    assert results["version"] == ("2.0" if version_2 else "1.1") and results["job"]["doc_stride"] == 16
     trial = results["trials"][0]
     losses = trial["train_loss_per_epoch"]
     print(f"{task} ({head} head): train windows {results['num_train_windows']}, losses {losses}, "

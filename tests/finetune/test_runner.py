@@ -1,10 +1,13 @@
-"""The fine-tuning job in-process on a regression task (STS-B layout): squared error, scores, swap augmentation."""
+"""The fine-tuning runner in-process: a regression task (STS-B layout) with squared error, scores and swap
+augmentation; job validation in Python terms."""
 
 import json
 
 import numpy as np
+import pytest
 
-from finetune.finetuning_job import FinetuningJob, run
+from electra_tf.errors import CheckpointError, ConfigError, DataError
+from finetune.runner import FinetuningJob, run
 from finetune.glue_eval import evaluate_predictions_file
 
 
@@ -41,4 +44,39 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     np.testing.assert_allclose(scored["pearson"], metrics["pearson"], rtol=1e-6)
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["STS-B"]["spearman"]["values"] == [metrics["spearman"]]
+    assert saved["job"]["task"] == "STS-B" and saved["job"]["max_seq_length"] == 16
+    assert "doc_stride" not in saved["job"] and "squad_head" not in saved["job"], "SQuAD's options only in its runs"
     assert not (tmp_path / "out" / "trial_0" / "submission").exists(), "no test.tsv, no submission file"
+
+
+def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):
+    def job(**fields):
+        return FinetuningJob(**{"task": "SST-2", "init_checkpoint": pretrained_tiny, "data_dir": str(tmp_path),
+                                "output_dir": str(tmp_path / "out"), **fields})
+
+    with pytest.raises(CheckpointError, match="^init_checkpoint=/nonexistent does not exist; pass the") as raised:
+        job(init_checkpoint="/nonexistent").validate()
+    assert raised.value.arguments == ("init_checkpoint",)
+    with pytest.raises(DataError, match=r"SST-2/train\.tsv does not exist: pass data_dir=<directory") as raised:
+        job().validate()
+    assert raised.value.arguments == ("data_dir",)
+    with pytest.raises(ConfigError, match="^unknown data_source='json'; choose one of tsv, tfds$"):
+        job(data_source="json").validate()
+    with pytest.raises(ConfigError, match="^num_trials must be positive, got 0$") as raised:
+        job(data_source="tfds", num_trials=0).validate()
+    assert raised.value.arguments == ("num_trials",)
+
+
+def test_squad_options_are_validated_by_the_squad_task(pretrained_tiny, tmp_path):
+    for name in ("train-v1.1.json", "dev-v1.1.json"):
+        (tmp_path / name).write_text("{}", encoding="utf-8")
+    job = FinetuningJob(task="squadv1", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
+                        data_dir=str(tmp_path), doc_stride=0)
+    with pytest.raises(ConfigError, match="^doc_stride must be positive, got 0$"):
+        job.validate()
+    job.doc_stride, job.squad_head = 128, "pointer"
+    with pytest.raises(ConfigError, match="^unknown squad_head='pointer'; choose one of simple, joint$"):
+        job.validate()
+    job.squad_head, job.data_dir = "simple", str(tmp_path / "missing")
+    with pytest.raises(DataError, match="train-v1.1.json does not exist: pass data_dir="):
+        job.validate()

@@ -1,4 +1,5 @@
-"""A GLUE task's splits read and encoded once for all fine-tuning trials: train, labelled dev sets, test sets."""
+"""A GLUE task's splits read and encoded once for all fine-tuning trials (`GlueTask.load_data`): train, labelled dev
+sets, test sets."""
 
 import dataclasses
 import os

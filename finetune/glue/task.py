@@ -1,0 +1,120 @@
+"""GLUE as a fine-tuning `Task`: sentence (pair) classification or regression on the [CLS] vector.
+
+Outputs per trial: `dev_predictions.tsv` (MNLI: `dev_matched_predictions.tsv`, `dev_mismatched_predictions.tsv`) in
+the format `finetune.glue_eval` scores, `submission/<TASK>.tsv` in GLUE submission format when the task's test file
+exists, and with `save_models` an `ElectraTextClassifier` (raw strings in) as `model.keras`.
+"""
+
+import os
+
+import numpy as np
+
+from electra_tf.errors import ConfigError, DataError
+from finetune.glue import tasks as specs
+from finetune.glue.readers import task_file
+from finetune.hyperparameters import size_defaults
+from finetune.task import Task
+
+DATA_SOURCES = ("tsv", "tfds")
+
+
+def predict_labels(classifier, features, batch_size):
+    """Class ids (argmax of the logits) or, for regression, the scores of `features`."""
+    outputs = classifier.predict(features.inputs(), batch_size=batch_size, verbose=0)
+    return outputs if classifier.regression else np.argmax(outputs, axis=-1)
+
+
+def dev_predictions_name(split):
+    return f"{split}_predictions.tsv"
+
+
+class GlueTask(Task):
+    """One GLUE task, described by its `finetune.glue.tasks.TaskSpec`."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.name = spec.name
+
+    def default_hyperparameters(self, model_size):
+        return size_defaults(model_size, self.spec.epochs, self.spec.max_seq_length, self.spec.learning_rates)
+
+    def validate(self, job):
+        if job.data_source not in DATA_SOURCES:
+            raise ConfigError(f"unknown data_source={job.data_source!r}; choose one of {', '.join(DATA_SOURCES)}",
+                              arguments=("data_source",))
+        if job.data_source != "tsv":
+            return
+        if not job.data_dir:
+            raise ConfigError("data_dir is required with data_source=tsv: the GLUE directory holding "
+                              f"{self.spec.directory}/train.tsv", arguments=("data_dir", "data_source"))
+        for split in ("train",) + self.spec.dev_splits:
+            path = task_file(job.data_dir, self.name, split)
+            if not os.path.isfile(path):
+                raise DataError(f"GLUE file {path} does not exist: pass data_dir=<directory holding "
+                                f"{self.spec.directory}/> as written by download_glue_data.py", arguments=("data_dir",))
+
+    def load_data(self, job, tokenizer, max_seq_length):
+        from finetune.glue.task_data import load_task_data
+
+        return load_task_data(self.name, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
+                              tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download)
+
+    def describe_data(self, data):
+        return {"num_train_examples": len(data.train)}
+
+    def describe_training(self, data):
+        return f"{len(data.train)} train examples"
+
+    def num_train_features(self, data):
+        return len(data.train)
+
+    def build_model(self, pretrained_model, hyperparameters, job):
+        from electra_tf.models import clone_backbone
+        from finetune.models import ElectraTextClassifier
+
+        return ElectraTextClassifier(clone_backbone(pretrained_model.backbone), num_classes=self.spec.num_labels,
+                                     regression=self.spec.is_regression)
+
+    def compile_model(self, model, optimizer):
+        import keras
+
+        if self.spec.is_regression:
+            loss, metrics = keras.losses.MeanSquaredError(), []
+        else:
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            metrics = [keras.metrics.SparseCategoricalAccuracy("accuracy")]
+        model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
+
+    def train_dataset(self, model, data, batch_size, shuffle_seed):
+        from finetune.glue.features import features_to_dataset
+
+        return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed)
+
+    def evaluate(self, model, data, trial_dir, job):
+        from finetune.glue.metrics import score_key, task_metrics
+        from finetune.glue.predictions import write_predictions
+        from finetune.glue.task_data import submission_file_name
+
+        results = {}
+        for split, features in data.dev.items():
+            predictions = predict_labels(model, features, job.eval_batch_size)
+            results[score_key(self.name, split)] = task_metrics(self.name, features.label_ids, predictions)
+            write_predictions(os.path.join(trial_dir, dev_predictions_name(split)), predictions, self.name)
+        for split, features in data.test.items():
+            predictions = predict_labels(model, features, job.eval_batch_size)
+            write_predictions(os.path.join(trial_dir, "submission", submission_file_name(self.name, split)),
+                              predictions, self.name)
+        return results
+
+    def save_model(self, model, path, tokenizer, max_seq_length):
+        from finetune.models import ElectraTextClassifierPreprocessor
+
+        model.preprocessor = ElectraTextClassifierPreprocessor(
+            tokenizer.vocab_file, max_seq_length=max_seq_length, do_lower_case=tokenizer.do_lower_case,
+            strip_accents=tokenizer.strip_accents)
+        model.save(path)
+
+
+def glue_tasks():
+    """{name: GlueTask} for the nine GLUE tasks."""
+    return {name: GlueTask(spec) for name, spec in specs.TASKS.items()}

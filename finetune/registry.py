@@ -1,0 +1,28 @@
+"""Every fine-tuning task by name: the nine GLUE tasks and SQuAD 1.1 (`squadv1`) and 2.0 (`squad`)."""
+
+import functools
+
+from electra_tf.errors import ConfigError
+
+
+@functools.lru_cache(maxsize=None)
+def tasks():
+    """{canonical name: `finetune.task.Task`}, GLUE first."""
+    from finetune.glue.task import glue_tasks
+    from finetune.squad.task import squad_tasks
+
+    return {**glue_tasks(), **squad_tasks()}
+
+
+def _lookup_key(name):
+    # Case-insensitive, with or without the hyphen: "sst2", "SST-2", "stsb", "SQuAD".
+    return name.replace("-", "").lower()
+
+
+def get_task(name):
+    """The `Task` called `name`; ConfigError listing the known tasks otherwise."""
+    by_key = {_lookup_key(known): task for known, task in tasks().items()}
+    task = by_key.get(_lookup_key(name or ""))
+    if task is None:
+        raise ConfigError(f"unknown task={name!r}; choose one of {', '.join(tasks())}", arguments=("task",))
+    return task

@@ -1,0 +1,139 @@
+"""SQuAD 1.1 (`squadv1`) and 2.0 (`squad`) as a fine-tuning `Task`: answer spans over sliding context windows.
+
+Outputs per trial: `predictions.json`, `nbest_predictions.json` and, for 2.0, `null_odds.json` in the official formats
+(`finetune.squad_eval` scores them); results.json also lists each trial's training loss per epoch. With
+`save_models`, the span model as `model.keras`.
+"""
+
+import os
+
+from electra_tf.errors import ConfigError, DataError
+from finetune.hyperparameters import check_positive, size_defaults
+from finetune.squad import features as features_lib
+from finetune.squad.task_data import SQUAD_TASKS, squad_file
+from finetune.task import Task
+
+SQUAD_EPOCHS = 2
+FILE_SOURCES = ("json", "tsv")  # "tsv" is run_finetuning.py's default data_source: files in data_dir
+
+
+def training_dataset(model, features, batch_size, shuffle_seed):
+    """(inputs, labels) batches; the joint head also sees the gold starts as an input (teacher forcing)."""
+    import tensorflow as tf
+
+    from electra_tf.data.keras_input import keras_input_options
+
+    inputs = features.inputs()
+    if model.uses_teacher_forcing:
+        inputs = dict(inputs, start_positions=features.start_positions)
+    dataset = tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
+    dataset = dataset.shuffle(len(features), seed=shuffle_seed).batch(batch_size)
+    return dataset.with_options(keras_input_options())
+
+
+def span_candidates(model, features, batch_size):
+    """The model's candidate spans for every window of `features` (`postprocess.SpanCandidates`)."""
+    from finetune.squad.postprocess import beam_pairs, top_k_pairs
+
+    outputs = model.predict(features.inputs(), batch_size=batch_size, verbose=0)
+    if model.head_name == "simple":
+        return top_k_pairs(outputs["start_logits"], outputs["end_logits"], k=model.beam_size)
+    return beam_pairs(outputs["start_top_log_probs"], outputs["start_top_index"], outputs["end_top_log_probs"],
+                      outputs["end_top_index"], outputs.get("impossible_logits"))
+
+
+def score(dev_json, answers, version):
+    """The official evaluation dict of `answers` (a `SquadPredictions`)."""
+    from finetune.squad.metrics import evaluate_v1, evaluate_v2
+
+    if version == "1.1":
+        return evaluate_v1(dev_json, answers.predictions)
+    return evaluate_v2(dev_json, answers.predictions, answers.null_odds)
+
+
+class SquadTask(Task):
+    """SQuAD `version` ("1.1" or "2.0") under the task name `name`."""
+
+    records_train_loss = True
+    options = ("squad_head", "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
+               "null_score_threshold", "max_train_questions", "max_dev_questions")
+
+    def __init__(self, name):
+        self.name = name
+        self.version = SQUAD_TASKS[name][0]
+
+    def default_hyperparameters(self, model_size):
+        return size_defaults(model_size, SQUAD_EPOCHS, features_lib.MAX_SEQ_LENGTH)
+
+    def validate(self, job):
+        from finetune.squad.heads import HEADS
+
+        if job.squad_head not in HEADS:
+            raise ConfigError(f"unknown squad_head={job.squad_head!r}; choose one of {', '.join(HEADS)}",
+                              arguments=("squad_head",))
+        if job.data_source in FILE_SOURCES:
+            if not job.data_dir:
+                raise ConfigError(f"data_dir is required: the directory holding "
+                                  f"{' and '.join(SQUAD_TASKS[self.name][1].values())}", arguments=("data_dir",))
+            for split in ("train", "dev"):
+                path = squad_file(job.data_dir, self.name, split)
+                if not os.path.isfile(path):
+                    raise DataError(f"SQuAD file {path} does not exist: pass data_dir=<directory holding the "
+                                    "official JSON files>", arguments=("data_dir",))
+        elif job.data_source != "tfds":
+            raise ConfigError(f"unknown data_source={job.data_source!r} for SQuAD; choose json or tfds",
+                              arguments=("data_source",))
+        check_positive(doc_stride=job.doc_stride, max_query_length=job.max_query_length, n_best_size=job.n_best_size,
+                       max_answer_length=job.max_answer_length)
+        for name in ("max_train_questions", "max_dev_questions"):
+            if getattr(job, name) is not None:
+                check_positive(**{name: getattr(job, name)})
+
+    def load_data(self, job, tokenizer, max_seq_length):
+        from finetune.squad.task_data import load_squad_data
+
+        source = "json" if job.data_source in FILE_SOURCES else job.data_source
+        return load_squad_data(self.name, job.data_dir, tokenizer, max_seq_length, job.doc_stride,
+                               job.max_query_length, source=source, tfds_data_dir=job.tfds_data_dir,
+                               tfds_download=job.tfds_download, max_train_questions=job.max_train_questions,
+                               max_dev_questions=job.max_dev_questions)
+
+    def describe_data(self, data):
+        return {"version": data.version, "num_train_questions": len(data.train.questions),
+                "num_train_windows": len(data.train_features), "num_dev_questions": len(data.dev.questions)}
+
+    def describe_training(self, data):
+        return f"{len(data.train.questions)} questions in {len(data.train_features)} windows"
+
+    def num_train_features(self, data):
+        return len(data.train_features)
+
+    def build_model(self, pretrained_model, hyperparameters, job):
+        from electra_tf.models import clone_backbone
+        from finetune.models import ElectraSquadModel
+
+        return ElectraSquadModel(clone_backbone(pretrained_model.backbone), head=job.squad_head,
+                                 version_2=self.version == "2.0", beam_size=job.n_best_size)
+
+    def compile_model(self, model, optimizer):
+        model.compile(optimizer=optimizer)  # the model computes its own span losses
+
+    def train_dataset(self, model, data, batch_size, shuffle_seed):
+        return training_dataset(model, data.train_features, batch_size, shuffle_seed)
+
+    def evaluate(self, model, data, trial_dir, job):
+        from finetune.squad.postprocess import postprocess
+
+        candidates = span_candidates(model, data.dev_features, job.eval_batch_size)
+        answers = postprocess(data.dev, data.dev_features, candidates, n_best_size=job.n_best_size,
+                              max_answer_length=job.max_answer_length, null_score_threshold=job.null_score_threshold)
+        answers.write(trial_dir)
+        return {f"SQuAD{data.version}": score(data.dev_json, answers, data.version)}
+
+    def save_model(self, model, path, tokenizer, max_seq_length):
+        model.save(path)
+
+
+def squad_tasks():
+    """{name: SquadTask} for SQuAD 1.1 ("squadv1") and 2.0 ("squad")."""
+    return {name: SquadTask(name) for name in SQUAD_TASKS}

@@ -1,0 +1,78 @@
+"""The fine-tuning task protocol: examples -> features -> a model head -> a scorer.
+
+In the spirit of the reference's `finetune/task.py`, a `Task` knows everything task-specific about fine-tuning, so
+one runner (`finetune.runner`) fine-tunes every task the same way. The runner calls, per run:
+
+    task.validate(job)                                  # task options and data files, before anything is loaded
+    hyperparameters = task.default_hyperparameters(job.model_size).overridden(...)
+    data = task.load_data(job, tokenizer, hyperparameters.max_seq_length)   # once for all trials
+
+and per trial, with the trial's seed set:
+
+    model = task.build_model(pretrained_model, hyperparameters, job)       # under the strategy's scope
+    task.compile_model(model, optimizer)
+    model.fit(task.train_dataset(model, data, batch_size, seed), ...)
+    metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
+    task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
+
+`job` is a `finetune.runner.FinetuningJob`; a task reads its own options (SQuAD's `doc_stride`, ...) from it.
+Implementations: `finetune.glue.task.GlueTask`, `finetune.squad.task.SquadTask`; `finetune.registry.get_task`
+finds them by name.
+"""
+
+import abc
+
+
+class Task(abc.ABC):
+    """One fine-tuning task: its data, its model head, its training loss and its official scorer."""
+
+    name: str  # canonical name, as results.json reports it ("STS-B", "squad")
+    records_train_loss = False  # results.json lists each trial's training loss per epoch
+    options = ()  # the job fields only this task reads (SQuAD's doc_stride, ...); other tasks' runs do not record them
+
+    @abc.abstractmethod
+    def default_hyperparameters(self, model_size):
+        """The reference's `finetune.hyperparameters.FinetuningHyperparameters` for this task and `model_size`."""
+
+    @abc.abstractmethod
+    def validate(self, job):
+        """Raises ConfigError/DataError, naming `job`'s fields, for bad task options or missing data files."""
+
+    @abc.abstractmethod
+    def load_data(self, job, tokenizer, max_seq_length):
+        """Reads and featurises the training and evaluation splits once for all trials; returns an object the other
+        methods take as `data`."""
+
+    @abc.abstractmethod
+    def describe_data(self, data):
+        """Facts about `data` for results.json (e.g. {"num_train_examples": 96})."""
+
+    @abc.abstractmethod
+    def describe_training(self, data):
+        """What one epoch trains on, for the progress line (e.g. "96 train examples")."""
+
+    @abc.abstractmethod
+    def num_train_features(self, data):
+        """Rows per training epoch (the optimiser's schedule counts its steps from them)."""
+
+    @abc.abstractmethod
+    def build_model(self, pretrained_model, hyperparameters, job):
+        """A fresh Keras model with a `num_layers` attribute (the depth layer-wise decay uses): this task's head on
+        a copy of `pretrained_model`'s backbone (called under the strategy's scope)."""
+
+    @abc.abstractmethod
+    def compile_model(self, model, optimizer):
+        """Compiles `model` with `optimizer` and this task's loss and training metrics."""
+
+    @abc.abstractmethod
+    def train_dataset(self, model, data, batch_size, shuffle_seed):
+        """The shuffled training `tf.data.Dataset` of (inputs, labels) batches."""
+
+    @abc.abstractmethod
+    def evaluate(self, model, data, trial_dir, job):
+        """Predicts the evaluation splits, writes the prediction files into `trial_dir` and returns the official
+        scores as {eval key: {metric: value}}."""
+
+    @abc.abstractmethod
+    def save_model(self, model, path, tokenizer, max_seq_length):
+        """Saves the fine-tuned `model` as a .keras file at `path` (GLUE: with raw-text preprocessing)."""

@@ -15,30 +15,24 @@ GENERATOR_TRAINING = ("mle", "adversarial")
 EMBEDDING_SHARING = ("shared", "gdes")
 # The reference's exact (erf) GELU, or the tanh approximation (keras-hub's ELECTRA, Hugging Face's "gelu_new").
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_approximate")
-# What a backbone needs; the other fields are pre-training settings.
-ARCHITECTURE_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                       "max_position_embeddings", "type_vocab_size", "hidden_dropout", "attention_dropout",
-                       "layer_norm_epsilon", "initializer_range", "hidden_activation")
+
+
+def _check_positive_integers(config, names):
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"{type(config).__name__}.{name} must be a positive integer, got {value!r}",
+                              arguments=(name,))
 
 
 @dataclasses.dataclass
-class ElectraConfig:
-    """Sizes and hyperparameters of an ELECTRA generator/discriminator pair.
+class ElectraArchitecture:
+    """What an `ElectraBackbone` needs, nothing else: its fields are the backbone's keyword arguments, and every saved
+    model (a `pretrained/` preset's `config.json`) carries them. Defaults: ELECTRA-Small's discriminator with BERT's
+    uncased vocabulary.
 
-    The discriminator sizes are given directly; the generator is derived with the reference's rule
-    (`generator_config()`): hidden = round(hidden_size x generator_hidden_fraction), FFN = 4 x hidden,
-    heads = max(1, hidden // 64), same depth unless `generator_layers_fraction` < 1.
-
-    The pre-training objective and the generator variants of the paper's analysis (Table 5, section 3.2) are fields too,
-    so that a model directory records how it was trained: `objective` (see `pretraining.objectives`),
-    `untied_embeddings` (the generator gets its own embedding block), `tie_all_weights` (the generator *is* the
-    discriminator's encoder, with its own MLM head), `uniform_generator` (no generator network: uniform samples),
-    `two_stage_steps` (train the generator alone for that many steps, then the discriminator initialised from it),
-    `generator_training` ("mle", or "adversarial": the generator maximises the discriminator loss through a
-    Gumbel-softmax relaxation annealed from `adversarial_temperature_start` to `_end`) and `embedding_sharing`
-    ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
-
-    Special token ids default to the BERT uncased vocabulary; `with_vocab()` replaces them from a vocabulary file.
+    `hidden_activation`: "gelu" is the reference's exact (erf) GELU, "gelu_approximate" the tanh form of keras-hub's
+    and some Hugging Face ELECTRAs.
     """
 
     vocab_size: int = BERT_UNCASED_VOCAB_SIZE
@@ -54,6 +48,61 @@ class ElectraConfig:
     layer_norm_epsilon: float = 1e-12
     initializer_range: float = 0.02
     hidden_activation: str = "gelu"
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self):
+        _check_positive_integers(self, ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads",
+                                        "intermediate_size", "max_position_embeddings", "type_vocab_size"))
+        if self.hidden_size % self.num_heads:
+            raise ConfigError(
+                f"{type(self).__name__}.hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}; "
+                f"choose num_heads among the divisors of hidden_size (e.g. {self.hidden_size // 64 or 1})",
+                arguments=("num_heads", "hidden_size"))
+        for name in ("hidden_dropout", "attention_dropout"):
+            if not 0.0 <= getattr(self, name) < 1.0:
+                raise ConfigError(f"{type(self).__name__}.{name} must be in [0, 1), got {getattr(self, name)!r}",
+                                  arguments=(name,))
+        if self.hidden_activation not in HIDDEN_ACTIVATIONS:
+            raise ConfigError(f"unknown hidden_activation {self.hidden_activation!r}; choose one of "
+                              f"{list(HIDDEN_ACTIVATIONS)}", arguments=("hidden_activation",))
+
+    def architecture(self):
+        """The architecture as a dict: the keyword arguments of `ElectraBackbone`."""
+        return {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
+
+    def check_sequence_length(self, max_seq_length):
+        """ConfigError when sequences of `max_seq_length` do not fit the position-embedding table."""
+        if max_seq_length > self.max_position_embeddings:
+            raise ConfigError(f"max_seq_length={max_seq_length} exceeds the model's max_position_embeddings="
+                              f"{self.max_position_embeddings}; use max_seq_length<={self.max_position_embeddings}",
+                              arguments=("max_seq_length",))
+
+    def check_vocabulary(self, vocab_size, vocab_file):
+        """ConfigError when the vocabulary in `vocab_file` (of `vocab_size` tokens) is not the model's."""
+        if vocab_size != self.vocab_size:
+            raise ConfigError(f"{vocab_file} has {vocab_size} tokens but the model's vocabulary has {self.vocab_size}: "
+                              "pass the vocab.txt the model was trained with (vocab_file)", arguments=("vocab_file",))
+
+
+ARCHITECTURE_FIELDS = tuple(field.name for field in dataclasses.fields(ElectraArchitecture))
+
+
+@dataclasses.dataclass
+class PretrainingSettings:
+    """How a generator/discriminator pair is pre-trained: the generator's size relative to the discriminator, the
+    masking, the loss weights, the objective and the generator variants of the paper's analysis (Table 5, section
+    3.2), and the special token ids of the data's vocabulary. A run's `<model_dir>/config.json` records them with the
+    architecture (`ElectraConfig`); saved models do not carry them.
+
+    `objective` (see `pretraining.objectives`), `untied_embeddings` (the generator gets its own embedding block),
+    `tie_all_weights` (the generator *is* the discriminator's encoder, with its own MLM head), `uniform_generator` (no
+    generator network: uniform samples), `two_stage_steps` (train the generator alone for that many steps, then the
+    discriminator initialised from it), `generator_training` ("mle", or "adversarial": the generator maximises the
+    discriminator loss through a Gumbel-softmax relaxation annealed from `adversarial_temperature_start` to `_end`)
+    and `embedding_sharing` ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
+    """
 
     generator_hidden_fraction: float = 0.25
     generator_layers_fraction: float = 1.0
@@ -83,65 +132,53 @@ class ElectraConfig:
     def __post_init__(self):
         self.validate()
 
-    # ----------------------------------------------------------------- validation
     def validate(self):
-        positive = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                    "max_position_embeddings", "type_vocab_size")
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"ElectraConfig.{name} must be a positive integer, got {value!r}")
-        if self.hidden_size % self.num_heads:
-            raise ConfigError(
-                f"ElectraConfig.hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}; "
-                f"choose num_heads among the divisors of hidden_size (e.g. {self.hidden_size // 64 or 1})")
-        for name in ("hidden_dropout", "attention_dropout"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"ElectraConfig.{name} must be in [0, 1), got {getattr(self, name)!r}")
+        name = type(self).__name__
         if not 0.0 < self.mask_prob < 1.0:
-            raise ConfigError(f"ElectraConfig.mask_prob must be in (0, 1), got {self.mask_prob!r}")
+            raise ConfigError(f"{name}.mask_prob must be in (0, 1), got {self.mask_prob!r}", arguments=("mask_prob",))
         if not 0.0 <= self.mask_token_fraction <= 1.0:
-            raise ConfigError(f"ElectraConfig.mask_token_fraction must be in [0, 1], got {self.mask_token_fraction!r}")
-        if not 0.0 < self.generator_hidden_fraction <= 1.0:
-            raise ConfigError("ElectraConfig.generator_hidden_fraction must be in (0, 1], "
-                              f"got {self.generator_hidden_fraction!r}")
-        if not 0.0 < self.generator_layers_fraction <= 1.0:
-            raise ConfigError("ElectraConfig.generator_layers_fraction must be in (0, 1], "
-                              f"got {self.generator_layers_fraction!r}")
+            raise ConfigError(f"{name}.mask_token_fraction must be in [0, 1], got {self.mask_token_fraction!r}",
+                              arguments=("mask_token_fraction",))
+        for fraction in ("generator_hidden_fraction", "generator_layers_fraction"):
+            if not 0.0 < getattr(self, fraction) <= 1.0:
+                raise ConfigError(f"{name}.{fraction} must be in (0, 1], got {getattr(self, fraction)!r}",
+                                  arguments=(fraction,))
         if self.temperature <= 0:
-            raise ConfigError(f"ElectraConfig.temperature must be positive, got {self.temperature!r}")
+            raise ConfigError(f"{name}.temperature must be positive, got {self.temperature!r}",
+                              arguments=("temperature",))
         self._validate_objective()
-        for name in ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"):
-            token_id = getattr(self, name)
-            if not 0 <= token_id < self.vocab_size:
-                raise ConfigError(f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
-                                  f"{self.vocab_size}); pass the vocabulary the data was built with (--vocab_file)")
 
     def _validate_objective(self):
         choices = {"objective": OBJECTIVES, "generator_training": GENERATOR_TRAINING,
-                   "embedding_sharing": EMBEDDING_SHARING, "hidden_activation": HIDDEN_ACTIVATIONS}
+                   "embedding_sharing": EMBEDDING_SHARING}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise ConfigError(f"unknown {name} {getattr(self, name)!r}; choose one of {list(allowed)}")
+                raise ConfigError(f"unknown {name} {getattr(self, name)!r}; choose one of {list(allowed)}",
+                                  arguments=(name,))
         if not isinstance(self.two_stage_steps, int) or self.two_stage_steps < 0:
-            raise ConfigError(f"ElectraConfig.two_stage_steps must be a non-negative integer, got {self.two_stage_steps!r}")
+            raise ConfigError(f"{type(self).__name__}.two_stage_steps must be a non-negative integer, got "
+                              f"{self.two_stage_steps!r}", arguments=("two_stage_steps",))
         if not 0 < self.adversarial_temperature_end <= self.adversarial_temperature_start:
             raise ConfigError("the adversarial Gumbel-softmax temperature must satisfy 0 < end <= start, got "
-                              f"start={self.adversarial_temperature_start!r}, end={self.adversarial_temperature_end!r}")
+                              f"adversarial_temperature_start={self.adversarial_temperature_start!r}, "
+                              f"adversarial_temperature_end={self.adversarial_temperature_end!r}",
+                              arguments=("adversarial_temperature_start", "adversarial_temperature_end"))
         variants = {"untied_embeddings": self.untied_embeddings, "tie_all_weights": self.tie_all_weights,
                     "uniform_generator": self.uniform_generator, "two_stage_steps": self.two_stage_steps > 0,
                     "generator_training=adversarial": self.generator_training == "adversarial",
                     "embedding_sharing=gdes": self.embedding_sharing == "gdes"}
         chosen = [name for name, on in variants.items() if on]
+        names = tuple(name.split("=")[0] for name in variants)
         if self.objective == "mlm" and chosen:
             raise ConfigError(f"objective 'mlm' has no generator, so {chosen[0]} does not apply; drop it or use "
-                              "--objective=electra")
+                              "objective=electra", arguments=("objective",) + names)
         # Variants that act on the generator/discriminator pair of replaced-token detection.
         discriminative = [name for name in chosen
                           if name not in ("untied_embeddings", "uniform_generator")]
         if discriminative and self.objective not in DISCRIMINATIVE_OBJECTIVES:
             raise ConfigError(f"{discriminative[0]} needs a replaced-token-detection discriminator; use it with "
-                              f"--objective in {list(DISCRIMINATIVE_OBJECTIVES)}, not {self.objective!r}")
+                              f"objective in {list(DISCRIMINATIVE_OBJECTIVES)}, not {self.objective!r}",
+                              arguments=("objective",) + names)
         exclusive = [("tie_all_weights", "untied_embeddings"), ("tie_all_weights", "embedding_sharing=gdes"),
                      ("tie_all_weights", "two_stage_steps"), ("tie_all_weights", "uniform_generator"),
                      ("uniform_generator", "untied_embeddings"), ("uniform_generator", "two_stage_steps"),
@@ -150,7 +187,53 @@ class ElectraConfig:
                      ("two_stage_steps", "generator_training=adversarial"), ("two_stage_steps", "embedding_sharing=gdes")]
         for first, second in exclusive:
             if variants[first] and variants[second]:
-                raise ConfigError(f"{first} and {second} cannot be combined; choose one")
+                raise ConfigError(f"{first} and {second} cannot be combined; choose one", arguments=names)
+
+    def max_predictions_per_seq(self, max_seq_length):
+        """N of the reference: int((mask_prob + 0.005) x max_seq_length), 19 at 128 / 0.15."""
+        return int((self.mask_prob + 0.005) * max_seq_length)
+
+
+PRETRAINING_FIELDS = tuple(field.name for field in dataclasses.fields(PretrainingSettings))
+
+
+@dataclasses.dataclass
+class ElectraConfig(PretrainingSettings, ElectraArchitecture):
+    """A pre-training run's configuration: the discriminator's `ElectraArchitecture` and the `PretrainingSettings`,
+    as one flat dataclass (fields of both, architecture first), with the paper's presets (`from_preset`).
+
+    The generator's architecture derives from the discriminator's with the reference's rule
+    (`generator_architecture()`): hidden = round(hidden_size x generator_hidden_fraction), FFN = 4 x hidden,
+    heads = max(1, hidden // 64), same depth unless `generator_layers_fraction` < 1.
+
+    Special token ids default to the BERT uncased vocabulary; `with_vocab()` replaces them from a vocabulary file.
+    """
+
+    def validate(self):
+        ElectraArchitecture.validate(self)
+        PretrainingSettings.validate(self)
+        for name in ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"):
+            token_id = getattr(self, name)
+            if not 0 <= token_id < self.vocab_size:
+                raise ConfigError(f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
+                                  f"{self.vocab_size}); pass the vocabulary the data was built with (vocab_file)",
+                                  arguments=("vocab_file",))
+
+    @classmethod
+    def from_parts(cls, architecture, settings=None):
+        """The run configuration of an `ElectraArchitecture` (or its dict) and `PretrainingSettings` (default: the
+        reference's)."""
+        architecture = architecture if isinstance(architecture, dict) else dataclasses.asdict(architecture)
+        settings = dataclasses.asdict(settings or PretrainingSettings())
+        return cls(**architecture, **settings)
+
+    def architecture_config(self):
+        """The discriminator's `ElectraArchitecture`."""
+        return ElectraArchitecture(**self.architecture())
+
+    def pretraining_settings(self):
+        """The `PretrainingSettings` half of this configuration."""
+        return PretrainingSettings(**{name: getattr(self, name) for name in PRETRAINING_FIELDS})
 
     @property
     def has_generator_network(self):
@@ -169,19 +252,6 @@ class ElectraConfig:
         """The variants whose generator has the discriminator's sizes whatever the fractions say."""
         return self.tie_all_weights or self.two_stage_steps > 0
 
-    # ----------------------------------------------------------------- compatibility
-    def check_sequence_length(self, max_seq_length):
-        """ConfigError when sequences of `max_seq_length` do not fit the position-embedding table."""
-        if max_seq_length > self.max_position_embeddings:
-            raise ConfigError(f"--max_seq_length={max_seq_length} exceeds the model's max_position_embeddings="
-                              f"{self.max_position_embeddings}; use --max_seq_length<={self.max_position_embeddings}")
-
-    def check_vocabulary(self, vocab_size, vocab_file):
-        """ConfigError when the vocabulary in `vocab_file` (of `vocab_size` tokens) is not the model's."""
-        if vocab_size != self.vocab_size:
-            raise ConfigError(f"{vocab_file} has {vocab_size} tokens but the model's vocabulary has {self.vocab_size}: "
-                              "pass the vocab.txt the model was trained with (--vocab_file)")
-
     # ----------------------------------------------------------------- derived
     @property
     def generator_hidden_size(self):
@@ -194,10 +264,6 @@ class ElectraConfig:
         if self.generator_same_size:
             return self.num_layers
         return max(1, int(round(self.num_layers * self.generator_layers_fraction)))
-
-    def max_predictions_per_seq(self, max_seq_length):
-        """N of the reference: int((mask_prob + 0.005) x max_seq_length), 19 at 128 / 0.15."""
-        return int((self.mask_prob + 0.005) * max_seq_length)
 
     def generator_config(self):
         """The generator's own sizes (as an ElectraConfig whose generator fields are meaningless)."""
@@ -213,10 +279,6 @@ class ElectraConfig:
             generator_hidden_fraction=1.0,
             generator_layers_fraction=1.0,
         )
-
-    def architecture(self):
-        """The discriminator's architecture: the keyword arguments of `ElectraBackbone`."""
-        return {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
 
     def generator_architecture(self):
         """The generator's architecture (the sizing rule above): the keyword arguments of its `ElectraBackbone`."""

@@ -3,7 +3,7 @@
 import keras
 import keras_hub
 
-from electra_tf.config import ARCHITECTURE_FIELDS
+from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.token_dense import TokenDense
@@ -53,8 +53,9 @@ class ElectraBackbone(keras_hub.models.Backbone):
     Args:
         vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
         type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation:
-            the architecture (the fields of `ElectraConfig.architecture()`; `hidden_activation` "gelu" is the
-            reference's exact GELU, "gelu_approximate" the tanh form of keras-hub's and some Hugging Face ELECTRAs).
+            the architecture (the fields of `electra_tf.config.ElectraArchitecture`, which checks them;
+            `hidden_activation` "gelu" is the reference's exact GELU, "gelu_approximate" the tanh form of keras-hub's
+            and some Hugging Face ELECTRAs).
         embeddings: an `ElectraEmbeddings` to share with another backbone (ELECTRA's generator and discriminator share
             one block); by default the backbone owns a new one. A shared block is not part of `get_config()`.
         dtype: the dtype policy of every layer.
@@ -64,6 +65,9 @@ class ElectraBackbone(keras_hub.models.Backbone):
                  max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
                  layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None, dtype=None,
                  **kwargs):
+        ElectraArchitecture(vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
+                            max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout,
+                            layer_norm_epsilon, initializer_range, hidden_activation)  # ConfigError when invalid
         if embeddings is None:
             embeddings = ElectraEmbeddings(
                 vocab_size=vocab_size, embedding_size=embedding_size, max_position_embeddings=max_position_embeddings,
@@ -120,7 +124,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
                              word_vectors=word_vectors, training=training)
 
     def architecture(self):
-        """The architecture as a dict of `ElectraConfig` fields."""
+        """The architecture as a dict of `ElectraArchitecture` fields."""
         return {name: getattr(self, name) for name in ARCHITECTURE_FIELDS}
 
     def get_config(self):

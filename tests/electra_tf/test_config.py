@@ -74,3 +74,34 @@ def test_same_size_generator_variants_ignore_the_fractions():
     assert (small.generator_config().hidden_size, small.generator_config().num_layers) == (64, 6)
     assert not ElectraConfig.from_preset("small", uniform_generator=True).has_generator_network
     assert not ElectraConfig.from_preset("small", objective="mlm").has_generator_network
+
+
+def test_architecture_and_pretraining_settings_partition_the_run_config():
+    import dataclasses
+
+    from electra_tf.config import ARCHITECTURE_FIELDS, PRETRAINING_FIELDS, ElectraArchitecture, PretrainingSettings
+
+    assert not set(ARCHITECTURE_FIELDS) & set(PRETRAINING_FIELDS)
+    assert [field.name for field in dataclasses.fields(ElectraConfig)] == list(ARCHITECTURE_FIELDS + PRETRAINING_FIELDS)
+    config = ElectraConfig.from_preset("base", vocab_size=1000, mask_id=7, objective="electra_15", disc_weight=20.0)
+    architecture, settings = config.architecture_config(), config.pretraining_settings()
+    assert isinstance(architecture, ElectraArchitecture) and not isinstance(architecture, PretrainingSettings)
+    assert (architecture.hidden_size, architecture.vocab_size) == (768, 1000)
+    assert (settings.objective, settings.disc_weight, settings.mask_id) == ("electra_15", 20.0, 7)
+    assert not hasattr(settings, "hidden_size") and not hasattr(architecture, "disc_weight")
+    assert ElectraConfig.from_parts(architecture, settings) == config
+    assert ElectraConfig.from_parts(architecture.architecture()).pretraining_settings() == PretrainingSettings()
+
+
+def test_each_half_validates_its_own_fields():
+    from electra_tf.config import ElectraArchitecture, PretrainingSettings
+
+    with pytest.raises(ConfigError, match="ElectraArchitecture.hidden_size=100 is not divisible by num_heads=3"):
+        ElectraArchitecture(hidden_size=100, num_heads=3)
+    with pytest.raises(ConfigError, match="unknown hidden_activation 'relu'"):
+        ElectraArchitecture(hidden_activation="relu")
+    with pytest.raises(ConfigError, match="PretrainingSettings.mask_prob must be in"):
+        PretrainingSettings(mask_prob=1.5)
+    with pytest.raises(ConfigError, match="tie_all_weights and untied_embeddings cannot be combined") as error:
+        PretrainingSettings(tie_all_weights=True, untied_embeddings=True)
+    assert {"tie_all_weights", "untied_embeddings"} <= set(error.value.arguments)

@@ -191,7 +191,7 @@ def plan_runs(settings, configs):
 
 
 def finetune_hyperparameters(settings):
-    from finetune.hyperparameters import reference_hyperparameters
+    from finetune.registry import reference_hyperparameters
 
     return reference_hyperparameters(settings.task, settings.model_size, learning_rate=settings.finetune_learning_rate,
                                      num_train_epochs=settings.finetune_epochs,

@@ -55,17 +55,6 @@ def size_defaults(model_size, num_train_epochs, max_seq_length, learning_rates=N
         train_batch_size=TRAIN_BATCH_SIZE)
 
 
-def reference_hyperparameters(task, model_size, learning_rate=None, num_train_epochs=None, max_seq_length=None,
-                              layerwise_lr_decay=None, train_batch_size=None):
-    """The paper/reference settings for the task named `task` and `model_size`; arguments that are not None override
-    them."""
-    from finetune.registry import get_task  # the registry's tasks build on this module
-
-    return get_task(task).default_hyperparameters(model_size).overridden(
-        learning_rate=learning_rate, num_train_epochs=num_train_epochs, max_seq_length=max_seq_length,
-        layerwise_lr_decay=layerwise_lr_decay, train_batch_size=train_batch_size)
-
-
 def check_positive(**values):
     """ConfigError naming the first of `values` (argument name -> value) that is None or not positive."""
     for name, value in values.items():

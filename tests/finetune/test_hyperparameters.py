@@ -7,7 +7,7 @@ import pytest
 from electra_tf.errors import ConfigError
 from finetune import hyperparameters
 from finetune.glue.tasks import TASKS
-from finetune.hyperparameters import reference_hyperparameters
+from finetune.registry import reference_hyperparameters
 from finetune.runner import FinetuningJob
 from tests.conftest import REPO_ROOT
 

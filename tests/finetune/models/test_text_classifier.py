@@ -44,6 +44,12 @@ def test_keras_fit_on_raw_strings_reaches_high_dev_accuracy(fine_tuned):
     texts = [text for text, _ in dev]  # a Python list, as keras-hub tasks take it
     predicted = np.argmax(model.predict(texts, batch_size=64, verbose=0), axis=-1)
     assert np.mean(predicted == np.array([label for _, label in dev])) == pytest.approx(logs["accuracy"])
+    # NumPy arrays of strings and lists of labels are accepted as well, with the same results.
+    labels = [label for _, label in dev]
+    np.testing.assert_allclose(model.predict(np.array(texts), batch_size=64, verbose=0),
+                               model.predict(texts, batch_size=64, verbose=0), rtol=1e-6, atol=1e-6)
+    from_arrays = model.evaluate(np.array(texts), np.array(labels), batch_size=64, return_dict=True, verbose=0)
+    assert from_arrays["accuracy"] == pytest.approx(logs["accuracy"])
 
 
 def test_saved_and_reloaded_model_predicts_the_same(fine_tuned, tmp_path):

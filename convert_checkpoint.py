@@ -4,10 +4,14 @@
     python convert_checkpoint.py --from=converted/small --to=hf/small --to_format=hf                 # ours -> HF
     python convert_checkpoint.py --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
 
-Formats: ours (a pretrained directory: config.json + <model>.weights.h5 [+ vocab.txt]; a pre-training model_dir is
-also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with model.safetensors +
+Formats: ours (a pretrained directory: a keras-hub preset of the model [+ its tokenizer's files]; a pre-training
+model_dir is also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with model.safetensors +
 config.json; for --model=pretrainer a directory with discriminator/ and generator/), keras_hub (an ElectraBackbone
 preset directory). --from_format=auto tells them apart from the path. Outputs are written atomically.
+
+The tokenizer travels with the model: vocab.txt and its casing and accent settings (tokenizer.json in ours and
+keras-hub presets, tokenizer_config.json for Hugging Face). A TF1 checkpoint records no settings: give them with
+--do_lower_case / --strip_accents (default: lower-cased, as BERT uncased and the released ELECTRA models).
 """
 
 from electra_tf import cli
@@ -25,6 +29,10 @@ flags.DEFINE_enum("model", None, ["discriminator", "generator", "pretrainer"],
 flags.DEFINE_integer("num_heads", None, "The discriminator's attention heads, for formats that do not store them "
                      "(TF1); default hidden_size // 64, the reference's rule.")
 flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --from); copied to --to.")
+flags.DEFINE_boolean("do_lower_case", None, "The tokenizer's casing written to --to (default: what --from records; "
+                     "lower-case if it records nothing).")
+flags.DEFINE_boolean("strip_accents", None, "Strip accents when tokenising (default: what --from records, else "
+                     "--do_lower_case).")
 flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the model's head (HF ElectraModel, "
                      "keras-hub backbone); the head keeps its random initialisation.")
 flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator/ + generator/ pair whose embedding "
@@ -34,6 +42,7 @@ flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator
 def main(argv):
     from electra_tf.checkpoints import load_model, save_model
     from electra_tf.errors import ConfigError
+    from electra_tf.tokenizer import BERT_UNCASED
 
     source, target = getattr(FLAGS, "from"), FLAGS.to
     if not source or not target:
@@ -41,7 +50,9 @@ def main(argv):
     loaded = load_model(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
                         allow_missing_head=FLAGS.allow_missing_head,
                         allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
-    save_model(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file)
+    save_model(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
+               tokenizer_settings=(loaded.tokenizer_settings or BERT_UNCASED).overridden(FLAGS.do_lower_case,
+                                                                                          FLAGS.strip_accents))
     print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
 
 

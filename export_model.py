@@ -30,6 +30,10 @@ flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text sig
 flags.DEFINE_enum("checkpoint_format", "auto", ["auto", "ours", "tf1", "hf", "keras_hub"],
                   "Format of --init_checkpoint (auto: detected from the path).")
 flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --init_checkpoint).")
+flags.DEFINE_boolean("do_lower_case", None, "The raw-text signature's casing (default: what --init_checkpoint "
+                     "records; lower-case if it records nothing).")
+flags.DEFINE_boolean("strip_accents", None, "Strip accents in the raw-text signature (default: what "
+                     "--init_checkpoint records, else --do_lower_case).")
 flags.DEFINE_integer("num_heads", None, "Attention heads of the discriminator, for TF1 checkpoints (which do not "
                      "store them; default hidden_size // 64).")
 flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the requested head (e.g. HF "
@@ -43,7 +47,7 @@ flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
 def main(argv):
     from electra_tf.checkpoints import load_model
     from electra_tf.errors import CheckpointError, ConfigError
-    from electra_tf.tokenizer import ElectraTokenizer
+    from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
     if not FLAGS.init_checkpoint or not FLAGS.output_dir:
         raise ConfigError("--init_checkpoint and --output_dir are required")
@@ -59,7 +63,8 @@ def main(argv):
     if not loaded.vocab_file:
         raise CheckpointError(f"no vocab.txt beside {FLAGS.init_checkpoint}: pass --vocab_file (the raw-text "
                               "signature needs the model's vocabulary)")
-    tokenizer = ElectraTokenizer(loaded.vocab_file)
+    settings = (loaded.tokenizer_settings or BERT_UNCASED).overridden(FLAGS.do_lower_case, FLAGS.strip_accents)
+    tokenizer = ElectraTokenizer.from_settings(loaded.vocab_file, settings)
     config.check_vocabulary(tokenizer.vocab_size, loaded.vocab_file)
     config.check_sequence_length(FLAGS.max_seq_length)
     if FLAGS.model == "generator":
@@ -85,14 +90,10 @@ def _export_classifier():
 
 
 def _export_squad():
-    from electra_tf.errors import ConfigError
-    from electra_tf.tokenizer import ElectraTokenizer
-    from finetune.squad.serving import export_squad, load_squad_model
+    from finetune.squad.serving import export_squad, load_squad_model, squad_model_tokenizer
 
     model = load_squad_model(FLAGS.init_checkpoint)
-    if not FLAGS.vocab_file:
-        raise ConfigError("--model=squad needs --vocab_file: the vocab.txt the model was fine-tuned with")
-    tokenizer = ElectraTokenizer(FLAGS.vocab_file)
+    tokenizer = squad_model_tokenizer(FLAGS.init_checkpoint, FLAGS.vocab_file, FLAGS.do_lower_case, FLAGS.strip_accents)
     export_squad(model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.max_query_length)
     print(f"exported the SQuAD model of {FLAGS.init_checkpoint} to {FLAGS.output_dir}")
 

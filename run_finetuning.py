@@ -50,7 +50,10 @@ flags.DEFINE_float("warmup_fraction", 0.1, "Fraction of the steps with linear wa
 flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.")
 flags.DEFINE_boolean("bias_correction", False, "Adam bias correction (the reference has none).")
 flags.DEFINE_string("vocab_file", None, "Vocabulary (default: vocab.txt of --init_checkpoint).")
-flags.DEFINE_boolean("do_lower_case", True, "Lower-case text (uncased vocabulary).")
+flags.DEFINE_boolean("do_lower_case", None, "Lower-case text (default: what --init_checkpoint records; lower-case if "
+                     "it records nothing).")
+flags.DEFINE_boolean("strip_accents", None, "Strip accents (default: what --init_checkpoint records, else "
+                     "--do_lower_case).")
 flags.DEFINE_enum("data_source", "tsv", ["tsv", "json", "tfds"], "Files in --data_dir (GLUE TSV; SQuAD's official "
                   "JSON with tsv or json), or tensorflow-datasets glue / squad.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory, with --data_source=tfds.")

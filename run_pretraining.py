@@ -21,6 +21,10 @@ flags.DEFINE_string("model_dir", None, "Directory for checkpoints, logs and the 
 flags.DEFINE_string("model_size", "small", "Preset: tiny, small, small++, base or large.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary the TFRecords were built with (sets vocab size and special "
                     "token ids; without it the BERT uncased ids are assumed).")
+flags.DEFINE_boolean("do_lower_case", None, "The tokenizer's casing, saved with the model for fine-tuning and serving "
+                     "(default: what the data's manifest.json records; lower-case for data without one).")
+flags.DEFINE_boolean("strip_accents", None, "Strip accents when tokenising (default: the data's manifest, else "
+                     "--do_lower_case).")
 flags.DEFINE_integer("max_seq_length", 128, "Length of the pre-training examples.")
 flags.DEFINE_integer("train_batch_size", 128, "Global batch size (over all replicas and workers).")
 flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate.")

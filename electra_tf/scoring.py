@@ -1,14 +1,10 @@
 """Replaced-token detection with a pre-trained discriminator (the library behind `python -m electra_tf.score`)."""
 
-import os
-
 import numpy as np
 
-from electra_tf.errors import CheckpointError
 from electra_tf.inputs import encode_single_segments
 from electra_tf.models.backbone import backbone_inputs
-from electra_tf.pretrained import VOCAB_NAME, load_pretrained
-from electra_tf.tokenizer import ElectraTokenizer
+from electra_tf.pretrained import load_pretrained, load_tokenizer
 
 
 def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=32):
@@ -33,8 +29,6 @@ def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=
 
 
 def load_scorer(model_dir):
-    """(discriminator, tokenizer) from a pre-trained model directory with its vocab.txt."""
-    vocab_file = os.path.join(model_dir, VOCAB_NAME)
-    if not os.path.isfile(vocab_file):
-        raise CheckpointError(f"{vocab_file} is missing: scoring needs the vocabulary saved with the model")
-    return load_pretrained(model_dir), ElectraTokenizer(vocab_file)
+    """(discriminator, tokenizer) from a pre-trained model directory with its tokenizer's files (vocabulary, casing)."""
+    tokenizer = load_tokenizer(model_dir)  # First: a missing vocabulary is reported before the model loads.
+    return load_pretrained(model_dir), tokenizer

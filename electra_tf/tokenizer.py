@@ -19,6 +19,7 @@ BERT's ids, about seven times faster than the exact path, so `tokenize` routes s
 corpora) through it and the rest through the exact path.
 """
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -51,6 +52,38 @@ _KEEP_PATTERN = f"{_PUNCTUATION}|{_CJK}"
 _FAST_PATH_TEXT = r"[\t\n\r\x20-\x7e]*"
 # BERT's _clean_text deletes NUL, U+FFFD and categories Cc/Cf except tab, newline and carriage return.
 _DELETED_CHARACTERS = r"[\x{0}-\x{8}\x{B}\x{C}\x{E}-\x{1F}\x{7F}-\x{9F}\p{Cf}\x{FFFD}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizerSettings:
+    """How text is normalised before WordPiece: what a vocabulary was built with and a model must be served with.
+
+    Args:
+        do_lower_case: lower-case the text (BERT uncased); False for a cased vocabulary.
+        strip_accents: NFD-decompose and drop non-spacing marks; None follows `do_lower_case`, as BERT does.
+    """
+
+    do_lower_case: bool = True
+    strip_accents: bool = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "do_lower_case", bool(self.do_lower_case))
+        resolved = self.do_lower_case if self.strip_accents is None else bool(self.strip_accents)
+        object.__setattr__(self, "strip_accents", resolved)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    def overridden(self, do_lower_case=None, strip_accents=None):
+        """These settings with the given values put over them (None keeps a value). A new `do_lower_case` without
+        `strip_accents` follows BERT's rule: accents are stripped when lower-casing."""
+        if do_lower_case is None:
+            return TokenizerSettings(self.do_lower_case, self.strip_accents if strip_accents is None else strip_accents)
+        return TokenizerSettings(do_lower_case, strip_accents)
+
+
+# What BERT's and the reference's tokenisation do when nothing says otherwise (models saved before the settings were).
+BERT_UNCASED = TokenizerSettings(do_lower_case=True)
 
 
 def vocab_fingerprint(vocab_file):
@@ -233,6 +266,16 @@ class ElectraTokenizer:
     def fingerprint(self):
         """sha256 of the vocabulary file's bytes."""
         return vocab_fingerprint(self.vocab_file)
+
+    @property
+    def settings(self):
+        """The `TokenizerSettings` this tokenizer normalises text with."""
+        return TokenizerSettings(self.do_lower_case, self.strip_accents)
+
+    @classmethod
+    def from_settings(cls, vocab_file, settings):
+        """An `ElectraTokenizer` on `vocab_file` with `settings` (a `TokenizerSettings`)."""
+        return cls(vocab_file, settings.do_lower_case, settings.strip_accents)
 
     def token_to_id(self, token):
         return self._token_to_id.get(token, self.unk_id)

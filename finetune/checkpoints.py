@@ -15,15 +15,18 @@ from typing import Callable, Optional
 from electra_tf import pretrained
 from electra_tf.checkpoints import presets
 from electra_tf.errors import CheckpointError
+from electra_tf.tokenizer import BERT_UNCASED, TokenizerSettings
 
 
 @dataclasses.dataclass
 class PretrainedDiscriminator:
-    """A loaded discriminator, the vocabulary it was trained with (None if the checkpoint has none) and its format."""
+    """A loaded discriminator, the vocabulary it was trained with (None if the checkpoint has none), its format and
+    the tokenizer settings (casing, accents) it was trained with (BERT uncased where the checkpoint records none)."""
 
     model: object  # electra_tf.models.discriminator.ElectraDiscriminator
     vocab_file: Optional[str]
     format: str
+    tokenizer_settings: TokenizerSettings = BERT_UNCASED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +42,8 @@ def _is_save_pretrained_dir(path):
 
 
 def _load_save_pretrained_dir(path):
-    return PretrainedDiscriminator(pretrained.load_pretrained(path), presets.vocab_file_of(path), "electra_tf")
+    return PretrainedDiscriminator(pretrained.load_pretrained(path), presets.vocab_file_of(path), "electra_tf",
+                                   pretrained.tokenizer_settings(path))
 
 
 def _is_convertible(path):
@@ -58,7 +62,8 @@ def _load_converted(path):
     # A classifier needs the encoder only, so checkpoints without the replaced-token head (HF ElectraModel, keras-hub
     # backbones) are accepted.
     loaded = conversion.load_model(path, kind="discriminator", allow_missing_head=True)
-    return PretrainedDiscriminator(loaded.model, loaded.vocab_file, loaded.source_format)
+    return PretrainedDiscriminator(loaded.model, loaded.vocab_file, loaded.source_format,
+                                   loaded.tokenizer_settings or BERT_UNCASED)
 
 
 CHECKPOINT_FORMATS = [

@@ -18,6 +18,8 @@ import json
 import math
 import os
 
+from absl import logging
+
 from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive
@@ -57,7 +59,9 @@ class FinetuningJob:
     adam_epsilon: float = ADAM_EPSILON
     bias_correction: bool = False
     vocab_file: str = None  # default: the checkpoint's vocab.txt
-    do_lower_case: bool = True
+    # The tokenizer's casing and accent handling; default: what the checkpoint records (BERT uncased if nothing).
+    do_lower_case: bool = None
+    strip_accents: bool = None
     data_source: str = "tsv"  # GLUE: tsv or tfds; SQuAD: json (or tsv: the same files) or tfds
     tfds_data_dir: str = None
     tfds_download: bool = False
@@ -131,9 +135,19 @@ def _tokenizer(job, pretrained):
         raise ConfigError(f"{job.init_checkpoint} holds no vocabulary: pass vocab_file=<the vocab.txt it was "
                           "pre-trained with>", arguments=("vocab_file",))
     # The one place the casing is read: the tokenizer carries it to the data and to saved models.
-    tokenizer = ElectraTokenizer(vocab_file, do_lower_case=job.do_lower_case)
+    tokenizer = ElectraTokenizer.from_settings(vocab_file, tokenizer_settings(job, pretrained))
     pretrained.model.electra_config.check_vocabulary(tokenizer.vocab_size, vocab_file)
     return tokenizer
+
+
+def tokenizer_settings(job, pretrained):
+    """The checkpoint's `TokenizerSettings` with the job's `do_lower_case` / `strip_accents` put over them."""
+    recorded = pretrained.tokenizer_settings
+    settings = recorded.overridden(job.do_lower_case, job.strip_accents)
+    if settings != recorded:
+        logging.warning("tokenising with %s although %s was pre-trained with %s", settings, job.init_checkpoint,
+                        recorded)
+    return settings
 
 
 def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy):

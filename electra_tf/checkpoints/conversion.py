@@ -10,7 +10,7 @@ import dataclasses
 import os
 import shutil
 
-from electra_tf.checkpoints import config_inference, huggingface, keras_hub, ours, reference_tf1
+from electra_tf.checkpoints import config_inference, huggingface, keras_hub, ours, reference_tf1, tokenizer_files
 from electra_tf.checkpoints.matching import assign_weights, has_head, network_sizes
 from electra_tf.checkpoints.naming import (DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER, collect_weights,
                                            model_kind_of)
@@ -36,6 +36,7 @@ class Source:
     config: object = None  # the exact ElectraConfig, when the format stores it (ours)
     kind: str = None       # the stored model kind, when the format says (ours)
     stored_config: object = None  # an ElectraConfig carried along by a format that does not need it (HF)
+    tokenizer_settings: object = None  # the TokenizerSettings the format records, if it does
 
 
 @dataclasses.dataclass
@@ -44,6 +45,7 @@ class LoadedModel:
     kind: str
     vocab_file: str
     source_format: str
+    tokenizer_settings: object = None  # TokenizerSettings, or None when the checkpoint does not record them
 
 
 def detect_format(path):
@@ -76,9 +78,9 @@ def read_source(path, format="auto", allow_embedding_mismatch=False):
     if not os.path.exists(path) and not os.path.exists(path + ".index"):
         raise CheckpointError(f"{path} does not exist")
     if format == OURS:
-        kind, model, vocab = ours.load_ours(path)
+        kind, model, vocab, settings = ours.load_ours(path)
         return Source(path, format, collect_weights(model, kind), vocab_file=vocab, config=model.electra_config,
-                      kind=kind)
+                      kind=kind, tokenizer_settings=settings)
     if format == TF1:
         prefix = reference_tf1.resolve_prefix(path)
         return Source(path, format, reference_tf1.read_tf1_checkpoint(prefix),
@@ -89,7 +91,9 @@ def read_source(path, format="auto", allow_embedding_mismatch=False):
                       base={"hidden_dropout": backbone["dropout"], "attention_dropout": backbone["dropout"],
                             # keras-hub's ELECTRA computes the tanh GELU: so does the imported model, to give its outputs.
                             "hidden_activation": "gelu_approximate"},
-                      vocab_file=config_inference.find_vocab(path, os.path.join(path, "assets", "tokenizer")))
+                      # keras-hub keeps the vocabulary as assets/tokenizer/vocabulary.txt.
+                      vocab_file=config_inference.find_vocab(path) or tokenizer_files.keras_hub_vocabulary(path),
+                      tokenizer_settings=tokenizer_files.read_keras_hub_tokenizer(path))
     if huggingface.is_hf_pretraining_directory(path) and not huggingface.is_hf_directory(path):
         weights, discriminator_config, generator_config = huggingface.read_hf_pretraining_directory(
             path, allow_embedding_mismatch)
@@ -97,13 +101,16 @@ def read_source(path, format="auto", allow_embedding_mismatch=False):
                       stored_config=_stored_hf_config(discriminator_config),
                       num_heads=discriminator_config.get("num_attention_heads"),
                       generator_num_heads=generator_config.get("num_attention_heads"),
-                      vocab_file=config_inference.find_vocab(path, os.path.join(path, DISCRIMINATOR)))
+                      vocab_file=config_inference.find_vocab(path, os.path.join(path, DISCRIMINATOR)),
+                      tokenizer_settings=(tokenizer_files.read_hf_tokenizer(path)
+                                          or tokenizer_files.read_hf_tokenizer(os.path.join(path, DISCRIMINATOR))))
     weights, config = huggingface.read_hf_directory(path)
     heads = config.get("num_attention_heads")
     is_generator = huggingface.network_of_weights(weights) == GENERATOR
     return Source(path, format, weights, base=_hf_base(config), stored_config=_stored_hf_config(config),
                   num_heads=None if is_generator else heads,
-                  generator_num_heads=heads if is_generator else None, vocab_file=config_inference.find_vocab(path))
+                  generator_num_heads=heads if is_generator else None, vocab_file=config_inference.find_vocab(path),
+                  tokenizer_settings=tokenizer_files.read_hf_tokenizer(path))
 
 
 def _hf_base(config):
@@ -174,7 +181,7 @@ def model_from_source(source, kind=None, num_heads=None, vocab_file=None, allow_
         config = _prefer_stored_config(source.stored_config, config, kind)
     model = ours.build_model(kind, config)
     assign_weights(model, kind, source.weights, source.path, allow_missing_head=allow_missing_head)
-    return LoadedModel(model, kind, vocab_file, source.format)
+    return LoadedModel(model, kind, vocab_file, source.format, source.tokenizer_settings)
 
 
 def load_model(path, kind=None, format="auto", num_heads=None, vocab_file=None, allow_missing_head=False,
@@ -192,12 +199,18 @@ def load_weights_into(model, path, format="auto", allow_missing_head=False, allo
     return model
 
 
-def save_model(model, path, format=OURS, vocab_file=None):
-    """Write `model` (discriminator, generator or pre-training model) to `path` in `format`, atomically."""
+def save_model(model, path, format=OURS, vocab_file=None, tokenizer_settings=None):
+    """Write `model` (discriminator, generator or pre-training model) to `path` in `format`, atomically.
+
+    With `vocab_file`, the tokenizer goes with the model: its vocabulary and `tokenizer_settings` (a
+    `TokenizerSettings`, default BERT uncased) in the format's own files (`tokenizer.json` for ours and keras-hub,
+    `tokenizer_config.json` for Hugging Face). The reference's TF1 format has no place for the settings: only
+    vocab.txt is written beside the checkpoint.
+    """
     kind = model_kind_of(model)
     config = model.electra_config
     if format == OURS:
-        return ours.save_ours(model, kind, path, vocab_file)
+        return ours.save_ours(model, kind, path, vocab_file, tokenizer_settings)
     weights = collect_weights(model, kind)
     if format == TF1:
         reference_tf1.write_tf1_checkpoint(weights, path)
@@ -207,14 +220,15 @@ def save_model(model, path, format=OURS, vocab_file=None):
         return path
     if format == HF:
         if kind != PRETRAINER:
-            return huggingface.write_hf_directory(weights, config, kind, path, vocab_file)
+            return huggingface.write_hf_directory(weights, config, kind, path, vocab_file, tokenizer_settings)
         with staged_directory(path) as staging:
             for network in (DISCRIMINATOR, GENERATOR):
-                huggingface.write_hf_directory(weights, config, network, os.path.join(staging, network), vocab_file)
+                huggingface.write_hf_directory(weights, config, network, os.path.join(staging, network), vocab_file,
+                                               tokenizer_settings)
         return path
     if format == KERAS_HUB:
         if kind == GENERATOR:
             raise CheckpointError("keras-hub has no ELECTRA generator model: only a discriminator (or the "
                                   "discriminator of a pre-training model) converts to an ElectraBackbone")
-        return keras_hub.write_keras_hub_preset(weights, config, path)
+        return keras_hub.write_keras_hub_preset(weights, config, path, vocab_file, tokenizer_settings)
     raise CheckpointError(f"unknown checkpoint format {format!r}; choose one of {FORMATS}")

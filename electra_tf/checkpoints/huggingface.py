@@ -19,9 +19,11 @@ import shutil
 
 import numpy as np
 
+from electra_tf.checkpoints import tokenizer_files
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, staged_directory
+from electra_tf.tokenizer import BERT_UNCASED
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
@@ -242,8 +244,10 @@ def hf_tensors(weights, network):
     return tensors
 
 
-def write_hf_directory(weights, config, network, directory, vocab_file=None):
-    """Write one network as an HF model directory, atomically (staged in a sibling directory, then renamed)."""
+def write_hf_directory(weights, config, network, directory, vocab_file=None, tokenizer_settings=None):
+    """Write one network as an HF model directory, atomically (staged in a sibling directory, then renamed); with
+    `vocab_file`, the tokenizer's files transformers reads (vocab.txt, tokenizer_config.json with
+    `tokenizer_settings`, default BERT uncased, and special_tokens_map.json)."""
     from safetensors.numpy import save_file
 
     with staged_directory(directory) as staging:
@@ -251,4 +255,6 @@ def write_hf_directory(weights, config, network, directory, vocab_file=None):
         atomic_write_json(os.path.join(staging, CONFIG_NAME), hf_config(config, network))
         if vocab_file:
             shutil.copyfile(vocab_file, os.path.join(staging, "vocab.txt"))
+            tokenizer_files.write_hf_tokenizer(staging, tokenizer_settings or BERT_UNCASED,
+                                               model_max_length=config.max_position_embeddings)
     return directory

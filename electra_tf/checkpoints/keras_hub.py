@@ -15,8 +15,10 @@ import re
 
 from electra_tf.checkpoints.naming import (
     HEADS_BIAS, HEADS_IN, HEADS_OUT, SAME_LAYOUT, DISCRIMINATOR, EMBEDDINGS_SCOPE, NETWORK_SCOPES, Slot)
+from electra_tf.checkpoints import tokenizer_files
 from electra_tf.io_utils import staged_directory
 from electra_tf.errors import CheckpointError
+from electra_tf.tokenizer import BERT_UNCASED
 
 CONFIG_NAME = "config.json"
 CLASS_NAME = "ElectraBackbone"
@@ -87,8 +89,9 @@ def read_keras_hub_preset(directory):
     return weights, backbone.get_config()
 
 
-def write_keras_hub_preset(weights, config, directory):
-    """Write the discriminator's embeddings and encoder of `weights` as an ElectraBackbone preset."""
+def write_keras_hub_preset(weights, config, directory, vocab_file=None, tokenizer_settings=None):
+    """Write the discriminator's embeddings and encoder of `weights` as an ElectraBackbone preset; with `vocab_file`,
+    also its keras-hub `ElectraTokenizer` (`tokenizer_settings`, default BERT uncased)."""
     import keras_hub
 
     backbone = keras_hub.models.ElectraBackbone(
@@ -103,4 +106,6 @@ def write_keras_hub_preset(weights, config, directory):
         slot.write(weights[slot.name])
     with staged_directory(directory) as staging:
         backbone.save_to_preset(staging)
+        if vocab_file:
+            tokenizer_files.write_keras_hub_tokenizer(staging, vocab_file, tokenizer_settings or BERT_UNCASED)
     return directory

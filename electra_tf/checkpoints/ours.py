@@ -1,7 +1,7 @@
 """Our own formats: model directories, and pre-training runs.
 
 The discriminator and the generator are keras-hub presets (`electra_tf.pretrained`: config.json = the backbone's
-architecture, model.weights.h5, task.json, task.weights.h5 [+ vocab.txt]); the whole pre-training model, which is not
+architecture, model.weights.h5, task.json, task.weights.h5 [+ the tokenizer's files]); the whole pre-training model, which is not
 a keras-hub model, is `config.json` (its `ElectraConfig`) + `pretrainer.weights.h5`, as every kind was before
 `ElectraBackbone` (those directories still load). A run's model_dir (or one of its `ckpt-N` prefixes) holds a
 `tf.train.Checkpoint` of the pre-training model and `electra_config.json`.
@@ -9,7 +9,6 @@ a keras-hub model, is `config.json` (its `ElectraConfig`) + `pretrainer.weights.
 
 import json
 import os
-import shutil
 
 import tensorflow as tf
 
@@ -17,8 +16,9 @@ from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS,
 from electra_tf.io_utils import staged_directory
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
-from electra_tf.checkpoints import presets
+from electra_tf.checkpoints import presets, tokenizer_files
 from electra_tf.checkpoints.presets import CONFIG_NAME, LEGACY_WEIGHTS_NAMES, VOCAB_NAME
+from electra_tf.tokenizer import TokenizerSettings
 
 RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
 
@@ -79,26 +79,29 @@ def is_run_directory(path):
     return os.path.isfile(os.path.join(path, RUN_CONFIG_NAME)) and tf.train.latest_checkpoint(path) is not None
 
 
-def save_ours(model, kind, directory, vocab_file=None):
+def save_ours(model, kind, directory, vocab_file=None, tokenizer_settings=None):
     """A keras-hub preset of a discriminator or generator, or config.json + pretrainer.weights.h5 of a pre-training
-    model (+ vocab.txt), in `directory`, written atomically."""
+    model (+ the tokenizer's files: vocab.txt and tokenizer.json with `tokenizer_settings`), in `directory`, written
+    atomically."""
     if kind != PRETRAINER:
-        return presets.save_preset(model, directory, vocab_file)
+        return presets.save_preset(model, directory, vocab_file, tokenizer_settings)
     with staged_directory(directory) as staging:
         model.electra_config.save(os.path.join(staging, CONFIG_NAME))
         model.save_weights(os.path.join(staging, weights_name(kind)))
         if vocab_file:
-            shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_NAME))
+            presets.write_tokenizer_files(staging, vocab_file, tokenizer_settings)
     return directory
 
 
 def load_ours(path):
-    """(kind, model, vocab file or None) of a pretrained directory, a run's model_dir or one of its ckpt prefixes.
+    """(kind, model, vocab file or None, `TokenizerSettings` or None) of a pretrained directory, a run's model_dir or
+    one of its ckpt prefixes; None where the directory does not record them.
 
     A pretrained directory holding several kinds yields the largest (pretrainer, then discriminator, generator).
     """
     if presets.preset_kind(path) is not None:
-        return presets.preset_kind(path), presets.load_preset(path), presets.vocab_file_of(path)
+        return (presets.preset_kind(path), presets.load_preset(path), presets.vocab_file_of(path),
+                tokenizer_files.read_keras_hub_tokenizer(path))
     if is_pretrained_directory(path):
         kinds = stored_kinds(path)
         kind = PRETRAINER if PRETRAINER in kinds else kinds[0]
@@ -106,7 +109,8 @@ def load_ours(path):
         model = build_model(kind, config)
         load_weights_file(model, kind, os.path.join(path, weights_name(kind)), os.path.join(path, CONFIG_NAME))
         vocab = os.path.join(path, VOCAB_NAME)
-        return kind, model, vocab if os.path.isfile(vocab) else None
+        return (kind, model, vocab if os.path.isfile(vocab) else None,
+                tokenizer_files.read_keras_hub_tokenizer(path))
     prefix = tf.train.latest_checkpoint(path) if os.path.isdir(path) else path
     directory = path if os.path.isdir(path) else os.path.dirname(path)
     config_path = os.path.join(directory, RUN_CONFIG_NAME)
@@ -120,13 +124,19 @@ def load_ours(path):
         status.expect_partial().assert_existing_objects_matched()
     except AssertionError as error:
         raise CheckpointError(f"{prefix} does not match {config_path}: {error}") from error
-    return PRETRAINER, model, _run_vocab_file(directory)
+    job = _run_job(directory)
+    vocab = job.get("vocab_file")
+    settings = None
+    if job.get("do_lower_case") is not None:  # runs before the settings were recorded leave them unset
+        settings = TokenizerSettings(job["do_lower_case"], job.get("strip_accents"))
+    return PRETRAINER, model, vocab if vocab and os.path.isfile(vocab) else None, settings
 
 
-def _run_vocab_file(directory):
+def _run_job(directory):
+    """The run's pretraining_job.json as a dict ({} when unreadable)."""
     try:
         with open(os.path.join(directory, "pretraining_job.json"), encoding="utf-8") as handle:
-            vocab = json.load(handle).get("vocab_file")
+            job = json.load(handle)
     except (OSError, ValueError):
-        return None
-    return vocab if vocab and os.path.isfile(vocab) else None
+        return {}
+    return job if isinstance(job, dict) else {}

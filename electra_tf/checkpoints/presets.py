@@ -3,7 +3,9 @@
 A preset, as `ElectraDiscriminator.save_to_preset` / `ElectraGenerator.save_to_preset` write it: `config.json` (the
 backbone's architecture: an `ElectraBackbone` config), `model.weights.h5` (the backbone), `task.json` (the model: its
 head and the `ElectraConfig` it was built from), `task.weights.h5` (the head) and `metadata.json`; `save_preset`
-adds `vocab.txt`. keras-hub reads it as any preset (`keras_hub.models.Backbone.from_preset(directory)`).
+adds the tokenizer's files: `vocab.txt`, and `tokenizer.json` + `assets/tokenizer/vocabulary.txt` recording the
+vocabulary with its casing and accent settings (`checkpoints.tokenizer_files`). keras-hub reads it as any preset
+(`keras_hub.models.Backbone.from_preset(directory)`).
 
 Directories written before `ElectraBackbone` hold `config.json` (an `ElectraConfig`) and `<kind>.weights.h5`; they
 still load (`checkpoints.legacy_h5`).
@@ -13,8 +15,10 @@ import json
 import os
 import shutil
 
+from electra_tf.checkpoints import tokenizer_files
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import staged_directory
+from electra_tf.tokenizer import BERT_UNCASED
 
 CONFIG_NAME = "config.json"
 TASK_CONFIG_NAME = "task.json"
@@ -23,15 +27,24 @@ LEGACY_WEIGHTS_NAMES = {"discriminator": "discriminator.weights.h5", "generator"
 PRESET_KINDS = {"ElectraDiscriminator": "discriminator", "ElectraGenerator": "generator"}
 
 
-def save_preset(model, directory, vocab_file=None):
-    """Write `model` (an `ElectraDiscriminator` or `ElectraGenerator`) as a keras-hub preset, with `vocab_file` as
-    `vocab.txt`, into `directory`, atomically: the files are written to a temporary sibling directory that replaces
-    `directory` once complete."""
+def save_preset(model, directory, vocab_file=None, tokenizer_settings=None):
+    """Write `model` (an `ElectraDiscriminator` or `ElectraGenerator`) as a keras-hub preset into `directory`,
+    atomically: the files are written to a temporary sibling directory that replaces `directory` once complete.
+
+    With `vocab_file`, the tokenizer's files go with it: `vocab.txt` and `tokenizer.json` recording
+    `tokenizer_settings` (a `TokenizerSettings`; default BERT uncased).
+    """
     with staged_directory(directory) as staging:
         model.save_to_preset(staging)
         if vocab_file:
-            shutil.copyfile(vocab_file, os.path.join(staging, VOCAB_NAME))
+            write_tokenizer_files(staging, vocab_file, tokenizer_settings)
     return directory
+
+
+def write_tokenizer_files(directory, vocab_file, tokenizer_settings=None):
+    """`vocab.txt`, `tokenizer.json` and `assets/tokenizer/vocabulary.txt` in `directory`."""
+    shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_NAME))
+    tokenizer_files.write_keras_hub_tokenizer(directory, vocab_file, tokenizer_settings or BERT_UNCASED)
 
 
 def preset_kind(directory):
@@ -72,6 +85,12 @@ def load_preset(directory):
     except (ValueError, KeyError, TypeError, OSError) as error:
         raise CheckpointError(f"the weights in {directory} do not match its {CONFIG_NAME}: "
                               f"{str(error).splitlines()[0]}; write the directory again") from error
+
+
+def tokenizer_settings_of(directory):
+    """The `TokenizerSettings` a model directory records; BERT uncased for one that records none (written before
+    the settings were saved, when every reader lower-cased)."""
+    return tokenizer_files.read_keras_hub_tokenizer(directory) or BERT_UNCASED
 
 
 def vocab_file_of(directory):

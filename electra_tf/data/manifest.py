@@ -12,6 +12,7 @@ import re
 import tensorflow as tf
 
 from electra_tf.errors import DataError
+from electra_tf.tokenizer import TokenizerSettings
 
 MANIFEST_NAME = "manifest.json"
 FORMAT_VERSION = 1
@@ -45,6 +46,13 @@ def read_manifest(directory):
     if not isinstance(manifest, dict):
         raise DataError(f"{path} is not a valid manifest (expected a JSON object); rebuild the data")
     return manifest
+
+
+def recorded_tokenizer_settings(manifest):
+    """The `TokenizerSettings` the data was tokenised with, or None for a manifest that does not record them."""
+    if "do_lower_case" not in manifest:
+        return None
+    return TokenizerSettings(manifest["do_lower_case"], manifest.get("strip_accents"))
 
 
 # Shard names written by data_prep (pretrain-00003-of-00016.tfrecord). Such a shard without a manifest beside it comes

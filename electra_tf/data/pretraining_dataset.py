@@ -118,7 +118,8 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
     """Checks the TFRecords against the training flags before training; returns the manifest ({} if none).
 
     Raises DataError, naming the file and the flag to change, when: no file matches; the data's manifest records a
-    different max_seq_length, vocabulary size or vocabulary file contents; a shard's size differs from the manifest
+    different max_seq_length, vocabulary size or vocabulary file contents; two directories' manifests record different
+    casing or accent settings; a shard's size differs from the manifest
     (truncated or corrupt); a shard of this project's builder has no manifest (an unfinished build); or, without a
     manifest, a file's records are cut short or have the wrong length.
     """
@@ -128,14 +129,17 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
     by_directory = {}
     for path in files:
         by_directory.setdefault(os.path.dirname(path), []).append(path)
-    first_manifest = None
+    first_manifest = first_path = None
     for directory, paths in sorted(by_directory.items()):
         manifest = manifest_lib.read_manifest(directory)
         if manifest is None:
             for path in paths:
                 tfrecord_checks.check_unlisted_file(path, max_seq_length, FEATURE_NAMES)
             continue
-        first_manifest = first_manifest or manifest
+        if first_manifest is None:
+            first_manifest, first_path = manifest, manifest_lib.manifest_path(directory)
+        tfrecord_checks.check_same_tokenizer_settings(first_manifest, first_path, manifest,
+                                                      manifest_lib.manifest_path(directory))
         tfrecord_checks.check_manifest_settings(manifest, manifest_lib.manifest_path(directory), max_seq_length,
                                                 vocab_size=vocab_size, vocab_file=vocab_file)
         tfrecord_checks.check_listed_shards(manifest, manifest_lib.manifest_path(directory), paths, max_seq_length,

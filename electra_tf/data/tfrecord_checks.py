@@ -12,7 +12,7 @@ import tensorflow as tf
 from absl import logging
 from google.protobuf.message import DecodeError
 
-from electra_tf.data.manifest import SHARD_NAME_RE
+from electra_tf.data.manifest import SHARD_NAME_RE, recorded_tokenizer_settings
 from electra_tf.errors import DataError
 from electra_tf.tokenizer import vocab_fingerprint
 
@@ -47,6 +47,15 @@ def check_manifest_settings(manifest, manifest_path, max_seq_length, *, vocab_si
                 f"({manifest.get('vocab_file')}, sha256 {built_fingerprint[:12]}..., see {manifest_path}); pass that "
                 f"--vocab_file or rebuild the data with {_REBUILD} --vocab_file={vocab_file}"
             )
+
+
+def check_same_tokenizer_settings(manifest, manifest_path, other, other_path):
+    """Two data directories trained on together must have been tokenised alike (same casing and accents)."""
+    settings, other_settings = recorded_tokenizer_settings(manifest), recorded_tokenizer_settings(other)
+    if settings and other_settings and settings != other_settings:
+        raise DataError(f"{manifest_path} records {settings} but {other_path} records {other_settings}: the "
+                        "pre-training data mixes differently normalised text; rebuild one of them with the other's "
+                        "do_lower_case and strip_accents")
 
 
 def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_names):

@@ -13,6 +13,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
+from electra_tf.data.manifest import recorded_tokenizer_settings
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.training.pretrainer import ElectraPretrainer
@@ -22,6 +23,7 @@ from electra_tf.training import distribution
 from electra_tf.training import preemption
 from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.schedules import WarmupLinearDecay
+from electra_tf.tokenizer import BERT_UNCASED
 
 CONFIG_FILE = "electra_config.json"
 JOB_FILE = "pretraining_job.json"
@@ -53,6 +55,9 @@ class PretrainingJob:
     jit_compile: bool = False
     steps_per_execution: int = 1
     vocab_file: str = None
+    # The tokenizer's casing and accent handling, saved with the model; default: what the data's manifest records.
+    do_lower_case: bool = None
+    strip_accents: bool = None
     optimizer: str = "adam_weight_decay"
     weight_decay: float = 0.01
     adam_epsilon: float = 1e-6
@@ -122,6 +127,21 @@ class PretrainingJob:
             config = config.with_vocab(tokenizer.vocab_size, pad_id=tokenizer.pad_id, unk_id=tokenizer.unk_id,
                                        cls_id=tokenizer.cls_id, sep_id=tokenizer.sep_id, mask_id=tokenizer.mask_id)
         return config
+
+
+    def tokenizer_settings(self, manifest):
+        """The `TokenizerSettings` to save with the model: the data manifest's, which `do_lower_case` and
+        `strip_accents` must agree with when given; theirs (default BERT uncased) for data without one."""
+        given = BERT_UNCASED.overridden(self.do_lower_case, self.strip_accents)
+        recorded = recorded_tokenizer_settings(manifest or {})
+        if recorded is None:
+            return given
+        for name in ("do_lower_case", "strip_accents"):
+            if getattr(self, name) is not None and getattr(given, name) != getattr(recorded, name):
+                raise ConfigError(f"{name}={getattr(self, name)} contradicts the pre-training data, tokenised with "
+                                  f"{name}={getattr(recorded, name)} (see its manifest.json); leave {name} unset to "
+                                  "use the data's", arguments=(name,))
+        return recorded
 
 
 def _check_same_config(model_dir, config):
@@ -198,15 +218,18 @@ def _run(job, chief, checkpoint_dir, extra_files):
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     config = job.model_config()
-    check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, vocab_size=config.vocab_size,
-                           vocab_file=job.vocab_file)
+    manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, vocab_size=config.vocab_size,
+                                      vocab_file=job.vocab_file)
+    tokenizer_settings = job.tokenizer_settings(manifest)
     config.check_sequence_length(job.max_seq_length)
     _check_same_config(job.model_dir, config)
     if chief:
         os.makedirs(job.model_dir, exist_ok=True)
         write_text_files(job.model_dir, extra_files)
         config.save(os.path.join(job.model_dir, CONFIG_FILE))
-        atomic_write_json(os.path.join(job.model_dir, JOB_FILE), dataclasses.asdict(job))
+        # With the settings resolved, so that a conversion of the run (convert_checkpoint.py) finds them.
+        atomic_write_json(os.path.join(job.model_dir, JOB_FILE),
+                          dataclasses.asdict(dataclasses.replace(job, **tokenizer_settings.to_dict())))
     print(f"model config: {json.dumps(config.to_dict(), sort_keys=True)}", flush=True)
     print(f"job: {json.dumps(dataclasses.asdict(job), sort_keys=True)}", flush=True)
 
@@ -250,6 +273,7 @@ def _run(job, chief, checkpoint_dir, extra_files):
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
 
     if chief:
-        save_pretrained(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), job.vocab_file)
+        save_pretrained(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), job.vocab_file,
+                        tokenizer_settings)
     keras.backend.clear_session(free_memory=False)
     return logs

@@ -64,10 +64,11 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
 
     @classmethod
     def from_preset(cls, preset, num_classes=2, regression=False, max_seq_length=128, vocab_file=None,
-                    do_lower_case=True, dropout=CLASSIFIER_DROPOUT, load_weights=True, **kwargs):
+                    do_lower_case=None, strip_accents=None, dropout=CLASSIFIER_DROPOUT, load_weights=True, **kwargs):
         """A classifier on the pre-trained backbone at `preset`: any checkpoint `finetune.checkpoints` reads (our
         `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face, keras-hub), with a
-        new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`)."""
+        new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that normalises text as the
+        checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other values over them)."""
         from electra_tf.errors import CheckpointError
         from finetune.checkpoints import load_discriminator
 
@@ -78,8 +79,10 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
         vocab_file = vocab_file or pretrained.vocab_file
         if not vocab_file:
             raise CheckpointError(f"{preset} holds no vocabulary: pass vocab_file=<the vocab.txt it was trained with>")
+        settings = pretrained.tokenizer_settings.overridden(do_lower_case, strip_accents)
         preprocessor = ElectraTextClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
-                                                         do_lower_case=do_lower_case)
+                                                         do_lower_case=settings.do_lower_case,
+                                                         strip_accents=settings.strip_accents)
         return cls(backbone, num_classes=num_classes, preprocessor=preprocessor, regression=regression,
                    dropout=dropout, **kwargs)
 

@@ -58,6 +58,22 @@ def load_squad_model(path):
     return loaded
 
 
+def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accents=None):
+    """The tokenizer the SQuAD model at `path` was fine-tuned with: the vocab.txt and tokenizer.json saved beside it
+    (`vocab_file`, `do_lower_case` and `strip_accents` put over them when given)."""
+    from electra_tf.checkpoints import presets
+    from electra_tf.tokenizer import ElectraTokenizer
+
+    directory = os.path.dirname(os.path.abspath(path))
+    vocab_file = vocab_file or presets.vocab_file_of(directory)
+    if not vocab_file:
+        raise CheckpointError(f"no {presets.VOCAB_NAME} beside {path} (a model saved before the tokenizer was saved "
+                              "with it): pass vocab_file=<the vocab.txt it was fine-tuned with>",
+                              arguments=("vocab_file",))
+    settings = presets.tokenizer_settings_of(directory).overridden(do_lower_case, strip_accents)
+    return ElectraTokenizer.from_settings(vocab_file, settings)
+
+
 def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64):
     module = SquadServingModule(squad_model, tokenizer, max_seq_length, max_query_length)
     return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,

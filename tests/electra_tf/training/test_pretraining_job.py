@@ -65,9 +65,11 @@ def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pre
 
 def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretraining_data, tmp_path):
     run(_job(pretraining_data, tmp_path, num_train_steps=2, save_checkpoints_steps=0))
-    # A keras-hub preset of the discriminator, with the vocabulary.
-    assert sorted(os.listdir(tmp_path / "pretrained")) == ["config.json", "metadata.json", "model.weights.h5",
-                                                           "task.json", "task.weights.h5", "vocab.txt"]
+    # A keras-hub preset of the discriminator, with the vocabulary and the tokenizer's casing.
+    assert sorted(os.listdir(tmp_path / "pretrained")) == ["assets", "config.json", "metadata.json",
+                                                           "model.weights.h5", "task.json", "task.weights.h5",
+                                                           "tokenizer.json", "vocab.txt"]
+    assert os.listdir(tmp_path / "pretrained" / "assets" / "tokenizer") == ["vocabulary.txt"]
     before = os.path.getmtime(tmp_path / "ckpt-2.index")
     assert run(_job(pretraining_data, tmp_path, num_train_steps=2)) == {}
     assert os.path.getmtime(tmp_path / "ckpt-2.index") == before

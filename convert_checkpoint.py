@@ -57,4 +57,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    # The library's names for what this program calls --model and --from_format.
+    cli.run(main, flag_names={"kind": "model", "format": "from_format"})

@@ -99,4 +99,5 @@ def _export_squad():
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    # The library's names for what this program calls --model and --checkpoint_format.
+    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"})

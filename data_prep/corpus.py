@@ -1,6 +1,6 @@
 """Reading pre-training text: files or globs (plain or gzip), or a tensorflow-datasets text dataset.
 
-A corpus is given as in `--corpus`: comma-separated paths or globs, or `tfds:<name>` (e.g. `tfds:wikipedia/20230601.en`,
+A corpus is given as a string: comma-separated paths or globs, or `tfds:<name>` (e.g. `tfds:wikipedia/20230601.en`,
 `tfds:c4/en`). Documents are lists of non-empty, stripped lines:
 
 * `blank_line` mode (the reference format): one sentence or paragraph per line, blank lines between documents,
@@ -31,31 +31,36 @@ _CHUNK_BYTES = 8 * 1024 * 1024
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
 CorpusSpec = collections.namedtuple("CorpusSpec", ["files", "tfds_name"])
-CorpusSpec.__doc__ = "A parsed --corpus: either `files` (sorted within each glob) or a `tfds_name`."
+CorpusSpec.__doc__ = "A parsed corpus: either `files` (sorted within each glob) or a `tfds_name`."
 
 
-def parse_corpus(corpus, flag="--corpus"):
-    """Parses a `--corpus` value; DataError when it names nothing readable."""
+def parse_corpus(corpus, argument="corpus"):
+    """Parses a corpus value (comma-separated files and globs, or tfds:<name>); DataError naming `argument` when it
+    names nothing readable."""
     if isinstance(corpus, (list, tuple)):
         corpus = ",".join(corpus)
     corpus = (corpus or "").strip()
     if not corpus:
-        raise DataError(f"no corpus given: pass {flag}=<text files, globs or tfds:<dataset>>")
+        raise DataError(f"no corpus given: pass {argument}=<text files, globs or tfds:<dataset>>",
+                        arguments=(argument,))
     if corpus.startswith(TFDS_PREFIX):
         name = corpus[len(TFDS_PREFIX):].strip()
         if not name:
-            raise DataError(f"{flag}={corpus} lacks a dataset name, e.g. {flag}=tfds:wikipedia/20230601.en")
+            raise DataError(f"{argument}={corpus} lacks a dataset name, e.g. {argument}=tfds:wikipedia/20230601.en",
+                            arguments=(argument,))
         return CorpusSpec(files=(), tfds_name=name)
     files = []
     for pattern in (p.strip() for p in corpus.split(",")):
         if not pattern:
             continue
         if os.path.isdir(pattern):
-            raise DataError(f"{flag} entry {pattern} is a directory; pass a glob such as {pattern}/*.txt")
+            raise DataError(f"{argument} entry {pattern} is a directory; pass a glob such as {pattern}/*.txt",
+                            arguments=(argument,))
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         matches = [m for m in matches if os.path.isfile(m)]
         if not matches:
-            raise DataError(f"{flag} entry {pattern} matches no file; check the path or glob")
+            raise DataError(f"{argument} entry {pattern} matches no file; check the path or glob",
+                            arguments=(argument,))
         files.extend(matches)
     return CorpusSpec(files=tuple(files), tfds_name=None)
 
@@ -83,7 +88,8 @@ def _decode_error(path, encoding, error, lines_before):
     bad = data[error.start:error.start + 1]
     return DataError(
         f"{path} line {line} is not valid {encoding} (byte 0x{bad.hex()} at column {column}); pass "
-        "--input_encoding=latin-1 (or the file's encoding) or --encoding_errors=replace"
+        "input_encoding=latin-1 (or the file's encoding) or encoding_errors=replace",
+        arguments=("input_encoding", "encoding_errors")
     )
 
 
@@ -117,7 +123,8 @@ def iter_file_blocks(files, document_mode="blank_line", encoding="utf-8", errors
     keeps per-line Python work to the documents a process actually tokenises.
     """
     if document_mode not in DOCUMENT_MODES:
-        raise DataError(f"--document_mode={document_mode} is not one of {', '.join(DOCUMENT_MODES)}")
+        raise DataError(f"document_mode={document_mode} is not one of {', '.join(DOCUMENT_MODES)}",
+                        arguments=("document_mode",))
     for path in files:
         if document_mode == "file":
             yield "".join(read_text_chunks(path, encoding, errors))

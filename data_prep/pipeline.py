@@ -19,7 +19,7 @@ from electra_tf.errors import DataError
 
 # About 32 MiB of text per shard (~40 MB of TFRecords at L=128) on big corpora, but up to 8 shards of at least 1 MiB
 # on small ones, so that a few processes or training workers still get files of their own. The reference always
-# wrote 1000. The default never depends on --num_processes: the output must not either.
+# wrote 1000. The default never depends on `num_processes`: the output must not either.
 TEXT_BYTES_PER_SHARD = 32 * 1024 * 1024
 MIN_TEXT_BYTES_PER_SHARD = 1024 * 1024
 SMALL_CORPUS_SHARDS = 8
@@ -31,7 +31,7 @@ MIN_TEXT_BYTES_PER_EXTRA_PROCESS = 32 * 1024 * 1024
 
 
 def default_num_shards(corpus_bytes):
-    """The default --num_shards for a corpus of `corpus_bytes` bytes of text (None: unknown size, a tfds dataset)."""
+    """The default `num_shards` for a corpus of `corpus_bytes` bytes of text (None: unknown size, a tfds dataset)."""
     if corpus_bytes is None:
         return TFDS_DEFAULT_SHARDS
     small = min(SMALL_CORPUS_SHARDS, math.ceil(corpus_bytes / MIN_TEXT_BYTES_PER_SHARD))
@@ -39,7 +39,7 @@ def default_num_shards(corpus_bytes):
 
 
 def processes_worth_starting(num_processes, corpus_bytes, num_shards):
-    """--num_processes is a maximum: no more processes than shards, nor than the corpus size pays for."""
+    """`num_processes` is a maximum: no more processes than shards, nor than the corpus size pays for."""
     if corpus_bytes is not None:
         num_processes = min(num_processes, 1 + corpus_bytes // MIN_TEXT_BYTES_PER_EXTRA_PROCESS)
     return max(1, min(num_processes, num_shards))
@@ -61,8 +61,9 @@ def prepare_output_dir(output_dir):
             os.remove(path)
     foreign = sorted(glob.glob(os.path.join(output_dir, "*.tfrecord*")))
     if foreign:
-        raise DataError(f"--output_dir={output_dir} already holds other TFRecord files ({foreign[0]}, ...) that the "
-                        "reader would mix with the new shards; pass an empty --output_dir or remove them")
+        raise DataError(f"output_dir={output_dir} already holds other TFRecord files ({foreign[0]}, ...) that the "
+                        "reader would mix with the new shards; pass an empty output_dir or remove them",
+                        arguments=("output_dir",))
 
 
 class _Progress:
@@ -116,16 +117,19 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
                            show_progress=True):
     """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
 
-    Args mirror the flags of `build_pretraining_dataset.py`; `corpus` is a `--corpus` string. Returns the manifest.
+    Args mirror the flags of `build_pretraining_dataset.py`; `corpus` is a corpus string (see `corpus.parse_corpus`).
+    Returns the manifest.
     """
     from electra_tf.tokenizer import ElectraTokenizer
 
     if max_seq_length < 5:
-        raise DataError(f"--max_seq_length={max_seq_length} is too small; it must be at least 5")
+        raise DataError(f"max_seq_length={max_seq_length} is too small; it must be at least 5",
+                        arguments=("max_seq_length",))
     if num_processes < 1:
-        raise DataError(f"--num_processes={num_processes} must be at least 1")
+        raise DataError(f"num_processes={num_processes} must be at least 1", arguments=("num_processes",))
     if num_shards is not None and num_shards < 1:
-        raise DataError(f"--num_shards={num_shards} must be at least 1 (or unset for a default from the data size)")
+        raise DataError(f"num_shards={num_shards} must be at least 1 (or unset for a default from the data size)",
+                        arguments=("num_shards",))
     spec = corpus_lib.parse_corpus(corpus)
     tokenizer = ElectraTokenizer(vocab_file, do_lower_case, strip_accents)  # Fails fast on a bad vocabulary.
     vocab_fingerprint = tokenizer.fingerprint()
@@ -137,7 +141,8 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
     else:
         corpus_bytes = corpus_lib.corpus_num_bytes(spec)
         if corpus_bytes == 0:
-            raise DataError(f"--corpus={corpus} is empty ({', '.join(spec.files)}); pass files with text in them")
+            raise DataError(f"corpus={corpus} is empty ({', '.join(spec.files)}); pass files with text in them",
+                            arguments=("corpus",))
     num_shards = num_shards or default_num_shards(corpus_bytes)
     config = shard_builder.BuildConfig(
         corpus=spec, vocab_file=vocab_file, do_lower_case=tokenizer.do_lower_case,
@@ -161,8 +166,8 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
     if num_examples == 0:
         for entry in shards:
             os.remove(os.path.join(output_dir, entry["file"]))
-        raise DataError(f"--corpus={corpus} produced no examples (no non-blank lines that tokenise to anything); "
-                        "check the corpus files and --input_encoding")
+        raise DataError(f"corpus={corpus} produced no examples (no non-blank lines that tokenise to anything); "
+                        "check the corpus files and input_encoding", arguments=("corpus", "input_encoding"))
     manifest = {
         "num_examples": num_examples,
         "num_tokens": sum(entry["num_tokens"] for entry in shards),

@@ -20,7 +20,7 @@ _COUNT_BATCH_LINES = 8192
 
 def count_words(corpus, *, do_lower_case=True, strip_accents=None, document_mode="blank_line", encoding="utf-8",
                 errors="strict", tfds_options=None, max_documents=None):
-    """collections.Counter of normalised words in a `--corpus` (files or tfds:<name>)."""
+    """collections.Counter of normalised words in a `corpus` (files or tfds:<name>)."""
     import tensorflow as tf
 
     spec = corpus_lib.parse_corpus(corpus)
@@ -54,9 +54,10 @@ def count_words(corpus, *, do_lower_case=True, strip_accents=None, document_mode
 def learn_vocab(word_counts, vocab_size, reserved_tokens=RESERVED_TOKENS, **learn_params):
     """A WordPiece vocabulary (list of tokens, at most `vocab_size`) with `reserved_tokens` first."""
     if not word_counts:
-        raise DataError("the corpus has no words to learn a vocabulary from; check --corpus")
+        raise DataError("the corpus has no words to learn a vocabulary from; check corpus", arguments=("corpus",))
     if vocab_size <= len(reserved_tokens):
-        raise DataError(f"--vocab_size={vocab_size} leaves no room after the {len(reserved_tokens)} reserved tokens")
+        raise DataError(f"vocab_size={vocab_size} leaves no room after the {len(reserved_tokens)} reserved tokens",
+                        arguments=("vocab_size",))
     # The learner's default lower threshold (10) would leave a small corpus short of vocab_size.
     learn_params.setdefault("lower_thresh", 2)
     vocab = learner.learn(sorted(word_counts.items()), vocab_size, list(reserved_tokens), **learn_params)
@@ -80,5 +81,6 @@ def check_existing_vocab(vocab_file):
     vocab = load_vocab(vocab_file)
     missing = [token for token in RESERVED_TOKENS if token not in vocab]
     if missing:
-        raise DataError(f"--vocab_file={vocab_file} lacks {' '.join(missing)}; it must be a BERT-style vocab.txt")
+        raise DataError(f"vocab_file={vocab_file} lacks {' '.join(missing)}; it must be a BERT-style vocab.txt",
+                        arguments=("vocab_file",))
     return vocab

@@ -95,32 +95,35 @@ def vocab_fingerprint(vocab_file):
 def load_vocab(vocab_file):
     """Reads a BERT-style vocab.txt (one token per line, id = line number) with clear errors."""
     if not vocab_file:
-        raise DataError("no vocabulary file given: pass --vocab_file=<path to vocab.txt>")
+        raise DataError("no vocabulary file given: pass vocab_file=<path to vocab.txt>", arguments=("vocab_file",))
     if not os.path.isfile(vocab_file):
         raise DataError(
-            f"vocabulary file {vocab_file} does not exist: pass --vocab_file=<path to vocab.txt> "
-            "(build one with data_prep/build_vocab.py)"
+            f"vocabulary file {vocab_file} does not exist: pass vocab_file=<path to vocab.txt> "
+            "(build one with data_prep/build_vocab.py)", arguments=("vocab_file",)
         )
     with open(vocab_file, "rb") as f:
         raw = f.read()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise DataError(f"vocabulary file {vocab_file} is not UTF-8 ({error}); check --vocab_file") from None
+        raise DataError(f"vocabulary file {vocab_file} is not UTF-8 ({error}); check vocab_file",
+                        arguments=("vocab_file",)) from None
     # BERT strips each line; a trailing newline does not add a token.
     vocab = [line.strip() for line in text.splitlines()]
     while vocab and not vocab[-1]:
         vocab.pop()
     if not vocab:
-        raise DataError(f"vocabulary file {vocab_file} is empty: pass --vocab_file=<a non-empty vocab.txt>")
+        raise DataError(f"vocabulary file {vocab_file} is empty: pass vocab_file=<a non-empty vocab.txt>",
+                        arguments=("vocab_file",))
     seen = {}
     for index, token in enumerate(vocab):
         if not token:
-            raise DataError(f"vocabulary file {vocab_file} has an empty token on line {index + 1}; check --vocab_file")
+            raise DataError(f"vocabulary file {vocab_file} has an empty token on line {index + 1}; check vocab_file",
+                            arguments=("vocab_file",))
         if token in seen:
             raise DataError(
                 f"vocabulary file {vocab_file} repeats {token!r} on lines {seen[token] + 1} and {index + 1}; "
-                "check --vocab_file"
+                "check vocab_file", arguments=("vocab_file",)
             )
         seen[token] = index
     return vocab
@@ -221,7 +224,7 @@ class ElectraTokenizer:
         if missing:
             raise DataError(
                 f"vocabulary file {vocab_file} lacks the special tokens {' '.join(missing)}; pass a BERT-style "
-                "--vocab_file or rebuild it with data_prep/build_vocab.py"
+                "vocab_file or rebuild it with data_prep/build_vocab.py", arguments=("vocab_file",)
             )
         self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (
             self._token_to_id[token] for token in SPECIAL_TOKENS

@@ -75,8 +75,9 @@ CHECKPOINT_FORMATS = [
         load=_load_save_pretrained_dir),
     CheckpointFormat(
         name="converted",
-        description="a pre-training --model_dir, a reference TF1 checkpoint prefix, a Hugging Face ELECTRA directory "
-                    "(config.json + model.safetensors) or a keras-hub ElectraBackbone preset (see convert_checkpoint.py)",
+        description="a pre-training run's model_dir, a reference TF1 checkpoint prefix, a Hugging Face ELECTRA "
+                    "directory (config.json + model.safetensors) or a keras-hub ElectraBackbone preset (see "
+                    "convert_checkpoint.py)",
         matches=_is_convertible,
         load=_load_converted),
 ]

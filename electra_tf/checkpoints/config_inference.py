@@ -47,7 +47,8 @@ def special_token_ids(vocab_file, vocab_size, source):
     ids = {field: getattr(defaults, field) for field in SPECIAL_TOKENS}
     if max(ids.values()) >= vocab_size:
         raise CheckpointError(f"{source} has a vocabulary of {vocab_size} tokens, too small for BERT's special token "
-                              f"ids, and no {VOCAB_NAME} was found beside it: pass --vocab_file")
+                              f"ids, and no {VOCAB_NAME} was found beside it: pass vocab_file",
+                              arguments=("vocab_file",))
     return ids
 
 
@@ -79,9 +80,9 @@ def _require(sizes, network, kind, weights, source):
         other = GENERATOR if network == DISCRIMINATOR else DISCRIMINATOR
         counterpart = counterpart_name(name, other)
         seen = f"; its {counterpart} has shape {tuple(weights[counterpart].shape)}" if counterpart in weights else ""
-        hint = f" (use --model={other})" if seen and kind != PRETRAINER else ""
+        hint = f" (use kind={other})" if seen and kind != PRETRAINER else ""
         raise CheckpointError(f"{source}: variable {name} is missing: this checkpoint holds {describe(weights)}{seen}, "
-                              f"but a {kind} was requested{hint}")
+                              f"but a {kind} was requested{hint}", arguments=("kind",))
     return sizes
 
 

@@ -191,7 +191,8 @@ def read_hf_pretraining_directory(directory, allow_embedding_mismatch=False):
                 raise CheckpointError(
                     f"{directory}: {name} differs between discriminator/ and generator/ (shapes "
                     f"{discriminator[name].shape} and {value.shape}); ELECTRA shares the embeddings, so these are not "
-                    "one pre-training run's pair (pass --allow_embedding_mismatch to keep the discriminator's)")
+                    "one pre-training run's pair (pass allow_embedding_mismatch=True to keep the discriminator's)",
+                    arguments=("allow_embedding_mismatch",))
     merged = dict(generator)
     merged.update(discriminator)
     return merged, discriminator_config, generator_config

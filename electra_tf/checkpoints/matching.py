@@ -82,11 +82,11 @@ def _missing_cause(weights, kind, model, name):
             seen = (f"; its {counterpart} has shape {tuple(weights[counterpart].shape)}"
                     if counterpart in weights else "")
             return (f"this checkpoint holds {describe(weights)}{seen}, but a {network} of hidden "
-                    f"{model_sizes['hidden']} was requested (use --model={other})")
+                    f"{model_sizes['hidden']} was requested (use kind={other})")
         return f"this checkpoint holds {describe(weights)}, not a {network}"
     if is_head_name(name):
         return (f"this checkpoint holds {describe(weights)}: the {network} head is missing (e.g. a Hugging Face "
-                "ElectraModel or a keras-hub backbone); pass --allow_missing_head to keep the head at its "
+                "ElectraModel or a keras-hub backbone); pass allow_missing_head=True to keep the head at its "
                 "initialisation")
     if sizes["layers"] != model_sizes["layers"]:
         return (f"the checkpoint's {network} has {sizes['layers']} layers but the model has "
@@ -140,7 +140,8 @@ def assign_weights(model, kind, weights, source, allow_missing_head=False):
             if allow_missing_head and is_head_name(slot.name):
                 continue
             raise CheckpointError(f"{source}: variable {slot.name} (shape {slot.reference_shape}) is missing: "
-                                  f"{_missing_cause(weights, kind, model, slot.name)}")
+                                  f"{_missing_cause(weights, kind, model, slot.name)}",
+                                  arguments=("kind", "allow_missing_head"))
         if tuple(value.shape) != slot.reference_shape:
             raise CheckpointError(
                 f"{source}: variable {slot.name} has shape {tuple(value.shape)} in the checkpoint but "

@@ -51,7 +51,7 @@ def read_tf1_checkpoint(path):
     names = [name for name in reader.get_variable_to_shape_map() if not _skipped(name)]
     if OBJECT_GRAPH_KEY in names:
         raise CheckpointError(f"{prefix} is a TF2 object-based checkpoint (tf.train.Checkpoint), not a reference TF1 "
-                              "checkpoint: use --from_format=ours with the run's model_dir")
+                              "checkpoint: use format=ours with the run's model_dir", arguments=("format",))
     weights = {name: np.asarray(reader.get_tensor(name)) for name in names if name.startswith(_ELECTRA_SCOPES)}
     if not weights:
         raise CheckpointError(f"{prefix} holds no ELECTRA variables (expected names under electra/, generator/, "

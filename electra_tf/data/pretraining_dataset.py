@@ -15,25 +15,25 @@ from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import DataError
 
 FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
-PATTERN_FLAG = "--pretrain_tfrecords"
 DEFAULT_SHUFFLE_BUFFER = 10_000
 # Files read at once in training: enough to mix documents from different shards without many open files.
 MAX_INTERLEAVE_CYCLE = 16
 
 
-def expand_file_patterns(file_patterns, flag=PATTERN_FLAG):
-    """Sorted, de-duplicated files matching comma-separated globs (str) or a list of globs; DataError if none."""
+def expand_file_patterns(file_patterns, argument="pretrain_tfrecords"):
+    """Sorted, de-duplicated files matching comma-separated globs (str) or a list of globs; DataError naming
+    `argument` if none."""
     if isinstance(file_patterns, str):
         file_patterns = file_patterns.split(",")
     patterns = [p.strip() for p in file_patterns if p and p.strip()]
     if not patterns:
-        raise DataError(f"no pre-training data given: pass {flag}='<dir>/*.tfrecord*'")
+        raise DataError(f"no pre-training data given: pass {argument}='<dir>/*.tfrecord*'", arguments=(argument,))
     files = set()
     for pattern in patterns:
         matches = [path for path in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(path)]
         if not matches:
-            raise DataError(f"{flag}={pattern} matches no file; build the data with "
-                            "data_prep/build_pretraining_dataset.py or fix the glob")
+            raise DataError(f"{argument}={pattern} matches no file; build the data with "
+                            "data_prep/build_pretraining_dataset.py or fix the glob", arguments=(argument,))
         files.update(matches)
     return sorted(files)
 
@@ -53,7 +53,7 @@ def auto_shard_policy(num_files, num_workers):
     With FILE each worker opens only its files, the cheap choice for real corpora with many shards. With fewer files
     than workers FILE would leave workers without data, so every worker reads everything and keeps every
     num_workers-th element (DATA). When the files do not divide evenly, FILE workers cycle their files at different
-    rates: build the data with a multiple of the worker count in --num_shards for exact balance.
+    rates: build the data with a multiple of the worker count in `num_shards` for exact balance.
     """
     if num_files >= num_workers:
         return tf.data.experimental.AutoShardPolicy.FILE

@@ -1,4 +1,4 @@
-"""Cheap start-of-training checks of pre-training TFRecords, each failing with a message that names file and flag.
+"""Cheap start-of-training checks of pre-training TFRecords, each failing with a message that names file and argument.
 
 With a manifest, sizes and settings are compared with what the builder recorded (no record is read). Without one,
 the file's record framing is walked (12-byte headers and seeks, no payload reads) to catch truncation, and its
@@ -23,29 +23,31 @@ _FOOTER_BYTES = 4
 
 
 def check_manifest_settings(manifest, manifest_path, max_seq_length, *, vocab_size=None, vocab_file=None):
-    """Compares the manifest's max_seq_length and vocabulary with the training flags."""
+    """Compares the manifest's max_seq_length and vocabulary with the training's."""
     built_length = manifest.get("max_seq_length")
     if built_length != max_seq_length:
         raise DataError(
             f"the pre-training data was built with max_seq_length={built_length} (see {manifest_path}); pass "
-            f"--max_seq_length={built_length} or rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}"
+            f"max_seq_length={built_length} or rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}",
+            arguments=("max_seq_length",)
         )
     built_size = manifest.get("vocab_size")
     if vocab_size is not None and built_size is not None and built_size != vocab_size:
         raise DataError(
             f"the pre-training data was built with a vocabulary of {built_size} tokens (see {manifest_path}) but "
-            f"the model's vocab_size is {vocab_size}; pass the --vocab_file the data was built with "
-            f"({manifest.get('vocab_file')}) or rebuild the data with {_REBUILD} --vocab_file=<yours>"
+            f"the model's vocab_size is {vocab_size}; pass the vocab_file the data was built with "
+            f"({manifest.get('vocab_file')}) or rebuild the data with {_REBUILD} --vocab_file=<yours>",
+            arguments=("vocab_file",)
         )
     built_fingerprint = manifest.get("vocab_fingerprint")
     if vocab_file and built_fingerprint:
         if not os.path.isfile(vocab_file):
-            raise DataError(f"vocabulary file {vocab_file} does not exist: check --vocab_file")
+            raise DataError(f"vocabulary file {vocab_file} does not exist: check vocab_file", arguments=("vocab_file",))
         if vocab_fingerprint(vocab_file) != built_fingerprint:
             raise DataError(
-                f"--vocab_file={vocab_file} is not the vocabulary the pre-training data was built with "
+                f"vocab_file={vocab_file} is not the vocabulary the pre-training data was built with "
                 f"({manifest.get('vocab_file')}, sha256 {built_fingerprint[:12]}..., see {manifest_path}); pass that "
-                f"--vocab_file or rebuild the data with {_REBUILD} --vocab_file={vocab_file}"
+                f"vocab_file or rebuild the data with {_REBUILD} --vocab_file={vocab_file}", arguments=("vocab_file",)
             )
 
 
@@ -75,7 +77,7 @@ def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_
     matched = {os.path.basename(path) for path in paths}
     missing = sorted(set(entries) - matched)
     if missing:
-        logging.warning("%d of the %d shards listed in %s are not matched by --pretrain_tfrecords (e.g. %s); "
+        logging.warning("%d of the %d shards listed in %s are not matched by the TFRecord patterns (e.g. %s); "
                         "training reads only the matched ones", len(missing), len(entries), manifest_path, missing[0])
 
 
@@ -88,7 +90,8 @@ def check_unlisted_file(path, max_seq_length, feature_names, manifest_path=None)
         )
     num_records = check_framing(path)
     if num_records == 0:
-        raise DataError(f"{path} holds no records; remove it from --pretrain_tfrecords or rebuild it with {_REBUILD}")
+        raise DataError(f"{path} holds no records; remove it from pretrain_tfrecords or rebuild it with {_REBUILD}",
+                        arguments=("pretrain_tfrecords",))
     check_first_record(path, max_seq_length, feature_names)
 
 
@@ -109,7 +112,8 @@ def check_framing(path):
         if offset != size:
             raise DataError(
                 f"{path} is truncated or not a TFRecord file (its last record ends at byte {offset}, the file has "
-                f"{size}); rebuild it with {_REBUILD} or remove it from --pretrain_tfrecords"
+                f"{size}); rebuild it with {_REBUILD} or remove it from pretrain_tfrecords",
+                arguments=("pretrain_tfrecords",)
             )
     return num_records
 
@@ -129,6 +133,6 @@ def check_first_record(path, max_seq_length, feature_names):
     length = len(features[feature_names[0]].int64_list.value)
     if length != max_seq_length:
         raise DataError(
-            f"the records of {path} have length {length}, not {max_seq_length}; pass --max_seq_length={length} or "
-            f"rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}"
+            f"the records of {path} have length {length}, not {max_seq_length}; pass max_seq_length={length} or "
+            f"rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}", arguments=("max_seq_length",)
         )

@@ -125,7 +125,7 @@ NONFINITE_LOSS_POLICIES = ("stop", "skip")
 
 
 class NonFiniteLossGuard(keras.callbacks.Callback):
-    """Applies --nonfinite_loss to the steps the train step skipped (`ElectraPretrainer.skipped_steps`).
+    """Applies the `nonfinite_loss` policy to the steps the train step skipped (`ElectraPretrainer.skipped_steps`).
 
     The train step never applies the update of a step whose loss (or gradient) is NaN or infinite, so the model in
     memory stays good under both policies. stop: raise `NonFiniteLossError` naming the step; this guard runs before
@@ -153,8 +153,9 @@ class NonFiniteLossGuard(keras.callbacks.Callback):
         if self.policy == "stop":
             raise NonFiniteLossError(
                 f"non-finite loss at step {step}; its update was not applied and the last good checkpoint in "
-                f"{self.model_dir} is kept. Lower --learning_rate, check the input data, use "
-                "--mixed_precision=float32, or --nonfinite_loss=skip to skip such steps")
+                f"{self.model_dir} is kept. Lower learning_rate, check the input data, use "
+                "mixed_precision=float32, or nonfinite_loss=skip to skip such steps",
+                arguments=("learning_rate", "mixed_precision", "nonfinite_loss"))
         print(f"\nwarning: non-finite loss at step {step}: update skipped ({skipped} skipped steps so far)", flush=True)
 
 
@@ -162,7 +163,7 @@ class LossScaleMonitor(keras.callbacks.Callback):
     """Reports float16 loss-scale underflow: adds `loss_scale` to the logs and warns when the dynamic scale is below 1.
 
     The scale halves on every overflow; below 1 it no longer protects small gradients from flushing to zero in
-    float16, which usually means diverging activations (lower --learning_rate or use mixed_bfloat16).
+    float16, which usually means diverging activations (lower the learning rate or use mixed_bfloat16).
     """
 
     def __init__(self):

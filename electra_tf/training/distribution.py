@@ -28,40 +28,43 @@ def split_cpu(num_devices):
                               f"{error}") from error
 
 
-def create_strategy(name="default", tpu=None, num_cpu_devices=None):
-    """The tf.distribute strategy for `--strategy`.
+def create_strategy(strategy="default", tpu=None, num_cpu_devices=None):
+    """The tf.distribute strategy named `strategy`.
 
     default: one device. mirrored: all local GPUs, or the logical CPUs made by `num_cpu_devices`.
     multi_worker: MultiWorkerMirroredStrategy from TF_CONFIG. tpu: TPUStrategy on `tpu` (name or grpc address).
     """
-    if name not in STRATEGIES:
-        raise ConfigError(f"unknown --strategy={name!r}; choose one of {list(STRATEGIES)}")
-    if name != "tpu" and tpu:
-        raise ConfigError(f"--tpu={tpu!r} is only used with --strategy=tpu (got --strategy={name})")
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown strategy={strategy!r}; choose one of {list(STRATEGIES)}", arguments=("strategy",))
+    if strategy != "tpu" and tpu:
+        raise ConfigError(f"tpu={tpu!r} is only used with strategy=tpu (got strategy={strategy})",
+                          arguments=("tpu", "strategy"))
     split_cpu(num_cpu_devices)
-    if name == "default":
+    if strategy == "default":
         return tf.distribute.get_strategy()
-    if name == "mirrored":
+    if strategy == "mirrored":
         devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
                   [d.name for d in tf.config.list_logical_devices("CPU")]
         return tf.distribute.MirroredStrategy(devices=devices)
-    if name == "multi_worker":
+    if strategy == "multi_worker":
         if "TF_CONFIG" not in os.environ:
-            raise ConfigError("--strategy=multi_worker needs the TF_CONFIG environment variable describing the "
-                              "cluster (see README, 'Multi-worker training')")
+            raise ConfigError("strategy=multi_worker needs the TF_CONFIG environment variable describing the "
+                              "cluster (see README, 'Multi-worker training')", arguments=("strategy",))
         try:
             json.loads(os.environ["TF_CONFIG"])
         except json.JSONDecodeError as error:
             raise ConfigError(f"TF_CONFIG is not valid JSON: {error}") from error
         return tf.distribute.MultiWorkerMirroredStrategy()
     if not tpu:
-        raise ConfigError("--strategy=tpu needs --tpu=<TPU name or grpc://address> ('local' for a TPU VM)")
+        raise ConfigError("strategy=tpu needs tpu=<TPU name or grpc://address> ('local' for a TPU VM)",
+                          arguments=("strategy", "tpu"))
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
     except (ValueError, tf.errors.OpError, RuntimeError) as error:
-        raise ConfigError(f"no TPU reachable at --tpu={tpu!r}: {str(error).splitlines()[0]}") from error
+        raise ConfigError(f"no TPU reachable at tpu={tpu!r}: {str(error).splitlines()[0]}",
+                          arguments=("tpu",)) from error
     return tf.distribute.TPUStrategy(resolver)
 
 
@@ -70,32 +73,35 @@ def tf_config_for_workers(worker_hosts, task_index):
     chief). Every worker gets the same host list and its own index."""
     hosts = [host.strip() for host in (worker_hosts or "").split(",") if host.strip()]
     if not hosts:
-        raise ConfigError("--worker_hosts is empty; give every worker as host:port, comma-separated")
+        raise ConfigError("worker_hosts is empty; give every worker as host:port, comma-separated",
+                          arguments=("worker_hosts",))
     for host in hosts:
         name, _, port = host.rpartition(":")
         if not name or not port.isdigit():
-            raise ConfigError(f"--worker_hosts entry {host!r} is not host:port")
+            raise ConfigError(f"worker_hosts entry {host!r} is not host:port", arguments=("worker_hosts",))
     if len(set(hosts)) != len(hosts):
-        raise ConfigError(f"--worker_hosts lists a worker twice: {worker_hosts}")
+        raise ConfigError(f"worker_hosts lists a worker twice: {worker_hosts}", arguments=("worker_hosts",))
     if not 0 <= task_index < len(hosts):
-        raise ConfigError(f"--task_index={task_index} is out of range for {len(hosts)} --worker_hosts")
+        raise ConfigError(f"task_index={task_index} is out of range for the {len(hosts)} worker_hosts",
+                          arguments=("task_index", "worker_hosts"))
     return {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": task_index}}
 
 
 def configure_cluster(worker_hosts, task_index):
-    """Write TF_CONFIG from --worker_hosts/--task_index (before the strategy and the data pipeline read it)."""
+    """Write TF_CONFIG from `worker_hosts`/`task_index` (before the strategy and the data pipeline read it)."""
     tf_config = json.dumps(tf_config_for_workers(worker_hosts, task_index))
     if os.environ.get("TF_CONFIG") and json.loads(os.environ["TF_CONFIG"]) != json.loads(tf_config):
-        raise ConfigError("--worker_hosts/--task_index contradict the TF_CONFIG environment variable; give one or "
-                          "the other")
+        raise ConfigError("worker_hosts and task_index contradict the TF_CONFIG environment variable; give one or "
+                          "the other", arguments=("worker_hosts", "task_index"))
     os.environ["TF_CONFIG"] = tf_config
 
 
-def set_precision(policy):
-    """Set the global Keras dtype policy (`--mixed_precision`). Losses and sampling stay float32 regardless."""
-    if policy not in PRECISIONS:
-        raise ConfigError(f"unknown --mixed_precision={policy!r}; choose one of {list(PRECISIONS)}")
-    keras.mixed_precision.set_global_policy(policy)
+def set_precision(mixed_precision):
+    """Set the global Keras dtype policy to `mixed_precision`. Losses and sampling stay float32 regardless."""
+    if mixed_precision not in PRECISIONS:
+        raise ConfigError(f"unknown mixed_precision={mixed_precision!r}; choose one of {list(PRECISIONS)}",
+                          arguments=("mixed_precision",))
+    keras.mixed_precision.set_global_policy(mixed_precision)
 
 
 def is_chief():

@@ -35,7 +35,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         self.steps_trained = self.add_weight(name="steps_trained", shape=(), dtype="int64", initializer="zeros",
                                              trainable=False, aggregation="only_first_replica")
         # Steps whose loss (or, without loss scaling, gradient) was NaN or infinite: their update is never applied.
-        # The callbacks turn this into the --nonfinite_loss policy (stop naming the step, or go on and log the count).
+        # The callbacks turn this into the `nonfinite_loss` policy (stop naming the step, or go on and log the count).
         self.skipped_steps = self.add_weight(name="skipped_steps", shape=(), dtype="int64", initializer="zeros",
                                              trainable=False, aggregation="only_first_replica")
         self.last_skipped_step = self.add_weight(name="last_skipped_step", shape=(), dtype="int64",
@@ -147,7 +147,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         """At the first step of the second stage, initialise the discriminator's embeddings and encoder from the
         generator's (which then stays frozen)."""
         if self.distribute_strategy.num_replicas_in_sync > 1:
-            raise ValueError("two-stage training runs on a single device; use --strategy=default")
+            raise ValueError("two-stage training runs on a single device; use the default strategy")
         discriminator_layers = [layer for layer in self.discriminator.backbone.layers if layer is not self.embeddings]
         generator_layers = [layer for layer in self.generator.backbone.layers
                             if layer is not self.generator_embeddings]

@@ -67,55 +67,63 @@ class PretrainingJob:
     model_overrides: dict = dataclasses.field(default_factory=dict)  # ElectraConfig fields, e.g. mask_prob
     progress_bar: bool = True
     nonfinite_loss: str = "stop"  # stop | skip, see callbacks.NonFiniteLossGuard
-    deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by --seed)
-    worker_hosts: str = None  # host:port,... writes TF_CONFIG for --strategy=multi_worker
+    deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by `seed`)
+    worker_hosts: str = None  # host:port,... writes TF_CONFIG for strategy=multi_worker
     task_index: int = 0
 
     def validate(self):
         positive = ("max_seq_length", "train_batch_size", "num_train_steps", "log_every_steps", "steps_per_execution")
         for name in positive:
             if getattr(self, name) <= 0:
-                raise ConfigError(f"--{name} must be positive, got {getattr(self, name)}")
-        if self.num_warmup_steps < 0 or self.save_checkpoints_steps < 0 or self.keep_checkpoint_max < 0:
-            raise ConfigError("--num_warmup_steps, --save_checkpoints_steps and --keep_checkpoint_max must be >= 0")
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}", arguments=(name,))
+        for name in ("num_warmup_steps", "save_checkpoints_steps", "keep_checkpoint_max"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}", arguments=(name,))
         if self.learning_rate <= 0:
-            raise ConfigError(f"--learning_rate must be positive, got {self.learning_rate}")
+            raise ConfigError(f"learning_rate must be positive, got {self.learning_rate}", arguments=("learning_rate",))
         if not self.pretrain_tfrecords:
-            raise ConfigError("--pretrain_tfrecords is required: a glob of TFRecord shards from "
-                              "data_prep/build_pretraining_dataset.py")
+            raise ConfigError("pretrain_tfrecords is required: a glob of TFRecord shards from "
+                              "data_prep/build_pretraining_dataset.py", arguments=("pretrain_tfrecords",))
         if not self.model_dir:
-            raise ConfigError("--model_dir is required")
+            raise ConfigError("model_dir is required", arguments=("model_dir",))
         if self.nonfinite_loss not in callbacks_lib.NONFINITE_LOSS_POLICIES:
-            raise ConfigError(f"unknown --nonfinite_loss={self.nonfinite_loss!r}; choose one of "
-                              f"{list(callbacks_lib.NONFINITE_LOSS_POLICIES)}")
+            raise ConfigError(f"unknown nonfinite_loss={self.nonfinite_loss!r}; choose one of "
+                              f"{list(callbacks_lib.NONFINITE_LOSS_POLICIES)}", arguments=("nonfinite_loss",))
         if any(step % self.steps_per_execution for step in self.checkpoint_steps):
             raise ConfigError(f"checkpoint_steps {list(self.checkpoint_steps)} must be multiples of "
-                              f"--steps_per_execution={self.steps_per_execution}")
+                              f"steps_per_execution={self.steps_per_execution}",
+                              arguments=("checkpoint_steps", "steps_per_execution"))
         for name in ("save_checkpoints_steps", "log_every_steps"):
             if getattr(self, name) % self.steps_per_execution:
-                raise ConfigError(f"--{name}={getattr(self, name)} is not a multiple of --steps_per_execution="
-                                  f"{self.steps_per_execution}; callbacks only run between executions")
+                raise ConfigError(f"{name}={getattr(self, name)} is not a multiple of steps_per_execution="
+                                  f"{self.steps_per_execution}; callbacks only run between executions",
+                                  arguments=(name, "steps_per_execution"))
         self._validate_distribution()
 
     def _validate_distribution(self):
         two_stage_steps = self.model_overrides.get("two_stage_steps", 0)
         if two_stage_steps and self.strategy != "default":
-            raise ConfigError(f"--two_stage_steps runs on a single device; use --strategy=default, not {self.strategy}")
+            raise ConfigError(f"two_stage_steps runs on a single device; use strategy=default, not {self.strategy}",
+                              arguments=("two_stage_steps", "strategy"))
         if two_stage_steps >= self.num_train_steps:
-            raise ConfigError(f"--two_stage_steps={two_stage_steps} leaves no step for the discriminator: use fewer "
-                              f"than --num_train_steps={self.num_train_steps}")
+            raise ConfigError(f"two_stage_steps={two_stage_steps} leaves no step for the discriminator: use fewer "
+                              f"than num_train_steps={self.num_train_steps}",
+                              arguments=("two_stage_steps", "num_train_steps"))
         if self.jit_compile and self.strategy in ("mirrored", "multi_worker"):
-            raise ConfigError(f"--jit_compile does not work under --strategy={self.strategy} with Keras 3; "
-                              "use --nojit_compile")
+            raise ConfigError(f"jit_compile does not work under strategy={self.strategy} with Keras 3; "
+                              "use jit_compile=false", arguments=("jit_compile", "strategy"))
         if self.worker_hosts and self.strategy != "multi_worker":
-            raise ConfigError(f"--worker_hosts is only used with --strategy=multi_worker (got --strategy={self.strategy})")
+            raise ConfigError(f"worker_hosts is only used with strategy=multi_worker (got strategy={self.strategy})",
+                              arguments=("worker_hosts", "strategy"))
         if self.strategy == "tpu" and self.tpu and self.tpu != "local":
             # A TPU node (not a TPU VM) runs the input pipeline and writes checkpoints on hosts that cannot see this
             # machine's disk.
             for name in ("pretrain_tfrecords", "model_dir"):
                 if not getattr(self, name).startswith("gs://"):
-                    raise ConfigError(f"--{name}={getattr(self, name)} must be a gs:// path with --tpu={self.tpu}: "
-                                      "a Cloud TPU node reads and writes only Cloud Storage (use --tpu=local on a TPU VM)")
+                    raise ConfigError(f"{name}={getattr(self, name)} must be a gs:// path with tpu={self.tpu}: "
+                                      "a Cloud TPU node reads and writes only Cloud Storage (use tpu=local on a "
+                                      "TPU VM)",
+                                      arguments=(name, "tpu"))
 
     def model_config(self):
         """The ElectraConfig: the preset, the overrides, and the vocabulary of `vocab_file` when given."""
@@ -154,8 +162,8 @@ def _check_same_config(model_dir, config):
         changed = {name: (getattr(saved, name), getattr(config, name))
                    for name in config.to_dict() if getattr(saved, name) != getattr(config, name)}
         details = ", ".join(f"{name}: {old!r} -> {new!r}" for name, (old, new) in sorted(changed.items()))
-        raise ConfigError(f"--model_dir={model_dir} holds a run with a different model configuration ({details}); "
-                          "use a new --model_dir, or the flags of that run to resume it")
+        raise ConfigError(f"model_dir={model_dir} holds a run with a different model configuration ({details}); "
+                          "use a new model_dir, or the settings of that run to resume it", arguments=("model_dir",))
 
 
 def build_model(job, config, strategy):

@@ -69,7 +69,7 @@ def read_predictions(path, task, num_examples):
     """
     spec = get_task(task)
     if not os.path.isfile(path):
-        raise DataError(f"predictions file {path} does not exist; pass --predictions=<GLUE-format .tsv>")
+        raise DataError(f"predictions file {path} does not exist; pass the path of a GLUE-format .tsv")
     try:
         with open(path, "r", encoding="utf-8-sig", newline="") as f:
             lines = f.read().split("\n")

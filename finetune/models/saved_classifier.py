@@ -17,11 +17,11 @@ def load_text_classifier(path):
 
     if not os.path.isfile(path):
         what = "is a directory" if os.path.isdir(path) else "does not exist"
-        raise CheckpointError(f"--init_checkpoint={path} {what}: --model=classifier takes the model.keras file of a "
-                              "fine-tuned classifier (run_finetuning.py --save_models writes trial_<k>/model.keras)")
+        raise CheckpointError(f"{path} {what}: a classifier is read from the model.keras file of a fine-tuned "
+                              "classifier (run_finetuning.py --save_models writes trial_<k>/model.keras)")
     if not zipfile.is_zipfile(path):
-        raise CheckpointError(f"{path} is not a .keras file: --model=classifier takes the model.keras of "
-                              "run_finetuning.py --save_models")
+        raise CheckpointError(f"{path} is not a .keras file: a classifier is read from the model.keras that "
+                              "run_finetuning.py --save_models writes")
     try:
         model = keras.saving.load_model(path, compile=False)
     except (ValueError, TypeError, KeyError, OSError) as error:
@@ -36,7 +36,8 @@ def is_pair_classifier(path, text_inputs="auto"):
     """Whether the raw-text signature takes sentence pairs: `text_inputs` ("single"/"pair"), or for "auto" the task in
     the fine-tuning run's results.json (one directory above `trial_<k>/model.keras`)."""
     if text_inputs not in TEXT_INPUTS:
-        raise ConfigError(f"--text_inputs must be one of {', '.join(TEXT_INPUTS)}, got {text_inputs!r}")
+        raise ConfigError(f"text_inputs must be one of {', '.join(TEXT_INPUTS)}, got {text_inputs!r}",
+                          arguments=("text_inputs",))
     if text_inputs != "auto":
         return text_inputs == "pair"
     from finetune.glue.tasks import get_task
@@ -47,5 +48,6 @@ def is_pair_classifier(path, text_inputs="auto"):
             task = json.load(handle)["task"]
     except (OSError, ValueError, KeyError, TypeError):
         raise ConfigError(f"cannot tell whether {path} classifies single sentences or pairs (no task in "
-                          f"{results_file}): pass --text_inputs=single or --text_inputs=pair") from None
+                          f"{results_file}): pass text_inputs=single or text_inputs=pair",
+                          arguments=("text_inputs",)) from None
     return get_task(task).is_pair_task

@@ -50,7 +50,7 @@ def load_squad_model(path):
     from finetune.squad import model  # noqa: F401  (registers the classes the file refers to)
 
     if not (os.path.isfile(path) and path.endswith(".keras")):
-        raise CheckpointError(f"{path} is not a .keras file: --model=squad exports the model.keras that "
+        raise CheckpointError(f"{path} is not a .keras file: a SQuAD model is read from the model.keras that "
                               "run_finetuning.py --task=squad|squadv1 --save_models writes")
     loaded = keras.saving.load_model(path, compile=False)
     if type(loaded).__name__ != "ElectraSquadModel":

@@ -32,12 +32,12 @@ def test_parse_corpus_expands_comma_separated_globs_in_order(tmp_path):
 
 
 @pytest.mark.parametrize("value, message", [
-    ("", "no corpus given: pass --corpus"),
-    ("{tmp}/missing-*.txt", "--corpus entry {tmp}/missing-\\*.txt matches no file"),
+    ("", "no corpus given: pass corpus="),
+    ("{tmp}/missing-*.txt", "^corpus entry {tmp}/missing-\\*.txt matches no file"),
     ("{tmp}", "is a directory; pass a glob"),
     ("tfds:", "lacks a dataset name"),
 ])
-def test_parse_corpus_errors_name_the_flag(tmp_path, value, message):
+def test_parse_corpus_errors_name_the_argument(tmp_path, value, message):
     with pytest.raises(DataError, match=message.format(tmp=tmp_path)):
         corpus_lib.parse_corpus(value.format(tmp=tmp_path))
 
@@ -68,11 +68,11 @@ def test_gzip_files_are_read_transparently(tmp_path):
     assert list(corpus_lib.iter_file_documents([str(tmp_path / "a.txt.gz")])) == [["Über.", "Zwei."], ["Drei."]]
 
 
-def test_non_utf8_file_names_file_line_and_flags(tmp_path):
+def test_non_utf8_file_names_file_line_and_arguments(tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"fine\nstill fine\nC\xe6sar\n")
     with pytest.raises(DataError, match=rf"{path} line 3 is not valid utf-8 \(byte 0xe6 at column 2\); "
-                                        r"pass --input_encoding=latin-1.*--encoding_errors=replace"):
+                                        r"pass input_encoding=latin-1.* or encoding_errors=replace"):
         list(corpus_lib.iter_file_documents([str(path)]))
     assert list(corpus_lib.iter_file_documents([str(path)], encoding="latin-1")) == [["fine", "still fine", "Cæsar"]]
     assert list(corpus_lib.iter_file_documents([str(path)], errors="replace")) == [["fine", "still fine", "C\ufffdsar"]]

@@ -103,7 +103,7 @@ def test_default_shard_count_follows_data_size_not_processes():
 def test_empty_corpus_is_a_clear_error(tmp_path, vocab_file):
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    with pytest.raises(DataError, match=rf"--corpus={empty} is empty"):
+    with pytest.raises(DataError, match=rf"^corpus={empty} is empty"):
         pipeline.build_pretraining_data(str(empty), vocab_file, str(tmp_path / "out"), show_progress=False)
     blank = tmp_path / "blank.txt"
     blank.write_text("\n \n\t\n\x0c\n")
@@ -113,7 +113,7 @@ def test_empty_corpus_is_a_clear_error(tmp_path, vocab_file):
 
 
 def test_missing_vocabulary_is_a_clear_error(tmp_path, small_corpus):
-    with pytest.raises(DataError, match=r"missing\.txt does not exist: pass --vocab_file"):
+    with pytest.raises(DataError, match=r"missing\.txt does not exist: pass vocab_file="):
         pipeline.build_pretraining_data(small_corpus, str(tmp_path / "missing.txt"), str(tmp_path / "out"),
                                         show_progress=False)
     assert not (tmp_path / "out").exists()
@@ -122,7 +122,7 @@ def test_missing_vocabulary_is_a_clear_error(tmp_path, small_corpus):
 def test_non_utf8_corpus_is_a_clear_error(tmp_path, vocab_file):
     bad = tmp_path / "caesar.txt"
     bad.write_bytes(b"Friends, Romans.\n\nC\xe6sar is dead.\n")
-    with pytest.raises(DataError, match=rf"{bad} line 3 is not valid utf-8.*--input_encoding=latin-1"):
+    with pytest.raises(DataError, match=rf"{bad} line 3 is not valid utf-8.*pass input_encoding=latin-1"):
         pipeline.build_pretraining_data(str(bad), vocab_file, str(tmp_path / "out"), num_shards=2, num_processes=2,
                                         show_progress=False)
     assert glob.glob(str(tmp_path / "out" / "*")) == []

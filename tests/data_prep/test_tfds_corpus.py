@@ -23,10 +23,10 @@ def test_tfds_corpus_builds_shards(tmp_path):
 
 def test_unknown_text_feature_is_a_clear_error():
     with tfds.testing.mock_data(num_examples=2):
-        with pytest.raises(DataError, match=r"has no feature 'body' \(it has title, text\); pass --tfds_text_key"):
+        with pytest.raises(DataError, match=r"has no feature 'body' \(it has title, text\); pass tfds_text_key="):
             tfds_corpus.prepare("wikipedia/20230601.en", text_key="body")
 
 
 def test_unknown_dataset_is_a_clear_error():
-    with pytest.raises(DataError, match=r"--corpus=tfds:no_such_dataset_xyz: unknown tensorflow-datasets dataset"):
+    with pytest.raises(DataError, match=r"^corpus=tfds:no_such_dataset_xyz: unknown tensorflow-datasets dataset"):
         tfds_corpus.prepare("no_such_dataset_xyz")

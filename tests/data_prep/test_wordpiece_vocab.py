@@ -32,7 +32,7 @@ def test_learned_vocab_has_reserved_tokens_first_and_covers_the_corpus(tmp_path)
 def test_learning_from_nothing_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="no words to learn a vocabulary from"):
         wordpiece_vocab.learn_vocab({}, 100)
-    with pytest.raises(DataError, match="--vocab_size=5 leaves no room"):
+    with pytest.raises(DataError, match="^vocab_size=5 leaves no room"):
         wordpiece_vocab.learn_vocab({"a": 1}, 5)
 
 

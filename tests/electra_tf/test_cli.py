@@ -33,6 +33,13 @@ def test_only_whole_words_outside_paths_and_identifiers_are_rewritten():
          "set --data_dir.")
 
 
+def test_values_that_look_like_arguments_stay_values():
+    error = ConfigError("strategy=tpu needs tpu=<TPU name>; 'tpu' and \"tpu\" are values",
+                        arguments=("strategy", "tpu"))
+    assert message_for_command_line(error, _flag_values("strategy", "tpu")) == \
+        "--strategy=tpu needs --tpu=<TPU name>; 'tpu' and \"tpu\" are values"
+
+
 def test_arguments_that_are_not_flags_and_unlisted_names_stay_plain():
     error = ConfigError("num_layers=0 with model_size=tiny", arguments=("num_layers",))
     assert message_for_command_line(error, _flag_values("num_layers_x", "model_size")) == \

@@ -238,14 +238,14 @@ def test_fingerprint_is_sha256_of_the_file(tmp_path):
 
 def test_missing_vocab_names_path_and_flag(tmp_path):
     missing = tmp_path / "nope" / "vocab.txt"
-    with pytest.raises(DataError, match=rf"{missing}.*--vocab_file"):
+    with pytest.raises(DataError, match=rf"{missing}.*pass vocab_file="):
         ElectraTokenizer(str(missing))
 
 
 def test_empty_vocab_names_path_and_flag(tmp_path):
     empty = tmp_path / "vocab.txt"
     empty.write_text("\n\n")
-    with pytest.raises(DataError, match=rf"{empty} is empty.*--vocab_file"):
+    with pytest.raises(DataError, match=rf"{empty} is empty.*pass vocab_file="):
         ElectraTokenizer(str(empty))
 
 

@@ -20,7 +20,7 @@ def test_generator_loaded_as_discriminator(hf_pair):
     message = str(new_model.value)
     assert "variable electra/encoder/layer_0/attention/output/dense/kernel is missing" in message
     assert "holds a generator (hidden 8, 2 layers)" in message and "(8, 8)" in message
-    assert "--model=generator" in message
+    assert "use kind=generator" in message
 
     with pytest.raises(CheckpointError) as existing_model:
         load_weights_into(build_discriminator(TINY), generator_dir)
@@ -72,7 +72,7 @@ def test_headless_encoder_needs_allow_missing_head(hf_pair, tmp_path):
     save_file(tensors, str(target / "model.safetensors"))
     for name in ("config.json", "vocab.txt"):
         (target / name).write_bytes(open(os.path.join(source, name), "rb").read())
-    with pytest.raises(CheckpointError, match="discriminator head is missing.*--allow_missing_head"):
+    with pytest.raises(CheckpointError, match="discriminator head is missing.*allow_missing_head=True"):
         load_model(str(target), "discriminator")
     assert load_model(str(target), "discriminator", allow_missing_head=True).kind == "discriminator"
 

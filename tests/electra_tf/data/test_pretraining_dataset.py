@@ -102,14 +102,14 @@ def test_auto_shard_policy_files_per_worker(tmp_path, monkeypatch):
 
 
 def test_no_matching_file_names_pattern_and_flag(tmp_path):
-    with pytest.raises(DataError, match=rf"--pretrain_tfrecords={tmp_path}/\*\.tfrecord\* matches no file"):
+    with pytest.raises(DataError, match=rf"^pretrain_tfrecords={tmp_path}/\*\.tfrecord\* matches no file"):
         check_pretraining_data(f"{tmp_path}/*.tfrecord*", 128)
 
 
 def test_wrong_max_seq_length_fails_before_tensorflow_parses(tmp_path):
     pattern = _write_shards(tmp_path / "d", length=16)
     manifest_path = tmp_path / "d" / "manifest.json"
-    message = (rf"built with max_seq_length=16 \(see {manifest_path}\); pass --max_seq_length=16 or rebuild the "
+    message = (rf"built with max_seq_length=16 \(see {manifest_path}\); pass max_seq_length=16 or rebuild the "
                rf"data with data_prep/build_pretraining_dataset.py --max_seq_length=128")
     with pytest.raises(DataError, match=message):
         make_pretraining_dataset(pattern, 128, 4)
@@ -118,7 +118,7 @@ def test_wrong_max_seq_length_fails_before_tensorflow_parses(tmp_path):
     for path in (tmp_path / "e").glob("*.tfrecord"):
         path.rename(path.with_name("external-" + path.name))  # not this builder's names: no manifest needed
     with pytest.raises(DataError, match=r"records of .*external-pretrain-00000-of-00003\.tfrecord have length 16, "
-                                        r"not 128; pass --max_seq_length=16"):
+                                        r"not 128; pass max_seq_length=16"):
         check_pretraining_data(pattern, 128)
     assert check_pretraining_data(pattern, 16) == {}
 
@@ -130,7 +130,7 @@ def test_vocabulary_mismatch_names_the_flag(tmp_path):
     assert check_pretraining_data(pattern, 16, vocab_file=str(vocab), vocab_size=1000)["vocab_size"] == 1000
     other = tmp_path / "other.txt"
     other.write_text("[PAD]\n[UNK]\nmore\n")
-    with pytest.raises(DataError, match=rf"--vocab_file={other} is not the vocabulary the pre-training data was "
+    with pytest.raises(DataError, match=rf"^vocab_file={other} is not the vocabulary the pre-training data was "
                                         rf"built with \({vocab}"):
         check_pretraining_data(pattern, 16, vocab_file=str(other))
     with pytest.raises(DataError, match=r"vocabulary of 1000 tokens .* the model's vocab_size is 30522"):

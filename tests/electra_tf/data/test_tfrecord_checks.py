@@ -33,7 +33,7 @@ def test_first_record_features_and_length(tmp_path):
     path = tmp_path / "a.tfrecord"
     _write(path, [_example(64)])
     tfrecord_checks.check_first_record(str(path), 64, FEATURES)
-    with pytest.raises(DataError, match=r"have length 64, not 128; pass --max_seq_length=64"):
+    with pytest.raises(DataError, match=r"have length 64, not 128; pass max_seq_length=64"):
         tfrecord_checks.check_first_record(str(path), 128, FEATURES)
     _write(path, [_example(64, names=("input_ids",))])
     with pytest.raises(DataError, match=r"lack the features input_mask, segment_ids"):

@@ -129,7 +129,7 @@ def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(pretrai
 
 
 def test_two_stage_needs_a_single_device_and_room_for_the_second_stage(pretraining_data, tmp_path):
-    with pytest.raises(ConfigError, match="--strategy=default"):
+    with pytest.raises(ConfigError, match="use strategy=default"):
         _job(pretraining_data, tmp_path, strategy="mirrored", model_overrides={"two_stage_steps": 2}).validate()
     with pytest.raises(ConfigError, match="leaves no step for the discriminator"):
         _job(pretraining_data, tmp_path, model_overrides={"two_stage_steps": 6}).validate()

@@ -115,7 +115,7 @@ def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, t
 
 
 @pytest.mark.parametrize("case, message", [
-    ("missing", "does not exist: --model=classifier takes the model.keras file"),
+    ("missing", "model.keras does not exist: a classifier is read from the model.keras file"),
     ("not_a_classifier", "holds a Sequential, not a fine-tuned ElectraTextClassifier"),
     ("no_results_json", "pass --text_inputs=single or --text_inputs=pair"),
 ])

@@ -1,7 +1,9 @@
 """Pre-train ELECTRA: `python run_pretraining.py --flagfile=configs/small.flags --pretrain_tfrecords=... --model_dir=...`
 
 Every flag can also be given in a --flagfile. Starting again with the same --model_dir resumes from its last
-checkpoint. See README.md for the outputs written to --model_dir.
+checkpoint. `--init_checkpoint` starts from released or earlier weights (continued pre-training); `--eval_tfrecords`
+evaluates the pre-training objective on held-out data (`--mode=eval`: one checkpoint alone). See README.md for the
+outputs written to --model_dir.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
@@ -85,6 +87,21 @@ flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: two run
 flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, "
                     "comma-separated, the same on every worker (worker 0 is the chief).")
 flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
+flags.DEFINE_string("init_checkpoint", None, "Start from these weights (continued pre-training): a reference TF1 "
+                    "checkpoint, a Hugging Face discriminator directory (or discriminator/ + generator/), a keras-hub "
+                    "preset, a pretrained/ directory or another run's --model_dir. The architecture comes from it; the "
+                    "optimizer and the step start fresh. Ignored when --model_dir already holds a checkpoint.")
+flags.DEFINE_string("init_generator_checkpoint", None, "A generator for an --init_checkpoint that holds only a "
+                    "discriminator (e.g. a Hugging Face generator directory); without one a new generator is built.")
+flags.DEFINE_enum("init_checkpoint_format", "auto", ["auto", "ours", "tf1", "hf", "keras_hub"],
+                  "Format of --init_checkpoint (auto: detected).")
+flags.DEFINE_enum("mode", "train", ["train", "eval"], "train (evaluating on --eval_tfrecords along the way when "
+                  "given), or eval: evaluate the latest checkpoint of --model_dir (else --init_checkpoint) once.")
+flags.DEFINE_string("eval_tfrecords", None, "Glob(s) of held-out TFRecord shards for evaluation of the pre-training "
+                    "objective (dropout off, the same masking and sampling at every evaluation).")
+flags.DEFINE_integer("eval_every_steps", 0, "Evaluate every this many steps (0: only at the end of training).")
+flags.DEFINE_integer("num_eval_steps", 100, "Batches per evaluation (at most; fewer if the held-out set is smaller).")
+flags.DEFINE_integer("eval_batch_size", None, "Evaluation batch size (default: --train_batch_size).")
 
 # Flag name -> ElectraConfig field.
 _MODEL_OVERRIDES = {name: name for name in (
@@ -124,4 +141,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    # The library's name for --init_checkpoint_format.
+    cli.run(main, flag_names={"format": "init_checkpoint_format"})

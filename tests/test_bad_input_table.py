@@ -115,6 +115,10 @@ CASES = [
      "--jit_compile"),
     ("pretrain-save-steps-vs-execution", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--save_checkpoints_steps=3",
                                                     "--steps_per_execution=2"], "steps_per_execution"),
+    ("pretrain-init-checkpoint-missing", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--init_checkpoint={tmp}/none"],
+     "/none does not exist: pass a checkpoint"),
+    ("pretrain-eval-data-missing", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--eval_tfrecords={tmp}/none-*.tfrecord"],
+     "--eval_tfrecords="),
     ("pretrain-unexpected-argument", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "stray"], "unexpected arguments"),
     # --- run_finetuning.py
     ("finetune-unknown-task", FINETUNE, ["--task=SST-5", "--init_checkpoint={tmp}/empty_dir", "--data_dir={tmp}/glue",

@@ -1,5 +1,5 @@
-"""Must-show 1: two MultiWorkerMirroredStrategy workers on 127.0.0.1 train exactly as one process with the same
-global batch, and only the chief writes to --model_dir."""
+"""Must-show 1: two MultiWorkerMirroredStrategy workers on 127.0.0.1 train (and evaluate on held-out data) exactly as
+one process with the same global batch, and only the chief writes to --model_dir."""
 
 import os
 import socket
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from tests.conftest import REPO_ROOT
-from tests.test_run_pretraining import _common, _final_weights
+from tests.test_run_pretraining import _common, _final_weights, assert_same_single_evaluation
 
 # Dropout off: Keras draws dropout masks per replica. jit_compile stays off (Keras 3 under tf.distribute).
 SETTINGS = ("--num_train_steps=3", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
@@ -34,7 +34,8 @@ def _start(args, tmpdir):
 
 
 def test_two_workers_on_loopback_equal_one_process(pretraining_data, tmp_path):
-    single = _start(_common(pretraining_data, tmp_path / "single", *SETTINGS), tmp_path)
+    evaluation = (f"--eval_tfrecords={pretraining_data[0]}", "--eval_every_steps=3", "--num_eval_steps=2")
+    single = _start(_common(pretraining_data, tmp_path / "single", *SETTINGS, *evaluation), tmp_path)
     output, _ = single.communicate(timeout=300)
     assert single.returncode == 0, output[-3000:]
 
@@ -43,7 +44,7 @@ def test_two_workers_on_loopback_equal_one_process(pretraining_data, tmp_path):
     workers = []
     for index, tmpdir in enumerate(worker_tmp):
         tmpdir.mkdir()
-        args = [*_common(pretraining_data, tmp_path / "cluster", *SETTINGS), "--strategy=multi_worker",
+        args = [*_common(pretraining_data, tmp_path / "cluster", *SETTINGS, *evaluation), "--strategy=multi_worker",
                 f"--worker_hosts={hosts}", f"--task_index={index}"]
         workers.append(_start(args, tmpdir))
     for worker in workers:
@@ -59,3 +60,5 @@ def test_two_workers_on_loopback_equal_one_process(pretraining_data, tmp_path):
     with open(tmp_path / "cluster" / "metrics.jsonl", encoding="utf-8") as handle:
         assert len(handle.readlines()) == 3
     assert not os.listdir(worker_tmp[1]), "the non-chief's temporary checkpoint directory is removed"
+    # The evaluation sums both workers' statistics: the single process's numbers, written once (by the chief).
+    assert_same_single_evaluation(tmp_path / "single", tmp_path / "cluster", eval_batches=2)

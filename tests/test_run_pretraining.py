@@ -48,6 +48,10 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
     (["--num_train_steps=0"], "--num_train_steps must be positive"),
     (["--objective=mlm", "--untied_embeddings"], "objective 'mlm' has no generator"),
     (["--two_stage_steps=2", "--strategy=mirrored", "--num_cpu_devices=2"], "single device"),
+    (["--init_checkpoint=/nonexistent/model.ckpt"], "--init_checkpoint=/nonexistent/model.ckpt does not exist"),
+    (["--init_checkpoint=/nonexistent/model.ckpt", "--init_checkpoint_format=tf1"], "does not exist"),
+    (["--mode=eval"], "--mode=eval needs --eval_tfrecords"),
+    (["--eval_every_steps=5"], "--eval_every_steps needs --eval_tfrecords"),
 ])
 def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, message):
     result = _run(*_common(pretraining_data, tmp_path / "model"), *extra)
@@ -83,9 +87,10 @@ def _final_weights(model_dir):
 def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, tmp_path):
     """Must-show 5: same global batch, same updated weights. Clipping is active (clip_norm 0.05), so clipping per
     replica instead of on the cross-replica gradient would show here. Dropout is off: Keras draws dropout masks
-    per replica."""
+    per replica. The held-out evaluations, summed over replicas, are the same numbers."""
     settings = ("--num_train_steps=3", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
-                "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=3")
+                "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=3",
+                f"--eval_tfrecords={pretraining_data[0]}", "--eval_every_steps=3", "--num_eval_steps=3")
     default = _run(*_common(pretraining_data, tmp_path / "default", *settings))
     assert default.returncode == 0, default.stderr[-3000:]
     mirrored = _run(*_common(pretraining_data, tmp_path / "mirrored", *settings), "--strategy=mirrored",
@@ -95,6 +100,16 @@ def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, tmp_
     assert len(expected) > 200 and expected.keys() == actual.keys()  # weights, Adam slots and the step
     for name, value in expected.items():
         np.testing.assert_allclose(actual[name], value, atol=1e-5, err_msg=name)
+    assert_same_single_evaluation(tmp_path / "default", tmp_path / "mirrored", eval_batches=3)
+
+
+def assert_same_single_evaluation(expected_dir, actual_dir, eval_batches):
+    """Each run directory holds one held-out evaluation of `eval_batches` batches, with the same numbers."""
+    (expected,), (actual,) = ([json.loads(line) for line in (path / "eval_metrics.jsonl").read_text().splitlines()]
+                              for path in (expected_dir, actual_dir))
+    assert actual.keys() == expected.keys() and actual["eval_batches"] == eval_batches
+    for name, value in expected.items():
+        np.testing.assert_allclose(actual[name], value, rtol=1e-4, err_msg=name)
 
 
 def test_tiny_preset_learns_replaced_token_detection(pretraining_data, tmp_path):
@@ -132,3 +147,29 @@ def test_float16_loss_scaling_skips_updates_but_not_steps(pretraining_data, tmp_
     assert tf.train.load_variable(path, "model/steps_trained/.ATTRIBUTES/VARIABLE_VALUE") == 6
     updates = tf.train.load_variable(path, "optimizer/inner_optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE")
     assert 0 < updates < 6, "the first float16 updates overflow and are skipped"
+
+
+def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, tmp_path):
+    """--eval_tfrecords/--eval_every_steps/--num_eval_steps during training; then --mode=eval of --init_checkpoint in a
+    new --model_dir gives the numbers of the source's last evaluation."""
+    records, _ = pretraining_data
+    source = tmp_path / "source"
+    result = _run(*_common(pretraining_data, source), "--num_train_steps=2", "--num_warmup_steps=1",
+                  f"--eval_tfrecords={records}", "--eval_every_steps=1", "--num_eval_steps=2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "evaluation at step 2 (2 batches)" in result.stdout
+    evaluations = [json.loads(line) for line in (source / "eval_metrics.jsonl").read_text().splitlines()]
+    assert [entry["step"] for entry in evaluations] == [1, 2]
+
+    result = _run(*_common(pretraining_data, tmp_path / "evaluated"), "--mode=eval", f"--init_checkpoint={source}",
+                  f"--eval_tfrecords={records}", "--num_eval_steps=2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"initialised from {source} (ours" in result.stdout
+    (evaluated,) = [json.loads(line)
+                    for line in (tmp_path / "evaluated" / "eval_metrics.jsonl").read_text().splitlines()]
+    assert evaluated["step"] == 0
+    for name, value in evaluations[-1].items():
+        if name != "step":
+            np.testing.assert_allclose(evaluated[name], value, rtol=1e-6, err_msg=name)
+    # An evaluation writes its results only: no run is started in the new model_dir.
+    assert sorted(os.listdir(tmp_path / "evaluated")) == ["eval", "eval_metrics.jsonl"]

@@ -163,22 +163,27 @@ def default_kind(source):
     return GENERATOR if has_generator else DISCRIMINATOR
 
 
+def source_config(source, kind, num_heads=None, vocab_file=None):
+    """The `ElectraConfig` of a `kind` model holding `source`'s weights: the one our formats store, else the sizes read
+    from the weights (`num_heads`: the discriminator's, for formats that do not record it)."""
+    if source.config is not None:
+        # Our formats store the exact config; ElectraGenerator derives its sizes from the discriminator's config, so
+        # the same config serves every kind.
+        return source.config
+    # `num_heads` is the discriminator's; a generator's heads always follow the sizing rule.
+    config = config_inference.infer_config(
+        source.weights, kind, source.path, num_heads=num_heads or source.num_heads,
+        generator_num_heads=source.generator_num_heads, vocab_file=vocab_file or source.vocab_file, base=source.base)
+    return _prefer_stored_config(source.stored_config, config, kind)
+
+
 def model_from_source(source, kind=None, num_heads=None, vocab_file=None, allow_missing_head=False):
     """A `LoadedModel` of `kind` (default: what the source holds) with the source's weights."""
     kind = kind or default_kind(source)
     if kind not in MODEL_KINDS:
         raise CheckpointError(f"unknown model {kind!r}; choose one of {MODEL_KINDS}")
     vocab_file = vocab_file or source.vocab_file
-    if source.config is not None:
-        # Our formats store the exact config; ElectraGenerator derives its sizes from the discriminator's config, so
-        # the same config serves every kind.
-        config = source.config
-    else:
-        # `num_heads` is the discriminator's; a generator's heads always follow the sizing rule.
-        config = config_inference.infer_config(
-            source.weights, kind, source.path, num_heads=num_heads or source.num_heads,
-            generator_num_heads=source.generator_num_heads, vocab_file=vocab_file, base=source.base)
-        config = _prefer_stored_config(source.stored_config, config, kind)
+    config = source_config(source, kind, num_heads, vocab_file)
     model = ours.build_model(kind, config)
     assign_weights(model, kind, source.weights, source.path, allow_missing_head=allow_missing_head)
     return LoadedModel(model, kind, vocab_file, source.format, source.tokenizer_settings)

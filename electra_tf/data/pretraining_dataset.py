@@ -67,7 +67,8 @@ def _parse_batch(serialized, max_seq_length):
 
 
 def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *, seed=0, is_training=True,
-                             skip_batches=0, shuffle_buffer_size=DEFAULT_SHUFFLE_BUFFER, validate=True):
+                             skip_batches=0, shuffle_buffer_size=DEFAULT_SHUFFLE_BUFFER, validate=True,
+                             argument="pretrain_tfrecords"):
     """A dataset of {input_ids, input_mask, segment_ids} int32 batches [global_batch_size, max_seq_length].
 
     Training: shuffled files, interleaved reads, a record shuffle buffer, endless repetition; evaluation: the files in
@@ -80,10 +81,11 @@ def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *
         file_patterns: comma-separated globs, or a list of globs (e.g. "data/*.tfrecord*").
         max_seq_length: the records' length; checked first (see `check_pretraining_data`) when `validate`.
         global_batch_size: examples per batch across all replicas.
+        argument: the name errors give `file_patterns` (e.g. eval_tfrecords).
     """
-    files = expand_file_patterns(file_patterns)
+    files = expand_file_patterns(file_patterns, argument)
     if validate:
-        check_pretraining_data(files, max_seq_length)
+        check_pretraining_data(files, max_seq_length, argument=argument)
     if is_training:
         # Every fresh iterator must yield the same stream (Keras makes extra iterators under a strategy; a resumed
         # run makes a new one), so nothing reshuffles per iterator: each epoch's file order has its own seed, and the
@@ -114,7 +116,8 @@ def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 
-def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vocab_file=None):
+def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vocab_file=None,
+                           argument="pretrain_tfrecords"):
     """Checks the TFRecords against the training flags before training; returns the manifest ({} if none).
 
     Raises DataError, naming the file and the flag to change, when: no file matches; the data's manifest records a
@@ -125,7 +128,7 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
     """
     from electra_tf.data import manifest as manifest_lib
 
-    files = expand_file_patterns(file_patterns)
+    files = expand_file_patterns(file_patterns, argument)
     by_directory = {}
     for path in files:
         by_directory.setdefault(os.path.dirname(path), []).append(path)
@@ -134,7 +137,7 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
         manifest = manifest_lib.read_manifest(directory)
         if manifest is None:
             for path in paths:
-                tfrecord_checks.check_unlisted_file(path, max_seq_length, FEATURE_NAMES)
+                tfrecord_checks.check_unlisted_file(path, max_seq_length, FEATURE_NAMES, argument=argument)
             continue
         if first_manifest is None:
             first_manifest, first_path = manifest, manifest_lib.manifest_path(directory)
@@ -143,5 +146,5 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
         tfrecord_checks.check_manifest_settings(manifest, manifest_lib.manifest_path(directory), max_seq_length,
                                                 vocab_size=vocab_size, vocab_file=vocab_file)
         tfrecord_checks.check_listed_shards(manifest, manifest_lib.manifest_path(directory), paths, max_seq_length,
-                                            FEATURE_NAMES)
+                                            FEATURE_NAMES, argument=argument)
     return first_manifest or {}

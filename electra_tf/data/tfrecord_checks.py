@@ -60,13 +60,13 @@ def check_same_tokenizer_settings(manifest, manifest_path, other, other_path):
                         "do_lower_case and strip_accents")
 
 
-def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_names):
+def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_names, argument="pretrain_tfrecords"):
     """Checks each matched file against its manifest entry (size); files the manifest does not list are read."""
     entries = {entry["file"]: entry for entry in manifest.get("shards", [])}
     for path in paths:
         entry = entries.get(os.path.basename(path))
         if entry is None:
-            check_unlisted_file(path, max_seq_length, feature_names, manifest_path=manifest_path)
+            check_unlisted_file(path, max_seq_length, feature_names, manifest_path=manifest_path, argument=argument)
             continue
         size = tf.io.gfile.stat(path).length
         if size != entry.get("num_bytes", size):
@@ -81,21 +81,21 @@ def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_
                         "training reads only the matched ones", len(missing), len(entries), manifest_path, missing[0])
 
 
-def check_unlisted_file(path, max_seq_length, feature_names, manifest_path=None):
+def check_unlisted_file(path, max_seq_length, feature_names, manifest_path=None, argument="pretrain_tfrecords"):
     """Checks a file no manifest describes: builder shards need one; others must be whole and of the right length."""
     if manifest_path is None and SHARD_NAME_RE.match(os.path.basename(path)):
         raise DataError(
             f"{path} has no manifest.json beside it: the {_REBUILD} run that wrote it did not finish; rerun it "
             "(it replaces the partial output)"
         )
-    num_records = check_framing(path)
+    num_records = check_framing(path, argument)
     if num_records == 0:
-        raise DataError(f"{path} holds no records; remove it from pretrain_tfrecords or rebuild it with {_REBUILD}",
-                        arguments=("pretrain_tfrecords",))
+        raise DataError(f"{path} holds no records; remove it from {argument} or rebuild it with {_REBUILD}",
+                        arguments=(argument,))
     check_first_record(path, max_seq_length, feature_names)
 
 
-def check_framing(path):
+def check_framing(path, argument="pretrain_tfrecords"):
     """Walks the record headers of a TFRecord file; returns the record count, DataError if the file is cut short."""
     num_records = 0
     with tf.io.gfile.GFile(path, "rb") as f:
@@ -112,8 +112,7 @@ def check_framing(path):
         if offset != size:
             raise DataError(
                 f"{path} is truncated or not a TFRecord file (its last record ends at byte {offset}, the file has "
-                f"{size}); rebuild it with {_REBUILD} or remove it from pretrain_tfrecords",
-                arguments=("pretrain_tfrecords",)
+                f"{size}); rebuild it with {_REBUILD} or remove it from {argument}", arguments=(argument,)
             )
     return num_records
 

@@ -102,8 +102,11 @@ class ElectraPretrainingModel(keras.Model):
             self.copy_head.build((None, None, config.hidden_size))
 
     # ------------------------------------------------------------------ forward
-    def pretraining_outputs(self, features, step, training=False):
+    def pretraining_outputs(self, features, step, training=False, draw_index=None):
         """Everything one pre-training step computes for `features` at optimizer step `step`.
+
+        The random draws (masking, sampling) are keyed on `draw_index` (default: `step`); evaluation keys them on the
+        batch's position in the evaluation set, so that every evaluation masks and samples alike.
 
         Returns a dict: `masked` (MaskedInputs), `input_ids` and `input_mask`; with a generator `mlm_logits`
         [B, N, V] float32, `sampled_ids` [B, N], `corrupted_ids` and `labels` [B, L]; and the heads of the objective:
@@ -117,7 +120,8 @@ class ElectraPretrainingModel(keras.Model):
         example_index = randomness.global_example_index(tf.shape(input_ids)[0])
 
         def noise(stream, shape):
-            seeds = randomness.example_seeds(self.seed, step, example_index, stream)
+            seeds = randomness.example_seeds(self.seed, step if draw_index is None else draw_index, example_index,
+                                             stream)
             return randomness.per_example_uniform(seeds, shape)
 
         masked = mask_inputs(

@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
 from electra_tf.data.manifest import recorded_tokenizer_settings
-from electra_tf.errors import ConfigError
+from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.pretrained import save_pretrained
@@ -29,6 +29,7 @@ CONFIG_FILE = "electra_config.json"
 JOB_FILE = "pretraining_job.json"
 METRICS_FILE = "metrics.jsonl"
 PRETRAINED_DIR = "pretrained"
+MODES = ("train", "eval")
 
 
 @dataclasses.dataclass
@@ -70,6 +71,17 @@ class PretrainingJob:
     deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by `seed`)
     worker_hosts: str = None  # host:port,... writes TF_CONFIG for strategy=multi_worker
     task_index: int = 0
+    # Continued pre-training: weights to start from (any format convert_checkpoint.py reads); a model_dir that already
+    # holds a checkpoint resumes from it instead.
+    init_checkpoint: str = None
+    init_generator_checkpoint: str = None  # a generator for an init_checkpoint that holds only a discriminator
+    init_checkpoint_format: str = "auto"
+    # Held-out evaluation of the pre-training objective (see training.evaluation).
+    mode: str = "train"  # train, or eval: evaluate the latest checkpoint (or init_checkpoint) once
+    eval_tfrecords: str = None
+    eval_every_steps: int = 0  # 0: only at the end of training
+    num_eval_steps: int = 100
+    eval_batch_size: int = None  # default: train_batch_size
 
     def validate(self):
         positive = ("max_seq_length", "train_batch_size", "num_train_steps", "log_every_steps", "steps_per_execution")
@@ -79,11 +91,18 @@ class PretrainingJob:
         for name in ("num_warmup_steps", "save_checkpoints_steps", "keep_checkpoint_max"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}", arguments=(name,))
-        if self.learning_rate <= 0:
-            raise ConfigError(f"learning_rate must be positive, got {self.learning_rate}", arguments=("learning_rate",))
-        if not self.pretrain_tfrecords:
+        # 0 is allowed: a run at learning rate 0 evaluates or exports a checkpoint through the whole pipeline.
+        if self.learning_rate < 0:
+            raise ConfigError(f"learning_rate must be >= 0, got {self.learning_rate}", arguments=("learning_rate",))
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown mode={self.mode!r}; choose one of {list(MODES)}", arguments=("mode",))
+        if self.mode == "train" and not self.pretrain_tfrecords:
             raise ConfigError("pretrain_tfrecords is required: a glob of TFRecord shards from "
                               "data_prep/build_pretraining_dataset.py", arguments=("pretrain_tfrecords",))
+        self._validate_evaluation()
+        if self.init_generator_checkpoint and not self.init_checkpoint:
+            raise ConfigError("init_generator_checkpoint pairs a generator with init_checkpoint; pass init_checkpoint "
+                              "(the discriminator) too", arguments=("init_generator_checkpoint", "init_checkpoint"))
         if not self.model_dir:
             raise ConfigError("model_dir is required", arguments=("model_dir",))
         if self.nonfinite_loss not in callbacks_lib.NONFINITE_LOSS_POLICIES:
@@ -99,6 +118,24 @@ class PretrainingJob:
                                   f"{self.steps_per_execution}; callbacks only run between executions",
                                   arguments=(name, "steps_per_execution"))
         self._validate_distribution()
+
+    def _validate_evaluation(self):
+        if self.mode == "eval" and not self.eval_tfrecords:
+            raise ConfigError("mode=eval needs eval_tfrecords: a glob of held-out TFRecord shards",
+                              arguments=("mode", "eval_tfrecords"))
+        if self.eval_every_steps and not self.eval_tfrecords:
+            raise ConfigError("eval_every_steps needs eval_tfrecords: a glob of held-out TFRecord shards",
+                              arguments=("eval_every_steps", "eval_tfrecords"))
+        if self.eval_every_steps < 0:
+            raise ConfigError(f"eval_every_steps must be >= 0, got {self.eval_every_steps}",
+                              arguments=("eval_every_steps",))
+        for name in ("num_eval_steps", "eval_batch_size"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}", arguments=(name,))
+        if self.eval_every_steps % self.steps_per_execution:
+            raise ConfigError(f"eval_every_steps={self.eval_every_steps} is not a multiple of steps_per_execution="
+                              f"{self.steps_per_execution}; evaluations only run between executions",
+                              arguments=("eval_every_steps", "steps_per_execution"))
 
     def _validate_distribution(self):
         two_stage_steps = self.model_overrides.get("two_stage_steps", 0)
@@ -137,10 +174,10 @@ class PretrainingJob:
         return config
 
 
-    def tokenizer_settings(self, manifest):
+    def tokenizer_settings(self, manifest, default=None):
         """The `TokenizerSettings` to save with the model: the data manifest's, which `do_lower_case` and
-        `strip_accents` must agree with when given; theirs (default BERT uncased) for data without one."""
-        given = BERT_UNCASED.overridden(self.do_lower_case, self.strip_accents)
+        `strip_accents` must agree with when given; theirs (over `default`, else BERT uncased) for data without one."""
+        given = (default or BERT_UNCASED).overridden(self.do_lower_case, self.strip_accents)
         recorded = recorded_tokenizer_settings(manifest or {})
         if recorded is None:
             return given
@@ -220,24 +257,76 @@ def run(job, extra_files=None):
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
 
+def _resolve_model(job, latest):
+    """(config, `InitialWeights` or None, vocabulary file) of the run: resumed (the saved config), started from
+    `init_checkpoint` (its architecture), or new (the preset)."""
+    saved = os.path.join(job.model_dir, CONFIG_FILE)
+    if latest and (job.init_checkpoint or job.mode == "eval"):
+        if job.init_checkpoint:
+            action = "evaluating" if job.mode == "eval" else "resuming from"
+            print(f"{job.model_dir} holds {latest}: {action} it; init_checkpoint={job.init_checkpoint} was not used",
+                  flush=True)
+        config = ElectraConfig.load(saved) if os.path.isfile(saved) else job.model_config()
+        vocab_file = job.vocab_file or _saved_job(job.model_dir).get("vocab_file")
+        return config, None, vocab_file
+    if job.init_checkpoint:
+        from electra_tf.training.initialization import read_initial_weights
+
+        initial = read_initial_weights(
+            job.init_checkpoint, job.model_config(), init_generator_checkpoint=job.init_generator_checkpoint,
+            checkpoint_format=job.init_checkpoint_format, vocab_file=job.vocab_file,
+            architecture_overrides=job.model_overrides)
+        return initial.config, initial, job.vocab_file or initial.vocab_file
+    if job.mode == "eval" and not latest:
+        raise ConfigError(f"mode=eval evaluates a checkpoint, and model_dir={job.model_dir} holds none: pass the "
+                          "model_dir of a run, or init_checkpoint", arguments=("mode", "model_dir", "init_checkpoint"))
+    return job.model_config(), None, job.vocab_file
+
+
+def _saved_job(model_dir):
+    try:
+        with open(os.path.join(model_dir, JOB_FILE), encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return {}
+
+
+def _resolve_tokenizer_settings(job, manifest, initial):
+    settings = job.tokenizer_settings(manifest, default=initial.tokenizer_settings if initial else None)
+    if initial is not None and initial.tokenizer_settings and settings != initial.tokenizer_settings:
+        raise DataError(f"the pre-training data is tokenised with {settings} but init_checkpoint="
+                        f"{job.init_checkpoint} records {initial.tokenizer_settings}: rebuild the data with the "
+                        "checkpoint's do_lower_case and strip_accents", arguments=("init_checkpoint",))
+    return settings
+
+
 def _run(job, chief, checkpoint_dir, extra_files):
     from electra_tf.data.pretraining_dataset import check_pretraining_data, make_pretraining_dataset
+    from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
 
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
-    config = job.model_config()
-    manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, vocab_size=config.vocab_size,
-                                      vocab_file=job.vocab_file)
-    tokenizer_settings = job.tokenizer_settings(manifest)
+    latest = tf.train.latest_checkpoint(job.model_dir)
+    config, initial, vocab_file = _resolve_model(job, latest)
+    # Every input is checked before anything is written to model_dir.
+    manifest = {}
+    if job.mode == "train":
+        manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length,
+                                          vocab_size=None if initial else config.vocab_size,
+                                          vocab_file=None if initial else vocab_file)
+    eval_manifest = {}
+    if job.eval_tfrecords:
+        eval_manifest = check_pretraining_data(job.eval_tfrecords, job.max_seq_length, argument="eval_tfrecords",
+                                               vocab_size=None if initial else config.vocab_size,
+                                               vocab_file=None if initial else vocab_file)
+    if initial is not None:
+        from electra_tf.training.initialization import check_data_vocabulary
+
+        for data_manifest, argument in ((manifest, "pretrain_tfrecords"), (eval_manifest, "eval_tfrecords")):
+            check_data_vocabulary(data_manifest, getattr(job, argument), config, vocab_file, job.init_checkpoint)
+    tokenizer_settings = _resolve_tokenizer_settings(job, manifest or eval_manifest, initial)
     config.check_sequence_length(job.max_seq_length)
     _check_same_config(job.model_dir, config)
-    if chief:
-        os.makedirs(job.model_dir, exist_ok=True)
-        write_text_files(job.model_dir, extra_files)
-        config.save(os.path.join(job.model_dir, CONFIG_FILE))
-        # With the settings resolved, so that a conversion of the run (convert_checkpoint.py) finds them.
-        atomic_write_json(os.path.join(job.model_dir, JOB_FILE),
-                          dataclasses.asdict(dataclasses.replace(job, **tokenizer_settings.to_dict())))
     print(f"model config: {json.dumps(config.to_dict(), sort_keys=True)}", flush=True)
     print(f"job: {json.dumps(dataclasses.asdict(job), sort_keys=True)}", flush=True)
 
@@ -245,17 +334,41 @@ def _run(job, chief, checkpoint_dir, extra_files):
     model = build_model(job, config, strategy)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
                                      seed_generators=tf.train.Checkpoint(**seed_generator_states(model)))
-    # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
-    # saving leaves the state file naming the previous complete checkpoint: that is what a restart restores.
-    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=job.keep_checkpoint_max or None)
-    latest = tf.train.latest_checkpoint(job.model_dir)
+    if initial is not None:
+        initial.assign_to(model)
+        print(f"initialised from {initial.description}", flush=True)
+        if not initial.has_generator:
+            print(f"{job.init_checkpoint} holds no generator: a new generator (hidden {config.generator_hidden_size}, "
+                  f"{config.generator_num_layers} layers, by the sizing rule) starts from random weights and shares "
+                  "the discriminator's embeddings", flush=True)
     if latest:
         checkpoint.restore(latest).assert_existing_objects_matched()
         print(f"resumed from {latest}", flush=True)
+    evaluator = None
+    if job.eval_tfrecords:
+        eval_dataset = make_pretraining_dataset(job.eval_tfrecords, job.max_seq_length,
+                                                job.eval_batch_size or job.train_batch_size, seed=job.seed,
+                                                is_training=False, validate=False, argument="eval_tfrecords")
+        evaluator = PretrainingEvaluator(model, eval_dataset, job.num_eval_steps)
+    if job.mode == "eval":
+        return _evaluate_once(job, chief, evaluator)
+
+    if chief:
+        os.makedirs(job.model_dir, exist_ok=True)
+        write_text_files(job.model_dir, extra_files)
+        config.save(os.path.join(job.model_dir, CONFIG_FILE))
+        # With the vocabulary and the tokenizer settings resolved, so that a conversion of the run
+        # (convert_checkpoint.py) finds them.
+        atomic_write_json(os.path.join(job.model_dir, JOB_FILE), dataclasses.asdict(
+            dataclasses.replace(job, vocab_file=vocab_file, **tokenizer_settings.to_dict())))
+    # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
+    # saving leaves the state file naming the previous complete checkpoint: that is what a restart restores.
+    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=job.keep_checkpoint_max or None)
     initial_step = callbacks_lib.current_step(model)
     metrics_path = os.path.join(job.model_dir, METRICS_FILE)
     if chief:
         callbacks_lib.truncate_metrics_log(metrics_path, initial_step)
+        callbacks_lib.truncate_metrics_log(os.path.join(job.model_dir, EVAL_METRICS_FILE), initial_step)
 
     logs = {}
     remaining = job.num_train_steps - initial_step
@@ -271,6 +384,8 @@ def _run(job, chief, checkpoint_dir, extra_files):
                                         enabled=chief, expected_initial_loss=model.expected_initial_loss()),
             callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps, job.checkpoint_steps),
         ]
+        if evaluator is not None:
+            callbacks.append(PeriodicEvaluation(evaluator, job.model_dir, job.eval_every_steps, enabled=chief))
         history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
                             shuffle=False, verbose=1 if job.progress_bar else 2)
         logs = {name: values[-1] for name, values in history.history.items()}
@@ -281,7 +396,20 @@ def _run(job, chief, checkpoint_dir, extra_files):
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
 
     if chief:
-        save_pretrained(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), job.vocab_file,
+        save_pretrained(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), vocab_file,
                         tokenizer_settings)
     keras.backend.clear_session(free_memory=False)
     return logs
+
+
+def _evaluate_once(job, chief, evaluator):
+    """mode=eval: one evaluation of the restored (or initialised) model, appended to eval_metrics.jsonl."""
+    from electra_tf.training.evaluation import format_evaluation, write_evaluation
+
+    result = evaluator.evaluate()
+    if chief:
+        os.makedirs(job.model_dir, exist_ok=True)
+        write_evaluation(job.model_dir, result)
+    print(format_evaluation(result), flush=True)
+    keras.backend.clear_session(free_memory=False)
+    return result

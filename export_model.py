@@ -1,15 +1,18 @@
-"""Export a pre-trained discriminator or generator, or a fine-tuned classifier, as a SavedModel for TF Serving.
+"""Export a pre-trained discriminator or generator, or a fine-tuned classifier, tagger or SQuAD model, as a SavedModel
+for TF Serving.
 
     python export_model.py --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
     python export_model.py --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
     python export_model.py --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
     python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
+    python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=tagger --output_dir=<dir>/1
 
 `--init_checkpoint` is any format `convert_checkpoint.py` reads: our pretrained directory or pre-training run, a
 reference TF1 checkpoint prefix, a Hugging Face directory (model.safetensors + config.json) or a keras-hub preset.
 The vocabulary (for the raw-text signature) is the vocab.txt beside the checkpoint unless --vocab_file is given.
 A classifier is the model.keras of `run_finetuning.py --save_models`: it carries its own vocabulary and sequence length,
-and its raw-text signature takes pairs (`text_a`, `text_b`) when the fine-tuning task does (see --text_inputs).
+and its raw-text signature takes pairs (`text_a`, `text_b`) when the fine-tuning task does (see --text_inputs). A
+tagger's raw-text signature returns one tag per word with the word's byte offsets.
 """
 
 from electra_tf import cli
@@ -19,11 +22,11 @@ from absl import flags  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier", "squad"],
+flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier", "tagger", "squad"],
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
-                  "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]) or a fine-tuned SQuAD "
-                  "model (span logits); for the last two --init_checkpoint is the model.keras of run_finetuning.py "
-                  "--save_models.")
+                  "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]), tagger (tags per word) "
+                  "or SQuAD model (span logits); for the last three --init_checkpoint is the model.keras of "
+                  "run_finetuning.py --save_models.")
 flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
 flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature (a classifier keeps the one it "
                      "was fine-tuned with).")
@@ -53,6 +56,9 @@ def main(argv):
         raise ConfigError("--init_checkpoint and --output_dir are required")
     if FLAGS.model == "classifier":
         _export_classifier()
+        return
+    if FLAGS.model == "tagger":
+        _export_tagger()
         return
     if FLAGS.model == "squad":
         _export_squad()
@@ -87,6 +93,15 @@ def _export_classifier():
     export_classifier(model, FLAGS.output_dir, text_pairs=text_pairs)
     inputs = "text_a, text_b" if text_pairs else "texts"
     print(f"exported the classifier of {FLAGS.init_checkpoint} (serve_text on {inputs}) to {FLAGS.output_dir}")
+
+
+def _export_tagger():
+    from finetune.models.saved_classifier import load_token_classifier
+
+    model = load_token_classifier(FLAGS.init_checkpoint)
+    model.export(FLAGS.output_dir)
+    print(f"exported the tagger of {FLAGS.init_checkpoint} (serve_text on texts: words, tags, offsets) to "
+          f"{FLAGS.output_dir}")
 
 
 def _export_squad():

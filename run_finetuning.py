@@ -12,6 +12,12 @@ exists, GLUE-submission test predictions; see finetune/runner.py and finetune/gl
 
 SQuAD writes results.json and per trial the official predictions.json, nbest_predictions.json (and null_odds.json for
 2.0); see finetune/squad/task.py.
+
+    python run_finetuning.py --task=chunk --init_checkpoint=<model_dir>/pretrained \
+        --train_file=conll2000/train.txt --dev_file=conll2000/test.txt --output_dir=<dir>
+
+Tagging (chunk, ner, pos, ged, tagging) reads CoNLL-style column files and writes per trial dev_predictions.txt
+(word gold predicted); see finetune/tagging/task.py.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
@@ -24,8 +30,9 @@ from electra_tf.training import distribution  # noqa: E402
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI; or squad "
-                    "(SQuAD 2.0) or squadv1 (SQuAD 1.1).")
+flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI; squad "
+                    "(SQuAD 2.0) or squadv1 (SQuAD 1.1); a tagging task: chunk, ner, pos, ged or tagging; or "
+                    "classification / regression on your own --train_file and --dev_file.")
 flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (run_pretraining.py writes "
                     "<model_dir>/pretrained).")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
@@ -55,9 +62,11 @@ flags.DEFINE_boolean("do_lower_case", None, "Lower-case text (default: what --in
 flags.DEFINE_boolean("strip_accents", None, "Strip accents (default: what --init_checkpoint records, else "
                      "--do_lower_case).")
 flags.DEFINE_enum("data_source", "tsv", ["tsv", "json", "tfds"], "Files in --data_dir (GLUE TSV; SQuAD's official "
-                  "JSON with tsv or json), or tensorflow-datasets glue / squad.")
+                  "JSON with tsv or json) or --train_file/--dev_file (tagging), or tensorflow-datasets glue / squad / "
+                  "conll2003 (--task=ner, chunk or pos).")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory, with --data_source=tfds.")
-flags.DEFINE_boolean("tfds_download", False, "Let tensorflow-datasets download and prepare GLUE.")
+flags.DEFINE_boolean("tfds_download", False, "Let tensorflow-datasets download and prepare the "
+                     "dataset (--data_source=tfds).")
 flags.DEFINE_enum("strategy", "default", list(distribution.STRATEGIES), "tf.distribute strategy.")
 flags.DEFINE_string("tpu", None, "TPU name or grpc:// address, with --strategy=tpu.")
 flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical devices (for --strategy=mirrored "
@@ -75,6 +84,21 @@ flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in word pi
 flags.DEFINE_float("null_score_threshold", 0.0, "SQuAD 2.0: answer \"\" when the null odds exceed this.")
 flags.DEFINE_integer("max_train_questions", None, "SQuAD: train on the first N questions only (a slice).")
 flags.DEFINE_integer("max_dev_questions", None, "SQuAD: evaluate on the first N dev questions only (a slice).")
+# Tagging, classification and regression on files of your own.
+flags.DEFINE_string("train_file", None, "Tagging: training file, CoNLL columns (one word per line, a blank line "
+                    "between sentences; -DOCSTART- lines are document breaks), .conllu, .pos, or FCE's token TSV for "
+                    "--task=ged. classification/regression: a .csv, .tsv or .jsonl file.")
+flags.DEFINE_string("dev_file", None, "Tagging, classification, regression: the file scored after training (same "
+                    "format).")
+flags.DEFINE_string("test_file", None, "Tagging, classification, regression: a further file predicted (and scored when "
+                    "labelled).")
+flags.DEFINE_integer("word_column", 0, "Tagging: column of the word (0-based).")
+flags.DEFINE_integer("tag_column", -1, "Tagging: column of the tag (0-based; -1 the last).")
+# Own files (--task=classification or regression) in CSV, TSV (with a header row) or JSON lines.
+flags.DEFINE_string("text_column", None, "classification/regression: column (or JSON key) of the text.")
+flags.DEFINE_string("text_pair_column", None, "classification/regression: column of the second text of a pair.")
+flags.DEFINE_string("label_column", "label", "classification/regression: column of the label (strings are kept: "
+                    "predictions and the exported model give them back).")
 
 
 def main(argv):

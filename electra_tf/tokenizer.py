@@ -306,6 +306,24 @@ class ElectraTokenizer:
         words, _, _ = self.basic_tokenizer.split_words(texts)
         return self._wordpiece.tokenize(words).merge_dims(-2, -1)
 
+    def tokenize_words(self, words):
+        """Word-piece ids of given words, ragged int32 [batch, (words), (pieces)] for ragged strings
+        [batch, (words)].
+
+        Each word is tokenised as BERT tokenises text (it may split further at punctuation, "U.S." -> u . s .); the
+        pieces of its parts are concatenated. A word that yields no piece (only deleted characters) becomes [UNK],
+        so that every word keeps a first piece to be labelled.
+        """
+        words = tf.convert_to_tensor(words) if not isinstance(words, tf.RaggedTensor) else words
+        flat_words = words.flat_values
+        parts, _, _ = self.basic_tokenizer.split_words(flat_words)  # [num_words, (parts)]
+        pieces = self._wordpiece.tokenize(parts).merge_dims(-2, -1)  # [num_words, (pieces)]
+        # Row-wise concatenation with one [UNK] for each empty row (none for the others).
+        empty = tf.cast(tf.equal(pieces.row_lengths(), 0), tf.int64)
+        unknown = tf.RaggedTensor.from_row_lengths(
+            tf.fill([tf.reduce_sum(empty)], tf.constant(self.unk_id, tf.int32)), empty)
+        return words.with_flat_values(tf.concat([pieces, unknown], axis=1))
+
     def tokenize_with_offsets(self, texts):
         """(ids, start_offsets, end_offsets): ragged [batch, (num_word_pieces)], byte offsets into each input string.
 

@@ -1,4 +1,5 @@
-"""Every fine-tuning task by name: the nine GLUE tasks and SQuAD 1.1 (`squadv1`) and 2.0 (`squad`)."""
+"""Every fine-tuning task by name: the nine GLUE tasks, SQuAD 1.1 (`squadv1`) and 2.0 (`squad`), and the tagging
+tasks (`chunk`, `ner`, `pos`, `ged`, `tagging`), and the user's own files (`classification`, `regression`)."""
 
 import functools
 
@@ -9,9 +10,11 @@ from electra_tf.errors import ConfigError
 def tasks():
     """{canonical name: `finetune.task.Task`}, GLUE first."""
     from finetune.glue.task import glue_tasks
+    from finetune.own_data.task import own_data_tasks
     from finetune.squad.task import squad_tasks
+    from finetune.tagging.task import tagging_tasks
 
-    return {**glue_tasks(), **squad_tasks()}
+    return {**glue_tasks(), **squad_tasks(), **tagging_tasks(), **own_data_tasks()}
 
 
 def _lookup_key(name):

@@ -79,6 +79,16 @@ class FinetuningJob:
     null_score_threshold: float = 0.0
     max_train_questions: int = None
     max_dev_questions: int = None
+    # Tagging tasks (finetune.tagging.task).
+    train_file: str = None
+    dev_file: str = None
+    test_file: str = None
+    word_column: int = 0
+    tag_column: int = -1
+    # The user's own files (finetune.own_data.task): column names.
+    text_column: str = None
+    text_pair_column: str = None
+    label_column: str = "label"
 
     def validate(self):
         """Raises an ElectraError naming the fields at fault; reads no data beyond checking that files exist."""
@@ -163,7 +173,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     batch_size = hyperparameters.train_batch_size
     train_steps = num_train_steps(task.num_train_features(data), batch_size, hyperparameters.num_train_epochs)
     with strategy.scope():
-        model = task.build_model(pretrained.model, hyperparameters, job)
+        model = task.build_model(pretrained.model, hyperparameters, job, data)
         task.compile_model(model, create_finetuning_optimizer(
             model.num_layers, hyperparameters.learning_rate, train_steps,
             layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,

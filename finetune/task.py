@@ -9,14 +9,15 @@ one runner (`finetune.runner`) fine-tunes every task the same way. The runner ca
 
 and per trial, with the trial's seed set:
 
-    model = task.build_model(pretrained_model, hyperparameters, job)       # under the strategy's scope
+    model = task.build_model(pretrained_model, hyperparameters, job, data) # under the strategy's scope
     task.compile_model(model, optimizer)
     model.fit(task.train_dataset(model, data, batch_size, seed), ...)
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
     task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
 
 `job` is a `finetune.runner.FinetuningJob`; a task reads its own options (SQuAD's `doc_stride`, ...) from it.
-Implementations: `finetune.glue.task.GlueTask`, `finetune.squad.task.SquadTask`; `finetune.registry.get_task`
+Implementations: `finetune.glue.task.GlueTask`, `finetune.squad.task.SquadTask`, `finetune.tagging.task.TaggingTask`;
+`finetune.registry.get_task`
 finds them by name.
 """
 
@@ -56,9 +57,10 @@ class Task(abc.ABC):
         """Rows per training epoch (the optimiser's schedule counts its steps from them)."""
 
     @abc.abstractmethod
-    def build_model(self, pretrained_model, hyperparameters, job):
+    def build_model(self, pretrained_model, hyperparameters, job, data):
         """A fresh Keras model with a `num_layers` attribute (the depth layer-wise decay uses): this task's head on
-        a copy of `pretrained_model`'s backbone (called under the strategy's scope)."""
+        a copy of `pretrained_model`'s backbone (called under the strategy's scope); `data` is what `load_data`
+        returned (a tagger takes its tag set from it)."""
 
     @abc.abstractmethod
     def compile_model(self, model, optimizer):

@@ -18,7 +18,9 @@ with tf.compat.v1.Session(graph=tf.Graph()) as session:
     dtypes = {name: tf.dtypes.as_dtype(info.dtype).as_numpy_dtype for name, info in signature.inputs.items()}
     feed = {signature.inputs[name].name: np.array(value, dtypes[name]) for name, value in inputs.items()}
     fetched = session.run({name: info.name for name, info in signature.outputs.items()}, feed)
-print(json.dumps({name: value.tolist() for name, value in fetched.items()}))
+# String outputs (TF Serving's REST API returns them as text) come back as bytes.
+print(json.dumps({name: value.tolist() for name, value in fetched.items()},
+                 default=lambda value: value.decode("utf-8")))
 """
 
 

@@ -68,7 +68,7 @@ class GlueTask(Task):
     def num_train_features(self, data):
         return len(data.train)
 
-    def build_model(self, pretrained_model, hyperparameters, job):
+    def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
 
@@ -109,9 +109,7 @@ class GlueTask(Task):
     def save_model(self, model, path, tokenizer, max_seq_length):
         from finetune.models import ElectraTextClassifierPreprocessor
 
-        model.preprocessor = ElectraTextClassifierPreprocessor(
-            tokenizer.vocab_file, max_seq_length=max_seq_length, do_lower_case=tokenizer.do_lower_case,
-            strip_accents=tokenizer.strip_accents)
+        model.preprocessor = ElectraTextClassifierPreprocessor.from_tokenizer(tokenizer, max_seq_length)
         model.save(path)
 
 

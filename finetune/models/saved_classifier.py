@@ -1,4 +1,4 @@
-"""Reading a fine-tuned classifier's `model.keras` (as `run_finetuning.py --save_models` writes it) for export."""
+"""Reading a fine-tuned classifier's or tagger's `model.keras` (as `run_finetuning.py --save_models` writes it) for export."""
 
 import json
 import os
@@ -11,23 +11,36 @@ TEXT_INPUTS = ("auto", "single", "pair")
 
 def load_text_classifier(path):
     """The `ElectraTextClassifier` in the `.keras` file at `path`, or a one-line `CheckpointError` saying why not."""
-    import keras
-
     from finetune.models.text_classifier import ElectraTextClassifier
 
+    return load_finetuned_model(path, ElectraTextClassifier, "classifier")
+
+
+def load_token_classifier(path):
+    """The `ElectraTokenClassifier` (a tagger) in the `.keras` file at `path`, or a one-line `CheckpointError`."""
+    from finetune.models.token_classifier import ElectraTokenClassifier
+
+    return load_finetuned_model(path, ElectraTokenClassifier, "tagger")
+
+
+def load_finetuned_model(path, model_class, what):
+    """The `model_class` instance saved in the `.keras` file at `path` (the model.keras of run_finetuning.py
+    --save_models); `what` names it in errors."""
+    import keras
+
     if not os.path.isfile(path):
-        what = "is a directory" if os.path.isdir(path) else "does not exist"
-        raise CheckpointError(f"{path} {what}: a classifier is read from the model.keras file of a fine-tuned "
-                              "classifier (run_finetuning.py --save_models writes trial_<k>/model.keras)")
+        state = "is a directory" if os.path.isdir(path) else "does not exist"
+        raise CheckpointError(f"{path} {state}: a {what} is read from the model.keras file of a fine-tuned "
+                              f"{what} (run_finetuning.py --save_models writes trial_<k>/model.keras)")
     if not zipfile.is_zipfile(path):
-        raise CheckpointError(f"{path} is not a .keras file: a classifier is read from the model.keras that "
+        raise CheckpointError(f"{path} is not a .keras file: a {what} is read from the model.keras that "
                               "run_finetuning.py --save_models writes")
     try:
         model = keras.saving.load_model(path, compile=False)
     except (ValueError, TypeError, KeyError, OSError) as error:
-        raise CheckpointError(f"cannot load {path} as a fine-tuned classifier: {str(error).splitlines()[0]}") from error
-    if not isinstance(model, ElectraTextClassifier):
-        raise CheckpointError(f"{path} holds a {type(model).__name__}, not a fine-tuned ElectraTextClassifier (the "
+        raise CheckpointError(f"cannot load {path} as a fine-tuned {what}: {str(error).splitlines()[0]}") from error
+    if not isinstance(model, model_class):
+        raise CheckpointError(f"{path} holds a {type(model).__name__}, not a fine-tuned {model_class.__name__} (the "
                               "model.keras of run_finetuning.py --save_models)")
     return model
 

@@ -34,13 +34,15 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
         preprocessor: an `ElectraTextClassifierPreprocessor`, or None for token-id inputs.
         regression: one linear output instead of class logits.
         dropout: dropout on the [CLS] vector (0.1 in the reference).
+        label_names: the class names in id order (e.g. ["negative", "positive"]), saved with the model; the exported
+            model then also returns the predicted name.
     """
 
     backbone_cls = ElectraBackbone
     preprocessor_cls = ElectraTextClassifierPreprocessor
 
     def __init__(self, backbone, num_classes=2, preprocessor=None, regression=False, dropout=CLASSIFIER_DROPOUT,
-                 **kwargs):
+                 label_names=None, **kwargs):
         if not regression and (not isinstance(num_classes, int) or num_classes < 2):
             raise ConfigError(f"a classifier needs num_classes >= 2, got {num_classes!r}; use regression=True for a "
                               "single score")
@@ -59,6 +61,10 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
         # Before the functional init, which compiles with the defaults (and these choose the loss).
         self.num_classes = 1 if regression else num_classes
         self.regression = bool(regression)
+        if label_names is not None and (regression or len(label_names) != num_classes):
+            raise ConfigError(f"label_names {list(label_names)} must name the {num_classes} classes (and a regression "
+                              "has none)", arguments=("label_names",))
+        self.label_names = None if label_names is None else [str(name) for name in label_names]
         self.dropout = float(dropout)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
@@ -69,17 +75,10 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
         `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face, keras-hub), with a
         new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that normalises text as the
         checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other values over them)."""
-        from electra_tf.errors import CheckpointError
-        from finetune.checkpoints import load_discriminator
+        from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
-        pretrained = load_discriminator(preset)
-        backbone = pretrained.model.backbone
-        if not load_weights:
-            backbone = ElectraBackbone.from_config(backbone.get_config())
-        vocab_file = vocab_file or pretrained.vocab_file
-        if not vocab_file:
-            raise CheckpointError(f"{preset} holds no vocabulary: pass vocab_file=<the vocab.txt it was trained with>")
-        settings = pretrained.tokenizer_settings.overridden(do_lower_case, strip_accents)
+        backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
+            preset, load_weights, vocab_file, do_lower_case, strip_accents)
         preprocessor = ElectraTextClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
                                                          do_lower_case=settings.do_lower_case,
                                                          strip_accents=settings.strip_accents)
@@ -129,5 +128,6 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_classes=self.num_classes, regression=self.regression, dropout=self.dropout)
+        config.update(num_classes=self.num_classes, regression=self.regression, dropout=self.dropout,
+                      label_names=self.label_names)
         return config

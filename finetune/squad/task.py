@@ -108,7 +108,7 @@ class SquadTask(Task):
     def num_train_features(self, data):
         return len(data.train_features)
 
-    def build_model(self, pretrained_model, hyperparameters, job):
+    def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraSquadModel
 

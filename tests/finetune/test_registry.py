@@ -6,18 +6,22 @@ from electra_tf.errors import ConfigError
 from finetune import hyperparameters
 from finetune.glue.task import GlueTask
 from finetune.registry import get_task, tasks
+from finetune.own_data.task import OwnDataTask
 from finetune.squad.task import SquadTask
+from finetune.tagging.task import TaggingTask
 from finetune.task import Task
 
 GLUE_TASKS = ["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"]
 
 
-def test_registry_knows_every_glue_task_and_both_squad_versions():
-    assert list(tasks()) == GLUE_TASKS + ["squadv1", "squad"]
+def test_registry_knows_every_glue_task_both_squad_versions_tagging_and_own_files():
+    assert list(tasks()) == GLUE_TASKS + ["squadv1", "squad", "chunk", "ner", "pos", "ged", "tagging",
+                                          "classification", "regression"]
     assert all(isinstance(task, Task) for task in tasks().values())
     assert [type(get_task(name)) for name in GLUE_TASKS] == [GlueTask] * 9
     assert (get_task("squad").version, get_task("squadv1").version) == ("2.0", "1.1")
     assert isinstance(get_task("SQuAD"), SquadTask)
+    assert isinstance(get_task("NER"), TaggingTask) and isinstance(get_task("classification"), OwnDataTask)
 
 
 def test_names_are_case_and_hyphen_insensitive():
@@ -30,7 +34,8 @@ def test_unknown_names_list_the_known_tasks(name):
     with pytest.raises(ConfigError) as raised:
         get_task(name)
     assert str(raised.value) == (f"unknown task={name!r}; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, "
-                                 "RTE, WNLI, squadv1, squad")
+                                 "RTE, WNLI, squadv1, squad, chunk, ner, pos, ged, tagging, "
+                                 "classification, regression")
     assert raised.value.arguments == ("task",)
 
 

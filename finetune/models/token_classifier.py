@@ -1,0 +1,177 @@
+"""`ElectraTokenClassifier`: one tag per word (chunking, POS, NER, error detection) on an `ElectraBackbone`."""
+
+import keras
+import keras_hub
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from electra_tf.errors import ConfigError
+from electra_tf.layers.dropout import ElectraDropout
+from electra_tf.models.backbone import ElectraBackbone
+from finetune.models.token_classifier_preprocessor import WORD_POSITIONS, ElectraTokenClassifierPreprocessor
+
+TAGGER_DROPOUT = 0.1
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class ElectraTokenClassifier(keras_hub.models.Task):
+    """The reference's tagging model: backbone -> the vector of each word's first piece -> dropout 0.1 -> one dense
+    layer, float32 logits [batch, max_seq_length, num_tags] (word k at index k; positions past the last word are
+    padding). The other pieces of a word carry no label and no loss, as in the reference.
+
+        tagger = ElectraTokenClassifier.from_preset("<model_dir>/pretrained", tags=["B-NP", "I-NP", "O"])
+        tagger.compile()                          # the reference's fine-tuning optimiser, see `compile`
+        tagger.fit([["He", "reckons", "..."], ...], [["B-NP", "B-VP", ...], ...], batch_size=32, epochs=3)
+        tagger.tag(["He reckons the current account deficit will narrow."])   # words, tags and byte offsets
+        tagger.save("tagger.keras")
+
+    With `preprocessor=None` the model takes the backbone's int inputs and `word_positions` (see
+    `ElectraTokenClassifierPreprocessor`). Tags are ids into `tags` (label strings are converted by `fit`/`evaluate`
+    when given as Python lists).
+
+    Args:
+        backbone: an `ElectraBackbone`.
+        tags: the tag names, in id order.
+        preprocessor: an `ElectraTokenClassifierPreprocessor`, or None for int inputs.
+        dropout: dropout on the word vectors (0.1 in the reference).
+    """
+
+    backbone_cls = ElectraBackbone
+    preprocessor_cls = ElectraTokenClassifierPreprocessor
+
+    def __init__(self, backbone, tags, preprocessor=None, dropout=TAGGER_DROPOUT, **kwargs):
+        tags = [str(tag) for tag in tags]
+        if len(tags) < 2 or len(set(tags)) != len(tags):
+            raise ConfigError(f"a tagger needs at least two distinct tags, got {tags!r}", arguments=("tags",))
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.output_dropout = ElectraDropout(dropout, dtype=backbone.dtype_policy, name="tagger_dropout")
+        # Glorot-uniform kernel and zero bias: the reference's tf.layers.dense defaults for its task heads.
+        self.output_dense = keras.layers.Dense(len(tags), dtype=backbone.dtype_policy, name="tagger")
+        inputs = dict(backbone.input)
+        inputs[WORD_POSITIONS] = keras.Input(shape=(None,), dtype="int32", name=WORD_POSITIONS)
+        sequence = backbone({name: inputs[name] for name in backbone.input})
+        word_vectors = ops.take_along_axis(sequence, ops.expand_dims(inputs[WORD_POSITIONS], -1), axis=1)
+        logits = ops.cast(self.output_dense(self.output_dropout(word_vectors)), "float32")
+        self.tags = tags
+        self.dropout = float(dropout)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    @classmethod
+    def from_preset(cls, preset, tags, max_seq_length=128, vocab_file=None, do_lower_case=None, strip_accents=None,
+                    dropout=TAGGER_DROPOUT, load_weights=True, **kwargs):
+        """A tagger on the pre-trained backbone at `preset` (any checkpoint `finetune.checkpoints` reads), with a new
+        head and a preprocessor that normalises text as the checkpoint records (see
+        `ElectraTextClassifier.from_preset`)."""
+        from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
+
+        backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
+            preset, load_weights, vocab_file, do_lower_case, strip_accents)
+        preprocessor = ElectraTokenClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
+                                                          do_lower_case=settings.do_lower_case,
+                                                          strip_accents=settings.strip_accents)
+        return cls(backbone, tags=tags, preprocessor=preprocessor, dropout=dropout, **kwargs)
+
+    @property
+    def num_layers(self):
+        """The backbone's number of Transformer layers (what layer-wise learning-rate decay needs)."""
+        return self.backbone.num_layers
+
+    def compile(self, optimizer="auto", loss="auto", *, metrics="auto", num_train_steps=None, **kwargs):
+        """keras-hub's `compile` with the reference's defaults (as `ElectraTextClassifier.compile`): the reference's
+        fine-tuning optimiser for the backbone's size; cross-entropy of each packed word's tag averaged over the
+        packed words (`mean_with_sample_weight`); word accuracy."""
+        if optimizer == "auto":
+            from finetune.optimization import reference_finetuning_optimizer
+
+            optimizer = reference_finetuning_optimizer(self.backbone, num_train_steps)
+        if loss == "auto":
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
+        if metrics == "auto":
+            # Weighted: only the packed words count (the padding and the other pieces weigh 0).
+            metrics = None
+            kwargs.setdefault("weighted_metrics", [keras.metrics.SparseCategoricalAccuracy("accuracy")])
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    # ------------------------------------------------------------------ Python data in
+    def tag_ids(self, tags):
+        """Ragged int32 ids of tag strings (a list of lists); ConfigError naming an unknown tag."""
+        index = {tag: position for position, tag in enumerate(self.tags)}
+        unknown = sorted({str(tag) for sentence in tags for tag in sentence} - set(index))
+        if unknown:
+            raise ConfigError(f"unknown tags {unknown[:5]}; this tagger knows {self.tags}", arguments=("tags",))
+        return tf.ragged.constant([[index[str(tag)] for tag in sentence] for sentence in tags], dtype=tf.int32,
+                                  ragged_rank=1)
+
+    def _python_inputs(self, x, y=None):
+        if isinstance(x, (list, tuple)) and x and not isinstance(x[0], (str, bytes)):
+            x = tf.ragged.constant([[str(word) for word in words] for words in x], dtype=tf.string)
+        elif isinstance(x, np.ndarray) and x.dtype.kind in "OUS":
+            x = tf.constant(x.astype(str))
+        if isinstance(y, (list, tuple)) and y and isinstance(y[0], (list, tuple, np.ndarray)):
+            as_text = any(isinstance(tag, str) for sentence in y for tag in sentence)
+            y = self.tag_ids(y) if as_text else tf.ragged.constant([list(map(int, s)) for s in y], dtype=tf.int32)
+        return x, y
+
+    def fit(self, x=None, y=None, batch_size=None, shuffle=True, **kwargs):
+        x, y = self._python_inputs(x, y)
+        if isinstance(x, tf.RaggedTensor) and y is not None and kwargs.get("sample_weight") is None:
+            # keras-hub batches ragged inputs with tf.data without shuffling; shuffle every epoch as Keras does.
+            dataset = tf.data.Dataset.from_tensor_slices((x, y))
+            if shuffle:
+                dataset = dataset.shuffle(int(x.nrows()), reshuffle_each_iteration=True)
+            return super().fit(dataset.batch(batch_size or 32), shuffle=False, **kwargs)
+        return super().fit(x=x, y=y, batch_size=batch_size, shuffle=shuffle, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
+        x, y = self._python_inputs(x, y)
+        return super().evaluate(x=x, y=y, batch_size=batch_size, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        x, _ = self._python_inputs(x)
+        return super().predict(x, batch_size=batch_size, **kwargs)
+
+    def tag(self, inputs, batch_size=32):
+        """Tags of raw strings or of word lists: per example a list of (word, tag, start, end), with the word's byte
+        offsets into the string (None for given words). Words that did not fit `max_seq_length` get tag None."""
+        if self.preprocessor is None:
+            raise ConfigError("tag() needs a preprocessor: build the tagger with from_preset or preprocessor=...")
+        raw = isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], (str, bytes))
+        if raw:
+            words, starts, ends = self.preprocessor.split_text(tf.constant(list(inputs)))
+            words, starts, ends = words.to_list(), starts.to_list(), ends.to_list()
+        else:
+            words = [list(sentence) for sentence in inputs]
+        _, num_packed = self.preprocessor.pack(tf.ragged.constant(
+            [[w if isinstance(w, bytes) else str(w).encode() for w in s] for s in words], dtype=tf.string))
+        predictions = np.argmax(self.predict(inputs, batch_size=batch_size, verbose=0), axis=-1)
+        results = []
+        for index, sentence in enumerate(words):
+            packed = int(num_packed[index])
+            results.append([
+                (word.decode() if isinstance(word, bytes) else word,
+                 self.tags[predictions[index, k]] if k < packed else None,
+                 starts[index][k] if raw else None, ends[index][k] if raw else None)
+                for k, word in enumerate(sentence)])
+        return results
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs):
+        """With a preprocessor and no `input_signature`: a SavedModel for TF Serving with a raw-text signature
+        `serve_text` (word-level words, tags and offsets) and an id one, `serving_default`
+        (`finetune.models.tagger_serving`). Otherwise Keras' own export."""
+        if self.preprocessor is None or input_signature is not None or format != "tf_saved_model":
+            return super().export(filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs)
+        from finetune.models.tagger_serving import export_tagger
+
+        return export_tagger(self, filepath)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(tags=list(self.tags), dropout=self.dropout)
+        return config

@@ -1,0 +1,156 @@
+"""Fine-tuning on the user's own files: `classification` (string labels) and `regression` (a number per example), on
+single sentences or pairs, through the same runner as GLUE.
+
+String labels are mapped to class ids in the order of `readers.label_names` and saved with the model
+(`ElectraTextClassifier.label_names`), so predictions files and the exported model's outputs carry the original
+strings. Outputs per trial: `dev_predictions.tsv` (and `test_predictions.tsv`): `line`, `label` (gold) and
+`prediction`, the line being the example's line in its file; with `save_models`, the classifier as `model.keras`.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+
+from electra_tf.errors import ConfigError, DataError
+from finetune.hyperparameters import size_defaults
+from finetune.task import Task
+
+EPOCHS = 3
+MAX_SEQ_LENGTH = 128
+
+
+@dataclasses.dataclass
+class OwnData:
+    label_names: list  # None for regression
+    train: object  # GlueFeatures
+    evaluation: dict  # split -> (examples, GlueFeatures)
+
+
+class OwnDataTask(Task):
+    options = ("train_file", "dev_file", "test_file", "text_column", "text_pair_column", "label_column")
+
+    def __init__(self, name, regression):
+        self.name = name
+        self.regression = regression
+
+    def default_hyperparameters(self, model_size):
+        return size_defaults(model_size, EPOCHS, MAX_SEQ_LENGTH)
+
+    def validate(self, job):
+        for argument in ("train_file", "dev_file", "text_column"):
+            if not getattr(job, argument):
+                raise ConfigError(f"task={self.name} needs {argument}", arguments=(argument, "task"))
+        from finetune.own_data.readers import file_format
+
+        for argument in ("train_file", "dev_file", "test_file"):
+            if getattr(job, argument):
+                file_format(getattr(job, argument), argument)
+
+    def _read(self, job, argument):
+        from finetune.own_data.readers import read_labelled_file
+
+        return read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
+                                  regression=self.regression, argument=argument,
+                                  require_labels=argument != "test_file")
+
+    def load_data(self, job, tokenizer, max_seq_length):
+        from finetune.own_data import readers
+
+        train = self._read(job, "train_file")
+        names = None if self.regression else readers.label_names([example.label for example in train])
+        if names is not None and len(names) < 2:
+            raise DataError(f"train_file={job.train_file} has the one label {names}: a classifier needs two or more "
+                            "(task=regression for numbers)", arguments=("train_file", "task"))
+        evaluation = {}
+        for split in ("dev", "test"):
+            if getattr(job, f"{split}_file"):
+                examples = self._read(job, f"{split}_file")
+                if names:
+                    readers.check_known_labels(examples, names, getattr(job, f"{split}_file"), f"{split}_file")
+                evaluation[split] = (examples, self._encode(examples, names, tokenizer, max_seq_length))
+        return OwnData(names, self._encode(train, names, tokenizer, max_seq_length), evaluation)
+
+    def _encode(self, examples, names, tokenizer, max_seq_length):
+        from finetune.glue.features import GlueFeatures, encode_token_ids, tokenize_to_numpy
+
+        ids_a = tokenize_to_numpy(tokenizer, [example.text_a for example in examples])
+        paired = examples[0].text_b is not None
+        ids_b = tokenize_to_numpy(tokenizer, [example.text_b for example in examples]) if paired else None
+        inputs = encode_token_ids(ids_a, ids_b, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
+        if self.regression:
+            labels = np.array([np.nan if e.label is None else e.label for e in examples], np.float32)
+        else:
+            index = {name: position for position, name in enumerate(names)}
+            labels = np.array([index.get(e.label, -1) for e in examples], np.int32)
+        return GlueFeatures(*inputs, labels)
+
+    def describe_data(self, data):
+        return {"num_train_examples": len(data.train), "label_names": data.label_names}
+
+    def describe_training(self, data):
+        return f"{len(data.train)} train examples"
+
+    def num_train_features(self, data):
+        return len(data.train)
+
+    def build_model(self, pretrained_model, hyperparameters, job, data):
+        from electra_tf.models import clone_backbone
+        from finetune.models import ElectraTextClassifier
+
+        return ElectraTextClassifier(clone_backbone(pretrained_model.backbone),
+                                     num_classes=len(data.label_names or ()) if not self.regression else 2,
+                                     regression=self.regression, label_names=data.label_names)
+
+    def compile_model(self, model, optimizer):
+        model.compile(optimizer=optimizer)
+
+    def train_dataset(self, model, data, batch_size, shuffle_seed):
+        from finetune.glue.features import features_to_dataset
+
+        return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed)
+
+    def evaluate(self, model, data, trial_dir, job):
+        from finetune.glue import metrics
+
+        results = {}
+        for split, (examples, features) in data.evaluation.items():
+            outputs = model.predict(features.inputs(), batch_size=job.eval_batch_size, verbose=0)
+            if self.regression:
+                predictions = [float(value) for value in outputs]
+            else:
+                predictions = [data.label_names[index] for index in np.argmax(outputs, axis=-1)]
+            _write_predictions(os.path.join(trial_dir, f"{split}_predictions.tsv"), examples, predictions)
+            if split == "test" and any(example.label is None for example in examples):
+                continue
+            key = self.name if split == "dev" else f"{self.name}-{split}"
+            if self.regression:
+                gold = features.label_ids
+                results[key] = {"pearson": metrics.pearson(gold, outputs), "spearman": metrics.spearman(gold, outputs)}
+            else:
+                gold = features.label_ids
+                predicted = np.argmax(outputs, axis=-1)
+                results[key] = {"accuracy": metrics.accuracy(gold, predicted),
+                                "macro_f1": float(np.mean([metrics.f1(gold, predicted, positive=label)
+                                                           for label in range(len(data.label_names))]))}
+        return results
+
+    def save_model(self, model, path, tokenizer, max_seq_length):
+        from finetune.models import ElectraTextClassifierPreprocessor
+
+        model.preprocessor = ElectraTextClassifierPreprocessor.from_tokenizer(tokenizer, max_seq_length)
+        model.save(path)
+
+
+def _write_predictions(path, examples, predictions):
+    from electra_tf.io_utils import atomic_write_text
+
+    rows = ["line\tlabel\tprediction"]
+    rows.extend(f"{example.line}\t{'' if example.label is None else example.label}\t{prediction}"
+                for example, prediction in zip(examples, predictions))
+    atomic_write_text(path, "\n".join(rows) + "\n")
+
+
+def own_data_tasks():
+    return {"classification": OwnDataTask("classification", regression=False),
+            "regression": OwnDataTask("regression", regression=True)}

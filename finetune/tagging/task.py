@@ -1,0 +1,206 @@
+"""Token tagging as a fine-tuning `Task`: one tag per word from CoNLL-style column files.
+
+Tasks: `chunk` (CoNLL-2000, the reference's tagging task; chunk F1 by conlleval's rules), `ner` (span F1, IOB1 or
+IOB2; CoNLL-2003 from tensorflow-datasets with `data_source="tfds"`), `pos` (word accuracy), `ged` (grammatical error detection: binary c/i labels, precision, recall and F0.5 of
+the "incorrect" class), and `tagging` for any other tag set (word accuracy). Files come from `train_file`, `dev_file`
+and optionally `test_file`; `word_column` and `tag_column` say where the word and the tag are (`.conllu` files: the
+UPOS tag; Penn Treebank `.pos` files, comma-separated paths or globs; FCE's token TSV for `ged`: word and c/i label).
+
+Outputs per trial: `dev_predictions.txt` (and `test_predictions.txt`), CoNLL format `word gold predicted`, a blank
+line between sentences; with `save_models`, an `ElectraTokenClassifier` (raw text or words in) as `model.keras`.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+
+from electra_tf.errors import ConfigError, DataError
+from finetune.hyperparameters import size_defaults
+from finetune.task import Task
+
+EPOCHS = 3
+MAX_SEQ_LENGTH = 128
+SPAN, ACCURACY, DETECTION = "span_f1", "accuracy", "detection"
+
+
+@dataclasses.dataclass(frozen=True)
+class TaggingSpec:
+    name: str
+    metric: str
+    description: str
+    positive_tag: str = None  # DETECTION: the class whose precision, recall and F0.5 are reported
+    ignored_tags: tuple = ()  # labels meaning "not labelled": no loss, not scored
+
+
+SPECS = {spec.name: spec for spec in (
+    TaggingSpec("chunk", SPAN, "CoNLL-2000 chunking (word POS chunk columns)"),
+    TaggingSpec("ner", SPAN, "named entities (IOB1 or IOB2 tags)"),
+    TaggingSpec("pos", ACCURACY, "part-of-speech tags"),
+    TaggingSpec("ged", DETECTION, "grammatical error detection (c/i labels per token)", positive_tag="i",
+                ignored_tags=("NA",)),
+    TaggingSpec("tagging", ACCURACY, "any tag set"),
+)}
+
+
+@dataclasses.dataclass
+class TaggingData:
+    tags: list
+    train: object  # TaggingFeatures
+    train_sentences: list
+    evaluation: dict  # split -> (sentences, TaggingFeatures)
+
+
+class TaggingTask(Task):
+    """One tagging task (see the module docstring) on the user's files."""
+
+    options = ("train_file", "dev_file", "test_file", "word_column", "tag_column")
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.name = spec.name
+
+    def default_hyperparameters(self, model_size):
+        return size_defaults(model_size, EPOCHS, MAX_SEQ_LENGTH)
+
+    def validate(self, job):
+        if job.data_source == "tfds":
+            from finetune.tagging.readers import TFDS_TAGGING
+
+            if self.name not in TFDS_TAGGING:
+                raise ConfigError(f"task={self.name} has no tensorflow-datasets source (those with one: "
+                                  f"{sorted(TFDS_TAGGING)}); pass train_file and dev_file",
+                                  arguments=("task", "data_source"))
+            return
+        for argument in ("train_file", "dev_file"):
+            if not getattr(job, argument):
+                raise ConfigError(f"task={self.name} needs {argument}: a CoNLL-style file of {self.spec.description}",
+                                  arguments=(argument, "task"))
+        from finetune.tagging.readers import expand_paths
+
+        for argument in ("train_file", "dev_file", "test_file"):
+            for path in expand_paths(getattr(job, argument) or ""):
+                if not os.path.isfile(path):
+                    raise DataError(f"{argument}={path} does not exist", arguments=(argument,))
+
+    def read_split(self, job, split):
+        """The sentences of `split` ("train", "dev", "test"): from `<split>_file`, or from tensorflow-datasets with
+        data_source="tfds"; None when the split has no file."""
+        if job.data_source == "tfds":
+            from finetune.tagging.readers import read_tfds_tagged
+
+            return read_tfds_tagged(self.name, split, data_dir=job.tfds_data_dir, download=job.tfds_download)
+        path = getattr(job, f"{split}_file")
+        return self.read(job, path) if path else None
+
+    def read(self, job, path):
+        from finetune.tagging import readers
+
+        if self.spec.metric == DETECTION:
+            return readers.read_fce(path)
+        if path.endswith(".conllu"):
+            return readers.read_conllu(path)
+        if path.endswith(".pos"):
+            return readers.read_ptb_pos(path)
+        return readers.read_conll(path, word_column=job.word_column, tag_column=job.tag_column)
+
+    def load_data(self, job, tokenizer, max_seq_length):
+        from finetune.tagging.features import featurize
+
+        train = self.read_split(job, "train")
+        tags = sorted({tag for sentence in train for tag in sentence.tags} - set(self.spec.ignored_tags))
+        if len(tags) < 2:
+            raise DataError(f"train_file={job.train_file} has only the tag {tags}: a tagger needs two or more",
+                            arguments=("train_file",))
+        if self.spec.positive_tag and self.spec.positive_tag not in tags:
+            raise DataError(f"train_file={job.train_file} has no {self.spec.positive_tag!r} tag (it has {tags})",
+                            arguments=("train_file",))
+        tag_ids = {tag: index for index, tag in enumerate(tags)}
+        evaluation = {}
+        for split in ("dev", "test"):
+            sentences = self.read_split(job, split)
+            if sentences is not None:
+                _check_known_tags(sentences, set(tag_ids) | set(self.spec.ignored_tags), f"{split}_file")
+                evaluation[split] = (sentences, featurize(sentences, tokenizer, max_seq_length, tag_ids))
+        return TaggingData(tags, featurize(train, tokenizer, max_seq_length, tag_ids), train, evaluation)
+
+    def describe_data(self, data):
+        return {"tags": data.tags, "num_train_sentences": len(data.train_sentences),
+                "num_train_windows": len(data.train.windows)}
+
+    def describe_training(self, data):
+        return f"{len(data.train_sentences)} train sentences in {len(data.train.windows)} windows"
+
+    def num_train_features(self, data):
+        return len(data.train.windows)
+
+    def build_model(self, pretrained_model, hyperparameters, job, data):
+        from electra_tf.models import clone_backbone
+        from finetune.models import ElectraTokenClassifier
+
+        return ElectraTokenClassifier(clone_backbone(pretrained_model.backbone), tags=data.tags)
+
+    def compile_model(self, model, optimizer):
+        model.compile(optimizer=optimizer)
+
+    def train_dataset(self, model, data, batch_size, shuffle_seed):
+        return data.train.dataset(batch_size, shuffle_seed=shuffle_seed)
+
+    def evaluate(self, model, data, trial_dir, job):
+        results = {}
+        for split, (sentences, features) in data.evaluation.items():
+            logits = model.predict(features.inputs(), batch_size=job.eval_batch_size, verbose=0)
+            predicted = [[data.tags[tag] for tag in sentence]
+                         for sentence in features.sentence_predictions(np.argmax(logits, axis=-1))]
+            write_conll_predictions(os.path.join(trial_dir, f"{split}_predictions.txt"), sentences, predicted)
+            if split == "dev":
+                results[self.name] = self.score([list(s.tags) for s in sentences], predicted)
+            else:
+                results[f"{self.name}-test"] = self.score([list(s.tags) for s in sentences], predicted)
+        return results
+
+    def score(self, gold, predicted):
+        """The task's official metrics (in percent) of word-level `predicted` tags against `gold`."""
+        from finetune.tagging import metrics
+
+        if self.spec.ignored_tags:
+            kept = [[(g, p) for g, p in zip(gold_tags, predicted_tags) if g not in self.spec.ignored_tags]
+                    for gold_tags, predicted_tags in zip(gold, predicted)]
+            gold, predicted = [[g for g, _ in s] for s in kept], [[p for _, p in s] for s in kept]
+        if self.spec.metric == SPAN:
+            return metrics.span_f1(gold, predicted)
+        if self.spec.metric == DETECTION:
+            return metrics.binary_detection_scores(gold, predicted, positive=self.spec.positive_tag)
+        return {"accuracy": metrics.token_accuracy(gold, predicted)}
+
+    def save_model(self, model, path, tokenizer, max_seq_length):
+        from finetune.models import ElectraTokenClassifierPreprocessor
+
+        model.preprocessor = ElectraTokenClassifierPreprocessor.from_tokenizer(tokenizer, max_seq_length)
+        model.save(path)
+
+
+def _check_known_tags(sentences, known, argument):
+    for sentence in sentences:
+        for offset, tag in enumerate(sentence.tags):
+            if tag not in known:
+                raise DataError(f"{sentence.source} line {sentence.line + offset}: tag {tag!r} never occurs in "
+                                f"train_file (its tags: {sorted(known)}); a tagger can only predict tags it was "
+                                "trained on: add examples of it to the training file or map it to a known tag",
+                                arguments=(argument, "train_file"))
+
+
+def write_conll_predictions(path, sentences, predicted):
+    """`word gold predicted` per line, a blank line after each sentence (conlleval's input), written atomically."""
+    from electra_tf.io_utils import atomic_write_text
+
+    lines = []
+    for sentence, tags in zip(sentences, predicted):
+        lines.extend(f"{word} {gold} {tag}" for word, gold, tag in zip(sentence.words, sentence.tags, tags))
+        lines.append("")
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+def tagging_tasks():
+    """{name: TaggingTask} for chunk, ner, pos, ged and tagging."""
+    return {name: TaggingTask(spec) for name, spec in SPECS.items()}

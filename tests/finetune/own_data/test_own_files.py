@@ -1,0 +1,106 @@
+"""Fine-tuning on the user's own files: CSV / TSV / JSON lines readers, string labels kept from training file to
+predictions file to the exported model's output, and one-line errors."""
+
+import csv
+import json
+
+import pytest
+
+from electra_tf.errors import DataError
+from finetune.own_data.readers import label_names, read_labelled_file
+from finetune.runner import FinetuningJob, run
+from tests.finetune.synthetic_glue import keyword_examples
+
+NAMES = {0: "negative", 1: "positive"}
+
+
+def _write_csv(path, examples):
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["review", "sentiment"])
+        for text, label in examples:
+            writer.writerow([text, NAMES[label]])
+    return str(path)
+
+
+def test_the_three_formats_read_the_same_examples(tmp_path):
+    rows = [("a, \"quoted\" text", "positive"), ("line\nbreak", "negative")]
+    _write_csv(tmp_path / "x.csv", [(text, 1 if label == "positive" else 0) for text, label in rows])
+    (tmp_path / "x.tsv").write_text("review\tsentiment\n" + "".join(f"{t.replace(chr(10), ' ')}\t{l}\n"
+                                                                    for t, l in rows), encoding="utf-8")
+    (tmp_path / "x.jsonl").write_text("".join(json.dumps({"review": t, "sentiment": l}) + "\n" for t, l in rows),
+                                      encoding="utf-8")
+    read = {kind: read_labelled_file(str(tmp_path / f"x.{kind}"), "review", label_column="sentiment")
+            for kind in ("csv", "tsv", "jsonl")}
+    assert [(e.text_a, e.label) for e in read["csv"]] == rows
+    assert [(e.text_a, e.label) for e in read["jsonl"]] == rows
+    assert [e.label for e in read["tsv"]] == ["positive", "negative"]
+    assert [e.line for e in read["jsonl"]] == [1, 2]
+
+
+def test_label_order_is_deterministic_and_integer_labels_keep_their_values():
+    assert label_names(["pos", "neg", "pos"]) == ["neg", "pos"]
+    assert label_names(["10", "2", "1"]) == ["1", "2", "10"]
+
+
+@pytest.mark.parametrize("content, name, message", [
+    ("review,sentiment\n", "empty.csv", "holds no example"),
+    ("review,sentiment\ngood,positive,extra\n", "fields.csv", "line 2 has 3 fields where the header has 2"),
+    ("text,sentiment\ngood,positive\n", "column.csv", "line 2 has no column 'review' \\(it has text, sentiment\\)"),
+    ('{"review": "good", "sentiment": "positive"}\n{"review": \n', "bad.jsonl", "line 2 is not valid JSON"),
+    ("review,sentiment\n ,positive\n", "blank.csv", "line 2: empty text"),
+])
+def test_bad_files_name_file_and_line(tmp_path, content, name, message):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(DataError, match=message):
+        read_labelled_file(str(path), "review", label_column="sentiment")
+
+
+def test_regression_labels_must_be_numbers(tmp_path):
+    path = tmp_path / "scores.tsv"
+    path.write_text("a\tb\tscore\nx\ty\t0.5\nx\ty\thigh\n", encoding="utf-8")
+    with pytest.raises(DataError, match=f"{path} line 3: label 'high' is not a number"):
+        read_labelled_file(str(path), "a", "b", "score", regression=True)
+
+
+@pytest.fixture(scope="module")
+def csv_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("own")
+    return (_write_csv(root / "train.csv", keyword_examples(480, seed=0)),
+            _write_csv(root / "dev.csv", keyword_examples(100, seed=1)))
+
+
+def test_string_labels_from_csv_to_predictions_and_the_exported_model(pretrained_tiny, csv_files, tmp_path):
+    import keras
+
+    from tests.serving_session import run_like_tf_serving
+
+    train, dev = csv_files
+    job = FinetuningJob(task="classification", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
+                        model_size="tiny", train_file=train, dev_file=dev, text_column="review",
+                        label_column="sentiment", learning_rate=1e-3, num_train_epochs=3, train_batch_size=16,
+                        max_seq_length=16, save_models=True, progress_bar=False)
+    results = run(job)
+    assert results["label_names"] == ["negative", "positive"]
+    assert results["trials"][0]["metrics"]["classification"]["accuracy"] >= 90.0
+    rows = (tmp_path / "out" / "trial_0" / "dev_predictions.tsv").read_text(encoding="utf-8").splitlines()
+    assert rows[0] == "line\tlabel\tprediction"
+    assert {row.split("\t")[2] for row in rows[1:]} <= {"negative", "positive"}
+    assert sum(row.split("\t")[1] == row.split("\t")[2] for row in rows[1:]) >= 90
+    model = keras.saving.load_model(tmp_path / "out" / "trial_0" / "model.keras")
+    assert model.label_names == ["negative", "positive"]
+    model.export(str(tmp_path / "export"))
+    outputs = run_like_tf_serving(str(tmp_path / "export"), "serve_text", {"texts": ["w0 w50 w60", "w50 w60 w70"]})
+    assert outputs["labels"] == ["positive", "negative"]
+
+
+def test_a_dev_label_never_seen_in_training_is_refused(pretrained_tiny, csv_files, tmp_path):
+    dev = tmp_path / "dev.csv"
+    dev.write_text("review,sentiment\nw1 w2,positive\nw3 w4,neutral\n", encoding="utf-8")
+    job = FinetuningJob(task="classification", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
+                        model_size="tiny", train_file=csv_files[0], dev_file=str(dev), text_column="review",
+                        label_column="sentiment")
+    with pytest.raises(DataError, match=f"{dev} line 3: label 'neutral' never occurs in train_file"):
+        run(job)
+    assert not (tmp_path / "out").exists()

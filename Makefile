@@ -2,7 +2,7 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_DIR ?= demo_output
 # Two pytest processes, one test file each at a time: the suite alone keeps one core busy on average (TensorFlow
 # start-ups, subprocess tests, small graphs), two workers take it from 21 to 12 minutes on the 2-core machine.
@@ -11,10 +11,12 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 
 .PHONY: venv test bench demo clean-demo peer-env
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	# The project itself, editable: the console commands (electra-pretrain, ...) and imports from any directory.
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -16,6 +16,8 @@ keras-hub presets, tokenizer_config.json for Hugging Face). A TF1 checkpoint rec
 
 from electra_tf import cli
 
+cli.quiet_native_startup(__name__)  # before TensorFlow is imported
+
 from absl import flags  # noqa: E402
 
 FORMATS = ["auto", "ours", "tf1", "hf", "keras_hub"]
@@ -56,6 +58,11 @@ def main(argv):
     print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command."""
     # The library's names for what this program calls --model and --from_format.
     cli.run(main, flag_names={"kind": "model", "format": "from_format"})
+
+
+if __name__ == "__main__":
+    console_main()

@@ -17,6 +17,8 @@ tagger's raw-text signature returns one tag per word with the word's byte offset
 
 from electra_tf import cli
 
+cli.quiet_native_startup(__name__)  # before TensorFlow is imported
+
 from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -113,6 +115,11 @@ def _export_squad():
     print(f"exported the SQuAD model of {FLAGS.init_checkpoint} to {FLAGS.output_dir}")
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command."""
     # The library's names for what this program calls --model and --checkpoint_format.
     cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"})
+
+
+if __name__ == "__main__":
+    console_main()

@@ -1,32 +1,41 @@
-"""Fine-tune a pre-trained ELECTRA discriminator on a GLUE task or on SQuAD (--task=squad for 2.0, squadv1 for 1.1).
+"""Fine-tune a pre-trained ELECTRA discriminator: a GLUE task, SQuAD (--task=squad for 2.0, squadv1 for 1.1), token
+tagging (chunk, ner, pos, ged, tagging) or your own CSV / TSV / JSON-lines files (classification, regression).
 
-    python run_finetuning.py --flagfile=configs/glue_mrpc.flags --model_size=small \
+    python run_finetuning.py --flagfile=configs/glue_mrpc.flags --model_size=small \\
         --init_checkpoint=<model_dir>/pretrained --data_dir=<GLUE dir> --output_dir=<dir> --num_trials=10
 
 Hyperparameters not given take the reference's values for --task and --model_size. Writes results.json (each
 trial's dev metrics; median, mean and std per metric), dev predictions in glue_eval's format and, when the test file
 exists, GLUE-submission test predictions; see finetune/runner.py and finetune/glue/task.py for the layout.
 
-    python run_finetuning.py --flagfile=configs/squad.flags --model_size=small \
+    python run_finetuning.py --flagfile=configs/squad.flags --model_size=small \\
         --init_checkpoint=<model_dir>/pretrained --data_dir=<dir with train-v2.0.json, dev-v2.0.json> --output_dir=<dir>
 
 SQuAD writes results.json and per trial the official predictions.json, nbest_predictions.json (and null_odds.json for
 2.0); see finetune/squad/task.py.
 
-    python run_finetuning.py --task=chunk --init_checkpoint=<model_dir>/pretrained \
+    python run_finetuning.py --task=chunk --init_checkpoint=<model_dir>/pretrained \\
         --train_file=conll2000/train.txt --dev_file=conll2000/test.txt --output_dir=<dir>
 
 Tagging (chunk, ner, pos, ged, tagging) reads CoNLL-style column files and writes per trial dev_predictions.txt
 (word gold predicted); see finetune/tagging/task.py.
+
+    python run_finetuning.py --task=classification --init_checkpoint=<model_dir>/pretrained \\
+        --train_file=train.csv --dev_file=dev.csv --text_column=review --label_column=sentiment --output_dir=<dir>
+
+Own files keep their label strings: per trial dev_predictions.tsv (line, label, prediction); see
+finetune/own_data/task.py.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+
+cli.quiet_native_startup(__name__)  # before TensorFlow is imported
 
 import dataclasses  # noqa: E402
 
 from absl import flags  # noqa: E402
 
-from electra_tf.training import distribution  # noqa: E402
+from electra_tf.training.choices import PRECISIONS, STRATEGIES  # noqa: E402  (TensorFlow-free: fast --help)
 
 FLAGS = flags.FLAGS
 
@@ -38,8 +47,8 @@ flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (run_p
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
                     "by download_glue_data.py.")
 flags.DEFINE_string("output_dir", None, "Where results.json, predictions and models are written.")
-flags.DEFINE_string("model_size", "small", "Size of the pre-trained model (tiny, small, small++, base, large); picks "
-                    "the reference's learning rate and layer-wise decay.")
+flags.DEFINE_string("model_size", None, "Size whose reference learning rate and layer-wise decay are used (tiny, "
+                    "small, small++, base, large); default: read from --init_checkpoint's architecture.")
 flags.DEFINE_integer("num_trials", 1, "Fine-tuning runs from the same checkpoint with seeds seed, seed+1, ...; the "
                      "paper reports the median of (at least) 10.")
 flags.DEFINE_integer("seed", 0, "Seed of the first trial (head initialisation, dropout, data order).")
@@ -67,12 +76,14 @@ flags.DEFINE_enum("data_source", "tsv", ["tsv", "json", "tfds"], "Files in --dat
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory, with --data_source=tfds.")
 flags.DEFINE_boolean("tfds_download", False, "Let tensorflow-datasets download and prepare the "
                      "dataset (--data_source=tfds).")
-flags.DEFINE_enum("strategy", "default", list(distribution.STRATEGIES), "tf.distribute strategy.")
+flags.DEFINE_enum("strategy", "default", list(STRATEGIES), "tf.distribute strategy.")
 flags.DEFINE_string("tpu", None, "TPU name or grpc:// address, with --strategy=tpu.")
 flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical devices (for --strategy=mirrored "
                      "on a CPU-only machine).")
-flags.DEFINE_enum("mixed_precision", "float32", list(distribution.PRECISIONS), "Keras dtype policy.")
+flags.DEFINE_enum("mixed_precision", "float32", list(PRECISIONS), "Keras dtype policy.")
 flags.DEFINE_boolean("save_models", False, "Save each trial's fine-tuned model (raw text in) as trial_<k>/model.keras.")
+flags.DEFINE_boolean("keep_best_epoch", False, "End each trial on the weights of the epoch with the lowest dev loss "
+                     "(the dev split is then also the selection set: its scores are optimistic).")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per epoch).")
 # SQuAD only.
 flags.DEFINE_enum("squad_head", "joint", ["joint", "simple"], "SQuAD: joint = the paper's start-conditioned end "
@@ -112,5 +123,10 @@ def main(argv):
     run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command."""
     cli.run(main)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -8,13 +8,14 @@ outputs written to --model_dir.
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
+cli.quiet_native_startup(__name__)  # before TensorFlow is imported
+
 import sys  # noqa: E402
 
 from absl import flags  # noqa: E402
 
 from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES  # noqa: E402
-from electra_tf.training import distribution  # noqa: E402
-from electra_tf.training.optimizers import OPTIMIZERS  # noqa: E402
+from electra_tf.training.choices import OPTIMIZERS, PRECISIONS, STRATEGIES  # noqa: E402  (TensorFlow-free: fast --help)
 
 FLAGS = flags.FLAGS
 
@@ -39,11 +40,11 @@ flags.DEFINE_list("checkpoint_steps", [], "Further steps to checkpoint at, comma
 flags.DEFINE_integer("keep_checkpoint_max", 5, "Checkpoints to keep (0 keeps all).")
 flags.DEFINE_integer("log_every_steps", 100, "Append to metrics.jsonl and TensorBoard every this many steps.")
 flags.DEFINE_integer("seed", 0, "Seed of the initialisation, data order, masking and sampling.")
-flags.DEFINE_enum("strategy", "default", list(distribution.STRATEGIES), "tf.distribute strategy.")
+flags.DEFINE_enum("strategy", "default", list(STRATEGIES), "tf.distribute strategy.")
 flags.DEFINE_string("tpu", None, "TPU name or grpc:// address, with --strategy=tpu.")
 flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical devices (for --strategy=mirrored "
                      "on a CPU-only machine).")
-flags.DEFINE_enum("mixed_precision", "float32", list(distribution.PRECISIONS), "Keras dtype policy.")
+flags.DEFINE_enum("mixed_precision", "float32", list(PRECISIONS), "Keras dtype policy.")
 flags.DEFINE_boolean("jit_compile", False, "Compile the train step with XLA.")
 flags.DEFINE_integer("steps_per_execution", 1, "Train steps per tf.function call.")
 flags.DEFINE_enum("optimizer", "adam_weight_decay", list(OPTIMIZERS), "Optimizer.")
@@ -132,6 +133,8 @@ def main(argv):
     job = PretrainingJob(model_overrides=overrides, **job_flags)
     job.validate()
     if job.worker_hosts:
+        from electra_tf.training import distribution
+
         distribution.configure_cluster(job.worker_hosts, job.task_index)
     try:
         run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
@@ -140,6 +143,11 @@ def main(argv):
         sys.exit(PREEMPTED_EXIT_CODE)
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command."""
     # The library's name for --init_checkpoint_format.
     cli.run(main, flag_names={"format": "init_checkpoint_format"})
+
+
+if __name__ == "__main__":
+    console_main()

@@ -19,6 +19,9 @@ if __package__ in (None, ""):  # Run as a script: make the repository root impor
 from absl import flags  # noqa: E402
 
 import electra_tf.cli  # noqa: E402  (defines --verbose; import before defining flags)
+
+electra_tf.cli.quiet_native_startup(__name__)  # before TensorFlow is imported
+
 from data_prep import corpus as corpus_lib  # noqa: E402
 from electra_tf.errors import ElectraError  # noqa: E402
 
@@ -69,5 +72,10 @@ def main(argv):
           f"{manifest['max_seq_length']} in {manifest['num_shards']} shards to {FLAGS.output_dir}")
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command."""
     electra_tf.cli.run(main)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -18,6 +18,9 @@ if __package__ in (None, ""):  # Run as a script: make the repository root impor
 from absl import flags  # noqa: E402
 
 import electra_tf.cli  # noqa: E402  (defines --verbose; import before defining flags)
+
+electra_tf.cli.quiet_native_startup(__name__)  # before TensorFlow is imported
+
 from electra_tf.errors import DataError  # noqa: E402
 
 flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-separated, or tfds:<dataset name>.")
@@ -68,5 +71,10 @@ def main(argv):
           f"in {time.time() - start:.1f}s")
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command."""
     electra_tf.cli.run(main)
+
+
+if __name__ == "__main__":
+    console_main()

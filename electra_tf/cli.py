@@ -3,11 +3,17 @@
 Every entry point calls `run(main)` instead of `absl.app.run(main)`. A user error (`ElectraError`) is printed as a
 single line naming the problem and the process exits with status 2; `--verbose` shows the traceback as well. The
 error's `arguments` that are flags of the running program are shown as `--name` (`message_for_command_line`).
+
+An entry point that calls `quiet_native_startup(__name__)` before importing TensorFlow also loses TensorFlow's native
+start-up notices on a machine without a GPU ("Could not find cuda drivers", "failed call to cuInit", the oneDNN
+notice): TF_CPP_MIN_LOG_LEVEL cannot hide them, since they are written before TensorFlow reads it.
 """
 
+import atexit
 import os
 import re
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -19,6 +25,106 @@ from electra_tf.errors import ElectraError  # noqa: E402
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
 USER_ERROR_EXIT_CODE = 2
+
+# Native start-up notices that say nothing to a user of a machine without a GPU (or only that oneDNN is on).
+STARTUP_NOISE = re.compile("|".join((
+    r"All log messages before absl::InitializeLog\(\) is called are written to STDERR",
+    r"cudart_stub\.cc:\d+\] Could not find cuda drivers on your machine",
+    r"cuda_platform\.cc:\d+\] failed call to cuInit",
+    r"port\.cc:\d+\] oneDNN custom operations are on",
+    r"util\.cc:\d+\] oneDNN supports DT_INT64 only on platforms with AVX-512",
+    r"Unable to register cu(DNN|FFT|BLAS) factory",
+    r"computation placer already registered",
+)))
+
+
+class NativeStderrFilter:
+    """Redirects file descriptor 2 to a temporary file from `start` to `stop`, then writes back every captured line
+    that `STARTUP_NOISE` does not match, in order. Python's own stderr goes through the same descriptor, so tracebacks
+    and warnings of the window are kept too (also when the process ends inside it: `stop` runs at exit)."""
+
+    def __init__(self):
+        self.saved_descriptor = None
+        self.capture = None
+
+    @property
+    def active(self):
+        return self.saved_descriptor is not None
+
+    def start(self):
+        if self.active:
+            return
+        sys.stderr.flush()
+        self.capture = tempfile.TemporaryFile()
+        self.saved_descriptor = os.dup(2)
+        os.dup2(self.capture.fileno(), 2)
+        atexit.register(self.stop)
+
+    def stop(self):
+        if not self.active:
+            return
+        sys.stderr.flush()
+        os.dup2(self.saved_descriptor, 2)
+        os.close(self.saved_descriptor)
+        self.saved_descriptor = None
+        self.capture.seek(0)
+        kept = [line for line in self.capture.read().decode("utf-8", "replace").splitlines(keepends=True)
+                if not STARTUP_NOISE.search(line)]
+        self.capture.close()
+        sys.stderr.write("".join(kept))
+        sys.stderr.flush()
+
+
+_STARTUP_FILTER = NativeStderrFilter()
+CONSOLE_COMMAND_PREFIX = "electra-"  # pyproject.toml's [project.scripts]
+
+
+def quiet_native_startup(module_name):
+    """Called by an entry point with its `__name__` before it imports TensorFlow: when the module runs as the program,
+    filter TensorFlow's native start-up notices until `run` has initialised the devices (the cuInit notice comes then).
+    Imported as a module (tests), it does nothing. `ELECTRA_TF_NATIVE_STARTUP_LOGS=1` shows the notices."""
+    # An installed console command (electra-pretrain, ...) imports the module under its own name.
+    as_program = module_name == "__main__" or os.path.basename(sys.argv[0]).startswith(CONSOLE_COMMAND_PREFIX)
+    if as_program and not os.environ.get("ELECTRA_TF_NATIVE_STARTUP_LOGS"):
+        _STARTUP_FILTER.start()
+
+
+SHORT_HELP = ("--help", "-h", "-?", "--helpshort")
+FULL_HELP = ("--helpfull",)
+
+
+def _initialise_devices_quietly():
+    if not _STARTUP_FILTER.active:
+        return
+    try:
+        if not any(arg in SHORT_HELP + FULL_HELP for arg in sys.argv[1:]):
+            import tensorflow as tf
+
+            tf.config.list_physical_devices()
+    finally:
+        _STARTUP_FILTER.stop()
+
+
+def _answer_help(main):
+    """Help on stdout with exit status 0 (absl's own help flags exit with 1, which scripts read as a failure): the
+    program's docstring and its flags, found from `main`'s module (an installed console command's `__main__` is a
+    wrapper without either)."""
+    asked = [arg for arg in sys.argv[1:] if arg in SHORT_HELP + FULL_HELP]
+    if not asked:
+        return
+    module = sys.modules[main.__module__]
+    flag_values = flags.FLAGS
+    program = os.path.basename(sys.argv[0])
+    flag_help = flag_values.module_help(module) if asked[0] in SHORT_HELP else flag_values.get_help()
+    text = (module.__doc__ or f"USAGE: {program} [flags]\n").rstrip("\n") + "\n\nflags:\n" + flag_help + "\n"
+    if asked[0] in SHORT_HELP:
+        text += "\nTry --helpfull to get a list of all flags.\n"
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `--help | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(0)
 
 
 def _is_verbose():
@@ -69,8 +175,11 @@ def _wrap(main, flag_names):
 def run(main, flag_names=None):
     """`absl.app.run(main)` with one-line reporting of `ElectraError` (`flag_names` as in `message_for_command_line`).
 
-    TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given.
+    TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given. After
+    `quiet_native_startup`, the devices are initialised (and the start-up filter ends) before `main` runs.
     """
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
         sys.argv.insert(1, "--verbosity=-1")
+    _initialise_devices_quietly()
+    _answer_help(main)
     app.run(_wrap(main, flag_names))

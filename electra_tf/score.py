@@ -11,6 +11,8 @@ import sys
 
 from electra_tf import cli
 
+cli.quiet_native_startup(__name__)  # before TensorFlow is imported
+
 from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -40,5 +42,11 @@ def main(argv):
     for result in score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size):
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
 
-if __name__ == "__main__":
+
+def console_main():
+    """The installed console command."""
     cli.run(main)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -31,6 +31,20 @@ def size_family(model_size):
     return _SIZE_FAMILY[model_size]
 
 
+ARCHITECTURE_FIELDS = ("embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size")
+
+
+def model_size_of(config):
+    """The preset whose architecture `config` (an `ElectraConfig` or `ElectraArchitecture`) has ("small++" shares
+    "small"'s and is reported as "small"), else the published size nearest its hidden size: the size whose
+    fine-tuning settings suit the checkpoint."""
+    shape = tuple(getattr(config, name) for name in ARCHITECTURE_FIELDS)
+    for name, preset in PRESETS.items():
+        if tuple(getattr(preset, field) for field in ARCHITECTURE_FIELDS) == shape:
+            return name
+    return "small" if config.hidden_size <= 256 else "base" if config.hidden_size <= 768 else "large"
+
+
 @dataclasses.dataclass(frozen=True)
 class FinetuningHyperparameters:
     learning_rate: float

@@ -27,7 +27,8 @@ def get_task(name):
     by_key = {_lookup_key(known): task for known, task in tasks().items()}
     task = by_key.get(_lookup_key(name or ""))
     if task is None:
-        raise ConfigError(f"unknown task={name!r}; choose one of {', '.join(tasks())}", arguments=("task",))
+        problem = "task is required" if not name else f"unknown task={name!r}"
+        raise ConfigError(f"{problem}; choose one of {', '.join(tasks())}", arguments=("task",))
     return task
 
 

@@ -5,12 +5,13 @@ The task (`finetune.registry.get_task(job.task)`) supplies data, model head, los
 every task shares: validation, hyperparameters, strategy, the trial loop with its seeds, the optimiser and the
 results. Outputs in `output_dir`:
 
-* `results.json`: the task, the job, the hyperparameters used, facts about the data, each trial's seed and official
-  dev metrics, and per metric the median (what the paper reports), mean and std over trials; rewritten atomically
-  after every trial.
+* `results.json`: the task, the job, the hyperparameters used, facts about the data, each trial's seed, official
+  dev metrics and (when the task has a labelled dev split) Keras' dev loss and metrics after every epoch, and per
+  metric the median (what the paper reports), mean and std over trials; rewritten atomically after every trial.
 * `trial_<k>/`: the task's prediction files (GLUE: `dev_predictions.tsv` and `submission/<TASK>.tsv`, see
   `finetune.glue.task`; SQuAD: `predictions.json`, `nbest_predictions.json`, `null_odds.json`, see
-  `finetune.squad.task`) and, with `save_models`, `model.keras`.
+  `finetune.squad.task`; tagging, own files: see theirs), TensorBoard logs in `logs/train` and `logs/validation`,
+  and, with `save_models`, `model.keras`.
 """
 
 import dataclasses
@@ -22,12 +23,13 @@ from absl import logging
 
 from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
-from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive
+from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.registry import get_task, tasks
 from finetune.squad.features import DOC_STRIDE, MAX_QUERY_LENGTH
 from finetune.squad.postprocess import MAX_ANSWER_LENGTH, N_BEST_SIZE
 
+LOGS_DIR = "logs"
 RESULTS_FILE = "results.json"
 MODEL_FILE = "model.keras"
 
@@ -37,14 +39,14 @@ class FinetuningJob:
     """Everything a fine-tuning run needs; field names are the flag names of `run_finetuning.py`.
 
     Hyperparameters left as None take the reference's value for `task` and `model_size`
-    (`Task.default_hyperparameters`). The SQuAD options at the end are read by the SQuAD tasks only.
+    (`Task.default_hyperparameters`); `model_size` None means the checkpoint's own (`model_size_of` its config). The SQuAD options at the end are read by the SQuAD tasks only.
     """
 
     task: str
     init_checkpoint: str
     output_dir: str
     data_dir: str = None
-    model_size: str = "small"
+    model_size: str = None  # None: the size of init_checkpoint's architecture
     num_trials: int = 1
     seed: int = 0
     learning_rate: float = None
@@ -70,6 +72,7 @@ class FinetuningJob:
     num_cpu_devices: int = 0
     mixed_precision: str = "float32"
     save_models: bool = False
+    keep_best_epoch: bool = False  # end on the weights of the epoch with the lowest dev loss (Keras validation)
     progress_bar: bool = True
     squad_head: str = "joint"
     doc_stride: int = DOC_STRIDE
@@ -120,8 +123,9 @@ class FinetuningJob:
         return {name: value for name, value in dataclasses.asdict(self).items() if name not in other_options}
 
     def hyperparameters(self):
-        """The task's reference hyperparameters for `model_size` with this job's overrides."""
-        return get_task(self.task).default_hyperparameters(self.model_size).overridden(
+        """The task's reference hyperparameters for `model_size` with this job's overrides (for a job whose
+        `model_size` is still None, those of "small": `run` sets the checkpoint's size before it trains)."""
+        return get_task(self.task).default_hyperparameters(self.model_size or "small").overridden(
             learning_rate=self.learning_rate, num_train_epochs=self.num_train_epochs,
             max_seq_length=self.max_seq_length, layerwise_lr_decay=self.layerwise_lr_decay,
             train_batch_size=self.train_batch_size)
@@ -180,12 +184,27 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
             bias_correction=job.bias_correction))
     print(f"trial {trial} (seed {seed}): {task.describe_training(data)}, {train_steps} steps", flush=True)
+    validation = task.validation_dataset(model, data, job.eval_batch_size)
+    # TensorBoard's train/ and validation/ (when the task has a labelled dev split) under trial_<k>/logs.
+    callbacks = [keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR))]
+    best_epoch = None
+    if job.keep_best_epoch and validation is not None:
+        # Patience beyond the run: never stops early, only restores the epoch of lowest dev loss at the end.
+        best_epoch = keras.callbacks.EarlyStopping(monitor="val_loss", patience=hyperparameters.num_train_epochs + 1,
+                                                   restore_best_weights=True)
+        callbacks.append(best_epoch)
     history = model.fit(task.train_dataset(model, data, batch_size, seed), epochs=hyperparameters.num_train_epochs,
+                        validation_data=validation, callbacks=callbacks,
                         shuffle=False,  # shuffled by the dataset
                         verbose=1 if job.progress_bar else 2)
     entry = {"trial": trial, "seed": seed, "metrics": task.evaluate(model, data, trial_dir, job)}
     if task.records_train_loss:
         entry["train_loss_per_epoch"] = [float(value) for value in history.history["loss"]]
+    if validation is not None:
+        entry["validation_per_epoch"] = {name[len("val_"):]: [float(value) for value in values]
+                                         for name, values in history.history.items() if name.startswith("val_")}
+    if best_epoch is not None:
+        entry["kept_epoch"] = int(best_epoch.best_epoch) + 1
     if job.save_models:
         task.save_model(model, os.path.join(trial_dir, MODEL_FILE), tokenizer, hyperparameters.max_seq_length)
     return entry
@@ -204,10 +223,14 @@ def run(job, extra_files=None):
 
     job.validate()
     task = get_task(job.task)
-    hyperparameters = job.hyperparameters()
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     pretrained = load_discriminator(job.init_checkpoint)
+    if job.model_size is None:
+        job = dataclasses.replace(job, model_size=model_size_of(pretrained.model.electra_config))
+        print(f"model size: {job.model_size} (from {job.init_checkpoint}'s architecture; model_size overrides)",
+              flush=True)
+    hyperparameters = job.hyperparameters()
     tokenizer = _tokenizer(job, pretrained)
     pretrained.model.electra_config.check_sequence_length(hyperparameters.max_seq_length)
     data = task.load_data(job, tokenizer, hyperparameters.max_seq_length)

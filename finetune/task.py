@@ -11,7 +11,8 @@ and per trial, with the trial's seed set:
 
     model = task.build_model(pretrained_model, hyperparameters, job, data) # under the strategy's scope
     task.compile_model(model, optimizer)
-    model.fit(task.train_dataset(model, data, batch_size, seed), ...)
+    model.fit(task.train_dataset(model, data, batch_size, seed),
+              validation_data=task.validation_dataset(model, data, eval_batch_size), ...)
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
     task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
 
@@ -69,6 +70,12 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def train_dataset(self, model, data, batch_size, shuffle_seed):
         """The shuffled training `tf.data.Dataset` of (inputs, labels) batches."""
+
+    def validation_dataset(self, model, data, batch_size):
+        """(inputs, labels) batches of the dev split that Keras evaluates after every epoch (`validation_data`:
+        `val_loss` and the compiled metrics, in the logs and TensorBoard's validation/), or None (no such split, or
+        labels the training loss does not take)."""
+        return None
 
     @abc.abstractmethod
     def evaluate(self, model, data, trial_dir, job):

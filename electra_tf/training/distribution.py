@@ -7,9 +7,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.errors import ConfigError
-
-STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+from electra_tf.training.choices import PRECISIONS, STRATEGIES  # noqa: F401  (part of this module's interface)
 
 
 def split_cpu(num_devices):

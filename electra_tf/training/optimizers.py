@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from electra_tf.errors import ConfigError
+from electra_tf.training.choices import OPTIMIZERS  # noqa: F401  (part of this module's interface)
 
 # Variables matching this (on their path) get no weight decay: LayerNorm parameters and biases, as the reference.
 NO_DECAY_PATTERN = r"(layer_norm|LayerNorm|bias)"
@@ -77,9 +78,6 @@ def _resource(variable):
     if isinstance(variable, keras.Variable):
         variable = variable.value
     return variable.handle
-
-
-OPTIMIZERS = ("adam_weight_decay", "keras_adamw", "lamb")
 
 
 def create_optimizer(name, learning_rate, weight_decay=0.01, epsilon=1e-6, beta_1=0.9, beta_2=0.999,

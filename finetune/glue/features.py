@@ -34,6 +34,11 @@ class GlueFeatures:
     def __len__(self):
         return len(self.label_ids)
 
+    def is_labelled(self):
+        """Whether every example has a label (a class id >= 0, or a score that is not NaN)."""
+        labels = np.asarray(self.label_ids, np.float64)
+        return bool(len(labels)) and bool(np.all(np.isfinite(labels) & (labels >= 0)))
+
 
 def with_swapped_pairs(examples):
     """`examples` followed by each pair with A and B swapped (the reference's MRPC/STS-B train augmentation)."""

@@ -90,6 +90,13 @@ class GlueTask(Task):
 
         return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed)
 
+    def validation_dataset(self, model, data, batch_size):
+        from finetune.glue.features import features_to_dataset
+
+        # The first labelled dev split (MNLI: matched), as the reference's per-epoch evaluation would pick.
+        labelled = [features for features in data.dev.values() if features.is_labelled()]
+        return features_to_dataset(labelled[0], batch_size) if labelled else None
+
     def evaluate(self, model, data, trial_dir, job):
         from finetune.glue.metrics import score_key, task_metrics
         from finetune.glue.predictions import write_predictions

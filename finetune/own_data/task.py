@@ -110,6 +110,11 @@ class OwnDataTask(Task):
 
         return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed)
 
+    def validation_dataset(self, model, data, batch_size):
+        from finetune.glue.features import features_to_dataset
+
+        return features_to_dataset(data.evaluation["dev"][1], batch_size) if "dev" in data.evaluation else None
+
     def evaluate(self, model, data, trial_dir, job):
         from finetune.glue import metrics
 

@@ -1,8 +1,10 @@
 """Token tagging as a fine-tuning `Task`: one tag per word from CoNLL-style column files.
 
 Tasks: `chunk` (CoNLL-2000, the reference's tagging task; chunk F1 by conlleval's rules), `ner` (span F1, IOB1 or
-IOB2; CoNLL-2003 from tensorflow-datasets with `data_source="tfds"`), `pos` (word accuracy), `ged` (grammatical error detection: binary c/i labels, precision, recall and F0.5 of
-the "incorrect" class), and `tagging` for any other tag set (word accuracy). Files come from `train_file`, `dev_file`
+IOB2; CoNLL-2003 from tensorflow-datasets with `data_source="tfds"`), `pos` (word accuracy), `ged` (grammatical
+error detection: binary c/i labels, precision, recall and F0.5 of the "incorrect" class), and `tagging` for any other
+tag set (word accuracy). The tag set is the training file's; a dev or test tag it lacks is scored as it stands (a miss
+the tagger cannot avoid), with a warning naming the file and line and a count in results.json (`unseen_tags`). Files come from `train_file`, `dev_file`
 and optionally `test_file`; `word_column` and `tag_column` say where the word and the tag are (`.conllu` files: the
 UPOS tag; Penn Treebank `.pos` files, comma-separated paths or globs; FCE's token TSV for `ged`: word and c/i label).
 
@@ -14,6 +16,7 @@ import dataclasses
 import os
 
 import numpy as np
+from absl import logging
 
 from electra_tf.errors import ConfigError, DataError
 from finetune.hyperparameters import size_defaults
@@ -49,6 +52,7 @@ class TaggingData:
     train: object  # TaggingFeatures
     train_sentences: list
     evaluation: dict  # split -> (sentences, TaggingFeatures)
+    unseen_tags: dict  # split -> {gold tag never in train_file: number of words}
 
 
 class TaggingTask(Task):
@@ -116,17 +120,21 @@ class TaggingTask(Task):
             raise DataError(f"train_file={job.train_file} has no {self.spec.positive_tag!r} tag (it has {tags})",
                             arguments=("train_file",))
         tag_ids = {tag: index for index, tag in enumerate(tags)}
-        evaluation = {}
+        evaluation, unseen_counts = {}, {}
         for split in ("dev", "test"):
             sentences = self.read_split(job, split)
             if sentences is not None:
-                _check_known_tags(sentences, set(tag_ids) | set(self.spec.ignored_tags), f"{split}_file")
+                unseen = unseen_tags(sentences, set(tag_ids) | set(self.spec.ignored_tags))
+                _warn_unseen_tags(unseen, f"{split}_file")
+                unseen_counts[split] = {tag: count for tag, (count, _) in unseen.items()}
                 evaluation[split] = (sentences, featurize(sentences, tokenizer, max_seq_length, tag_ids))
-        return TaggingData(tags, featurize(train, tokenizer, max_seq_length, tag_ids), train, evaluation)
+        return TaggingData(tags, featurize(train, tokenizer, max_seq_length, tag_ids), train, evaluation,
+                           unseen_counts)
 
     def describe_data(self, data):
         return {"tags": data.tags, "num_train_sentences": len(data.train_sentences),
-                "num_train_windows": len(data.train.windows)}
+                "num_train_windows": len(data.train.windows),
+                "unseen_tags": {split: counts for split, counts in data.unseen_tags.items() if counts}}
 
     def describe_training(self, data):
         return f"{len(data.train_sentences)} train sentences in {len(data.train.windows)} windows"
@@ -145,6 +153,10 @@ class TaggingTask(Task):
 
     def train_dataset(self, model, data, batch_size, shuffle_seed):
         return data.train.dataset(batch_size, shuffle_seed=shuffle_seed)
+
+    def validation_dataset(self, model, data, batch_size):
+        # Words with a tag unseen in training weigh 0 here (no loss), while the official score counts them.
+        return data.evaluation["dev"][1].dataset(batch_size) if "dev" in data.evaluation else None
 
     def evaluate(self, model, data, trial_dir, job):
         results = {}
@@ -180,14 +192,23 @@ class TaggingTask(Task):
         model.save(path)
 
 
-def _check_known_tags(sentences, known, argument):
+def unseen_tags(sentences, known):
+    """{tag: (number of words, "file line N" of the first)} of the gold tags of `sentences` that are not `known`."""
+    unseen = {}
     for sentence in sentences:
         for offset, tag in enumerate(sentence.tags):
             if tag not in known:
-                raise DataError(f"{sentence.source} line {sentence.line + offset}: tag {tag!r} never occurs in "
-                                f"train_file (its tags: {sorted(known)}); a tagger can only predict tags it was "
-                                "trained on: add examples of it to the training file or map it to a known tag",
-                                arguments=(argument, "train_file"))
+                count, first = unseen.get(tag, (0, f"{sentence.source} line {sentence.line + offset}"))
+                unseen[tag] = (count + 1, first)
+    return unseen
+
+
+def _warn_unseen_tags(unseen, argument):
+    # Real benchmarks have them (CoNLL-2000's test set has I-LST, never in its training set): the words are scored as
+    # they stand, misses the tagger cannot avoid, rather than refused or silently dropped.
+    for tag, (count, first) in sorted(unseen.items()):
+        logging.warning("%s: tag %r on %d word(s) (first at %s) never occurs in train_file; the tagger cannot predict "
+                        "it, so these words count as errors", argument, tag, count, first)
 
 
 def write_conll_predictions(path, sentences, predicted):

@@ -68,3 +68,35 @@ def test_entry_point_prints_the_translated_message_on_one_line(tmp_path):
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1] == \
         "error: --output_dir is required (num_layers is not a flag)"
+
+
+def test_start_up_filter_drops_only_the_known_notices_and_keeps_order(tmp_path):
+    # A child process writes native-style notices and real lines to descriptor 2 inside the filter's window.
+    script = textwrap.dedent("""
+        import os, sys
+        from electra_tf.cli import NativeStderrFilter
+        window = NativeStderrFilter()
+        window.start()
+        os.write(2, b"I0000 00:00:1 1 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU will not be used.\\n")
+        os.write(2, b"a real warning\\n")
+        os.write(2, b"E0000 00:00:1 1 cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error\\n")
+        print("python's own stderr", file=sys.stderr)
+        window.stop()
+        print("after", file=sys.stderr)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == ["a real warning", "python's own stderr", "after"]
+
+
+def test_help_from_another_directory_exits_0_without_cuda_notices(tmp_path):
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--help"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "--task" in result.stdout and "--train_file" in result.stdout
+    assert not [line for line in result.stderr.splitlines() if "cuda" in line.lower() or "cuInit" in line]
+    missing = subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py")], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [missing.stderr.splitlines()[0]]
+    assert missing.stderr.startswith("error: --task is required; choose one of CoLA, SST-2")

@@ -92,7 +92,22 @@ def test_conversions_carry_the_settings(cased_run, tmp_path):
         hf_config = json.load(handle)
     assert (hf_config["do_lower_case"], hf_config["strip_accents"]) == (False, False)
     assert hf_config["tokenizer_class"] == "ElectraTokenizer" and hf_config["model_max_length"] == 512
-    assert os.path.isfile(os.path.join(hf_dir, "special_tokens_map.json"))
+    with open(os.path.join(hf_dir, "special_tokens_map.json"), encoding="utf-8") as handle:
+        assert json.load(handle) == {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+                                     "cls_token": "[CLS]", "mask_token": "[MASK]"}
+    # What transformers' AutoTokenizer / AutoModelForPreTraining read: the files and the keys they dispatch on.
+    assert sorted(os.listdir(hf_dir)) == ["README.md", "config.json", "model.safetensors", "special_tokens_map.json",
+                                          "tokenizer_config.json", "vocab.txt"]
+    with open(os.path.join(hf_dir, "config.json"), encoding="utf-8") as handle:
+        model_config = json.load(handle)
+    assert (model_config["model_type"], model_config["architectures"]) == ("electra", ["ElectraForPreTraining"])
+    with open(os.path.join(hf_dir, "vocab.txt"), encoding="utf-8") as vocab, open(loaded.vocab_file,
+                                                                                  encoding="utf-8") as original:
+        assert vocab.read() == original.read()
+    card = open(os.path.join(hf_dir, "README.md"), encoding="utf-8").read()
+    assert card.startswith("---\nlibrary_name: transformers\n")
+    assert f"| layers | {loaded.model.electra_config.num_layers} |" in card
+    assert "do_lower_case=False, strip_accents=False" in card and "AutoModelForPreTraining" in card
     back = load_model(hf_dir)
     assert back.tokenizer_settings == CASED
     ours = str(tmp_path / "ours")

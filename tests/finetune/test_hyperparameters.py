@@ -70,3 +70,17 @@ def test_squad_defaults_and_overrides():
     assert (overridden.learning_rate, overridden.max_seq_length, overridden.train_batch_size) == (3e-4, 384, 8)
     assert overridden.overridden(learning_rate=None, num_train_epochs=3) == dataclasses.replace(overridden,
                                                                                                num_train_epochs=3)
+
+
+def test_the_model_size_is_read_from_the_architecture():
+    import dataclasses
+
+    from electra_tf.config import PRESETS
+    from finetune.hyperparameters import model_size_of
+
+    assert [model_size_of(PRESETS[name]) for name in ("tiny", "small", "small++", "base", "large")] == [
+        "tiny", "small", "small", "base", "large"]
+    # Architectures of no preset take the published size nearest their width.
+    assert model_size_of(dataclasses.replace(PRESETS["base"], num_layers=6)) == "base"
+    assert model_size_of(dataclasses.replace(PRESETS["small"], hidden_size=384, num_heads=6)) == "base"
+    assert model_size_of(dataclasses.replace(PRESETS["large"], num_layers=12)) == "large"

@@ -33,7 +33,8 @@ def test_names_are_case_and_hyphen_insensitive():
 def test_unknown_names_list_the_known_tasks(name):
     with pytest.raises(ConfigError) as raised:
         get_task(name)
-    assert str(raised.value) == (f"unknown task={name!r}; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, "
+    problem = f"unknown task={name!r}" if name else "task is required"
+    assert str(raised.value) == (f"{problem}; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, "
                                  "RTE, WNLI, squadv1, squad, chunk, ner, pos, ged, tagging, "
                                  "classification, regression")
     assert raised.value.arguments == ("task",)

@@ -3,6 +3,9 @@ predictions file to the exported model's output, and one-line errors."""
 
 import csv
 import json
+import os
+
+import numpy as np
 
 import pytest
 
@@ -77,11 +80,21 @@ def test_string_labels_from_csv_to_predictions_and_the_exported_model(pretrained
     from tests.serving_session import run_like_tf_serving
 
     train, dev = csv_files
+    # No model_size: the checkpoint's architecture says "tiny".
     job = FinetuningJob(task="classification", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
-                        model_size="tiny", train_file=train, dev_file=dev, text_column="review",
+                        train_file=train, dev_file=dev, text_column="review",
                         label_column="sentiment", learning_rate=1e-3, num_train_epochs=3, train_batch_size=16,
-                        max_seq_length=16, save_models=True, progress_bar=False)
+                        max_seq_length=16, save_models=True, progress_bar=False, keep_best_epoch=True)
     results = run(job)
+    assert results["job"]["model_size"] == "tiny" and results["hyperparameters"]["layerwise_lr_decay"] == 0.8
+    # Dev evaluated after every epoch; the kept epoch is the one of lowest dev loss, and its weights are the ones
+    # scored (Keras' dev accuracy of that epoch is the official accuracy).
+    trial = results["trials"][0]
+    losses = trial["validation_per_epoch"]["loss"]
+    assert len(losses) == 3 and trial["kept_epoch"] == int(np.argmin(losses)) + 1
+    kept_accuracy = trial["validation_per_epoch"]["accuracy"][trial["kept_epoch"] - 1]
+    assert trial["metrics"]["classification"]["accuracy"] == pytest.approx(100 * kept_accuracy, abs=1e-4)
+    assert sorted(os.listdir(tmp_path / "out" / "trial_0" / "logs")) == ["train", "validation"]
     assert results["label_names"] == ["negative", "positive"]
     assert results["trials"][0]["metrics"]["classification"]["accuracy"] >= 90.0
     rows = (tmp_path / "out" / "trial_0" / "dev_predictions.tsv").read_text(encoding="utf-8").splitlines()

@@ -116,12 +116,23 @@ def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path):
         load_text_classifier(str(model_file))
 
 
-def test_a_dev_tag_never_seen_in_training_names_file_and_line(pretrained_tiny, conll_files, tmp_path):
+def test_a_dev_tag_never_seen_in_training_is_scored_as_a_miss_and_reported(pretrained_tiny, conll_files, tmp_path,
+                                                                           caplog):
+    # As CoNLL-2000's test set does (I-LST): the benchmark must still run, and the miss must count.
+    from finetune.tagging.metrics import span_f1
+
     dev = tmp_path / "dev.txt"
-    dev.write_text("w1 NN B-LOW\nw2 NN B-ODD\n", encoding="utf-8")
-    with pytest.raises(DataError, match=rf"{dev} line 2: tag 'B-ODD' never occurs in train_file"):
-        run(_job(pretrained_tiny, conll_files, tmp_path / "out", dev_file=str(dev)))
-    assert not (tmp_path / "out").exists()
+    dev.write_text("w1 NN B-LOW\nw2 NN B-ODD\n\nw3 NN B-ODD\n", encoding="utf-8")
+    results = run(_job(pretrained_tiny, conll_files, tmp_path / "out", dev_file=str(dev), num_train_epochs=1))
+    assert results["unseen_tags"] == {"dev": {"B-ODD": 2}}
+    assert any(f"tag 'B-ODD' on 2 word(s) (first at {dev} line 2) never occurs in train_file" in record.getMessage()
+               for record in caplog.records)
+    lines = (tmp_path / "out" / "trial_0" / "dev_predictions.txt").read_text(encoding="utf-8").split("\n")
+    predicted = [line.split(" ")[2] for line in lines if line]
+    assert [line.split(" ")[1] for line in lines if line] == ["B-LOW", "B-ODD", "B-ODD"]
+    expected = span_f1([["B-LOW", "B-ODD"], ["B-ODD"]], [predicted[:2], predicted[2:]])
+    assert results["trials"][0]["metrics"]["chunk"] == pytest.approx(expected)
+    assert expected["recall"] <= 100 / 3 + 1e-9
 
 
 def test_missing_files_are_refused_before_anything_is_loaded(pretrained_tiny, conll_files, tmp_path):

@@ -71,8 +71,11 @@ flags.DEFINE_boolean("uniform_generator", None, "No generator network: replaceme
 flags.DEFINE_integer("two_stage_steps", None, "Train the generator alone for this many steps, then the discriminator "
                      "initialised from it with the generator frozen (generator at the discriminator's size; "
                      "--strategy=default only).")
-flags.DEFINE_enum("generator_training", None, list(GENERATOR_TRAINING), "mle (maximum likelihood), or adversarial: "
-                  "the generator maximises the discriminator loss through a Gumbel-softmax relaxation.")
+flags.DEFINE_enum("generator_training", None, list(GENERATOR_TRAINING), "mle (maximum likelihood); adversarial: "
+                  "the generator maximises the discriminator loss through a Gumbel-softmax relaxation; annealed: "
+                  "the generator's loss moves linearly from mle to adversarial over --generator_annealing_steps.")
+flags.DEFINE_integer("generator_annealing_steps", None, "--generator_training=annealed: steps until the generator's "
+                     "loss is wholly adversarial (default: --num_train_steps).")
 flags.DEFINE_float("adversarial_temperature_start", None, "Gumbel-softmax temperature at step 0 (1.0).")
 flags.DEFINE_float("adversarial_temperature_end", None, "Gumbel-softmax temperature at the last step (0.1); the "
                    "temperature decays exponentially in between.")
@@ -108,7 +111,7 @@ flags.DEFINE_integer("eval_batch_size", None, "Evaluation batch size (default: -
 _MODEL_OVERRIDES = {name: name for name in (
     "mask_prob", "disc_weight", "gen_weight", "temperature", "hidden_dropout", "attention_dropout", "objective",
     "untied_embeddings", "tie_all_weights", "uniform_generator", "two_stage_steps", "generator_training",
-    "adversarial_temperature_start", "adversarial_temperature_end", "embedding_sharing")}
+    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps", "embedding_sharing")}
 _MODEL_OVERRIDES.update(generator_hidden_size="generator_hidden_fraction", generator_layers="generator_layers_fraction")
 
 

@@ -11,7 +11,7 @@ BERT_UNCASED_VOCAB_SIZE = 30522
 OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
 # Objectives with a replaced-token-detection discriminator: the generator variants of section 3.2 apply to them.
 DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15")
-GENERATOR_TRAINING = ("mle", "adversarial")
+GENERATOR_TRAINING = ("mle", "adversarial", "annealed")
 EMBEDDING_SHARING = ("shared", "gdes")
 # The reference's exact (erf) GELU, or the tanh approximation (keras-hub's ELECTRA, Hugging Face's "gelu_new").
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_approximate")
@@ -99,8 +99,10 @@ class PretrainingSettings:
     `objective` (see `pretraining.objectives`), `untied_embeddings` (the generator gets its own embedding block),
     `tie_all_weights` (the generator *is* the discriminator's encoder, with its own MLM head), `uniform_generator` (no
     generator network: uniform samples), `two_stage_steps` (train the generator alone for that many steps, then the
-    discriminator initialised from it), `generator_training` ("mle", or "adversarial": the generator maximises the
-    discriminator loss through a Gumbel-softmax relaxation annealed from `adversarial_temperature_start` to `_end`)
+    discriminator initialised from it), `generator_training` ("mle"; "adversarial": the generator maximises the
+    discriminator loss through a Gumbel-softmax relaxation annealed from `adversarial_temperature_start` to `_end`;
+    "annealed": the generator's loss moves linearly from maximum likelihood at step 0 to the adversarial objective at
+    `generator_annealing_steps`, default the whole run)
     and `embedding_sharing` ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
     """
 
@@ -121,6 +123,7 @@ class PretrainingSettings:
     generator_training: str = "mle"
     adversarial_temperature_start: float = 1.0
     adversarial_temperature_end: float = 0.1
+    generator_annealing_steps: int = 0  # generator_training="annealed": steps to reach the adversarial loss; 0 = the run
     embedding_sharing: str = "shared"
 
     pad_id: int = 0
@@ -163,9 +166,14 @@ class PretrainingSettings:
                               f"adversarial_temperature_start={self.adversarial_temperature_start!r}, "
                               f"adversarial_temperature_end={self.adversarial_temperature_end!r}",
                               arguments=("adversarial_temperature_start", "adversarial_temperature_end"))
+        if not isinstance(self.generator_annealing_steps, int) or self.generator_annealing_steps < 0:
+            raise ConfigError(f"{type(self).__name__}.generator_annealing_steps must be a non-negative integer, got "
+                              f"{self.generator_annealing_steps!r}", arguments=("generator_annealing_steps",))
+        # Both non-MLE trainings pass the discriminator loss to the generator: the same combinations are refused.
+        adversarial = f"generator_training={'annealed' if self.generator_training == 'annealed' else 'adversarial'}"
         variants = {"untied_embeddings": self.untied_embeddings, "tie_all_weights": self.tie_all_weights,
                     "uniform_generator": self.uniform_generator, "two_stage_steps": self.two_stage_steps > 0,
-                    "generator_training=adversarial": self.generator_training == "adversarial",
+                    adversarial: self.generator_training in ("adversarial", "annealed"),
                     "embedding_sharing=gdes": self.embedding_sharing == "gdes"}
         chosen = [name for name, on in variants.items() if on]
         names = tuple(name.split("=")[0] for name in variants)
@@ -182,9 +190,9 @@ class PretrainingSettings:
         exclusive = [("tie_all_weights", "untied_embeddings"), ("tie_all_weights", "embedding_sharing=gdes"),
                      ("tie_all_weights", "two_stage_steps"), ("tie_all_weights", "uniform_generator"),
                      ("uniform_generator", "untied_embeddings"), ("uniform_generator", "two_stage_steps"),
-                     ("uniform_generator", "generator_training=adversarial"),
+                     ("uniform_generator", adversarial),
                      ("uniform_generator", "embedding_sharing=gdes"), ("untied_embeddings", "embedding_sharing=gdes"),
-                     ("two_stage_steps", "generator_training=adversarial"), ("two_stage_steps", "embedding_sharing=gdes")]
+                     ("two_stage_steps", adversarial), ("two_stage_steps", "embedding_sharing=gdes")]
         for first, second in exclusive:
             if variants[first] and variants[second]:
                 raise ConfigError(f"{first} and {second} cannot be combined; choose one", arguments=names)

@@ -4,6 +4,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.config import as_config
+from electra_tf.errors import ConfigError
 from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
 from electra_tf.layers.token_dense import TokenDense
 from electra_tf.models.backbone import ElectraBackbone
@@ -13,7 +14,7 @@ from electra_tf.pretraining import objectives, randomness
 from electra_tf.pretraining.masking import mask_inputs
 from electra_tf.pretraining.positions import scatter_vectors
 from electra_tf.pretraining.sampling import (
-    annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, replace_tokens)
+    annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, linear_ramp, replace_tokens)
 
 
 def make_embeddings(config, dtype=None, name="embeddings"):
@@ -37,7 +38,7 @@ class ElectraPretrainingModel(keras.Model):
     `config.objective` selects another objective of the paper's Table 5 (`pretraining.objectives`: which heads the
     discriminator-sized network carries) and the config's generator fields the variants of its section 3.2: untied or
     gradient-disentangled (gdes) embeddings, a generator tied to the discriminator, a uniform generator, two-stage
-    training and adversarial generator training.
+    training and adversarial (or annealed: maximum likelihood turning adversarial) generator training.
 
     Every random draw is a function of (seed, step, example index in the global batch); see `pretraining.randomness`.
 
@@ -46,7 +47,8 @@ class ElectraPretrainingModel(keras.Model):
         max_seq_length: length of the training examples; fixes N, the number of prediction slots.
         seed: seed of the masking and sampling draws.
         num_train_steps: length of the run, over which adversarial training anneals its Gumbel-softmax temperature
-            (None: no annealing).
+            (None: no annealing) and annealed training moves from maximum likelihood to the adversarial loss (required
+            for generator_training="annealed" without generator_annealing_steps).
     """
 
     def __init__(self, config, max_seq_length=128, seed=0, num_train_steps=None, **kwargs):
@@ -59,6 +61,10 @@ class ElectraPretrainingModel(keras.Model):
         self.max_predictions = config.max_predictions_per_seq(self.max_seq_length)
         self.seed = int(seed)
         self.num_train_steps = num_train_steps
+        if config.generator_training == "annealed" and not (config.generator_annealing_steps or num_train_steps):
+            raise ConfigError("generator_training=annealed needs num_train_steps or generator_annealing_steps: the "
+                              "steps over which the generator's loss turns adversarial",
+                              arguments=("generator_training", "num_train_steps", "generator_annealing_steps"))
         self.objective = objectives.get_objective(config.objective)
         self._build_networks(config)
         self.built = True
@@ -141,9 +147,12 @@ class ElectraPretrainingModel(keras.Model):
                                                    masked.masked_lm_weights)
             outputs.update(mlm_logits=mlm_logits, sampled_ids=sampled_ids, corrupted_ids=corrupted_ids, labels=labels)
             model_inputs["input_ids"] = corrupted_ids
-            if config.generator_training == "adversarial":
-                model_inputs["word_vector_offsets"] = self._adversarial_offsets(
-                    mlm_logits, sampling_noise, masked, step, sequence_length)
+            if config.generator_training in ("adversarial", "annealed"):
+                offsets = self._adversarial_offsets(mlm_logits, sampling_noise, masked, step, sequence_length)
+                if config.generator_training == "annealed":
+                    # The offsets are zero-valued: scaling them scales only the reversed gradient.
+                    offsets = offsets * self.adversarial_share(step)
+                model_inputs["word_vector_offsets"] = offsets
         hidden = self.discriminator.backbone.encode(
             model_inputs, word_vectors=self.discriminator_word_vectors(model_inputs), training=training)
         if objectives.REPLACED_TOKEN_HEAD in self.objective.heads:
@@ -178,6 +187,12 @@ class ElectraPretrainingModel(keras.Model):
         if offsets is not None:
             vectors = vectors + tf.cast(offsets, vectors.dtype)
         return vectors
+
+    def adversarial_share(self, step):
+        """Under generator_training="annealed", the weight of the adversarial objective in the generator's loss at
+        `step` (that of maximum likelihood is one minus it): linear from 0 at step 0 to 1 at
+        `generator_annealing_steps` (default: `num_train_steps`)."""
+        return linear_ramp(step, self.electra_config.generator_annealing_steps or self.num_train_steps)
 
     def _adversarial_offsets(self, mlm_logits, sampling_noise, masked, step, sequence_length):
         """Zero-valued word-vector offsets [B, L, E] through which the discriminator loss reaches the generator with

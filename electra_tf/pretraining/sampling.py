@@ -73,3 +73,11 @@ def annealed_temperature(step, start, end, total_steps):
         return tf.constant(start, tf.float32)
     progress = tf.minimum(tf.cast(step, tf.float32) / float(total_steps), 1.0)
     return start * tf.pow(end / start, progress)
+
+
+def linear_ramp(step, total_steps):
+    """step / total_steps clipped to [0, 1]: the adversarial share of the generator's loss under annealed training
+    (0 at step 0: maximum likelihood only; 1 from `total_steps` on: adversarial only). float32 scalar."""
+    if not total_steps:
+        raise ValueError("linear_ramp needs total_steps > 0")
+    return tf.clip_by_value(tf.cast(step, tf.float32) / float(total_steps), 0.0, 1.0)

@@ -75,6 +75,10 @@ class ElectraPretrainer(ElectraPretrainingModel):
         if config.generator_training == "adversarial":
             # The generator learns only from the reversed discriminator loss, not by maximum likelihood.
             terms.pop("generator")
+        if config.generator_training == "annealed":
+            # The reversed discriminator loss reaches the generator with weight share (`pretraining_outputs`).
+            step = self.steps_trained if step is None else step
+            terms["generator"] = terms["generator"] * (1.0 - self.adversarial_share(step))
         return tf.add_n(list(terms.values()))
 
     def expected_initial_loss(self):

@@ -305,3 +305,51 @@ def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():
     model.fit(dataset, steps_per_epoch=2, verbose=0)  # stage 2: the generator stays frozen
     assert not any(changed(generator_end, generator_vars))
     assert all(changed(values(model.generator.backbone.weights), model.discriminator.backbone.weights))
+
+
+def _total_loss_gradients(model, step, variables):
+    features = _batch(np.random.default_rng(0))
+    with tf.GradientTape() as tape:
+        stats = model.pretraining_statistics(model.pretraining_outputs(features, step=step, training=True))
+        loss = model.pretraining_loss(stats, stats, step=step)
+    return loss, tape.gradient(loss, variables)
+
+
+def _dense(gradients):
+    return [np.zeros(()) if g is None else tf.convert_to_tensor(g).numpy() for g in gradients]
+
+
+def test_annealed_generator_training_is_mle_at_the_start_adversarial_at_the_end_and_their_mix_between():
+    config = dict(hidden_dropout=0.0, attention_dropout=0.0)
+    annealed = ElectraPretrainer(_tiny(generator_training="annealed", **config), max_seq_length=32, num_train_steps=100)
+    twins = {training: ElectraPretrainer(_tiny(generator_training=training, **config), max_seq_length=32,
+                                         num_train_steps=100) for training in ("mle", "adversarial")}
+    for twin in twins.values():
+        twin.set_weights(annealed.get_weights())
+    results = {}
+    for name, model in {"annealed": annealed, **twins}.items():
+        for step in (0, 50, 100):
+            loss, gradients = _total_loss_gradients(model, step, model.trainable_variables)
+            results[name, step] = (float(loss), _dense(gradients))
+    for step, twin in ((0, "mle"), (100, "adversarial")):
+        assert results["annealed", step][0] == pytest.approx(results[twin, step][0], rel=1e-6)
+        for ours, theirs in zip(results["annealed", step][1], results[twin, step][1]):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
+    # Halfway, every gradient is the mean of the two objectives' (the discriminator's are the same in both).
+    for ours, mle, adversarial in zip(results["annealed", 50][1], results["mle", 50][1],
+                                      results["adversarial", 50][1]):
+        np.testing.assert_allclose(ours, (mle + adversarial) / 2, rtol=1e-4, atol=1e-6)
+    assert float(annealed.adversarial_share(25)) == 0.25 and float(annealed.adversarial_share(500)) == 1.0
+
+
+def test_annealed_generator_training_needs_a_length_and_its_own_schedule_wins():
+    from electra_tf.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="generator_training=annealed needs num_train_steps or "
+                                          "generator_annealing_steps"):
+        ElectraPretrainer(_tiny(generator_training="annealed"), max_seq_length=32)
+    model = ElectraPretrainer(_tiny(generator_training="annealed", generator_annealing_steps=10), max_seq_length=32,
+                              num_train_steps=1000)
+    assert float(model.adversarial_share(5)) == 0.5
+    with pytest.raises(ConfigError, match="uniform_generator and generator_training=annealed cannot be combined"):
+        _tiny(generator_training="annealed", uniform_generator=True)

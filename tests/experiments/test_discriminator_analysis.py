@@ -1,0 +1,152 @@
+"""The discriminator analysis on a slice of the real FCE data: per-word scores, measures recomputed independently
+(scikit-learn, a brute-force threshold search) from the per-word file, a Hugging Face conversion giving the same
+results, and the entry point's errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from electra_tf.errors import ConfigError, DataError
+from experiments.discriminator_analysis.analysis import run_analyses
+from tests.conftest import REPO_ROOT
+
+SENTENCES = 40
+PAIRS = 3
+
+
+def _labelled_words(path, max_sentences):
+    """(sentence, word index, word, 0/1) of the c/i words of the first sentences of an FCE file, read directly."""
+    words, sentence, index = [], 0, 0
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            line = line.rstrip("\n")
+            if not line:
+                if index:
+                    sentence, index = sentence + 1, 0
+                continue
+            if sentence >= max_sentences:
+                break
+            word, label = line.split("\t")
+            if label in ("c", "i"):
+                words.append((sentence, index, word, int(label == "i")))
+            index += 1
+    return words
+
+
+@pytest.fixture(scope="module")
+def analysis(pretrained_tiny, shared_data, tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("analysis")
+    results = run_analyses(pretrained_tiny, str(shared_data), str(output_dir), max_seq_length=32,
+                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS)
+    return results, output_dir
+
+
+def _tokens(output_dir):
+    with open(output_dir / "ged_tokens.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_every_labelled_word_is_scored_once_in_order(analysis, shared_data):
+    _, output_dir = analysis
+    tokens = _tokens(output_dir)
+    for split in ("dev", "test"):
+        expected = _labelled_words(shared_data / "ged" / "fce" / f"en_fce_{split}.tsv", SENTENCES)
+        got = [(t["sentence_id"], t["word_index"], t["word"], t["label"]) for t in tokens if t["split"] == split]
+        assert got == expected
+
+
+def test_results_are_recomputed_from_the_per_word_file_by_independent_code(analysis):
+    from sklearn.metrics import average_precision_score, brier_score_loss, roc_auc_score
+
+    results, output_dir = analysis
+    tokens = _tokens(output_dir)
+    assert json.loads((output_dir / "results.json").read_text())["ged"] == results["ged"]
+    for split in ("dev", "test"):
+        rows = [t for t in tokens if t["split"] == split]
+        labels = np.array([t["label"] for t in rows])
+        p = np.array([t["p_replaced"] for t in rows])
+        reported = results["ged"][split]
+        assert reported["auroc"] == pytest.approx(roc_auc_score(labels, p))
+        assert reported["average_precision"] == pytest.approx(average_precision_score(labels, p))
+        assert reported["brier"] == pytest.approx(brier_score_loss(labels, p))
+        predicted = p >= reported["threshold"]
+        true_positives = np.sum(predicted & (labels == 1))
+        precision = true_positives / max(np.sum(predicted), 1)
+        recall = true_positives / np.sum(labels == 1)
+        assert (reported["precision"], reported["recall"]) == pytest.approx((precision, recall))
+        # p_calibrated is p(replaced) with its logit divided by the fitted temperature.
+        logits = np.log(p) - np.log1p(-p)
+        calibrated = 1 / (1 + np.exp(-logits / reported["temperature"]))
+        assert np.allclose([t["p_calibrated"] for t in rows], calibrated, atol=1e-6)
+
+
+def test_the_threshold_is_the_best_f0_5_on_dev(analysis):
+    results, output_dir = analysis
+    rows = [t for t in _tokens(output_dir) if t["split"] == "dev"]
+    labels = np.array([t["label"] for t in rows])
+    p = np.array([t["p_replaced"] for t in rows])
+
+    def f0_5(threshold):
+        predicted = p >= threshold
+        tp = np.sum(predicted & (labels == 1))
+        precision, recall = tp / max(np.sum(predicted), 1), tp / np.sum(labels == 1)
+        return 0.0 if tp == 0 else 1.25 * precision * recall / (0.25 * precision + recall)
+
+    best = max(f0_5(threshold) for threshold in np.unique(p))
+    assert results["ged"]["dev"]["f0_5"] == pytest.approx(best)
+    assert (output_dir / "ged_reliability.png").stat().st_size > 1000
+    assert "| dev |" in (output_dir / "report.md").read_text()
+
+
+def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shared_data, analysis, tmp_path):
+    from electra_tf.checkpoints import load_model, save_model
+
+    loaded = load_model(pretrained_tiny, "discriminator")
+    save_model(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
+               tokenizer_settings=loaded.tokenizer_settings)
+    results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
+                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS)
+    assert results["checkpoint_format"] != analysis[0]["checkpoint_format"]
+    assert results["blimp"]["by_paradigm"] == pytest.approx(analysis[0]["blimp"]["by_paradigm"])
+    for split in ("dev", "test"):
+        for key, value in analysis[0]["ged"][split].items():
+            assert results["ged"][split][key] == pytest.approx(value, abs=1e-5), key
+
+
+def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recomputes(analysis, pretrained_tiny,
+                                                                                   shared_data):
+    from electra_tf.scoring import load_scorer, score_texts
+
+    results, output_dir = analysis
+    with open(output_dir / "blimp_pairs.jsonl", encoding="utf-8") as handle:
+        pairs = [json.loads(line) for line in handle]
+    assert len(pairs) == 67 * PAIRS == results["blimp"]["num_pairs"]
+    with open(shared_data / "blimp" / "adjunct_island.jsonl", encoding="utf-8") as handle:
+        first = json.loads(handle.readline())
+    discriminator, tokenizer = load_scorer(pretrained_tiny)
+    good, bad = score_texts(discriminator, tokenizer, [first["sentence_good"], first["sentence_bad"]], 32)
+    assert (pairs[0]["paradigm"], pairs[0]["pair_id"]) == ("adjunct_island", "0")
+    assert (pairs[0]["score_good"], pairs[0]["score_bad"]) == pytest.approx((good["score"], bad["score"]), abs=1e-5)
+    by_paradigm = {}
+    for pair in pairs:
+        by_paradigm.setdefault(pair["paradigm"], []).append(pair["score_good"] > pair["score_bad"])
+    assert results["blimp"]["by_paradigm"] == {name: np.mean(values) for name, values in by_paradigm.items()}
+    assert results["blimp"]["accuracy"] == pytest.approx(np.mean([v for values in by_paradigm.values() for v in values]))
+
+
+def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
+    with pytest.raises(ConfigError, match="analyses=pos: unknown \\(available: ged, blimp\\); pos not built yet"):
+        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["pos"])
+    with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
+        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+    result = subprocess.run([sys.executable, "-m", "experiments.discriminator_analysis", f"--data_dir={tmp_path}",
+                             f"--output_dir={tmp_path / 'out'}"], cwd=REPO_ROOT, capture_output=True, text=True,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
+    assert result.returncode == 2
+    assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
+        "error: --init_checkpoint is required"]

@@ -46,7 +46,6 @@ flags.DEFINE_string("tfds_split", "train", "Split of a tfds: corpus.")
 flags.DEFINE_string("tfds_text_key", "text", "Text feature of a tfds: corpus.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory (default: tfds's own).")
 flags.DEFINE_boolean("progress", True, "Show a progress bar.")
-flags.mark_flags_as_required(["corpus", "vocab_file", "output_dir"])
 
 FLAGS = flags.FLAGS
 _RECORDED_FLAGS = ("corpus", "vocab_file", "output_dir", "max_seq_length", "num_shards", "num_processes", "seed",
@@ -57,6 +56,7 @@ _RECORDED_FLAGS = ("corpus", "vocab_file", "output_dir", "max_seq_length", "num_
 def main(argv):
     if len(argv) > 1:
         raise ElectraError(f"unexpected arguments {' '.join(argv[1:])}; all inputs are flags")
+    electra_tf.cli.require_flags("corpus", "vocab_file", "output_dir")
     from data_prep import pipeline
 
     num_processes = FLAGS.num_processes or os.cpu_count() or 1

@@ -37,7 +37,6 @@ flags.DEFINE_string("tfds_split", "train", "Split of a tfds: corpus.")
 flags.DEFINE_string("tfds_text_key", "text", "Text feature of a tfds: corpus.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory.")
 flags.DEFINE_integer("max_documents", None, "Count words in at most this many documents (a sample of a big corpus).")
-flags.mark_flag_as_required("output")
 
 FLAGS = flags.FLAGS
 
@@ -45,6 +44,7 @@ FLAGS = flags.FLAGS
 def main(argv):
     if len(argv) > 1:
         raise DataError(f"unexpected arguments {' '.join(argv[1:])}; all inputs are flags")
+    electra_tf.cli.require_flags("output")
     from data_prep import wordpiece_vocab
 
     if FLAGS.vocab_file:

@@ -20,7 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 from absl import app, flags  # noqa: E402
 
-from electra_tf.errors import ElectraError  # noqa: E402
+from electra_tf.errors import ConfigError, ElectraError  # noqa: E402
 
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
@@ -154,6 +154,16 @@ def message_for_command_line(error, flag_values=None, flag_names=None):
         if flag in flag_values:
             message = _argument_pattern(name).sub(f"--{flag}", message)
     return message
+
+
+def require_flags(*names):
+    """Raises a one-line `ConfigError` naming every flag of `names` that was not given (absl's
+    `mark_flag_as_required` reports them as "FATAL Flags parsing error" over several lines, with exit status 1)."""
+    missing = [name for name in names if flags.FLAGS[name].value in (None, "", [])]
+    if missing:
+        listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+        raise ConfigError(f"{listed} {'is' if len(missing) == 1 else 'are'} required (--help lists every flag)",
+                          arguments=tuple(missing))
 
 
 def _wrap(main, flag_names):

@@ -27,7 +27,6 @@ flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv (as
 flags.DEFINE_string("predictions", None, "Predictions file: header 'index<TAB>prediction', one row per example.")
 flags.DEFINE_string("split", "dev", "Labelled split to score against; for MNLI 'dev' (= dev_matched) or "
                     "'dev_mismatched'.")
-flags.mark_flags_as_required(["task", "data_dir", "predictions"])
 
 
 def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
@@ -48,6 +47,7 @@ def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
 
 def main(argv):
     del argv
+    cli.require_flags("task", "data_dir", "predictions")
     metrics = evaluate_predictions_file(flags.FLAGS.task, flags.FLAGS.data_dir, flags.FLAGS.predictions,
                                         flags.FLAGS.split)
     # A correlation of constant predictions is undefined; JSON has no NaN, so it is printed as null.

@@ -1,9 +1,11 @@
 """Entry points speak flags: an error's Python argument names become `--name` when they are the program's flags."""
 
+import os
 import subprocess
 import sys
 import textwrap
 
+import pytest
 from absl import flags
 
 from electra_tf.cli import message_for_command_line
@@ -100,3 +102,22 @@ def test_help_from_another_directory_exits_0_without_cuda_notices(tmp_path):
     assert missing.returncode == 2
     assert missing.stderr.splitlines() == [missing.stderr.splitlines()[0]]
     assert missing.stderr.startswith("error: --task is required; choose one of CoLA, SST-2")
+
+
+@pytest.mark.parametrize("program, expected", [
+    (["run_pretraining.py"], "error: --pretrain_tfrecords is required"),
+    (["export_model.py"], "error: --init_checkpoint and --output_dir are required"),
+    (["convert_checkpoint.py"], "error: --from and --to are required"),
+    (["-m", "electra_tf.score"], "error: --model_dir is required"),
+    (["data_prep/build_vocab.py"], "error: --output is required"),
+    (["data_prep/build_pretraining_dataset.py", "--corpus=a.txt"],
+     "error: --vocab_file and --output_dir are required"),
+])
+def test_every_entry_point_without_its_required_flags_gives_one_line(tmp_path, program, expected):
+    # Scripts by path, modules by name, both from another directory.
+    command = [str(REPO_ROOT / program[0]), *program[1:]] if program[0].endswith(".py") else program
+    result = subprocess.run([sys.executable, *command], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(expected), result.stderr

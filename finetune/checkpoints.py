@@ -83,12 +83,18 @@ CHECKPOINT_FORMATS = [
 ]
 
 
+def checkpoint_exists(path):
+    """Whether `path` names something to load: a file, a directory, or a TF1 checkpoint prefix (not itself a file;
+    the released `electra_small/electra_small` is one)."""
+    return bool(path) and (os.path.exists(path) or os.path.exists(path + ".index"))
+
+
 def load_discriminator(path):
     """The pre-trained discriminator at `path` as a `PretrainedDiscriminator`; CheckpointError if none is there."""
     if not path:
         raise CheckpointError("no pre-trained checkpoint given: pass init_checkpoint=<model_dir>/pretrained "
                               "(written by run_pretraining.py)", arguments=("init_checkpoint",))
-    if not os.path.exists(path) and not os.path.exists(path + ".index"):  # a TF1 prefix is not itself a file
+    if not checkpoint_exists(path):
         raise CheckpointError(f"pre-trained checkpoint {path} does not exist; pass init_checkpoint=<model_dir>/"
                               "pretrained (written by run_pretraining.py)", arguments=("init_checkpoint",))
     for checkpoint_format in CHECKPOINT_FORMATS:

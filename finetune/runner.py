@@ -39,7 +39,8 @@ class FinetuningJob:
     """Everything a fine-tuning run needs; field names are the flag names of `run_finetuning.py`.
 
     Hyperparameters left as None take the reference's value for `task` and `model_size`
-    (`Task.default_hyperparameters`); `model_size` None means the checkpoint's own (`model_size_of` its config). The SQuAD options at the end are read by the SQuAD tasks only.
+    (`Task.default_hyperparameters`); `model_size` None means the checkpoint's own (`model_size_of` its config).
+    The SQuAD options at the end are read by the SQuAD tasks only.
     """
 
     task: str
@@ -95,13 +96,16 @@ class FinetuningJob:
 
     def validate(self):
         """Raises an ElectraError naming the fields at fault; reads no data beyond checking that files exist."""
+        from finetune.checkpoints import checkpoint_exists
+
         task = get_task(self.task)
         if not self.init_checkpoint:
             raise ConfigError("init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
                               "writes <model_dir>/pretrained)", arguments=("init_checkpoint",))
-        if not os.path.exists(self.init_checkpoint):
+        if not checkpoint_exists(self.init_checkpoint):
             raise CheckpointError(f"init_checkpoint={self.init_checkpoint} does not exist; pass the pre-trained "
-                                  "model directory (run_pretraining.py writes <model_dir>/pretrained)",
+                                  "model directory (run_pretraining.py writes <model_dir>/pretrained) or a TF1 "
+                                  "checkpoint prefix",
                                   arguments=("init_checkpoint",))
         if not self.output_dir:
             raise ConfigError("output_dir is required", arguments=("output_dir",))

@@ -46,21 +46,26 @@ def load_finetuned_model(path, model_class, what):
 
 
 def is_pair_classifier(path, text_inputs="auto"):
-    """Whether the raw-text signature takes sentence pairs: `text_inputs` ("single"/"pair"), or for "auto" the task in
-    the fine-tuning run's results.json (one directory above `trial_<k>/model.keras`)."""
+    """Whether the raw-text signature takes sentence pairs: `text_inputs` ("single"/"pair"), or for "auto" what the
+    fine-tuning run's results.json (one directory above `trial_<k>/model.keras`) says: the GLUE task's kind, or for
+    the user's own files whether a text pair column was given."""
     if text_inputs not in TEXT_INPUTS:
         raise ConfigError(f"text_inputs must be one of {', '.join(TEXT_INPUTS)}, got {text_inputs!r}",
                           arguments=("text_inputs",))
     if text_inputs != "auto":
         return text_inputs == "pair"
     from finetune.glue.tasks import get_task
+    from finetune.own_data.task import own_data_tasks
 
     results_file = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "results.json")
     try:
         with open(results_file, encoding="utf-8") as handle:
-            task = json.load(handle)["task"]
+            results = json.load(handle)
+        task, job = results["task"], results.get("job") or {}
     except (OSError, ValueError, KeyError, TypeError):
         raise ConfigError(f"cannot tell whether {path} classifies single sentences or pairs (no task in "
                           f"{results_file}): pass text_inputs=single or text_inputs=pair",
                           arguments=("text_inputs",)) from None
+    if task in own_data_tasks():
+        return bool(job.get("text_pair_column"))
     return get_task(task).is_pair_task

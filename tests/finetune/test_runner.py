@@ -57,8 +57,11 @@ def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):
     with pytest.raises(CheckpointError, match="^init_checkpoint=/nonexistent does not exist; pass the") as raised:
         job(init_checkpoint="/nonexistent").validate()
     assert raised.value.arguments == ("init_checkpoint",)
-    with pytest.raises(DataError, match=r"SST-2/train\.tsv does not exist: pass data_dir=<directory") as raised:
-        job().validate()
+    # A TF1 checkpoint prefix (the released electra_small/electra_small) is not itself a file, but it exists.
+    (tmp_path / "model.ckpt.index").write_bytes(b"")
+    for init_checkpoint in (str(tmp_path / "model.ckpt"), pretrained_tiny):
+        with pytest.raises(DataError, match=r"SST-2/train\.tsv does not exist: pass data_dir=<directory") as raised:
+            job(init_checkpoint=init_checkpoint).validate()
     assert raised.value.arguments == ("data_dir",)
     with pytest.raises(ConfigError, match="^unknown data_source='json'; choose one of tsv, tfds$"):
         job(data_source="json").validate()

@@ -2,7 +2,9 @@
 
 Measures a pre-trained ELECTRA discriminator (our pretrained directory or run, a reference TF1 checkpoint, a Hugging
 Face directory, a keras-hub preset) and writes OUT/results.json, OUT/report.md, per-item files and plots. `DIR` holds
-`ged/fce/en_fce_{dev,test}.tsv` and `blimp/*.jsonl` (e.g. ../shared/data).
+`ged/fce/en_fce_{dev,test}.tsv`, `tagging/ptb_sample/tagged/*.pos`, `tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu`
+and `blimp/*.jsonl`. `calibration` (and the generator's half of `pos`) need the generator: pass a pre-training run
+directory, a Hugging Face discriminator/ + generator/ pair or the reference's TF1 checkpoint.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
@@ -18,12 +20,19 @@ from experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format run_finetuning.py reads).")
-flags.DEFINE_string("data_dir", None, "Directory holding ged/fce/en_fce_{dev,test}.tsv and "
-                    "blimp/<paradigm>.jsonl.")
+flags.DEFINE_string("data_dir", None, "Directory holding ged/fce/en_fce_{dev,test}.tsv, tagging/ptb_sample/, "
+                    "tagging/ud_english_ewt/ and blimp/<paradigm>.jsonl.")
 flags.DEFINE_string("output_dir", None, "Where results.json, report.md, ged_tokens.jsonl and plots are written.")
-flags.DEFINE_list("analyses", list(ANALYSES), "Analyses to run: " + ", ".join(ANALYSES) + ".")
+flags.DEFINE_list("analyses", None, "Analyses to run: " + ", ".join(ANALYSES) + " (default: every one the "
+                  "checkpoint allows; calibration needs its generator).")
 flags.DEFINE_integer("max_seq_length", 128, "Word pieces per window (longer sentences are split at word boundaries).")
-flags.DEFINE_integer("max_sentences", None, "FCE: keep the first N sentences of each split (a quick slice).")
+flags.DEFINE_integer("max_sentences", None, "FCE and the POS corpora: keep the first N sentences of each split or "
+                     "corpus (a quick slice).")
+flags.DEFINE_integer("bootstrap_resamples", 200, "Resamples of the 95 % bootstrap intervals of the POS analysis.")
+flags.DEFINE_string("heldout_tfrecords", None, "calibration: also held-out pre-training shards (e.g. a run's "
+                    "--eval_tfrecords), corrupted by the generator: the detector's task in its own domain.")
+flags.DEFINE_integer("max_heldout_windows", 1024, "Records of --heldout_tfrecords to score.")
+flags.DEFINE_integer("seed", 0, "Seed of the generator's corruption and of the bootstrap.")
 flags.DEFINE_integer("blimp_pairs_per_paradigm", None, "BLiMP: keep the first N pairs of each paradigm (default all "
                      "1,000).")
 
@@ -42,14 +51,34 @@ def main(argv):
     command = " ".join(["python -m experiments.discriminator_analysis"] +
                        [shlex.quote(arg) for arg in sys.argv[1:] if arg != "--verbosity=-1"])
     results = run_analyses(FLAGS.init_checkpoint, FLAGS.data_dir, FLAGS.output_dir,
-                           analyses=[name.strip() for name in FLAGS.analyses if name.strip()],
+                           analyses=None if FLAGS.analyses is None else
+                           [name.strip() for name in FLAGS.analyses if name.strip()],
                            max_seq_length=FLAGS.max_seq_length, max_sentences=FLAGS.max_sentences,
-                           blimp_pairs_per_paradigm=FLAGS.blimp_pairs_per_paradigm, command=command)
+                           blimp_pairs_per_paradigm=FLAGS.blimp_pairs_per_paradigm,
+                           bootstrap_resamples=FLAGS.bootstrap_resamples, seed=FLAGS.seed,
+                           heldout_tfrecords=FLAGS.heldout_tfrecords, max_heldout_windows=FLAGS.max_heldout_windows,
+                           command=command)
     for split, values in results.get("ged", {}).items():
         print(f"ged {split}: F0.5 {values['f0_5']:.3f} AUROC {values['auroc']:.3f} ECE {values['ece']:.3f} -> "
               f"{values['ece_calibrated']:.3f} (T={values['temperature']:.2f})")
+    for corpus, halves in results.get("calibration", {}).get("in_domain", {}).items():
+        values = halves["held_out"]
+        print(f"calibration {corpus} (held-out half): AUROC {values['auroc']:.3f} ECE {values['ece']:.3f} -> "
+              f"{values['ece_calibrated']:.3f}")
+    if "heldout_tfrecords" in results.get("calibration", {}):
+        values = results["calibration"]["heldout_tfrecords"]["held_out"]
+        print(f"calibration held-out TFRecords (odd windows): AUROC {values['auroc']:.3f} ECE {values['ece']:.3f} -> "
+              f"{values['ece_calibrated']:.3f}")
+    for corpus, by_tag in results.get("pos", {}).items():
+        rates = {tag: values["false_positive_rate"] for tag, values in by_tag.items()}
+        worst = max(rates, key=rates.get) if rates else None
+        if worst is not None:
+            print(f"pos {corpus}: {len(rates)} tags; most false positives on clean text: {worst} "
+                  f"({rates[worst]:.3f})")
     if "blimp" in results:
         print(f"blimp: accuracy {results['blimp']['accuracy']:.3f} over {results['blimp']['num_pairs']} pairs")
+    for name, reason in results["skipped"].items():
+        print(f"skipped {name}: {reason}")
     print(f"wrote {FLAGS.output_dir}/results.json and report.md")
 
 

@@ -13,6 +13,26 @@ from finetune.tagging.features import featurize
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
+def window_logits(discriminator, inputs, batch_size=64):
+    """float64 [windows, length] replaced-token logits of the windows `inputs` (the backbone's inputs)."""
+    rows = []
+    for start in range(0, len(inputs["token_ids"]), batch_size):
+        batch = {name: inputs[name][start:start + batch_size] for name in BACKBONE_INPUTS}
+        rows.append(np.asarray(discriminator(batch, training=False), np.float64))
+    length = inputs["token_ids"].shape[1]
+    return np.concatenate(rows) if rows else np.zeros((0, length))
+
+
+def per_sentence(features, window_values):
+    """The values [windows, length] at each word's first piece, regrouped per sentence: a list of [num_words]
+    arrays in the order of the sentences `features` was built from."""
+    at_words = np.take_along_axis(np.asarray(window_values), features.word_positions, axis=1)
+    values = [[] for _ in range(features.num_sentences)]
+    for row, (sentence, _, num_words) in enumerate(features.windows):
+        values[sentence].extend(at_words[row, :num_words])
+    return [np.asarray(sentence_values) for sentence_values in values]
+
+
 def word_logits(discriminator, tokenizer, sentences, max_seq_length=128, batch_size=64):
     """Per sentence, float64 [num_words] logits of "replaced" at each word's first piece.
 
@@ -22,15 +42,5 @@ def word_logits(discriminator, tokenizer, sentences, max_seq_length=128, batch_s
         sentences: objects with `words` (and `tags`, unused here).
     """
     features = featurize(sentences, tokenizer, max_seq_length, tag_ids={})
-    inputs = features.inputs()
-    window_logits = []
-    for start in range(0, len(features.windows), batch_size):
-        batch = {name: inputs[name][start:start + batch_size] for name in BACKBONE_INPUTS}
-        logits = np.asarray(discriminator(batch, training=False), np.float64)
-        positions = inputs["word_positions"][start:start + batch_size]
-        window_logits.append(np.take_along_axis(logits, positions, axis=1))
-    window_logits = np.concatenate(window_logits) if window_logits else np.zeros((0, max_seq_length))
-    scores = [[] for _ in sentences]
-    for row, (sentence, _, num_words) in enumerate(features.windows):
-        scores[sentence].extend(window_logits[row, :num_words])
-    return [np.asarray(values, np.float64) for values in scores]
+    logits = window_logits(discriminator, features.inputs(), batch_size)
+    return [values.astype(np.float64) for values in per_sentence(features, logits)]

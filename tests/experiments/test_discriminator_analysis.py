@@ -115,6 +115,10 @@ def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shar
     for split in ("dev", "test"):
         for key, value in analysis[0]["ged"][split].items():
             assert results["ged"][split][key] == pytest.approx(value, abs=1e-5), key
+    for corpus, by_tag in analysis[0]["pos"].items():
+        assert results["pos"][corpus].keys() == by_tag.keys()
+        for tag, values in by_tag.items():
+            assert results["pos"][corpus][tag]["mean_p_clean"] == pytest.approx(values["mean_p_clean"], abs=1e-5)
 
 
 def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recomputes(analysis, pretrained_tiny,
@@ -139,8 +143,9 @@ def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recompute
 
 
 def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
-    with pytest.raises(ConfigError, match="analyses=pos: unknown \\(available: ged, blimp\\); pos not built yet"):
-        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["pos"])
+    with pytest.raises(ConfigError, match="analyses=representations: unknown \\(available: ged, calibration, pos, "
+                                          "blimp\\); representations not built yet"):
+        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["representations"])
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()

@@ -1,0 +1,60 @@
+"""Calibration on the detector's own task in its own domain: held-out pre-training TFRecords (e.g. the shards a run
+kept out with --eval_tfrecords) corrupted by the checkpoint's generator as in pre-training (`corruption`), every real
+piece but [CLS] and [SEP] scored. Threshold and temperature are fitted on the even-numbered windows and reported on
+both halves (`pos.split_calibration`); every piece goes to `heldout_pieces.jsonl`, from which the summary is
+recomputed."""
+
+import json
+import os
+
+import numpy as np
+
+from electra_tf.analysis import scores
+from electra_tf.errors import DataError
+from electra_tf.io_utils import atomic_write_text
+from experiments.discriminator_analysis.corruption import corrupt
+from experiments.discriminator_analysis.pos import split_calibration
+from experiments.discriminator_analysis.word_scores import window_logits
+
+PIECES_FILE = "heldout_pieces.jsonl"
+BATCH_SIZE = 16
+
+
+def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_length=128, max_windows=1024, seed=0):
+    """Scores up to `max_windows` records of `file_patterns`, writes `heldout_pieces.jsonl` (`window`, `position`,
+    `replaced`, `p_replaced`), returns `split_calibration` of the pieces."""
+    from electra_tf.data.pretraining_dataset import make_pretraining_dataset
+
+    config = generator.electra_config
+    dataset = make_pretraining_dataset(file_patterns, max_seq_length, BATCH_SIZE, is_training=False,
+                                       argument="heldout_tfrecords")
+    lines, windows = [], 0
+    for batch_index, batch in enumerate(dataset):
+        if windows >= max_windows:
+            break
+        keep = max_windows - windows
+        inputs = {"token_ids": batch["input_ids"].numpy()[:keep], "segment_ids": batch["segment_ids"].numpy()[:keep],
+                  "padding_mask": batch["input_mask"].numpy()[:keep]}
+        corruption = corrupt(generator, inputs, seed=seed * 100003 + batch_index)
+        p = scores.sigmoid(window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids}))
+        scored = (inputs["padding_mask"] == 1) & ~np.isin(inputs["token_ids"], (config.cls_id, config.sep_id))
+        for row, position in zip(*np.nonzero(scored)):
+            lines.append(json.dumps({"window": windows + int(row), "position": int(position),
+                                     "replaced": int(corruption.replaced[row, position]),
+                                     "p_replaced": float(p[row, position])}))
+        windows += len(inputs["token_ids"])
+    if windows < 2:
+        raise DataError(f"{file_patterns}: fewer than {BATCH_SIZE} records; heldout_tfrecords needs held-out "
+                        "pre-training shards (data_prep/build_pretraining_dataset.py output)",
+                        arguments=("heldout_tfrecords",))
+    path = os.path.join(output_dir, PIECES_FILE)
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    return summary_from_pieces(path)
+
+
+def summary_from_pieces(path):
+    with open(path, encoding="utf-8") as handle:
+        pieces = [json.loads(line) for line in handle]
+    return split_calibration(np.array([piece["replaced"] for piece in pieces]),
+                             np.array([piece["p_replaced"] for piece in pieces]),
+                             np.array([piece["window"] for piece in pieces]))

@@ -231,3 +231,13 @@ def test_cpu_breakdown_smoke():
         assert groups["matmul (oneDNN)"] > 0
     assert summary["bfloat16_speedup"] == pytest.approx(
         summary["float32_seconds_per_step"] / summary["mixed_bfloat16_seconds_per_step"])
+
+
+def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data):
+    run_dir = os.path.dirname(pretrained_tiny)  # discriminator and generator: every analysis runs
+    result = last_json(run_script("discriminator_analysis_time.py", f"--init_checkpoint={run_dir}",
+                                  f"--data_dir={shared_data}", "--max_seq_length=32", "--max_sentences=5",
+                                  "--blimp_pairs_per_paradigm=1", "--reference_windows=64", timeout=600))
+    assert result["analyses"] == ["ged", "calibration", "pos", "blimp"] and result["skipped"] == {}
+    assert result["within_budget"] and 0 < result["reference_seconds"] < result["seconds"]
+    assert result["ratio_to_reference"] == pytest.approx(result["seconds"] / result["reference_seconds"])

@@ -43,12 +43,10 @@ flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator
 
 def main(argv):
     from electra_tf.checkpoints import load_model, save_model
-    from electra_tf.errors import ConfigError
     from electra_tf.tokenizer import BERT_UNCASED
 
+    cli.require_flags("from", "to")
     source, target = getattr(FLAGS, "from"), FLAGS.to
-    if not source or not target:
-        raise ConfigError("--from and --to are required")
     loaded = load_model(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
                         allow_missing_head=FLAGS.allow_missing_head,
                         allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)

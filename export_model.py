@@ -51,11 +51,10 @@ flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
 
 def main(argv):
     from electra_tf.checkpoints import load_model
-    from electra_tf.errors import CheckpointError, ConfigError
+    from electra_tf.errors import CheckpointError
     from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
-    if not FLAGS.init_checkpoint or not FLAGS.output_dir:
-        raise ConfigError("--init_checkpoint and --output_dir are required")
+    cli.require_flags("init_checkpoint", "output_dir")
     if FLAGS.model == "classifier":
         _export_classifier()
         return

@@ -1,10 +1,11 @@
 """Wall time of the whole discriminator-analysis report, against the 30-minute target of a 2-core machine.
 
     .venv/bin/python bench/discriminator_analysis_time.py --init_checkpoint=runs/tiny --data_dir=$DATA \
-        [--heldout_tfrecords=data/held_out.tfrecord]
+        [--heldout_tfrecords=data/held_out.tfrecord] [--compare_checkpoint=runs/tiny_mlm/pretrained]
 
 Runs `experiments.discriminator_analysis.run_analyses` with its default settings (every analysis the checkpoint
-allows, all FCE, POS and BLiMP items) into a temporary directory and reports its wall time. The reference, measured
+allows, all FCE, POS, Switchboard and BLiMP items, 10,000 words per POS corpus for the representations) into a
+temporary directory (or `--output_dir`) and reports its wall time. The reference, measured
 in the same process first, is the same discriminator scoring `--reference_windows` random windows of
 `--max_seq_length` pieces in batches of 64: the ratio report / reference is the report's cost in units of plain
 inference on this host, comparable across hosts of different speed, while the seconds are what the target is about.
@@ -44,11 +45,14 @@ def main():
     parser.add_argument("--init_checkpoint", required=True)
     parser.add_argument("--data_dir", required=True)
     parser.add_argument("--heldout_tfrecords", default=None)
+    parser.add_argument("--compare_checkpoint", default=None, help="The second model of the representations analysis.")
+    parser.add_argument("--representation_words", type=int, default=10000)
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--max_sentences", type=int, default=None, help="A slice (smoke runs); default all.")
     parser.add_argument("--blimp_pairs_per_paradigm", type=int, default=None)
     parser.add_argument("--reference_windows", type=int, default=1024)
     parser.add_argument("--budget_minutes", type=float, default=30.0)
+    parser.add_argument("--output_dir", default=None, help="Keep the report here (default: a temporary directory).")
     args = parser.parse_args()
 
     from experiments.discriminator_analysis.analysis import run_analyses
@@ -56,12 +60,14 @@ def main():
 
     reference = reference_seconds(load_discriminator(args.init_checkpoint).model, args.reference_windows,
                                   args.max_seq_length)
-    with tempfile.TemporaryDirectory() as output_dir:
+    with tempfile.TemporaryDirectory() as temporary:
+        output_dir = args.output_dir or temporary
         start = time.perf_counter()
         results = run_analyses(args.init_checkpoint, args.data_dir, output_dir, max_seq_length=args.max_seq_length,
                                max_sentences=args.max_sentences,
                                blimp_pairs_per_paradigm=args.blimp_pairs_per_paradigm,
-                               heldout_tfrecords=args.heldout_tfrecords)
+                               heldout_tfrecords=args.heldout_tfrecords, compare_checkpoint=args.compare_checkpoint,
+                               representation_words=args.representation_words)
         seconds = time.perf_counter() - start
     summary = {"seconds": seconds, "budget_seconds": 60 * args.budget_minutes,
                "within_budget": seconds <= 60 * args.budget_minutes, "analyses": results["analyses"],

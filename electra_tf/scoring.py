@@ -3,7 +3,7 @@
 import numpy as np
 
 from electra_tf.inputs import encode_single_segments
-from electra_tf.models.backbone import backbone_inputs
+from electra_tf.models.backbone import FEATURE_NAMES, backbone_inputs
 from electra_tf.pretrained import load_pretrained, load_tokenizer
 
 
@@ -26,6 +26,36 @@ def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=
                 "truncated": bool(truncated[row]),
             })
     return results
+
+
+def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batch_size=512):
+    """Per text, the generator's pseudo-log-likelihood (Salazar et al., 2020): the sum over its word pieces (at most
+    `max_seq_length - 2`) of log p(piece | the text with that piece alone replaced by [MASK]), natural log, float64.
+
+    One masked copy of the text per piece; copies are batched `batch_size` at a time and cut to the longest text of
+    the batch (padding is masked out of attention, so the values do not depend on it). The generator predicts at the
+    masked position only (`mask_positions`), so a copy costs one vocabulary projection. A text with no piece scores 0.
+    """
+    totals = np.zeros(len(texts), np.float64)
+    copies = []  # (text index, chunk features, row in chunk, position)
+    for start in range(0, len(texts), batch_size):
+        features, kept, _ = encode_single_segments(tokenizer, texts[start:start + batch_size], max_seq_length)
+        copies += [(start + row, features, row, position)
+                   for row in range(len(kept)) for position in range(1, 1 + kept[row])]
+    for start in range(0, len(copies), batch_size):
+        batch = copies[start:start + batch_size]
+        length = 2 + max(int(features["input_mask"][row].sum()) - 2 for _, features, row, _ in batch)
+        inputs = {name: np.stack([features[feature][row, :length] for _, features, row, _ in batch])
+                  for name, feature in FEATURE_NAMES.items()}
+        positions = np.array([position for _, _, _, position in batch], np.int32)
+        rows = np.arange(len(batch))
+        original = inputs["token_ids"][rows, positions].copy()
+        inputs["token_ids"][rows, positions] = tokenizer.mask_id
+        logits = np.asarray(generator({**inputs, "mask_positions": positions[:, None]}, training=False),
+                            np.float64)[:, 0]
+        log_probabilities = logits - np.logaddexp.reduce(logits, axis=-1, keepdims=True)
+        np.add.at(totals, [index for index, _, _, _ in batch], log_probabilities[rows, original])
+    return totals
 
 
 def load_scorer(model_dir):

@@ -30,13 +30,22 @@ def encode_tokens(embeddings, embeddings_project, transformer_layers, token_ids,
                   word_vectors=None, training=None):
     """The backbone's computation on explicit layers; `word_vectors` [batch, length, E], when given, replace the word
     table lookup (pre-training variants that modify the looked-up vectors)."""
+    return encoder_states(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
+                          word_vectors, training)[-1]
+
+
+def encoder_states(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
+                   word_vectors=None, training=None):
+    """Every hidden state of `encode_tokens`: [the embedding block's output (projected to H), the output of each
+    Transformer layer], each [batch, length, H]."""
     hidden = embeddings(token_ids, segment_ids, training=training, word_vectors=word_vectors)
     if embeddings_project is not None:
         hidden = embeddings_project(hidden)
+    states = [hidden]
     attention_bias = attention_bias_from_padding_mask(padding_mask, hidden.dtype)
     for layer in transformer_layers:
-        hidden = layer(hidden, attention_bias, training=training)
-    return hidden
+        states.append(layer(states[-1], attention_bias, training=training))
+    return states
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -122,6 +131,13 @@ class ElectraBackbone(keras_hub.models.Backbone):
         return encode_tokens(self.embeddings, self.embeddings_project, self.transformer_layers,
                              inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"],
                              word_vectors=word_vectors, training=training)
+
+    def hidden_states(self, inputs, training=False):
+        """[embedding output, transformer_layer_0 output, ...]: the `num_layers + 1` states [batch, length, H] of
+        `inputs` (either naming), the last one `sequence_output` (for probing and comparing layers)."""
+        inputs = backbone_inputs(inputs)
+        return encoder_states(self.embeddings, self.embeddings_project, self.transformer_layers,
+                              inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"], training=training)
 
     def architecture(self):
         """The architecture as a dict of `ElectraArchitecture` fields."""

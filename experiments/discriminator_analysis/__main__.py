@@ -2,9 +2,10 @@
 
 Measures a pre-trained ELECTRA discriminator (our pretrained directory or run, a reference TF1 checkpoint, a Hugging
 Face directory, a keras-hub preset) and writes OUT/results.json, OUT/report.md, per-item files and plots. `DIR` holds
-`ged/fce/en_fce_{dev,test}.tsv`, `tagging/ptb_sample/tagged/*.pos`, `tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu`
-and `blimp/*.jsonl`. `calibration` (and the generator's half of `pos`) need the generator: pass a pre-training run
-directory, a Hugging Face discriminator/ + generator/ pair or the reference's TF1 checkpoint.
+`ged/fce/en_fce_{dev,test}.tsv`, `tagging/ptb_sample/tagged/*.pos`, `tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu`,
+`tagging/switchboard/{tagged,disfluency}` and `blimp/*.jsonl`. `calibration` (and the generator's halves of `pos` and
+`blimp`) need the generator: pass a pre-training run directory, a Hugging Face discriminator/ + generator/ pair or the
+reference's TF1 checkpoint. `--compare_checkpoint` adds a second model to `representations`.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
@@ -21,7 +22,7 @@ from experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format run_finetuning.py reads).")
 flags.DEFINE_string("data_dir", None, "Directory holding ged/fce/en_fce_{dev,test}.tsv, tagging/ptb_sample/, "
-                    "tagging/ud_english_ewt/ and blimp/<paradigm>.jsonl.")
+                    "tagging/ud_english_ewt/, tagging/switchboard/ and blimp/<paradigm>.jsonl.")
 flags.DEFINE_string("output_dir", None, "Where results.json, report.md, ged_tokens.jsonl and plots are written.")
 flags.DEFINE_list("analyses", None, "Analyses to run: " + ", ".join(ANALYSES) + " (default: every one the "
                   "checkpoint allows; calibration needs its generator).")
@@ -35,6 +36,10 @@ flags.DEFINE_integer("max_heldout_windows", 1024, "Records of --heldout_tfrecord
 flags.DEFINE_integer("seed", 0, "Seed of the generator's corruption and of the bootstrap.")
 flags.DEFINE_integer("blimp_pairs_per_paradigm", None, "BLiMP: keep the first N pairs of each paradigm (default all "
                      "1,000).")
+flags.DEFINE_string("compare_checkpoint", None, "representations: a second model (e.g. the MLM twin of the "
+                    "compute-matched experiment) compared layer by layer with the discriminator.")
+flags.DEFINE_integer("representation_words", 10000, "representations: words of each POS corpus (whole sentences from "
+                     "the start; half train the probes, half test them).")
 
 
 def main(argv):
@@ -57,7 +62,8 @@ def main(argv):
                            blimp_pairs_per_paradigm=FLAGS.blimp_pairs_per_paradigm,
                            bootstrap_resamples=FLAGS.bootstrap_resamples, seed=FLAGS.seed,
                            heldout_tfrecords=FLAGS.heldout_tfrecords, max_heldout_windows=FLAGS.max_heldout_windows,
-                           command=command)
+                           compare_checkpoint=FLAGS.compare_checkpoint,
+                           representation_words=FLAGS.representation_words, command=command)
     for split, values in results.get("ged", {}).items():
         print(f"ged {split}: F0.5 {values['f0_5']:.3f} AUROC {values['auroc']:.3f} ECE {values['ece']:.3f} -> "
               f"{values['ece_calibrated']:.3f} (T={values['temperature']:.2f})")
@@ -75,8 +81,17 @@ def main(argv):
         if worst is not None:
             print(f"pos {corpus}: {len(rates)} tags; most false positives on clean text: {worst} "
                   f"({rates[worst]:.3f})")
+    if "disfluency" in results:
+        values = results["disfluency"]["disfluent"]
+        print(f"switchboard: disfluent against fluent words AUROC {values['auroc_vs_fluent']:.3f} "
+              f"({values['words']} disfluent words)")
     if "blimp" in results:
-        print(f"blimp: accuracy {results['blimp']['accuracy']:.3f} over {results['blimp']['num_pairs']} pairs")
+        pll = results["blimp"].get("accuracy_pll")
+        print(f"blimp: accuracy {results['blimp']['accuracy']:.3f} over {results['blimp']['num_pairs']} pairs"
+              + ("" if pll is None else f" (generator pseudo-log-likelihood: {pll:.3f})"))
+    for name, layers in results.get("representations", {}).get("by_model", {}).items():
+        print(f"representations {name}: probe accuracy by layer " + ", ".join(
+            "/".join(f"{value:.3f}" for value in entry["probe_accuracy"].values()) for entry in layers))
     for name, reason in results["skipped"].items():
         print(f"skipped {name}: {reason}")
     print(f"wrote {FLAGS.output_dir}/results.json and report.md")

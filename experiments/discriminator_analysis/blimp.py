@@ -2,6 +2,9 @@
 sentence score rank the grammatical one higher?
 
 The sentence score is `electra_tf.scoring`'s: the mean over word pieces of log p(original) = log(1 - p(replaced)).
+With the checkpoint's generator, each sentence also gets the generator's pseudo-log-likelihood
+(`scoring.pseudo_log_likelihoods`: the sum over pieces of log p(piece | the rest), Salazar et al. 2020, who compare
+BLiMP pairs by the sum as here; the two sentences of a pair mostly have the same length).
 A pair counts as correct when the grammatical sentence scores strictly higher (a tie is wrong, as in BLiMP's own
 evaluation of language models). `pairs_per_paradigm` keeps the first pairs of each file (BLiMP's order, so the slice
 is the same everywhere).
@@ -15,7 +18,7 @@ import numpy as np
 
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_text
-from electra_tf.scoring import score_texts
+from electra_tf.scoring import pseudo_log_likelihoods, score_texts
 
 PAIRS_FILE = "blimp_pairs.jsonl"
 
@@ -50,14 +53,19 @@ def read_pairs(data_dir, pairs_per_paradigm=None):
     return pairs
 
 
-def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, pairs_per_paradigm=None):
-    """Scores the pairs, writes `blimp_pairs.jsonl`, returns {"accuracy", "num_pairs", "by_paradigm"}."""
+def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, pairs_per_paradigm=None,
+              generator=None):
+    """Scores the pairs (and with `generator`, their pseudo-log-likelihoods), writes `blimp_pairs.jsonl`, returns
+    {"accuracy", "num_pairs", "by_paradigm"} (and "accuracy_pll", "by_paradigm_pll")."""
     pairs = read_pairs(data_dir, pairs_per_paradigm)
     texts = [text for _, _, good, bad in pairs for text in (good, bad)]
-    sentence_scores = [result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length,
-                                                                 batch_size=128)]
-    lines = [json.dumps({"paradigm": paradigm, "pair_id": pair_id, "score_good": sentence_scores[2 * index],
-                         "score_bad": sentence_scores[2 * index + 1]})
+    columns = {"score": [result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length,
+                                                                   batch_size=128)]}
+    if generator is not None:
+        columns["pll"] = pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length).tolist()
+    lines = [json.dumps({"paradigm": paradigm, "pair_id": pair_id,
+                         **{f"{name}_{side}": values[2 * index + offset] for name, values in columns.items()
+                            for offset, side in enumerate(("good", "bad"))}})
              for index, (paradigm, pair_id, _, _) in enumerate(pairs)]
     path = os.path.join(output_dir, PAIRS_FILE)
     atomic_write_text(path, "\n".join(lines) + "\n")
@@ -65,12 +73,22 @@ def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128
 
 
 def results_from_pairs(path):
-    """Accuracy overall and by paradigm, recomputed from a `blimp_pairs.jsonl` file."""
-    correct = {}
+    """Accuracy overall and by paradigm, recomputed from a `blimp_pairs.jsonl` file: of the discriminator's score and,
+    when the file has it, of the generator's pseudo-log-likelihood (`_pll`)."""
+    correct = {"": {}, "_pll": {}}
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             record = json.loads(line)
-            correct.setdefault(record["paradigm"], []).append(record["score_good"] > record["score_bad"])
-    every = [value for values in correct.values() for value in values]
-    return {"accuracy": float(np.mean(every)), "num_pairs": len(every),
-            "by_paradigm": {paradigm: float(np.mean(values)) for paradigm, values in sorted(correct.items())}}
+            for suffix, key in (("", "score"), ("_pll", "pll")):
+                if f"{key}_good" in record:
+                    correct[suffix].setdefault(record["paradigm"], []).append(
+                        record[f"{key}_good"] > record[f"{key}_bad"])
+    results = {}
+    for suffix, by_paradigm in correct.items():
+        if by_paradigm:
+            every = [value for values in by_paradigm.values() for value in values]
+            results.update({f"accuracy{suffix}": float(np.mean(every)),
+                            f"by_paradigm{suffix}": {paradigm: float(np.mean(values))
+                                                     for paradigm, values in sorted(by_paradigm.items())}})
+    results["num_pairs"] = sum(len(values) for values in correct[""].values())
+    return results

@@ -237,7 +237,9 @@ def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data):
     run_dir = os.path.dirname(pretrained_tiny)  # discriminator and generator: every analysis runs
     result = last_json(run_script("discriminator_analysis_time.py", f"--init_checkpoint={run_dir}",
                                   f"--data_dir={shared_data}", "--max_seq_length=32", "--max_sentences=5",
-                                  "--blimp_pairs_per_paradigm=1", "--reference_windows=64", timeout=600))
-    assert result["analyses"] == ["ged", "calibration", "pos", "blimp"] and result["skipped"] == {}
+                                  "--blimp_pairs_per_paradigm=1", "--reference_windows=64",
+                                  "--representation_words=200", f"--compare_checkpoint={pretrained_tiny}", timeout=600))
+    assert result["analyses"] == ["ged", "calibration", "pos", "blimp", "representations"]
+    assert result["skipped"] == {}
     assert result["within_budget"] and 0 < result["reference_seconds"] < result["seconds"]
     assert result["ratio_to_reference"] == pytest.approx(result["seconds"] / result["reference_seconds"])

@@ -6,9 +6,9 @@ import sys
 import numpy as np
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models import backbone_inputs, build_discriminator
+from electra_tf.models import backbone_inputs, build_discriminator, build_generator
 from electra_tf.pretrained import save_pretrained
-from electra_tf.scoring import load_scorer, score_texts
+from electra_tf.scoring import load_scorer, pseudo_log_likelihoods, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
 from tests import synthetic_data
 from tests.conftest import REPO_ROOT
@@ -31,6 +31,37 @@ def test_scores_are_the_discriminator_probabilities(pretraining_data):
     np.testing.assert_allclose(first["replaced_probability"], 1 / (1 + np.exp(-logits)), atol=1e-5)
     np.testing.assert_allclose(first["score"], np.mean(np.log(1 - 1 / (1 + np.exp(-logits)))), atol=1e-5)
     assert results[1]["truncated"] and len(results[1]["tokens"]) == 6
+
+
+def test_pseudo_log_likelihood_masks_each_piece_in_turn(pretraining_data):
+    from scipy.special import log_softmax
+
+    tokenizer = ElectraTokenizer(pretraining_data[1])
+    config = ElectraConfig.from_preset("tiny", vocab_size=tokenizer.vocab_size, pad_id=0, unk_id=1, cls_id=2, sep_id=3,
+                                       mask_id=4)
+    generator = build_generator(config)
+    vocabulary = open(pretraining_data[1], encoding="utf-8").read().split()  # whole-word pieces
+    texts = ["w1 w2 w3", "", "w4 " * 20, "w5 w1"]
+    length = 10
+    expected = []
+    for text in texts:
+        pieces = [vocabulary.index(word) for word in text.split()][:length - 2]
+        total = 0.0
+        for position in range(1, len(pieces) + 1):
+            ids = [tokenizer.cls_id] + pieces + [tokenizer.sep_id]
+            masked = list(ids)
+            masked[position] = tokenizer.mask_id
+            inputs = {"token_ids": np.array([masked + [0] * (length - len(ids))], np.int32),
+                      "segment_ids": np.zeros((1, length), np.int32),
+                      "padding_mask": np.array([[1] * len(ids) + [0] * (length - len(ids))], np.int32),
+                      "mask_positions": np.array([[position]], np.int32)}
+            logits = generator(inputs).numpy()[0, 0].astype(np.float64)
+            total += log_softmax(logits)[ids[position]]
+        expected.append(total)
+    for batch_size in (3, 512):  # copies of one text split across batches, and all in one
+        np.testing.assert_allclose(pseudo_log_likelihoods(generator, tokenizer, texts, length, batch_size), expected,
+                                   rtol=1e-5)
+    assert expected[1] == 0.0 and expected[2] < expected[0] < 0
 
 
 def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):

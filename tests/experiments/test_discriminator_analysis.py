@@ -16,6 +16,7 @@ from tests.conftest import REPO_ROOT
 
 SENTENCES = 40
 PAIRS = 3
+WORDS = 300
 
 
 def _labelled_words(path, max_sentences):
@@ -41,7 +42,7 @@ def _labelled_words(path, max_sentences):
 def analysis(pretrained_tiny, shared_data, tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("analysis")
     results = run_analyses(pretrained_tiny, str(shared_data), str(output_dir), max_seq_length=32,
-                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS)
+                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
     return results, output_dir
 
 
@@ -109,7 +110,7 @@ def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shar
     save_model(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
                tokenizer_settings=loaded.tokenizer_settings)
     results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
-                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS)
+                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
     assert results["checkpoint_format"] != analysis[0]["checkpoint_format"]
     assert results["blimp"]["by_paradigm"] == pytest.approx(analysis[0]["blimp"]["by_paradigm"])
     for split in ("dev", "test"):
@@ -119,6 +120,12 @@ def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shar
         assert results["pos"][corpus].keys() == by_tag.keys()
         for tag, values in by_tag.items():
             assert results["pos"][corpus][tag]["mean_p_clean"] == pytest.approx(values["mean_p_clean"], abs=1e-5)
+    assert results["disfluency"]["disfluent"]["auroc_vs_fluent"] == pytest.approx(
+        analysis[0]["disfluency"]["disfluent"]["auroc_vs_fluent"], abs=1e-4)
+    for converted, original in zip(results["representations"]["by_model"]["checkpoint"],
+                                   analysis[0]["representations"]["by_model"]["checkpoint"]):
+        assert converted["anisotropy"] == pytest.approx(original["anisotropy"], abs=1e-4)
+        assert converted["probe_accuracy"] == original["probe_accuracy"]
 
 
 def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recomputes(analysis, pretrained_tiny,
@@ -143,9 +150,13 @@ def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recompute
 
 
 def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
-    with pytest.raises(ConfigError, match="analyses=representations: unknown \\(available: ged, calibration, pos, "
-                                          "blimp\\); representations not built yet"):
-        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["representations"])
+    with pytest.raises(ConfigError, match="analyses=syntax: unknown \\(available: ged, calibration, pos, blimp, "
+                                          "representations\\)"):
+        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["syntax"])
+    with pytest.raises(ConfigError, match="^compare_checkpoint is read by the representations analysis, which does "
+                                          "not run here \\(analyses=ged\\)$"):
+        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["ged"],
+                     compare_checkpoint=pretrained_tiny)
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()

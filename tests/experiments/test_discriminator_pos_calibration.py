@@ -146,7 +146,8 @@ def test_calibration_needs_a_generator_unless_left_to_the_default(pretrained_tin
                                           "here \\(.*pretrained holds no generator\\)$"):
         run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "out"), heldout_tfrecords="held_out.tfrecord")
     results = run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "default"), max_seq_length=32,
-                           max_sentences=15, blimp_pairs_per_paradigm=1, bootstrap_resamples=10)
+                           max_sentences=15, blimp_pairs_per_paradigm=1, bootstrap_resamples=10,
+                           representation_words=200)
     assert results["skipped"] == {"calibration": f"{pretrained_tiny} holds no generator"}
     assert "calibration" not in results and results["pos"]["ptb"]["NN"]["words"] >= 20
     assert not [values for by_tag in results["pos"].values() for values in by_tag.values() if "replaced_rate" in values]

@@ -39,6 +39,20 @@ def test_padding_does_not_change_the_real_tokens():
     np.testing.assert_allclose(backbone(inputs).numpy()[1, :7], backbone(short).numpy()[0], atol=1e-5)
 
 
+def test_hidden_states_are_the_functional_graph_s_layer_outputs():
+    import keras
+
+    backbone = ElectraBackbone(**ARCHITECTURE)
+    inputs = _inputs()
+    states = [state.numpy() for state in backbone.hidden_states(inputs)]
+    assert len(states) == ARCHITECTURE["num_layers"] + 1
+    names = ["embeddings_project"] + [f"transformer_layer_{i}" for i in range(ARCHITECTURE["num_layers"])]
+    for name, state in zip(names, states):
+        tap = keras.Model(backbone.input, backbone.get_layer(name).output)
+        np.testing.assert_allclose(state, tap(inputs).numpy(), atol=1e-6, err_msg=name)
+    np.testing.assert_allclose(states[-1], backbone(inputs).numpy(), atol=1e-6)
+
+
 def test_keras_hub_electra_weights_give_keras_hub_outputs(tmp_path):
     """keras-hub's ElectraBackbone (same variables, per-head attention kernels, tanh GELU) converted into ours."""
     reference = keras_hub.models.ElectraBackbone(

@@ -13,7 +13,10 @@ def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=
     for start in range(0, len(texts), batch_size):
         chunk = texts[start:start + batch_size]
         features, kept, truncated = encode_single_segments(tokenizer, chunk, max_seq_length)
-        logits = np.asarray(discriminator(backbone_inputs(features), training=False), np.float64)
+        # Cut to the chunk's longest text: padding is masked out of attention, and would cost the full length.
+        length = 2 + int(np.max(kept, initial=0))
+        logits = np.asarray(discriminator(backbone_inputs({name: value[:, :length] for name, value in
+                                                           features.items()}), training=False), np.float64)
         for row, text in enumerate(chunk):
             piece_logits = logits[row, 1:1 + kept[row]]
             ids = features["input_ids"][row, 1:1 + kept[row]]

@@ -24,6 +24,7 @@ import numpy as np
 from electra_tf.analysis.representations import anisotropy, linear_cka
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_text
+from experiments.discriminator_analysis.word_scores import length_sorted_batches
 
 PREDICTIONS_FILE = "probe_predictions.jsonl"
 NUM_PAIRS = 10000
@@ -47,16 +48,13 @@ def word_states(backbone, tokenizer, sentences, max_seq_length=128, batch_size=6
 
     features = featurize(sentences, tokenizer, max_seq_length, tag_ids={})
     inputs = features.inputs()
-    layers = [[] for _ in range(backbone.num_layers + 1)]
-    for start in range(0, len(inputs["token_ids"]), batch_size):
-        batch = {name: inputs[name][start:start + batch_size] for name in ("token_ids", "segment_ids",
-                                                                            "padding_mask")}
-        states = [np.asarray(state) for state in backbone.hidden_states(batch, training=False)]
-        for offset, (_, _, num_words) in enumerate(features.windows[start:start + batch_size]):
-            positions = features.word_positions[start + offset, :num_words]
-            for layer, state in zip(layers, states):
-                layer.append(state[offset, positions])
-    return np.stack([np.concatenate(layer) for layer in layers]).astype(np.float32)
+    by_window = [None] * len(features.windows)
+    for rows, batch in length_sorted_batches(inputs, batch_size):
+        states = np.stack([np.asarray(state) for state in backbone.hidden_states(batch, training=False)])
+        for offset, row in enumerate(rows):
+            positions = features.word_positions[row, :features.windows[row][2]]
+            by_window[row] = states[:, offset, positions]  # [layers, words of the window, hidden]
+    return np.concatenate(by_window, axis=1).astype(np.float32)
 
 
 def corpus_words(sentences):

@@ -13,14 +13,26 @@ from finetune.tagging.features import featurize
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 
+def length_sorted_batches(inputs, batch_size=64):
+    """(rows, batch) over the windows `inputs` (the backbone's inputs): windows of similar length batched together
+    (shortest first), each batch cut to its longest window. Padding is masked out of attention, so the real
+    positions' outputs do not depend on it, and sentences padded to `max_seq_length` would otherwise cost it whole."""
+    lengths = np.sum(np.asarray(inputs["padding_mask"]), axis=1)
+    order = np.argsort(lengths, kind="stable")
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        length = max(1, int(lengths[rows].max()))
+        yield rows, {name: np.asarray(inputs[name])[rows, :length] for name in BACKBONE_INPUTS}
+
+
 def window_logits(discriminator, inputs, batch_size=64):
-    """float64 [windows, length] replaced-token logits of the windows `inputs` (the backbone's inputs)."""
-    rows = []
-    for start in range(0, len(inputs["token_ids"]), batch_size):
-        batch = {name: inputs[name][start:start + batch_size] for name in BACKBONE_INPUTS}
-        rows.append(np.asarray(discriminator(batch, training=False), np.float64))
-    length = inputs["token_ids"].shape[1]
-    return np.concatenate(rows) if rows else np.zeros((0, length))
+    """float64 [windows, length] replaced-token logits of the windows `inputs` (the backbone's inputs); padding
+    positions past a batch's longest window are 0."""
+    logits = np.zeros(np.shape(inputs["token_ids"]), np.float64)
+    for rows, batch in length_sorted_batches(inputs, batch_size):
+        values = np.asarray(discriminator(batch, training=False), np.float64)
+        logits[rows, :values.shape[1]] = values
+    return logits
 
 
 def per_sentence(features, window_values):

@@ -166,3 +166,20 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
     assert result.returncode == 2
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
         "error: --init_checkpoint is required"]
+
+
+def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
+    from experiments.discriminator_analysis.word_scores import window_logits
+    from finetune.checkpoints import load_discriminator
+
+    discriminator = load_discriminator(pretrained_tiny).model
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(3, 33, size=20)  # batched out of order by length, cut to each batch's longest
+    padding_mask = (np.arange(32)[None, :] < lengths[:, None]).astype(np.int32)
+    inputs = {"token_ids": rng.integers(5, 50, size=(20, 32)).astype(np.int32) * padding_mask,
+              "segment_ids": np.zeros((20, 32), np.int32), "padding_mask": padding_mask}
+    logits = window_logits(discriminator, inputs, batch_size=6)
+    for row in range(20):
+        single = {name: value[row:row + 1] for name, value in inputs.items()}
+        expected = np.asarray(discriminator(single, training=False))[0, :lengths[row]]
+        np.testing.assert_allclose(logits[row, :lengths[row]], expected, atol=1e-5)

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
-from experiments.discriminator_analysis.analysis import run_analyses
+from experiments.discriminator_analysis.analysis import ANALYSES, run_analyses
 from experiments.discriminator_analysis.corruption import corrupt
 
 SENTENCES = 30
@@ -121,18 +121,20 @@ def test_in_domain_calibration_recomputes_with_scikit_learn(run_dir_analysis):
     assert "### ewt" in report
 
 
-def test_a_hugging_face_pair_runs_the_generator_analyses_alike(run_dir_analysis, pretrained_tiny, shared_data,
-                                                               tmp_path):
+def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(run_dir_analysis, pretrained_tiny,
+                                                                             shared_data, tmp_path):
     from electra_tf.checkpoints import load_model, save_model
 
     loaded = load_model(os.path.dirname(pretrained_tiny), "pretrainer")
     save_model(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
                tokenizer_settings=loaded.tokenizer_settings)
-    results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"),
-                           analyses=["pos", "calibration"], max_seq_length=32, max_sentences=SENTENCES,
-                           bootstrap_resamples=50)
+    results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
+                           max_sentences=SENTENCES, bootstrap_resamples=50, blimp_pairs_per_paradigm=1,
+                           representation_words=200)  # every analysis, the generator's halves included
     expected = run_dir_analysis[0]
     assert results["has_generator"] and results["checkpoint_format"] != expected["checkpoint_format"]
+    assert results["analyses"] == list(ANALYSES) and not results["skipped"]
+    assert 0 <= results["blimp"]["accuracy_pll"] <= 1 and results["disfluency"]["words"] > 0
     for corpus, halves in expected["calibration"]["in_domain"].items():
         for key, value in halves["held_out"].items():
             assert results["calibration"]["in_domain"][corpus]["held_out"][key] == pytest.approx(value, abs=1e-4), key

@@ -67,7 +67,8 @@ def main():
                                max_sentences=args.max_sentences,
                                blimp_pairs_per_paradigm=args.blimp_pairs_per_paradigm,
                                heldout_tfrecords=args.heldout_tfrecords, compare_checkpoint=args.compare_checkpoint,
-                               representation_words=args.representation_words)
+                               representation_words=args.representation_words,
+                               command=" ".join(["python bench/discriminator_analysis_time.py"] + sys.argv[1:]))
         seconds = time.perf_counter() - start
     summary = {"seconds": seconds, "budget_seconds": 60 * args.budget_minutes,
                "within_budget": seconds <= 60 * args.budget_minutes, "analyses": results["analyses"],

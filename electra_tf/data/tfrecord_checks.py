@@ -77,8 +77,8 @@ def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_
     matched = {os.path.basename(path) for path in paths}
     missing = sorted(set(entries) - matched)
     if missing:
-        logging.warning("%d of the %d shards listed in %s are not matched by the TFRecord patterns (e.g. %s); "
-                        "training reads only the matched ones", len(missing), len(entries), manifest_path, missing[0])
+        logging.warning("%d of the %d shards listed in %s are not matched by %s (e.g. %s); only the matched ones "
+                        "are read", len(missing), len(entries), manifest_path, argument, missing[0])
 
 
 def check_unlisted_file(path, max_seq_length, feature_names, manifest_path=None, argument="pretrain_tfrecords"):

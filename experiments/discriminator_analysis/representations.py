@@ -163,7 +163,10 @@ def plot_cka(path, cka):
     figure, axes = pyplot.subplots(1, len(cka), figsize=(3.6 * len(cka), 3.4), squeeze=False)
     for axis, (pair, matrix) in zip(axes[0], cka.items()):
         first, second = pair.split("|")
-        image = axis.imshow(np.array(matrix), vmin=0, vmax=1, cmap="viridis", origin="lower")
+        matrix = np.array(matrix)
+        image = axis.imshow(matrix, vmin=0, vmax=1, cmap="viridis", origin="lower")
+        axis.set_xticks(range(matrix.shape[1]))
+        axis.set_yticks(range(matrix.shape[0]))
         axis.set_xlabel(f"{second} layer (0 = embeddings)")
         axis.set_ylabel(f"{first} layer")
         axis.set_title(f"linear CKA: {first} / {second}", fontsize=9)

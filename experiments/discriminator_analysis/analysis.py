@@ -10,7 +10,7 @@ generator-corrupted text: the POS corpora, `pos.py`, and held-out pre-training s
 
 import os
 
-from electra_tf.errors import ConfigError, DataError
+from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
 from experiments.discriminator_analysis.report import report
 
@@ -56,7 +56,6 @@ def load_generator(init_checkpoint):
     """The generator stored with the discriminator at `init_checkpoint` (a pre-training run directory, a Hugging Face
     discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only."""
     from electra_tf.checkpoints import conversion
-    from electra_tf.errors import CheckpointError
 
     try:
         return conversion.load_model(init_checkpoint, kind="generator").model
@@ -76,7 +75,7 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     reads the first `representation_words` words of each POS corpus."""
     from electra_tf.tokenizer import ElectraTokenizer
     from experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
-    from finetune.checkpoints import load_discriminator
+    from finetune.checkpoints import checkpoint_exists, load_discriminator
 
     chosen = analyses is not None
     analyses = list(ANALYSES if analyses is None else analyses)
@@ -84,6 +83,9 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     if compare_checkpoint and "representations" not in analyses:
         raise ConfigError("compare_checkpoint is read by the representations analysis, which does not run here "
                           f"(analyses={','.join(analyses)})", arguments=("compare_checkpoint", "analyses"))
+    if compare_checkpoint and not checkpoint_exists(compare_checkpoint):
+        raise CheckpointError(f"compare_checkpoint={compare_checkpoint} does not exist: pass a pre-trained model "
+                              "(e.g. <model_dir>/pretrained of the MLM twin's run)", arguments=("compare_checkpoint",))
     check_data(analyses, data_dir)
     pretrained = load_discriminator(init_checkpoint)
     compared = load_discriminator(compare_checkpoint) if compare_checkpoint else None

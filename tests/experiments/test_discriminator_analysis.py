@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from electra_tf.errors import ConfigError, DataError
+from electra_tf.errors import CheckpointError, ConfigError, DataError
 from experiments.discriminator_analysis.analysis import run_analyses
 from tests.conftest import REPO_ROOT
 
@@ -157,6 +157,9 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
                                           "not run here \\(analyses=ged\\)$"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["ged"],
                      compare_checkpoint=pretrained_tiny)
+    with pytest.raises(CheckpointError, match=f"^compare_checkpoint={tmp_path}/mlm does not exist: pass a "
+                                              "pre-trained model"):
+        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), compare_checkpoint=str(tmp_path / "mlm"))
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()

@@ -18,6 +18,7 @@ accuracies are recomputed; the vectors themselves are not written (they are dete
 
 import json
 import os
+import warnings
 
 import numpy as np
 
@@ -90,8 +91,12 @@ def probe(train_vectors, train_tags, test_vectors, seed=0):
     except ImportError:
         raise ImportError("the representations analysis probes with scikit-learn: pip install "
                           "'electra-tf[analysis]' (or scikit-learn)") from None
+    from sklearn.exceptions import ConvergenceWarning
+
     model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=500, random_state=seed))
-    model.fit(train_vectors, train_tags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # lbfgs stopping at max_iter on the embedding layer
+        model.fit(train_vectors, train_tags)
     return model.predict(test_vectors)
 
 
@@ -99,8 +104,6 @@ def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length
     """`models`: {name: ElectraBackbone} (one or two), `tokenizers`: {name: its tokenizer}. Writes
     `probe_predictions.jsonl` and `representations_cka.png`; returns {"words", "most_frequent_tag", "by_model",
     "cka"}."""
-    import warnings
-
     from experiments.discriminator_analysis.pos import read_corpora
 
     corpora = {corpus: first_sentences(sentences, max_words)
@@ -120,9 +123,7 @@ def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length
                                                                           lowered[~train], tags[~train])
         for name in models:
             for layer, vectors in enumerate(states[name][corpus]):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # lbfgs convergence notes (the embedding layer's)
-                    predicted = probe(vectors[train], tags[train], vectors[~train], seed)
+                predicted = probe(vectors[train], tags[train], vectors[~train], seed)
                 lines += [json.dumps({"model": name, "layer": layer, "corpus": corpus, "sentence_id": int(sentence),
                                       "word_index": int(position), "word": word, "tag": tag, "predicted": guess})
                           for sentence, position, word, tag, guess in zip(

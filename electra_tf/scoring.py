@@ -36,8 +36,8 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
     """Per text, the generator's pseudo-log-likelihood (Salazar et al., 2020): the sum over its word pieces (at most
     `max_seq_length - 2`) of log p(piece | the text with that piece alone replaced by [MASK]), natural log, float64.
 
-    One masked copy of the text per piece; copies are batched `batch_size` at a time and cut to the longest text of
-    the batch (padding is masked out of attention, so the values do not depend on it). The generator predicts at the
+    One masked copy of the text per piece; copies of texts of similar length are batched `batch_size` at a time and
+    cut to the longest text of the batch (padding is masked out of attention, so the values do not depend on it). The generator predicts at the
     masked position only (`mask_positions`), so a copy costs one vocabulary projection; the log-softmax runs in the
     same graph, in float32 (in NumPy it would cost more than the generator). A text with no piece scores 0.
     """
@@ -47,22 +47,23 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
         return tf.gather(tf.nn.log_softmax(logits), original[:, None], batch_dims=1)[:, 0]
 
     totals = np.zeros(len(texts), np.float64)
-    copies = []  # (text index, chunk features, row in chunk, position)
+    copies = []  # (pieces, text index, chunk features, row in chunk, position)
     for start in range(0, len(texts), batch_size):
         features, kept, _ = encode_single_segments(tokenizer, texts[start:start + batch_size], max_seq_length)
-        copies += [(start + row, features, row, position)
+        copies += [(int(kept[row]), start + row, features, row, position)
                    for row in range(len(kept)) for position in range(1, 1 + kept[row])]
+    copies.sort(key=lambda copy: copy[0])  # stable: a text's copies stay together, in order
     for start in range(0, len(copies), batch_size):
         batch = copies[start:start + batch_size]
-        length = 2 + max(int(features["input_mask"][row].sum()) - 2 for _, features, row, _ in batch)
-        inputs = {name: np.stack([features[feature][row, :length] for _, features, row, _ in batch])
+        length = 2 + batch[-1][0]
+        inputs = {name: np.stack([features[feature][row, :length] for _, _, features, row, _ in batch])
                   for name, feature in FEATURE_NAMES.items()}
-        positions = np.array([position for _, _, _, position in batch], np.int32)
+        positions = np.array([copy[4] for copy in batch], np.int32)
         rows = np.arange(len(batch))
         original = inputs["token_ids"][rows, positions].copy()
         inputs["token_ids"][rows, positions] = tokenizer.mask_id
         log_probabilities = original_log_probabilities({**inputs, "mask_positions": positions[:, None]}, original)
-        np.add.at(totals, [index for index, _, _, _ in batch], np.asarray(log_probabilities, np.float64))
+        np.add.at(totals, [copy[1] for copy in batch], np.asarray(log_probabilities, np.float64))
     return totals
 
 

@@ -29,10 +29,10 @@ from bench_utils import peak_rss_mb, random_batch  # noqa: E402
 
 def reference_seconds(discriminator, num_windows, seq_len, batch=64):
     """Seconds for the discriminator to score `num_windows` random windows (one untimed batch first)."""
+    from electra_tf.models.backbone import backbone_inputs
+
     config = discriminator.electra_config
-    inputs = random_batch(batch, seq_len, config.vocab_size, config.cls_id, config.sep_id)
-    features = {"token_ids": inputs["input_ids"], "segment_ids": inputs["segment_ids"],
-                "padding_mask": inputs["input_mask"]}
+    features = backbone_inputs(random_batch(batch, seq_len, config.vocab_size, config.cls_id, config.sep_id))
     discriminator(features, training=False)
     start = time.perf_counter()
     for _ in range(max(1, num_windows // batch)):

@@ -23,6 +23,17 @@ def atomic_write_json(path, values):
     atomic_write_text(path, json.dumps(values, indent=2, sort_keys=True) + "\n")
 
 
+def atomic_write_json_lines(path, records):
+    """One JSON object per line (UTF-8, not escaped), written atomically."""
+    atomic_write_text(path, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
+
+
+def read_json_lines(path):
+    """The objects of a JSON-lines file, in order."""
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
 @contextlib.contextmanager
 def staged_directory(directory):
     """Yield a fresh staging directory that replaces `directory` when the block succeeds, and is removed if it fails.

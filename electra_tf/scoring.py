@@ -37,9 +37,10 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
     `max_seq_length - 2`) of log p(piece | the text with that piece alone replaced by [MASK]), natural log, float64.
 
     One masked copy of the text per piece; copies of texts of similar length are batched `batch_size` at a time and
-    cut to the longest text of the batch (padding is masked out of attention, so the values do not depend on it). The generator predicts at the
-    masked position only (`mask_positions`), so a copy costs one vocabulary projection; the log-softmax runs in the
-    same graph, in float32 (in NumPy it would cost more than the generator). A text with no piece scores 0.
+    cut to the longest text of the batch (padding is masked out of attention, so the values do not depend on it).
+    The generator predicts at the masked position only (`mask_positions`), so a copy costs one vocabulary projection;
+    the log-softmax runs in the same graph, in float32 (in NumPy it would cost more than the generator). A text with
+    no piece scores 0.
     """
     @tf.function(reduce_retracing=True)  # one graph for every batch shape; the log-softmax fused with the model
     def original_log_probabilities(inputs, original):
@@ -54,16 +55,16 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
                    for row in range(len(kept)) for position in range(1, 1 + kept[row])]
     copies.sort(key=lambda copy: copy[0])  # stable: a text's copies stay together, in order
     for start in range(0, len(copies), batch_size):
-        batch = copies[start:start + batch_size]
-        length = 2 + batch[-1][0]
-        inputs = {name: np.stack([features[feature][row, :length] for _, _, features, row, _ in batch])
+        pieces, text_indices, chunks, chunk_rows, positions = zip(*copies[start:start + batch_size])
+        length = 2 + max(pieces)
+        inputs = {name: np.stack([chunk[feature][row, :length] for chunk, row in zip(chunks, chunk_rows)])
                   for name, feature in FEATURE_NAMES.items()}
-        positions = np.array([copy[4] for copy in batch], np.int32)
-        rows = np.arange(len(batch))
+        positions = np.array(positions, np.int32)
+        rows = np.arange(len(positions))
         original = inputs["token_ids"][rows, positions].copy()
         inputs["token_ids"][rows, positions] = tokenizer.mask_id
         log_probabilities = original_log_probabilities({**inputs, "mask_positions": positions[:, None]}, original)
-        np.add.at(totals, [copy[1] for copy in batch], np.asarray(log_probabilities, np.float64))
+        np.add.at(totals, list(text_indices), np.asarray(log_probabilities, np.float64))
     return totals
 
 

@@ -41,12 +41,9 @@ def check_data(analyses, data_dir):
 
         check_corpora(data_dir)
     if "pos" in analyses:
-        from experiments.discriminator_analysis.disfluency import switchboard_paths
+        from experiments.discriminator_analysis.disfluency import check_switchboard
 
-        for path in switchboard_paths(data_dir):
-            if not os.path.isfile(path):
-                raise DataError(f"{path} does not exist: data_dir must hold tagging/switchboard/{{tagged,"
-                                "disfluency}} (the NLTK Switchboard sample)", arguments=("data_dir",))
+        check_switchboard(data_dir)
     if "blimp" in analyses and not os.path.isdir(blimp_dir(data_dir)):
         raise DataError(f"{blimp_dir(data_dir)} does not exist: data_dir must hold blimp/<paradigm>.jsonl (BLiMP's "
                         "data/ directory)", arguments=("data_dir",))

@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from electra_tf.errors import DataError
-from electra_tf.io_utils import atomic_write_text
+from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from electra_tf.scoring import pseudo_log_likelihoods, score_texts
 
 PAIRS_FILE = "blimp_pairs.jsonl"
@@ -63,12 +63,12 @@ def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128
                                                                    batch_size=128)]}
     if generator is not None:
         columns["pll"] = pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length).tolist()
-    lines = [json.dumps({"paradigm": paradigm, "pair_id": pair_id,
-                         **{f"{name}_{side}": values[2 * index + offset] for name, values in columns.items()
-                            for offset, side in enumerate(("good", "bad"))}})
-             for index, (paradigm, pair_id, _, _) in enumerate(pairs)]
+    records = [{"paradigm": paradigm, "pair_id": pair_id,
+                **{f"{name}_{side}": values[2 * index + offset] for name, values in columns.items()
+                   for offset, side in enumerate(("good", "bad"))}}
+               for index, (paradigm, pair_id, _, _) in enumerate(pairs)]
     path = os.path.join(output_dir, PAIRS_FILE)
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    atomic_write_json_lines(path, records)
     return results_from_pairs(path)
 
 
@@ -76,13 +76,10 @@ def results_from_pairs(path):
     """Accuracy overall and by paradigm, recomputed from a `blimp_pairs.jsonl` file: of the discriminator's score and,
     when the file has it, of the generator's pseudo-log-likelihood (`_pll`)."""
     correct = {"": {}, "_pll": {}}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            for suffix, key in (("", "score"), ("_pll", "pll")):
-                if f"{key}_good" in record:
-                    correct[suffix].setdefault(record["paradigm"], []).append(
-                        record[f"{key}_good"] > record[f"{key}_bad"])
+    for record in read_json_lines(path):
+        for suffix, key in (("", "score"), ("_pll", "pll")):
+            if f"{key}_good" in record:
+                correct[suffix].setdefault(record["paradigm"], []).append(record[f"{key}_good"] > record[f"{key}_bad"])
     results = {}
     for suffix, by_paradigm in correct.items():
         if by_paradigm:

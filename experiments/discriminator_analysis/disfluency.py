@@ -19,7 +19,6 @@ intervals. Every word goes to `switchboard_words.jsonl`, from which the summary 
 """
 
 import difflib
-import json
 import os
 import re
 
@@ -27,7 +26,8 @@ import numpy as np
 
 from electra_tf.analysis import scores
 from electra_tf.errors import DataError
-from electra_tf.io_utils import atomic_write_text
+from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
+from experiments.discriminator_analysis.pos import bootstrap_ci
 from experiments.discriminator_analysis.word_scores import word_logits
 
 WORDS_FILE = "switchboard_words.jsonl"
@@ -84,10 +84,14 @@ def tagged_words(text):
     return tuple(pair[0] for pair in pairs if len(pair) == 2), tuple(pair[1] for pair in pairs if len(pair) == 2)
 
 
+def check_switchboard(data_dir):
+    for path in switchboard_paths(data_dir):
+        if not os.path.isfile(path):
+            raise DataError(f"{path} does not exist: data_dir must hold tagging/switchboard/{{tagged,disfluency}} "
+                            "(the NLTK Switchboard sample)", arguments=("data_dir",))
+
+
 def _turns(path):
-    if not os.path.isfile(path):
-        raise DataError(f"{path} does not exist: data_dir must hold tagging/switchboard/{{tagged,disfluency}} (the "
-                        "NLTK Switchboard sample)", arguments=("data_dir",))
     turns = []
     with open(path, encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
@@ -103,6 +107,7 @@ def _turns(path):
 def read_switchboard(data_dir, max_turns=None):
     """(turns, num_unaligned): turns are dicts with `line` (of the tagged file), `turn` (`A.n`), `words`, `tags`
     and `classes` (a class per word, None for punctuation); `max_turns` keeps the first aligned turns."""
+    check_switchboard(data_dir)
     tagged_path, markup_path = switchboard_paths(data_dir)
     tagged = [(number, turn, *tagged_words(text)) for number, turn, text in _turns(tagged_path)]
     markup = [markup_classes(text) for _, _, text in _turns(markup_path)]
@@ -142,17 +147,16 @@ def scored_words(discriminator, tokenizer, turns, max_seq_length=128):
 def _auroc_with_interval(labels, p, num_resamples, seed):
     if not 0 < labels.sum() < len(labels):
         return None, [None, None]
-    low, high = scores.bootstrap_interval(scores.auroc, [labels, p], num_resamples=num_resamples, seed=seed)
-    return float(scores.auroc(labels, p)), [None if np.isnan(low) else low, None if np.isnan(high) else high]
+    return float(scores.auroc(labels, p)), bootstrap_ci(scores.auroc, [labels, p], num_resamples, seed)
 
 
 def _against_fluent(p_class, p_fluent, num_resamples, seed):
     labels = np.concatenate([np.ones(len(p_class)), np.zeros(len(p_fluent))])
     auroc, interval = _auroc_with_interval(labels, np.concatenate([p_class, p_fluent]), num_resamples, seed)
     flagged = (p_class > 0.5).astype(np.float64)
-    low, high = scores.bootstrap_interval(np.mean, [flagged], num_resamples=num_resamples, seed=seed)
     return {"words": int(len(p_class)), "mean_p_replaced": float(np.mean(p_class)),
-            "flagged_rate": float(np.mean(flagged)), "flagged_rate_ci": [low, high],
+            "flagged_rate": float(np.mean(flagged)),
+            "flagged_rate_ci": bootstrap_ci(np.mean, [flagged], num_resamples, seed),
             "auroc_vs_fluent": auroc, "auroc_vs_fluent_ci": interval}
 
 
@@ -191,16 +195,11 @@ def summary(records, num_unaligned=0, num_resamples=200, seed=0, min_words=20):
     return results
 
 
-def read_words(path):
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
 def run_disfluency(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, max_turns=None,
                    num_resamples=200, seed=0):
     """Scores the aligned Switchboard turns, writes `switchboard_words.jsonl`, returns `summary`."""
     turns, num_unaligned = read_switchboard(data_dir, max_turns)
     records = scored_words(discriminator, tokenizer, turns, max_seq_length)
     path = os.path.join(output_dir, WORDS_FILE)
-    atomic_write_text(path, "".join(json.dumps(record) + "\n" for record in records))
-    return summary(read_words(path), num_unaligned, num_resamples, seed)
+    atomic_write_json_lines(path, records)
+    return summary(read_json_lines(path), num_unaligned, num_resamples, seed)

@@ -6,13 +6,12 @@ temperature scaling of the word logits) are fitted on dev and reported on every 
 (`NA`, about 1 %) are scored by the discriminator in context but neither fitted nor reported.
 """
 
-import json
 import os
 
 import numpy as np
 
 from electra_tf.analysis import scores
-from electra_tf.io_utils import atomic_write_text
+from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from experiments.discriminator_analysis.word_scores import word_logits
 
 SPLITS = ("dev", "test")
@@ -67,14 +66,13 @@ def run_ged(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, 
     """Scores FCE, writes `ged_tokens.jsonl` and the reliability diagram, returns {split: summary}."""
     records = scored_words(discriminator, tokenizer, data_dir, max_seq_length, max_sentences)
     temperature, threshold = calibrate(records)
-    lines = []
     for split in SPLITS:
         for record in records[split]:
             logit = record.pop("logit")
             record["p_replaced"] = float(scores.apply_temperature(np.array([logit]), 1.0)[0])
             record["p_calibrated"] = float(scores.apply_temperature(np.array([logit]), temperature)[0])
-            lines.append(json.dumps(record, ensure_ascii=False))
-    atomic_write_text(os.path.join(output_dir, TOKENS_FILE), "\n".join(lines) + "\n")
+    atomic_write_json_lines(os.path.join(output_dir, TOKENS_FILE),
+                            [record for split in SPLITS for record in records[split]])
     results = results_from_tokens(os.path.join(output_dir, TOKENS_FILE), threshold, temperature)
     plot_reliability(os.path.join(output_dir, "ged_reliability.png"), records["test"] or records["dev"])
     return results
@@ -83,10 +81,8 @@ def run_ged(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, 
 def results_from_tokens(path, threshold, temperature):
     """{split: summary} recomputed from a `ged_tokens.jsonl` file and the fitted threshold and temperature."""
     by_split = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            by_split.setdefault(record["split"], []).append(record)
+    for record in read_json_lines(path):
+        by_split.setdefault(record["split"], []).append(record)
     results = {}
     for split, records in by_split.items():
         labels = np.array([record["label"] for record in records])

@@ -4,14 +4,13 @@ piece but [CLS] and [SEP] scored. Threshold and temperature are fitted on the ev
 both halves (`pos.split_calibration`); every piece goes to `heldout_pieces.jsonl`, from which the summary is
 recomputed."""
 
-import json
 import os
 
 import numpy as np
 
 from electra_tf.analysis import scores
 from electra_tf.errors import DataError
-from electra_tf.io_utils import atomic_write_text
+from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from experiments.discriminator_analysis.corruption import corrupt
 from experiments.discriminator_analysis.pos import split_calibration
 from experiments.discriminator_analysis.word_scores import window_logits
@@ -28,7 +27,7 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
     config = generator.electra_config
     dataset = make_pretraining_dataset(file_patterns, max_seq_length, BATCH_SIZE, is_training=False,
                                        argument="heldout_tfrecords")
-    lines, windows = [], 0
+    pieces, windows = [], 0
     for batch_index, batch in enumerate(dataset):
         if windows >= max_windows:
             break
@@ -39,22 +38,20 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
         p = scores.sigmoid(window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids}))
         scored = (inputs["padding_mask"] == 1) & ~np.isin(inputs["token_ids"], (config.cls_id, config.sep_id))
         for row, position in zip(*np.nonzero(scored)):
-            lines.append(json.dumps({"window": windows + int(row), "position": int(position),
-                                     "replaced": int(corruption.replaced[row, position]),
-                                     "p_replaced": float(p[row, position])}))
+            pieces.append({"window": windows + int(row), "position": int(position),
+                           "replaced": int(corruption.replaced[row, position]), "p_replaced": float(p[row, position])})
         windows += len(inputs["token_ids"])
     if windows < 2:
         raise DataError(f"{file_patterns}: fewer than {BATCH_SIZE} records; heldout_tfrecords needs held-out "
                         "pre-training shards (data_prep/build_pretraining_dataset.py output)",
                         arguments=("heldout_tfrecords",))
     path = os.path.join(output_dir, PIECES_FILE)
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    atomic_write_json_lines(path, pieces)
     return summary_from_pieces(path)
 
 
 def summary_from_pieces(path):
-    with open(path, encoding="utf-8") as handle:
-        pieces = [json.loads(line) for line in handle]
+    pieces = read_json_lines(path)
     return split_calibration(np.array([piece["replaced"] for piece in pieces]),
                              np.array([piece["p_replaced"] for piece in pieces]),
                              np.array([piece["window"] for piece in pieces]))

@@ -14,14 +14,13 @@ halves. Every word goes to `pos_words.jsonl`, from which both summaries are reco
 """
 
 import glob
-import json
 import os
 
 import numpy as np
 
 from electra_tf.analysis import scores
 from electra_tf.errors import DataError
-from electra_tf.io_utils import atomic_write_text
+from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from experiments.discriminator_analysis import ged
 from experiments.discriminator_analysis.corruption import corrupt
 from experiments.discriminator_analysis.word_scores import per_sentence, window_logits
@@ -82,12 +81,8 @@ def scored_words(discriminator, generator, tokenizer, corpora, max_seq_length=12
     return records
 
 
-def read_words(path):
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
-def _interval(statistic, arrays, num_resamples, seed):
+def bootstrap_ci(statistic, arrays, num_resamples, seed):
+    """`scores.bootstrap_interval` as a JSON-ready [low, high], None where it is undefined."""
     low, high = scores.bootstrap_interval(statistic, arrays, num_resamples=num_resamples, seed=seed)
     return [None if np.isnan(low) else float(low), None if np.isnan(high) else float(high)]
 
@@ -111,7 +106,7 @@ def tag_summary(records, num_resamples=200, seed=0, min_words=20):
             false_positive = np.array([row["p_clean"] > 0.5 for row in rows], np.float64)
             measures = {"words": len(rows), "mean_p_clean": float(np.mean([row["p_clean"] for row in rows])),
                         "false_positive_rate": float(np.mean(false_positive)),
-                        "false_positive_rate_ci": _interval(np.mean, [false_positive], num_resamples, seed)}
+                        "false_positive_rate_ci": bootstrap_ci(np.mean, [false_positive], num_resamples, seed)}
             if "replaced" in rows[0]:
                 masked = np.array([row["masked"] for row in rows])
                 replaced = np.array([row["replaced"] for row in rows], np.float64)
@@ -120,10 +115,10 @@ def tag_summary(records, num_resamples=200, seed=0, min_words=20):
                 equal = masked.astype(bool) & (replaced == 0)
                 measures.update(
                     masked=int(masked.sum()), replaced_rate=float(np.mean(replaced)),
-                    replaced_rate_ci=_interval(np.mean, [replaced], num_resamples, seed),
+                    replaced_rate_ci=bootstrap_ci(np.mean, [replaced], num_resamples, seed),
                     sample_equals_original=float(equal.sum() / masked.sum()) if masked.sum() else None,
                     auroc=None if np.isnan(auroc) else float(auroc),
-                    auroc_ci=_interval(scores.auroc, [replaced, p_corrupted], num_resamples, seed)
+                    auroc_ci=bootstrap_ci(scores.auroc, [replaced, p_corrupted], num_resamples, seed)
                     if auroc == auroc else [None, None])
             summary[tag] = measures
         results[corpus] = summary
@@ -164,7 +159,7 @@ def run_pos(discriminator, generator, tokenizer, data_dir, output_dir, max_seq_l
     corpora = read_corpora(data_dir, max_sentences)
     records = scored_words(discriminator, generator, tokenizer, corpora, max_seq_length, seed)
     path = os.path.join(output_dir, WORDS_FILE)
-    atomic_write_text(path, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
-    records = read_words(path)
+    atomic_write_json_lines(path, records)
+    records = read_json_lines(path)
     calibration = calibration_summary(records) if generator is not None else None
     return tag_summary(records, num_resamples, seed), calibration

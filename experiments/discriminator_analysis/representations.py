@@ -16,7 +16,6 @@ on the words of both corpora pooled. Every probe prediction goes to `probe_predi
 accuracies are recomputed; the vectors themselves are not written (they are deterministic: re-run to get them).
 """
 
-import json
 import os
 import warnings
 
@@ -24,7 +23,7 @@ import numpy as np
 
 from electra_tf.analysis.representations import anisotropy, linear_cka
 from electra_tf.errors import DataError
-from electra_tf.io_utils import atomic_write_text
+from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from experiments.discriminator_analysis.word_scores import length_sorted_batches
 
 PREDICTIONS_FILE = "probe_predictions.jsonl"
@@ -113,7 +112,7 @@ def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length
     states = {name: {corpus: word_states(backbone, tokenizers[name], sentences, max_seq_length)
                      for corpus, sentences in corpora.items()} for name, backbone in models.items()}
     results = {"words": {}, "most_frequent_tag": {}}
-    lines = []
+    predictions = []
     for corpus, sentences in corpora.items():
         words, tags, sentence_ids, word_indices = corpus_words(sentences)
         train = sentence_ids % 2 == 0
@@ -124,12 +123,13 @@ def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length
         for name in models:
             for layer, vectors in enumerate(states[name][corpus]):
                 predicted = probe(vectors[train], tags[train], vectors[~train], seed)
-                lines += [json.dumps({"model": name, "layer": layer, "corpus": corpus, "sentence_id": int(sentence),
-                                      "word_index": int(position), "word": word, "tag": tag, "predicted": guess})
-                          for sentence, position, word, tag, guess in zip(
-                              sentence_ids[~train], word_indices[~train], words[~train], tags[~train], predicted)]
+                predictions += [{"model": name, "layer": layer, "corpus": corpus, "sentence_id": int(sentence),
+                                 "word_index": int(position), "word": word, "tag": tag, "predicted": guess}
+                                for sentence, position, word, tag, guess in zip(
+                                    sentence_ids[~train], word_indices[~train], words[~train], tags[~train],
+                                    predicted)]
     path = os.path.join(output_dir, PREDICTIONS_FILE)
-    atomic_write_text(path, "".join(line + "\n" for line in lines))
+    atomic_write_json_lines(path, predictions)
     accuracies = probe_accuracies(path)
     pooled = {name: np.concatenate([states[name][corpus] for corpus in corpora], axis=1) for name in models}
     results["by_model"] = {name: [{"layer": layer, "anisotropy": anisotropy(vectors, NUM_PAIRS, seed),
@@ -145,11 +145,9 @@ def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length
 def probe_accuracies(path):
     """{model: {layer: {corpus: accuracy}}} recomputed from a `probe_predictions.jsonl` file."""
     hits = {}
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            hits.setdefault(record["model"], {}).setdefault(record["layer"], {}).setdefault(
-                record["corpus"], []).append(record["tag"] == record["predicted"])
+    for record in read_json_lines(path):
+        hits.setdefault(record["model"], {}).setdefault(record["layer"], {}).setdefault(
+            record["corpus"], []).append(record["tag"] == record["predicted"])
     return {model: {layer: {corpus: float(np.mean(values)) for corpus, values in by_corpus.items()}
                     for layer, by_corpus in by_layer.items()} for model, by_layer in hits.items()}
 

@@ -2,7 +2,8 @@ import os
 
 import pytest
 
-from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
+from electra_tf.io_utils import (atomic_write_json, atomic_write_json_lines, atomic_write_text, read_json_lines,
+                                 staged_directory)
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path):
@@ -24,3 +25,13 @@ def test_staged_directory_replaces_only_on_success(tmp_path):
     with staged_directory(str(target)) as staging:
         open(os.path.join(staging, "new.txt"), "w").close()
     assert os.listdir(target) == ["new.txt"] and os.listdir(tmp_path) == ["out"]
+
+
+def test_json_lines_round_trip_one_object_per_line(tmp_path):
+    path = tmp_path / "items.jsonl"
+    records = [{"word": "café", "p": 0.25}, {"word": "naïve", "label": None}]
+    atomic_write_json_lines(str(path), records)
+    text = path.read_text(encoding="utf-8")
+    assert text.splitlines() == ['{"word": "café", "p": 0.25}', '{"word": "naïve", "label": null}']
+    assert read_json_lines(str(path)) == records
+    assert [p.name for p in tmp_path.iterdir()] == ["items.jsonl"]

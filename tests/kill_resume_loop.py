@@ -1,6 +1,6 @@
 """Kill -9 a tiny pre-training run at random moments, restart it each time, and check it ends as an uninterrupted run.
 
-    .venv/bin/python tests/kill_resume_loop.py --kills=20          # must-show 2 (a few minutes on 2 CPU cores)
+    .venv/bin/python tests/kill_resume_loop.py --kills=20          # a few minutes on 2 CPU cores
 
 Both runs use --deterministic and the same seed, dropout on. Checked for every restart: it resumes from the checkpoint
 the state file named when it started (never from a torn one) and logs from the next step on. Checked at the end: the

@@ -1,4 +1,4 @@
-"""Must-show 4: bad input at every entry point gives one line naming the problem, a non-zero exit, no traceback, and
+"""Bad input at every entry point gives one line naming the problem, a non-zero exit, no traceback, and
 no output left behind.
 
 Each case runs the entry point as users do (a subprocess) with inputs built in a fresh directory: {tmp} is that

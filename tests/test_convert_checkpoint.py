@@ -97,7 +97,7 @@ def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path):
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
     text = loaded.signatures["serve_text"](tf.constant(["w1 w2 w3"]))
     assert text["logits"].shape == (1, 16, fixtures.VOCAB_SIZE)
-    # Must-show 4 for the generator: a fresh process with only tensorflow + tensorflow-text, loading as TF Serving does.
+    # The generator served: a fresh process with only tensorflow + tensorflow-text, loading as TF Serving does.
     served = run_like_tf_serving(str(tmp_path / "export" / "1"), "serve_text", {"texts": ["w1 w2 w3"]})
     text_ids = np.array(served["input_ids"], np.int32)
     text_features = {"token_ids": text_ids, "padding_mask": np.array(served["input_mask"], np.int32),

@@ -1,6 +1,6 @@
 """Preemption and determinism, CI-sized (the 20-kill version is `python tests/kill_resume_loop.py`).
 
-Must-show 2 and the --deterministic promise: a --deterministic run interrupted by kill -9 (or stopped by SIGTERM) and
+The --deterministic promise: a --deterministic run interrupted by kill -9 (or stopped by SIGTERM) and
 restarted ends with exactly the weights, Adam slots and per-step losses of an uninterrupted run with the same seed,
 dropout on. The uninterrupted run and the restarted one are two separate runs of the tiny preset, so equal losses for
 all 50 steps also pin that --deterministic makes two runs identical.

@@ -1,4 +1,4 @@
-"""Must-show 1: two MultiWorkerMirroredStrategy workers on 127.0.0.1 train (and evaluate on held-out data) exactly as
+"""Two MultiWorkerMirroredStrategy workers on 127.0.0.1 train (and evaluate on held-out data) exactly as
 one process with the same global batch, and only the chief writes to --model_dir."""
 
 import os

@@ -1,4 +1,4 @@
-"""The `run_finetuning.py` entry point, run as users run it (subprocesses): must-show 4 (command-line half)."""
+"""The `run_finetuning.py` entry point, run as users run it (subprocesses): fine-tuning from the command line."""
 
 import json
 import os
@@ -24,7 +24,7 @@ def _common(pretrained_tiny, glue_dir, output_dir, *extra):
 
 
 def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyword_glue_dir, tmp_path):
-    """Must-show 4 (run_finetuning.py): the tiny pre-trained model fine-tunes to high dev accuracy in each of three
+    """The tiny pre-trained model fine-tunes to high dev accuracy in each of three
     trials; results.json reports per-trial metrics and their median, mean and std; predictions files are written."""
     flagfile = tmp_path / "keyword.flags"
     flagfile.write_text("--task=SST-2\n--learning_rate=1e-3\n--num_train_epochs=3\n--train_batch_size=16\n"

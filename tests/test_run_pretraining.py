@@ -85,9 +85,9 @@ def _final_weights(model_dir):
 
 
 def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, tmp_path):
-    """Must-show 5: same global batch, same updated weights. Clipping is active (clip_norm 0.05), so clipping per
-    replica instead of on the cross-replica gradient would show here. Dropout is off: Keras draws dropout masks
-    per replica. The held-out evaluations, summed over replicas, are the same numbers."""
+    """Mirrored on two CPUs: same global batch, same updated weights. Clipping is active (clip_norm 0.05), so
+    clipping per replica instead of on the cross-replica gradient would show here. Dropout is off: Keras draws dropout
+    masks per replica. The held-out evaluations, summed over replicas, are the same numbers."""
     settings = ("--num_train_steps=3", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
                 "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=3",
                 f"--eval_tfrecords={pretraining_data[0]}", "--eval_every_steps=3", "--num_eval_steps=3")
@@ -113,7 +113,7 @@ def assert_same_single_evaluation(expected_dir, actual_dir, eval_batches):
 
 
 def test_tiny_preset_learns_replaced_token_detection(pretraining_data, tmp_path):
-    """Must-show 7: within the tiny preset's 600 steps the discriminator beats the all-original baseline by far.
+    """Within the tiny preset's 600 steps the discriminator beats the all-original baseline by far.
 
     The synthetic topic corpus (tests/synthetic_data.py) makes the generator's early mistakes detectable from context;
     on real text a model this small needs thousands of steps before detection goes beyond token frequency.

@@ -99,7 +99,7 @@ def _crafted_pairs():
 
 
 def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
-    """Issue 6 must-show 5: after a tiny pre-training run on the topic corpus, the scorer flags the one off-topic word
+    """After a tiny pre-training run on the topic corpus, the scorer flags the one off-topic word
     of a crafted sentence (highest replaced probability, above 0.5) and ranks the clean sentence above it."""
     discriminator, tokenizer = load_scorer(pretrained_detector)
     pairs = _crafted_pairs()
@@ -115,7 +115,7 @@ def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
 
 
 def test_cli_flags_the_off_topic_word_in_json_lines(pretrained_detector):
-    """Must-show 5 through `python -m electra_tf.score`: one valid JSON object per line, the same verdict."""
+    """The same verdict through `python -m electra_tf.score`: one valid JSON object per line, the same verdict."""
     clean, corrupted, position = _crafted_pairs()[0]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run([sys.executable, "-m", "electra_tf.score", f"--model_dir={pretrained_detector}", clean,

@@ -1,4 +1,4 @@
-"""Must-show 1: the same HF weights give the same logits in our models as in HF's ELECTRA (NumPy transcription)."""
+"""The same HF weights give the same logits in our models as in HF's ELECTRA (NumPy transcription)."""
 
 import os
 

@@ -1,4 +1,4 @@
-"""Must-show 2: a checkpoint written as the reference wrote it (tf.compat.v1 variables, Saver, Adam slots,
+"""A checkpoint written as the reference wrote it (tf.compat.v1 variables, Saver, Adam slots,
 global_step) loads into our models and gives the outputs of the weights it was built from."""
 
 import os

@@ -1,4 +1,4 @@
-"""Must-show 3: ours -> HF -> ours and ours -> TF1 -> ours give back every variable bit for bit; and keras-hub."""
+"""Ours -> HF -> ours and ours -> TF1 -> ours give back every variable bit for bit; and keras-hub."""
 
 import os
 

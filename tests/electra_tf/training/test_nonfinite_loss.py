@@ -1,4 +1,4 @@
-"""Must-show 3: a NaN injected into one step's loss, under each --nonfinite_loss policy."""
+"""A NaN injected into one step's loss, under each --nonfinite_loss policy."""
 
 import json
 import os

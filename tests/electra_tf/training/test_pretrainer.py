@@ -40,8 +40,9 @@ def _real_text_batch(shared_data, length=128, batch=8):
 
 
 def test_initial_loss_of_small_is_ln_vocab_plus_50_ln_2(shared_data):
-    """Must-show 1. A single initialisation varies by about +-2.5 around the expectation (the discriminator's
-    1-unit output starts with a random common offset), so the mean over several initialisations is checked."""
+    """The first loss is ln(vocab) + 50 ln 2 on average. A single initialisation varies by about +-2.5 around the
+    expectation (the discriminator's 1-unit output starts with a random common offset), so the mean over several
+    initialisations is checked."""
     features = _real_text_batch(shared_data)
     expected = math.log(30522) + 50 * math.log(2)  # 44.98
     totals = []
@@ -56,7 +57,7 @@ def test_initial_loss_of_small_is_ln_vocab_plus_50_ln_2(shared_data):
 
 
 def test_embedding_block_is_shared_and_tied():
-    """Must-show 3, structure: one embedding block, the generator's softmax uses its word table."""
+    """Structure: one embedding block, the generator's softmax uses its word table."""
     model = ElectraPretrainer(_tiny(), max_seq_length=32)
     assert model.generator.backbone.embeddings is model.embeddings is model.discriminator.backbone.embeddings
     assert model.generator.lm_head.word_embeddings is model.embeddings.word_embeddings
@@ -81,7 +82,7 @@ def test_generator_logits_use_the_shared_word_table():
 
 
 def test_no_gradient_reaches_the_generator_through_the_sample():
-    """Must-show 3, gradients: the discriminator loss gives the generator's own variables no gradient, the MLM loss
+    """Gradients: the discriminator loss gives the generator's own variables no gradient, the MLM loss
     gives the discriminator's none; the shared embeddings get both."""
     model = ElectraPretrainer(_tiny(), max_seq_length=32)
     features = _batch(np.random.default_rng(0))
@@ -126,7 +127,7 @@ def test_sequence_longer_than_position_table_is_refused():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Objectives and generator variants (issue #9): what each builds, and which variables each loss reaches.
+# Objectives and generator variants of the paper's analysis: what each builds, and which variables each loss reaches.
 
 def _ids(variables):
     return {id(v) for v in variables}

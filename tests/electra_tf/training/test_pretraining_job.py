@@ -31,7 +31,7 @@ def _logged_steps(model_dir):
 
 
 def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pretraining_data, tmp_path):
-    """Must-show 6: a run killed after its step-3 checkpoint and started again ends where an uninterrupted run ends:
+    """A run killed after its step-3 checkpoint and started again ends where an uninterrupted run ends:
     same step, same weights, same Adam slots, and one consistent metrics history."""
     uninterrupted = tmp_path / "uninterrupted"
     run(_job(pretraining_data, uninterrupted))
@@ -89,7 +89,7 @@ def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, 
 
 
 def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data, tmp_path):
-    """Issue #9 must-show 2: the discriminator saved by a gdes run has E_generator + E_delta as its word table."""
+    """The discriminator saved by a gdes run has E_generator + E_delta as its word table."""
     from electra_tf.training.pretrainer import ElectraPretrainer
     from electra_tf.pretrained import load_pretrained
 

@@ -1,4 +1,4 @@
-"""Issue 6 must-show 4 for classifiers: `export_model.py --model=classifier` on a fine-tuned model.keras writes a
+"""Serving classifiers: `export_model.py --model=classifier` on a fine-tuned model.keras writes a
 SavedModel that, in a fresh process importing only tensorflow and tensorflow-text, matches the Keras model on both
 signatures (token ids, and raw text: single sentences or pairs)."""
 

@@ -36,7 +36,7 @@ def fine_tuned(pretrained_tiny):
 
 
 def test_keras_fit_on_raw_strings_reaches_high_dev_accuracy(fine_tuned):
-    """Must-show 4 (Keras API): the tiny pre-trained model learns the keyword task from raw text with `fit`."""
+    """Keras API: the tiny pre-trained model learns the keyword task from raw text with `fit`."""
     model, dev = fine_tuned
     logs = model.evaluate(_dataset(dev), return_dict=True, verbose=0)
     print(f"Keras API dev accuracy: {logs['accuracy']:.3f}")
@@ -53,7 +53,7 @@ def test_keras_fit_on_raw_strings_reaches_high_dev_accuracy(fine_tuned):
 
 
 def test_saved_and_reloaded_model_predicts_the_same(fine_tuned, tmp_path):
-    """Must-show 5: `.keras` round trip (vocabulary, weights, optimizer) gives identical outputs on raw text."""
+    """The `.keras` round trip (vocabulary, weights, optimizer) gives identical outputs on raw text."""
     model, dev = fine_tuned
     texts = tf.constant([text for text, _ in dev])
     expected = model.predict(texts, batch_size=64, verbose=0)

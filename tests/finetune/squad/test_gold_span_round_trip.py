@@ -1,4 +1,4 @@
-"""Must-show 1: on the real SQuAD 1.1 dev set, logits peaked at the featurised gold span come back, through
+"""On the real SQuAD 1.1 dev set, logits peaked at the featurised gold span come back, through
 post-processing, as the gold answer text; every miss is explained by a limit of the token grid."""
 
 import json

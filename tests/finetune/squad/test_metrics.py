@@ -1,4 +1,4 @@
-"""Must-shows 2 and 3: the metrics equal the official evaluation scripts (transcribed in `official_eval.py`) on
+"""The metrics equal the official evaluation scripts (transcribed in `official_eval.py`) on
 random predictions over the real dev questions, v1.1 and a derived v2.0 file; the no-answer threshold and the
 best-threshold search behave as the official v2.0 script on crafted cases."""
 
@@ -92,7 +92,7 @@ def _crafted_v2():
 
 
 def test_best_threshold_search_on_crafted_cases():
-    """Must-show 3: predictions with their no-answer probabilities; the best threshold keeps the answers that help.
+    """Predictions with their no-answer probabilities; the best threshold keeps the answers that help.
 
     q1 right (p=0.1), q2 half right F1 (p=0.6), q3 wrongly answered (p=0.3), q4 rightly empty (p=0.9).
     Sorted by p: q1 (+1) q3 (-1) q2 (+F1 2/3, EM 0) q4 (0). Starting from 2 (both no-answer questions right):

@@ -1,5 +1,5 @@
-"""Post-processing: spans back to raw text, n-best across windows, the 2.0 null score and threshold (must-show 3,
-prediction side), and the official output files."""
+"""Post-processing: spans back to raw text, n-best across windows, the 2.0 null score and threshold (the
+prediction side of the no-answer threshold), and the official output files."""
 
 import json
 

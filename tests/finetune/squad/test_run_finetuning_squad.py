@@ -1,4 +1,4 @@
-"""Must-show 4: `run_finetuning.py --task=squadv1|squad` fine-tunes the tiny pre-trained model on a synthetic
+"""`run_finetuning.py --task=squadv1|squad` fine-tunes the tiny pre-trained model on a synthetic
 SQuAD-format task over its `w*` vocabulary (the BERT vocabulary would make every word [UNK] for this model), the
 training loss falls, and the dev path writes the official files, which `finetune.squad_eval` scores as results.json
 says."""
@@ -78,7 +78,7 @@ def test_bad_squad_input_gives_one_line_error(pretrained_tiny, tmp_path, extra, 
 
 
 def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
-    """Must-show 4 on real SQuAD text: a tiny model with the BERT vocabulary trains on real 1.1 questions (a slice of
+    """Fine-tuning on real SQuAD text: a tiny model with the BERT vocabulary trains on real 1.1 questions (a slice of
     the dev file stands in for train, which is not in ../shared) and its loss falls; the dev path writes the official
     files. The model is randomly initialised: the pre-trained tiny model only knows the synthetic w* vocabulary."""
     from electra_tf.config import ElectraConfig

@@ -6,6 +6,7 @@ from keras import ops
 
 from electra_tf.layers.activations import get_activation
 from electra_tf.layers.initializers import truncated_normal
+from electra_tf.layers.token_dense import TokenDense
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -30,9 +31,9 @@ class ElectraMaskedLMHead(keras.layers.Layer):
         self.initializer_range = float(initializer_range)
         self.embedding_size = int(word_embeddings.output_dim)
         self.vocab_size = int(word_embeddings.input_dim)
-        self.dense = keras.layers.Dense(self.embedding_size, activation=get_activation(hidden_activation),
-                                        kernel_initializer=truncated_normal(initializer_range),
-                                        dtype=self.dtype_policy, name="dense")
+        self.dense = TokenDense(self.embedding_size, activation=get_activation(hidden_activation),
+                                kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
+                                name="dense")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy,
                                                           name="layer_norm")
 
@@ -45,6 +46,7 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 
     def call(self, sequence_output, mask_positions):
         gathered = tf.gather(sequence_output, tf.cast(mask_positions, tf.int32), batch_dims=1)
+        # Rows rather than TokenDense's own flattening: the vocabulary projection needs them too.
         rows = tf.reshape(gathered, [-1, gathered.shape[-1] or tf.shape(gathered)[-1]])
         transformed = self.layer_norm(self.dense(rows))
         logits = self.word_embeddings(transformed, reverse=True)
@@ -77,11 +79,11 @@ class DiscriminatorHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
         self.hidden_activation = hidden_activation
-        self.dense = keras.layers.Dense(
-            hidden_size, activation=get_activation(hidden_activation), kernel_initializer=truncated_normal(initializer_range),
-            dtype=self.dtype_policy, name="dense")
+        self.dense = TokenDense(hidden_size, activation=get_activation(hidden_activation),
+                                kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
+                                name="dense")
         # Glorot-uniform, as tf.layers.dense's default in the reference.
-        self.dense_prediction = keras.layers.Dense(1, dtype=self.dtype_policy, name="dense_prediction")
+        self.dense_prediction = TokenDense(1, dtype=self.dtype_policy, name="dense_prediction")
 
     def build(self, sequence_shape=None):
         self.dense.build((None, self.hidden_size))
@@ -89,10 +91,7 @@ class DiscriminatorHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output):
-        # Flattened to [batch * length, H]: 2-D GEMMs (see ElectraTransformerLayer).
-        shape = tf.shape(sequence_output)
-        rows = tf.reshape(sequence_output, [-1, self.hidden_size])
-        return tf.reshape(self.dense_prediction(self.dense(rows)), shape[:-1])
+        return tf.squeeze(self.dense_prediction(self.dense(sequence_output)), -1)
 
     def compute_output_shape(self, sequence_shape):
         return tuple(sequence_shape[:-1])

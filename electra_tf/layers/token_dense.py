@@ -6,11 +6,14 @@ import tensorflow as tf
 
 @keras.saving.register_keras_serializable(package="electra_tf")
 class TokenDense(keras.layers.Dense):
-    """`keras.layers.Dense` that flattens the leading axes of its input to one before the matmul.
+    """`keras.layers.Dense` that flattens the leading axes of its input to one before the matmul: the dense layer of
+    every token-wise projection (encoder, embedding projection, heads), whose variables map onto the reference's
+    `.../dense` scopes.
 
     Keras' Dense multiplies a [batch, length, in] input by its [in, out] kernel as a broadcast batch matmul, which
-    TensorFlow runs as one small GEMM per sequence on the CPU; one [batch * length, in] GEMM is faster (see
-    ElectraTransformerLayer). Variables, config and checkpoints are Dense's.
+    TensorFlow runs as one small GEMM per sequence on the CPU; one [batch * length, in] GEMM is faster (1.7x for the
+    attention projections of ELECTRA-Small, see docs/PERFORMANCE.md). A 2-D input is Dense's own path. Variables,
+    config and checkpoints are Dense's.
     """
 
     def call(self, inputs, training=None):

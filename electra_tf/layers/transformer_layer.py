@@ -7,6 +7,7 @@ from keras import ops
 from electra_tf.layers.activations import get_activation
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.layers.initializers import truncated_normal
+from electra_tf.layers.token_dense import TokenDense
 
 # The reference adds -10000 to the attention scores of padded keys; finite, so it is exact in float16 and bfloat16.
 PADDING_ATTENTION_BIAS = -10000.0
@@ -30,13 +31,13 @@ class ElectraTransformerLayer(keras.layers.Layer):
     The sub-layers carry the reference's scope names, so a checkpoint maps one to one:
     `query_dense`, `key_dense`, `value_dense` (attention/self/{query,key,value}), `attention_output_dense`
     (attention/output/dense), `attention_layer_norm` (attention/output/LayerNorm), `intermediate_dense`
-    (intermediate/dense, exact GELU unless `hidden_activation` says otherwise), `output_dense` (output/dense) and `output_layer_norm` (output/LayerNorm).
-    Kernels have the reference's [in, out] layout (attention projections [H, H], not per head).
+    (intermediate/dense, exact GELU unless `hidden_activation` says otherwise), `output_dense` (output/dense) and
+    `output_layer_norm` (output/LayerNorm). Kernels have the reference's [in, out] layout (attention projections
+    [H, H], not per head).
 
-    Every dense layer runs on the tokens flattened to [batch * length, features]: one 2-D GEMM each, where a 3-D input
-    would make TensorFlow run a broadcast batch matmul, one small GEMM per sequence (measured 1.7x slower for the
-    attention projections of ELECTRA-Small, see docs/PERFORMANCE.md). Dropouts are `ElectraDropout` (float32 keep
-    decisions under a 16-bit policy).
+    The dense layers are `TokenDense`. The layer flattens the tokens to [batch * length, features] once, since the
+    attention reshapes them anyway, so each projection is one 2-D GEMM without a reshape of its own. Dropouts are
+    `ElectraDropout` (float32 keep decisions under a 16-bit policy).
 
     Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1, length]
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
@@ -58,9 +59,8 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.hidden_activation = hidden_activation
 
         def dense(units, name, activation=None):
-            return keras.layers.Dense(units, activation=activation,
-                                      kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-                                      name=name)
+            return TokenDense(units, activation=activation, kernel_initializer=truncated_normal(initializer_range),
+                              dtype=self.dtype_policy, name=name)
 
         def layer_norm(name):
             return keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name=name)

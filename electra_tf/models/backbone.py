@@ -74,14 +74,11 @@ class ElectraBackbone(keras_hub.models.Backbone):
                  max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
                  layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None, dtype=None,
                  **kwargs):
-        ElectraArchitecture(vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
-                            max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout,
-                            layer_norm_epsilon, initializer_range, hidden_activation)  # ConfigError when invalid
+        architecture = ElectraArchitecture(  # ConfigError when invalid
+            vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
+            type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation)
         if embeddings is None:
-            embeddings = ElectraEmbeddings(
-                vocab_size=vocab_size, embedding_size=embedding_size, max_position_embeddings=max_position_embeddings,
-                type_vocab_size=type_vocab_size, dropout=hidden_dropout, layer_norm_epsilon=layer_norm_epsilon,
-                initializer_range=initializer_range, dtype=dtype, name="embeddings")
+            embeddings = ElectraEmbeddings.for_architecture(architecture, dtype=dtype)
         elif (embeddings.vocab_size, embeddings.embedding_size) != (vocab_size, embedding_size):
             raise ValueError(f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but the "
                              f"backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}")

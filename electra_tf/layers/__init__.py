@@ -1,4 +1,3 @@
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.heads import DiscriminatorHead, ElectraMaskedLMHead
-from electra_tf.layers.token_dense import TokenDense
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask

@@ -6,7 +6,6 @@ from keras import ops
 
 from electra_tf.layers.activations import get_activation
 from electra_tf.layers.initializers import truncated_normal
-from electra_tf.layers.token_dense import TokenDense
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -15,8 +14,8 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 
     gather -> `dense` (E, exact GELU) -> `layer_norm` -> h @ word_table^T + `output_bias` [V]. The output projection is
     the shared word table (`word_embeddings`, a keras-hub `ReversibleEmbedding` called with `reverse=True`), so the
-    head owns only the dense layer, the LayerNorm and the bias. The gathered rows are flattened to
-    [batch * predictions, E] so that the vocabulary projection is one 2-D GEMM.
+    head owns only the dense layer, the LayerNorm and the bias. Keras computes the dense layer and the vocabulary
+    projection of the [batch, predictions, E] rows as 2-D GEMMs (see `ElectraTransformerLayer`).
 
     Call with `sequence_output` [batch, length, hidden] and `mask_positions` [batch, predictions] (int); returns logits
     [batch, predictions, vocab] in the compute dtype.
@@ -31,9 +30,9 @@ class ElectraMaskedLMHead(keras.layers.Layer):
         self.initializer_range = float(initializer_range)
         self.embedding_size = int(word_embeddings.output_dim)
         self.vocab_size = int(word_embeddings.input_dim)
-        self.dense = TokenDense(self.embedding_size, activation=get_activation(hidden_activation),
-                                kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-                                name="dense")
+        self.dense = keras.layers.Dense(self.embedding_size, activation=get_activation(hidden_activation),
+                                        kernel_initializer=truncated_normal(initializer_range),
+                                        dtype=self.dtype_policy, name="dense")
         self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy,
                                                           name="layer_norm")
 
@@ -46,12 +45,8 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 
     def call(self, sequence_output, mask_positions):
         gathered = tf.gather(sequence_output, tf.cast(mask_positions, tf.int32), batch_dims=1)
-        # Rows rather than TokenDense's own flattening: the vocabulary projection needs them too.
-        rows = tf.reshape(gathered, [-1, gathered.shape[-1] or tf.shape(gathered)[-1]])
-        transformed = self.layer_norm(self.dense(rows))
-        logits = self.word_embeddings(transformed, reverse=True)
-        logits = logits + ops.cast(self.output_bias, logits.dtype)
-        return tf.reshape(logits, tf.concat([tf.shape(mask_positions), [self.vocab_size]], axis=0))
+        logits = self.word_embeddings(self.layer_norm(self.dense(gathered)), reverse=True)
+        return logits + ops.cast(self.output_bias, logits.dtype)
 
     def compute_output_shape(self, sequence_output_shape, mask_positions_shape):
         return tuple(mask_positions_shape) + (self.vocab_size,)
@@ -79,11 +74,11 @@ class DiscriminatorHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
         self.hidden_activation = hidden_activation
-        self.dense = TokenDense(hidden_size, activation=get_activation(hidden_activation),
-                                kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-                                name="dense")
+        self.dense = keras.layers.Dense(hidden_size, activation=get_activation(hidden_activation),
+                                        kernel_initializer=truncated_normal(initializer_range),
+                                        dtype=self.dtype_policy, name="dense")
         # Glorot-uniform, as tf.layers.dense's default in the reference.
-        self.dense_prediction = TokenDense(1, dtype=self.dtype_policy, name="dense_prediction")
+        self.dense_prediction = keras.layers.Dense(1, dtype=self.dtype_policy, name="dense_prediction")
 
     def build(self, sequence_shape=None):
         self.dense.build((None, self.hidden_size))

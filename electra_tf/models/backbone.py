@@ -6,7 +6,6 @@ import keras_hub
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
-from electra_tf.layers.token_dense import TokenDense
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -75,8 +74,9 @@ class ElectraBackbone(keras_hub.models.Backbone):
                  layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None, dtype=None,
                  **kwargs):
         architecture = ElectraArchitecture(  # ConfigError when invalid
-            vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
-            type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation)
+            vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
+            max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon,
+            initializer_range, hidden_activation)
         if embeddings is None:
             embeddings = ElectraEmbeddings.for_architecture(architecture, dtype=dtype)
         elif (embeddings.vocab_size, embeddings.embedding_size) != (vocab_size, embedding_size):
@@ -85,7 +85,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         embeddings_project = None
         if embedding_size != hidden_size:
             # Glorot-uniform, as tf.layers.dense's default in the reference.
-            embeddings_project = TokenDense(hidden_size, dtype=dtype, name="embeddings_project")
+            embeddings_project = keras.layers.Dense(hidden_size, dtype=dtype, name="embeddings_project")
         transformer_layers = [
             ElectraTransformerLayer(hidden_size, num_heads, intermediate_size, hidden_dropout=hidden_dropout,
                                     attention_dropout=attention_dropout, layer_norm_epsilon=layer_norm_epsilon,

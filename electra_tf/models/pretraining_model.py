@@ -6,7 +6,6 @@ import tensorflow as tf
 from electra_tf.config import as_config
 from electra_tf.errors import ConfigError
 from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
-from electra_tf.layers.token_dense import TokenDense
 from electra_tf.models.backbone import ElectraBackbone
 from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
 from electra_tf.models.generator import ElectraGenerator
@@ -97,7 +96,7 @@ class ElectraPretrainingModel(keras.Model):
         self.copy_head = None
         if objectives.COPY_HEAD in self.objective.heads:
             # Glorot-uniform 1-unit layer, as the reference's heads.
-            self.copy_head = TokenDense(1, dtype=dtype, name="copy_prediction")
+            self.copy_head = keras.layers.Dense(1, dtype=dtype, name="copy_prediction")
             self.copy_head.build((None, None, config.hidden_size))
 
     # ------------------------------------------------------------------ forward

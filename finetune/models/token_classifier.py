@@ -8,7 +8,6 @@ from keras import ops
 
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
-from electra_tf.layers.token_dense import TokenDense
 from electra_tf.models.backbone import ElectraBackbone
 from finetune.models.token_classifier_preprocessor import WORD_POSITIONS, ElectraTokenClassifierPreprocessor
 
@@ -49,7 +48,7 @@ class ElectraTokenClassifier(keras_hub.models.Task):
         self.preprocessor = preprocessor
         self.output_dropout = ElectraDropout(dropout, dtype=backbone.dtype_policy, name="tagger_dropout")
         # Glorot-uniform kernel and zero bias: the reference's tf.layers.dense defaults for its task heads.
-        self.output_dense = TokenDense(len(tags), dtype=backbone.dtype_policy, name="tagger")
+        self.output_dense = keras.layers.Dense(len(tags), dtype=backbone.dtype_policy, name="tagger")
         inputs = dict(backbone.input)
         inputs[WORD_POSITIONS] = keras.Input(shape=(None,), dtype="int32", name=WORD_POSITIONS)
         sequence = backbone({name: inputs[name] for name in backbone.input})

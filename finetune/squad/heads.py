@@ -15,7 +15,6 @@ import keras
 from keras import ops
 
 from electra_tf.layers.initializers import truncated_normal
-from electra_tf.layers.token_dense import TokenDense
 
 MASKED_LOGIT = -10000.0
 HEADS = ("simple", "joint")
@@ -33,8 +32,8 @@ class SpanHead(keras.layers.Layer):
     def __init__(self, initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
         self.initializer_range = initializer_range
-        self.span_logits = TokenDense(2, kernel_initializer=truncated_normal(initializer_range),
-                                      dtype=self.dtype_policy, name="span_logits")
+        self.span_logits = keras.layers.Dense(2, kernel_initializer=truncated_normal(initializer_range),
+                                              dtype=self.dtype_policy, name="span_logits")
 
     def build(self, hidden_shape):
         self.span_logits.build(hidden_shape)
@@ -68,8 +67,8 @@ class JointSpanHead(keras.layers.Layer):
         self.initializer_range, self.layer_norm_epsilon = initializer_range, layer_norm_epsilon
 
         def dense(units, name, **options):
-            return TokenDense(units, kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-                              name=name, **options)
+            return keras.layers.Dense(units, kernel_initializer=truncated_normal(initializer_range),
+                                      dtype=self.dtype_policy, name=name, **options)
 
         self.start_logits = dense(1, "start_logits")
         self.end_hidden = dense(hidden_size, "end_hidden", activation="tanh")

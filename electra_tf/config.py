@@ -16,6 +16,57 @@ EMBEDDING_SHARING = ("shared", "gdes")
 # The reference's exact (erf) GELU, or the tanh approximation (keras-hub's ELECTRA, Hugging Face's "gelu_new").
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_approximate")
 
+# What each choice of objective and generator variant makes of the generator/discriminator pair, aspect by aspect:
+# two choices that need one aspect to be different things cannot be combined. The defaults (generator_training=mle,
+# embedding_sharing=shared, no variant) fix nothing, and every objective but `mlm` leaves the generator open.
+_NETWORK = "the generator is a network"
+_DETECTION = "the discriminator detects replaced tokens"
+_ADVERSARIAL = {"generator": _NETWORK, "generator loss": "the generator maximises the discriminator's loss",
+                "discriminator": _DETECTION}
+CHOICE_EFFECTS = {
+    "objective=electra": {"discriminator": _DETECTION},
+    "objective=electra_15": {"discriminator": _DETECTION},
+    "objective=mlm": {"generator": "there is no generator",
+                      "discriminator": "the discriminator-sized network predicts the [MASK]ed tokens"},
+    "objective=replace_mlm": {"discriminator": "the discriminator-sized network predicts the replaced tokens"},
+    "objective=all_tokens_mlm": {"discriminator": "the discriminator-sized network predicts every token"},
+    "uniform_generator": {"generator": "uniform samples replace the generator network"},
+    "tie_all_weights": {"generator": _NETWORK, "embeddings": "the generator is the discriminator's encoder",
+                        "discriminator": _DETECTION},
+    "untied_embeddings": {"generator": _NETWORK, "embeddings": "the generator has its own embedding block"},
+    "two_stage_steps": {"generator": _NETWORK, "embeddings": "the generator has its own embedding block",
+                        "generator loss": "the generator is trained alone first, by maximum likelihood",
+                        "discriminator": _DETECTION},
+    "generator_training=adversarial": _ADVERSARIAL,
+    "generator_training=annealed": _ADVERSARIAL,
+    "embedding_sharing=gdes": {"generator": _NETWORK, "discriminator": _DETECTION,
+                               "embeddings": "the discriminator's word table is the generator's plus its own delta"},
+}
+CHOICE_ARGUMENTS = ("objective", "uniform_generator", "tie_all_weights", "untied_embeddings", "two_stage_steps",
+                    "generator_training", "embedding_sharing")
+# Choices that are on or off (two_stage_steps: on when positive).
+BOOLEAN_CHOICES = ("uniform_generator", "tie_all_weights", "untied_embeddings", "two_stage_steps")
+
+
+def _conflict(first, second):
+    """(what `first` makes of the pair, what `second` makes of it) on the first aspect they disagree on, or None."""
+    for aspect, effect in CHOICE_EFFECTS[first].items():
+        other = CHOICE_EFFECTS[second].get(aspect, effect)
+        if other != effect:
+            return effect, other
+    return None
+
+
+def _combination_fix(first_argument, second_argument, second):
+    """How to resolve a conflict: reset one argument to its default, or (against the objective) pick an objective that
+    fits the variant `second`."""
+    defaults = {field.name: field.default for field in dataclasses.fields(PretrainingSettings)}
+    reset = f"set {second_argument}={defaults[second_argument]}"
+    if first_argument != "objective":
+        return f"{reset} or {first_argument}={defaults[first_argument]}"
+    fitting = [f"objective={objective}" for objective in OBJECTIVES if not _conflict(f"objective={objective}", second)]
+    return f"{reset} or use {' or '.join(fitting)}"
+
 
 def _check_positive_integers(config, names):
     for name in names:
@@ -104,6 +155,7 @@ class PretrainingSettings:
     "annealed": the generator's loss moves linearly from maximum likelihood at step 0 to the adversarial objective at
     `generator_annealing_steps`, default the whole run)
     and `embedding_sharing` ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
+    Which of them combine follows from `CHOICE_EFFECTS`: what each makes of the generator/discriminator pair.
     """
 
     generator_hidden_fraction: float = 0.25
@@ -169,33 +221,41 @@ class PretrainingSettings:
         if not isinstance(self.generator_annealing_steps, int) or self.generator_annealing_steps < 0:
             raise ConfigError(f"{type(self).__name__}.generator_annealing_steps must be a non-negative integer, got "
                               f"{self.generator_annealing_steps!r}", arguments=("generator_annealing_steps",))
-        # Both non-MLE trainings pass the discriminator loss to the generator: the same combinations are refused.
-        adversarial = f"generator_training={'annealed' if self.generator_training == 'annealed' else 'adversarial'}"
-        variants = {"untied_embeddings": self.untied_embeddings, "tie_all_weights": self.tie_all_weights,
-                    "uniform_generator": self.uniform_generator, "two_stage_steps": self.two_stage_steps > 0,
-                    adversarial: self.generator_training in ("adversarial", "annealed"),
-                    "embedding_sharing=gdes": self.embedding_sharing == "gdes"}
-        chosen = [name for name, on in variants.items() if on]
-        names = tuple(name.split("=")[0] for name in variants)
-        if self.objective == "mlm" and chosen:
-            raise ConfigError(f"objective 'mlm' has no generator, so {chosen[0]} does not apply; drop it or use "
-                              "objective=electra", arguments=("objective",) + names)
-        # Variants that act on the generator/discriminator pair of replaced-token detection.
-        discriminative = [name for name in chosen
-                          if name not in ("untied_embeddings", "uniform_generator")]
-        if discriminative and self.objective not in DISCRIMINATIVE_OBJECTIVES:
-            raise ConfigError(f"{discriminative[0]} needs a replaced-token-detection discriminator; use it with "
-                              f"objective in {list(DISCRIMINATIVE_OBJECTIVES)}, not {self.objective!r}",
-                              arguments=("objective",) + names)
-        exclusive = [("tie_all_weights", "untied_embeddings"), ("tie_all_weights", "embedding_sharing=gdes"),
-                     ("tie_all_weights", "two_stage_steps"), ("tie_all_weights", "uniform_generator"),
-                     ("uniform_generator", "untied_embeddings"), ("uniform_generator", "two_stage_steps"),
-                     ("uniform_generator", adversarial),
-                     ("uniform_generator", "embedding_sharing=gdes"), ("untied_embeddings", "embedding_sharing=gdes"),
-                     ("two_stage_steps", adversarial), ("two_stage_steps", "embedding_sharing=gdes")]
-        for first, second in exclusive:
-            if variants[first] and variants[second]:
-                raise ConfigError(f"{first} and {second} cannot be combined; choose one", arguments=names)
+        self._check_combinations()
+
+    def _check_combinations(self):
+        """ConfigError naming the first two chosen objective/variants that `CHOICE_EFFECTS` says disagree."""
+        chosen = []  # (argument, label) in CHOICE_ARGUMENTS' order; the defaults have no label in the table
+        for argument in CHOICE_ARGUMENTS:
+            value = getattr(self, argument)
+            label = (argument if value else None) if argument in BOOLEAN_CHOICES else f"{argument}={value}"
+            if label in CHOICE_EFFECTS:
+                chosen.append((argument, label))
+        for index, (first_argument, first) in enumerate(chosen):
+            for second_argument, second in chosen[index + 1:]:
+                conflict = _conflict(first, second)
+                if conflict:
+                    fix = _combination_fix(first_argument, second_argument, second)
+                    raise ConfigError(f"{first} and {second} cannot be combined: with {first} {conflict[0]}, with "
+                                      f"{second} {conflict[1]}; {fix}", arguments=(first_argument, second_argument))
+
+    # ----------------------------------------------------------------- what the variants build
+    @property
+    def has_generator_network(self):
+        """Whether pre-training builds a generator network (not for `mlm` nor for a uniform generator)."""
+        return self.objective != "mlm" and not self.uniform_generator
+
+    @property
+    def reference_layout(self):
+        """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
+        discriminator with their heads), so that it converts to the reference's and Hugging Face's checkpoints."""
+        return (self.objective in DISCRIMINATIVE_OBJECTIVES and not self.untied_embeddings
+                and not self.uniform_generator and self.two_stage_steps == 0 and self.embedding_sharing == "shared")
+
+    @property
+    def generator_same_size(self):
+        """The variants whose generator has the discriminator's sizes whatever the fractions say."""
+        return self.tie_all_weights or self.two_stage_steps > 0
 
     def max_predictions_per_seq(self, max_seq_length):
         """N of the reference: int((mask_prob + 0.005) x max_seq_length), 19 at 128 / 0.15."""
@@ -243,54 +303,16 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
         """The `PretrainingSettings` half of this configuration."""
         return PretrainingSettings(**{name: getattr(self, name) for name in PRETRAINING_FIELDS})
 
-    @property
-    def has_generator_network(self):
-        """Whether pre-training builds a generator network (not for `mlm` nor for a uniform generator)."""
-        return self.objective != "mlm" and not self.uniform_generator
-
-    @property
-    def reference_layout(self):
-        """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
-        discriminator with their heads), so that it converts to the reference's and Hugging Face's checkpoints."""
-        return (self.objective in DISCRIMINATIVE_OBJECTIVES and not self.untied_embeddings and not self.uniform_generator
-                and self.two_stage_steps == 0 and self.embedding_sharing == "shared")
-
-    @property
-    def generator_same_size(self):
-        """The variants whose generator has the discriminator's sizes whatever the fractions say."""
-        return self.tie_all_weights or self.two_stage_steps > 0
-
-    # ----------------------------------------------------------------- derived
-    @property
-    def generator_hidden_size(self):
-        if self.generator_same_size:
-            return self.hidden_size
-        return max(1, int(round(self.hidden_size * self.generator_hidden_fraction)))
-
-    @property
-    def generator_num_layers(self):
-        if self.generator_same_size:
-            return self.num_layers
-        return max(1, int(round(self.num_layers * self.generator_layers_fraction)))
-
-    def generator_config(self):
-        """The generator's own sizes (as an ElectraConfig whose generator fields are meaningless)."""
-        if self.generator_same_size:
-            return dataclasses.replace(self, generator_hidden_fraction=1.0, generator_layers_fraction=1.0)
-        hidden = self.generator_hidden_size
-        return dataclasses.replace(
-            self,
-            hidden_size=hidden,
-            num_layers=self.generator_num_layers,
-            num_heads=max(1, hidden // 64),
-            intermediate_size=4 * hidden,
-            generator_hidden_fraction=1.0,
-            generator_layers_fraction=1.0,
-        )
-
     def generator_architecture(self):
-        """The generator's architecture (the sizing rule above): the keyword arguments of its `ElectraBackbone`."""
-        return self.generator_config().architecture()
+        """The generator's `ElectraArchitecture`: the discriminator's with the sizing rule's hidden size, depth, heads
+        and FFN (the discriminator's own under `generator_same_size`); embeddings, vocabulary and dropouts shared."""
+        architecture = self.architecture_config()
+        if self.generator_same_size:
+            return architecture
+        hidden = max(1, int(round(self.hidden_size * self.generator_hidden_fraction)))
+        return dataclasses.replace(architecture, hidden_size=hidden, num_heads=max(1, hidden // 64),
+                                   intermediate_size=4 * hidden,
+                                   num_layers=max(1, int(round(self.num_layers * self.generator_layers_fraction))))
 
     # ----------------------------------------------------------------- (de)serialisation
     def to_dict(self):

@@ -84,7 +84,7 @@ def network_training_flops(shape, batch_size, train_steps, discriminator):
 
 def network_shapes(config, seq_len, output_fraction=REFERENCE_OUTPUT_FRACTION):
     """(discriminator, generator) `TransformerShape`s of an `ElectraConfig` (the generator shares the embeddings)."""
-    generator = config.generator_config()
+    generator = config.generator_architecture()
 
     def shape(sizes):
         return TransformerShape(hidden=sizes.hidden_size, layers=sizes.num_layers, seq_len=seq_len,
@@ -117,7 +117,7 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
 
     What is counted per step, over `batch_size` sequences of `seq_len`:
 
-    - the generator (`config.generator_config()` sizes; the discriminator's own with `tie_all_weights` or two-stage
+    - the generator (`config.generator_architecture()`: the discriminator's sizes with `tie_all_weights` or two-stage
       training): embeddings, encoder and MLM head at `output_fraction` of the positions, forward and backward; nothing
       when the objective has no generator (`mlm`) or with `uniform_generator` (uniform samples cost no network);
     - the discriminator-sized network: embeddings and encoder, and its head(s):

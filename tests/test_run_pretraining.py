@@ -46,7 +46,7 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
     (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
     (["--model_size=medium"], "unknown model size"),
     (["--num_train_steps=0"], "--num_train_steps must be positive"),
-    (["--objective=mlm", "--untied_embeddings"], "objective 'mlm' has no generator"),
+    (["--objective=mlm", "--untied_embeddings"], "--objective=mlm and --untied_embeddings cannot be combined"),
     (["--two_stage_steps=2", "--strategy=mirrored", "--num_cpu_devices=2"], "single device"),
     (["--init_checkpoint=/nonexistent/model.ckpt"], "--init_checkpoint=/nonexistent/model.ckpt does not exist"),
     (["--init_checkpoint=/nonexistent/model.ckpt", "--init_checkpoint_format=tf1"], "does not exist"),

@@ -87,7 +87,7 @@ def _require(sizes, network, kind, weights, source):
 
 
 def _check_generator_rule(config, generator, generator_heads, source):
-    derived = config.generator_config()
+    derived = config.generator_architecture()
     wanted = {"hidden_size": generator["hidden"], "num_layers": generator["layers"],
               "intermediate_size": generator["intermediate"], "num_heads": generator_heads}
     for field, value in wanted.items():

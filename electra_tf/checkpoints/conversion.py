@@ -125,7 +125,7 @@ def _hf_base(config):
 
 
 def _network_shapes(config, network):
-    sizes = config.generator_config() if network == GENERATOR else config
+    sizes = config.generator_architecture() if network == GENERATOR else config
     return (config.vocab_size, config.embedding_size, config.max_position_embeddings, config.type_vocab_size,
             sizes.hidden_size, sizes.num_layers, sizes.num_heads, sizes.intermediate_size)
 

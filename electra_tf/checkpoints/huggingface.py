@@ -218,7 +218,7 @@ def read_classifier_head(directory):
 # ---------------------------------------------------------------------------------------------- writing
 def hf_config(config, network):
     """The HF config.json of one network of our `ElectraConfig`."""
-    sizes = config.generator_config() if network == GENERATOR else config
+    sizes = config.generator_architecture() if network == GENERATOR else config
     return {
         "architectures": [ARCHITECTURES[network]], "model_type": "electra",
         "vocab_size": config.vocab_size, "embedding_size": config.embedding_size, "hidden_size": sizes.hidden_size,
@@ -269,7 +269,7 @@ MODEL_CARD_NAME = "README.md"
 def model_card(config, network, tokenizer_settings=None):
     """The Hugging Face model card (README.md) of one network: what it is, its architecture, the pre-training
     settings its config records, how to load it, and the tokenizer's casing (None: no tokenizer files written)."""
-    sizes = config.generator_config() if network == GENERATOR else config
+    sizes = config.generator_architecture() if network == GENERATOR else config
     architecture = ARCHITECTURES[network]
     rows = [("architecture", f"`{architecture}`"), ("layers", sizes.num_layers), ("hidden size", sizes.hidden_size),
             ("attention heads", sizes.num_heads), ("intermediate size", sizes.intermediate_size),

@@ -41,6 +41,16 @@ class ElectraEmbeddings(keras.layers.Layer):
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm")
         self.dropout_layer = ElectraDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
+    @classmethod
+    def for_architecture(cls, architecture, dtype=None, name="embeddings"):
+        """The embedding block of `architecture` (an `ElectraArchitecture`, or an `ElectraConfig`), named `embeddings`
+        as the reference's `electra/embeddings` scope: what a backbone owns and what the pre-training model shares."""
+        return cls(vocab_size=architecture.vocab_size, embedding_size=architecture.embedding_size,
+                   max_position_embeddings=architecture.max_position_embeddings,
+                   type_vocab_size=architecture.type_vocab_size, dropout=architecture.hidden_dropout,
+                   layer_norm_epsilon=architecture.layer_norm_epsilon,
+                   initializer_range=architecture.initializer_range, dtype=dtype, name=name)
+
     def build(self, input_shape=None):
         feature_shape = (None, None, self.embedding_size)
         self.word_embeddings.build()

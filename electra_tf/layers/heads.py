@@ -14,8 +14,8 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 
     gather -> `dense` (E, exact GELU) -> `layer_norm` -> h @ word_table^T + `output_bias` [V]. The output projection is
     the shared word table (`word_embeddings`, a keras-hub `ReversibleEmbedding` called with `reverse=True`), so the
-    head owns only the dense layer, the LayerNorm and the bias. The gathered rows are flattened to
-    [batch * predictions, E] so that the vocabulary projection is one 2-D GEMM.
+    head owns only the dense layer, the LayerNorm and the bias. Keras computes the dense layer and the vocabulary
+    projection of the [batch, predictions, E] rows as 2-D GEMMs (see `ElectraTransformerLayer`).
 
     Call with `sequence_output` [batch, length, hidden] and `mask_positions` [batch, predictions] (int); returns logits
     [batch, predictions, vocab] in the compute dtype.
@@ -45,11 +45,8 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 
     def call(self, sequence_output, mask_positions):
         gathered = tf.gather(sequence_output, tf.cast(mask_positions, tf.int32), batch_dims=1)
-        rows = tf.reshape(gathered, [-1, gathered.shape[-1] or tf.shape(gathered)[-1]])
-        transformed = self.layer_norm(self.dense(rows))
-        logits = self.word_embeddings(transformed, reverse=True)
-        logits = logits + ops.cast(self.output_bias, logits.dtype)
-        return tf.reshape(logits, tf.concat([tf.shape(mask_positions), [self.vocab_size]], axis=0))
+        logits = self.word_embeddings(self.layer_norm(self.dense(gathered)), reverse=True)
+        return logits + ops.cast(self.output_bias, logits.dtype)
 
     def compute_output_shape(self, sequence_output_shape, mask_positions_shape):
         return tuple(mask_positions_shape) + (self.vocab_size,)
@@ -77,9 +74,9 @@ class DiscriminatorHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
         self.hidden_activation = hidden_activation
-        self.dense = keras.layers.Dense(
-            hidden_size, activation=get_activation(hidden_activation), kernel_initializer=truncated_normal(initializer_range),
-            dtype=self.dtype_policy, name="dense")
+        self.dense = keras.layers.Dense(hidden_size, activation=get_activation(hidden_activation),
+                                        kernel_initializer=truncated_normal(initializer_range),
+                                        dtype=self.dtype_policy, name="dense")
         # Glorot-uniform, as tf.layers.dense's default in the reference.
         self.dense_prediction = keras.layers.Dense(1, dtype=self.dtype_policy, name="dense_prediction")
 
@@ -89,10 +86,7 @@ class DiscriminatorHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output):
-        # Flattened to [batch * length, H]: 2-D GEMMs (see ElectraTransformerLayer).
-        shape = tf.shape(sequence_output)
-        rows = tf.reshape(sequence_output, [-1, self.hidden_size])
-        return tf.reshape(self.dense_prediction(self.dense(rows)), shape[:-1])
+        return tf.squeeze(self.dense_prediction(self.dense(sequence_output)), -1)
 
     def compute_output_shape(self, sequence_shape):
         return tuple(sequence_shape[:-1])

@@ -30,13 +30,13 @@ class ElectraTransformerLayer(keras.layers.Layer):
     The sub-layers carry the reference's scope names, so a checkpoint maps one to one:
     `query_dense`, `key_dense`, `value_dense` (attention/self/{query,key,value}), `attention_output_dense`
     (attention/output/dense), `attention_layer_norm` (attention/output/LayerNorm), `intermediate_dense`
-    (intermediate/dense, exact GELU unless `hidden_activation` says otherwise), `output_dense` (output/dense) and `output_layer_norm` (output/LayerNorm).
-    Kernels have the reference's [in, out] layout (attention projections [H, H], not per head).
+    (intermediate/dense, exact GELU unless `hidden_activation` says otherwise), `output_dense` (output/dense) and
+    `output_layer_norm` (output/LayerNorm). Kernels have the reference's [in, out] layout (attention projections
+    [H, H], not per head).
 
-    Every dense layer runs on the tokens flattened to [batch * length, features]: one 2-D GEMM each, where a 3-D input
-    would make TensorFlow run a broadcast batch matmul, one small GEMM per sequence (measured 1.7x slower for the
-    attention projections of ELECTRA-Small, see docs/PERFORMANCE.md). Dropouts are `ElectraDropout` (float32 keep
-    decisions under a 16-bit policy).
+    The projections are Keras `Dense` layers: on a [batch, length, features] input Keras computes them as one 2-D GEMM
+    (a `tensordot`), not as the broadcast batch matmul, one small GEMM per sequence, that made `EinsumDense` 1.7x
+    slower (see docs/PERFORMANCE.md). Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy).
 
     Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1, length]
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
@@ -90,24 +90,22 @@ class ElectraTransformerLayer(keras.layers.Layer):
     def call(self, hidden, attention_bias, training=None):
         shape = tf.shape(hidden)
         batch, length = shape[0], shape[1]
-        tokens = tf.reshape(hidden, [-1, self.hidden_size])
 
-        def heads(projection):  # [B*L, H] -> [B, heads, L, head_size]
+        def heads(projection):  # [B, L, H] -> [B, heads, L, head_size]
             split = tf.reshape(projection, [batch, length, self.num_heads, self.head_size])
             return tf.transpose(split, [0, 2, 1, 3])
 
-        query, key, value = (heads(self.query_dense(tokens)), heads(self.key_dense(tokens)),
-                             heads(self.value_dense(tokens)))
+        query, key, value = (heads(self.query_dense(hidden)), heads(self.key_dense(hidden)),
+                             heads(self.value_dense(hidden)))
         scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size ** -0.5, query.dtype)
         probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
         probs = self.attention_probs_dropout(probs, training=training)
-        context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
+        context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), shape)
 
         attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
-        attended = self.attention_layer_norm(attended + tokens)
+        attended = self.attention_layer_norm(attended + hidden)
         transformed = self.output_dropout(self.output_dense(self.intermediate_dense(attended)), training=training)
-        outputs = self.output_layer_norm(transformed + attended)
-        return tf.reshape(outputs, shape)
+        return self.output_layer_norm(transformed + attended)
 
     def compute_output_shape(self, hidden_shape, attention_bias_shape=None):
         return tuple(hidden_shape)

@@ -6,7 +6,6 @@ import keras_hub
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
-from electra_tf.layers.token_dense import TokenDense
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -74,21 +73,19 @@ class ElectraBackbone(keras_hub.models.Backbone):
                  max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
                  layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None, dtype=None,
                  **kwargs):
-        ElectraArchitecture(vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
-                            max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout,
-                            layer_norm_epsilon, initializer_range, hidden_activation)  # ConfigError when invalid
+        architecture = ElectraArchitecture(  # ConfigError when invalid
+            vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
+            max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon,
+            initializer_range, hidden_activation)
         if embeddings is None:
-            embeddings = ElectraEmbeddings(
-                vocab_size=vocab_size, embedding_size=embedding_size, max_position_embeddings=max_position_embeddings,
-                type_vocab_size=type_vocab_size, dropout=hidden_dropout, layer_norm_epsilon=layer_norm_epsilon,
-                initializer_range=initializer_range, dtype=dtype, name="embeddings")
+            embeddings = ElectraEmbeddings.for_architecture(architecture, dtype=dtype)
         elif (embeddings.vocab_size, embeddings.embedding_size) != (vocab_size, embedding_size):
             raise ValueError(f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but the "
                              f"backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}")
         embeddings_project = None
         if embedding_size != hidden_size:
             # Glorot-uniform, as tf.layers.dense's default in the reference.
-            embeddings_project = TokenDense(hidden_size, dtype=dtype, name="embeddings_project")
+            embeddings_project = keras.layers.Dense(hidden_size, dtype=dtype, name="embeddings_project")
         transformer_layers = [
             ElectraTransformerLayer(hidden_size, num_heads, intermediate_size, hidden_dropout=hidden_dropout,
                                     attention_dropout=attention_dropout, layer_norm_epsilon=layer_norm_epsilon,

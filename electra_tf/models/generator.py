@@ -41,4 +41,5 @@ def build_generator(config, dtype=None):
     """A new stand-alone generator (own backbone and embeddings) sized from the discriminator's `config` by the
     reference's rule."""
     config = as_config(config)
-    return ElectraGenerator(ElectraBackbone(**config.generator_architecture(), dtype=dtype), electra_config=config)
+    return ElectraGenerator(ElectraBackbone(**config.generator_architecture().architecture(), dtype=dtype),
+                            electra_config=config)

@@ -6,7 +6,6 @@ import tensorflow as tf
 from electra_tf.config import as_config
 from electra_tf.errors import ConfigError
 from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
-from electra_tf.layers.token_dense import TokenDense
 from electra_tf.models.backbone import ElectraBackbone
 from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
 from electra_tf.models.generator import ElectraGenerator
@@ -15,15 +14,6 @@ from electra_tf.pretraining.masking import mask_inputs
 from electra_tf.pretraining.positions import scatter_vectors
 from electra_tf.pretraining.sampling import (
     annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, linear_ramp, replace_tokens)
-
-
-def make_embeddings(config, dtype=None, name="embeddings"):
-    """The embedding block for `config`, named `embeddings` as the reference's `electra/embeddings`."""
-    return ElectraEmbeddings(
-        vocab_size=config.vocab_size, embedding_size=config.embedding_size,
-        max_position_embeddings=config.max_position_embeddings, type_vocab_size=config.type_vocab_size,
-        dropout=config.hidden_dropout, layer_norm_epsilon=config.layer_norm_epsilon,
-        initializer_range=config.initializer_range, dtype=dtype, name=name)
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -73,10 +63,11 @@ class ElectraPretrainingModel(keras.Model):
         dtype = self.dtype_policy
         # `embeddings` is the discriminator's block, shared with the generator unless untied (two-stage training
         # copies the generator's into it when the second stage starts).
-        self.embeddings = make_embeddings(config, dtype=dtype)
+        self.embeddings = ElectraEmbeddings.for_architecture(config, dtype=dtype)
         self.generator_embeddings = None
         if config.untied_embeddings or config.two_stage_steps:
-            self.generator_embeddings = make_embeddings(config, dtype=dtype, name="generator_embeddings")
+            self.generator_embeddings = ElectraEmbeddings.for_architecture(config, dtype=dtype,
+                                                                           name="generator_embeddings")
         self.discriminator = ElectraDiscriminator(
             ElectraBackbone(**config.architecture(), embeddings=self.embeddings, dtype=dtype, name="electra"),
             electra_config=config)
@@ -86,8 +77,9 @@ class ElectraPretrainingModel(keras.Model):
             self.generator = ElectraGenerator(self.discriminator.backbone, electra_config=config)
         elif config.has_generator_network:
             self.generator = ElectraGenerator(ElectraBackbone(
-                **config.generator_architecture(), embeddings=self.generator_embeddings or self.embeddings,
-                dtype=dtype, name="generator_backbone"), electra_config=config)
+                **config.generator_architecture().architecture(),
+                embeddings=self.generator_embeddings or self.embeddings, dtype=dtype, name="generator_backbone"),
+                electra_config=config)
         self.word_embedding_delta = None
         if config.embedding_sharing == "gdes":
             # E_delta starts at zero, so the discriminator starts from the generator's table.
@@ -104,7 +96,7 @@ class ElectraPretrainingModel(keras.Model):
         self.copy_head = None
         if objectives.COPY_HEAD in self.objective.heads:
             # Glorot-uniform 1-unit layer, as the reference's heads.
-            self.copy_head = TokenDense(1, dtype=dtype, name="copy_prediction")
+            self.copy_head = keras.layers.Dense(1, dtype=dtype, name="copy_prediction")
             self.copy_head.build((None, None, config.hidden_size))
 
     # ------------------------------------------------------------------ forward

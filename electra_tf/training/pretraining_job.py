@@ -338,8 +338,9 @@ def _run(job, chief, checkpoint_dir, extra_files):
         initial.assign_to(model)
         print(f"initialised from {initial.description}", flush=True)
         if not initial.has_generator:
-            print(f"{job.init_checkpoint} holds no generator: a new generator (hidden {config.generator_hidden_size}, "
-                  f"{config.generator_num_layers} layers, by the sizing rule) starts from random weights and shares "
+            generator = config.generator_architecture()
+            print(f"{job.init_checkpoint} holds no generator: a new generator (hidden {generator.hidden_size}, "
+                  f"{generator.num_layers} layers, by the sizing rule) starts from random weights and shares "
                   "the discriminator's embeddings", flush=True)
     if latest:
         checkpoint.restore(latest).assert_existing_objects_matched()

@@ -53,7 +53,7 @@ def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf
     features = fixtures.batch(seed=5)
     pretrainer = load_model(tf1_checkpoint, num_heads=2).model  # both networks present: a pretrainer by default
     config = pretrainer.electra_config
-    assert (config.generator_hidden_size, config.generator_num_layers) == (8, 2)
+    assert (config.generator_architecture().hidden_size, config.generator_architecture().num_layers) == (8, 2)
     batch, length = features["input_ids"].shape
     positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
     mlm = np.asarray(pretrainer.generator(dict(backbone_inputs(features), mask_positions=positions)))

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from electra_tf.checkpoints import load_model
+from electra_tf.config import ElectraArchitecture
 from electra_tf.layers import ElectraEmbeddings
 from electra_tf.models import ElectraBackbone
 
@@ -73,7 +74,7 @@ def test_keras_hub_electra_weights_give_keras_hub_outputs(tmp_path):
 
 
 def test_a_shared_embedding_block_is_one_object_in_both_backbones():
-    embeddings = ElectraEmbeddings(vocab_size=120, embedding_size=16, max_position_embeddings=40, name="embeddings")
+    embeddings = ElectraEmbeddings.for_architecture(ElectraArchitecture(**ARCHITECTURE))
     first = ElectraBackbone(**ARCHITECTURE, embeddings=embeddings)
     second = ElectraBackbone(**{**ARCHITECTURE, "hidden_size": 8, "num_heads": 1, "intermediate_size": 32},
                              embeddings=embeddings)

@@ -42,8 +42,10 @@ def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
                       "--num_heads=2")
         assert result.returncode == 0, result.stderr
         assert "converted the pretrainer" in result.stdout
-    assert sorted(os.listdir(tmp_path / "ours")) == ["assets", "config.json", "pretrainer.weights.h5",
-                                                     "tokenizer.json", "vocab.txt"]
+    # A pre-training model in our format is a run directory: its config, a checkpoint and its pretrained/ preset.
+    assert sorted(os.listdir(tmp_path / "ours")) == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index",
+                                                     "electra_config.json", "pretrained"]
+    assert {"tokenizer.json", "vocab.txt"} <= set(os.listdir(tmp_path / "ours" / "pretrained"))
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".staging")]
     reader = tf.train.load_checkpoint(str(tmp_path / "back" / "model.ckpt"))
     assert sorted(reader.get_variable_to_shape_map()) == sorted(weights)

@@ -13,6 +13,7 @@ tells formats apart; `checkpoints.loading` turns a `Source` into a model.
 """
 
 import dataclasses
+import json
 import os
 import shutil
 from typing import Callable
@@ -197,12 +198,26 @@ def checked_format(format, argument="format"):
     return format
 
 
+def _check_config_json(path, argument):
+    """A config.json that is not JSON is why no format (ours, HF, keras-hub) recognised the directory: say so."""
+    config = os.path.join(path, "config.json")
+    if not os.path.isfile(config):
+        return
+    try:
+        with open(config, encoding="utf-8") as handle:
+            json.load(handle)
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{argument}={path}: its config.json is not valid JSON ({error}); write the checkpoint "
+                              "again", arguments=(argument,)) from None
+
+
 def detect_format(path, argument="path"):
     """The name of the format of what is at `path`."""
     require_checkpoint(path, argument)
     for checkpoint_format in FORMATS.values():
         if checkpoint_format.detects(path):
             return checkpoint_format.name
+    _check_config_json(path, argument)
     known = "; ".join(f"{name}: {fmt.description}" for name, fmt in FORMATS.items())
     raise CheckpointError(f"{argument}={path} is not a checkpoint in a known format ({known})", arguments=(argument,))
 

@@ -91,8 +91,7 @@ def test_tf1_checkpoint_starts_both_networks_and_pretrained_equals_its_discrimin
 
 
 def test_a_pretrainer_written_by_convert_checkpoint_is_read_back(data, tf1_checkpoint, tmp_path):
-    """convert_checkpoint.py --model=pretrainer --to_format=ours writes config.json + pretrainer.weights.h5: a run
-    starts from it."""
+    """convert_checkpoint.py --model=pretrainer --to_format=ours writes a run directory: a run starts from it."""
     prefix, arrays = tf1_checkpoint
     save_checkpoint(load_checkpoint(prefix, "pretrainer", num_heads=2).model, str(tmp_path / "converted"), "ours",
                vocab_file=data["vocab"])
@@ -198,7 +197,7 @@ def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tm
 
 
 @pytest.mark.parametrize("case, error, message", [
-    ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a checkpoint"),
+    ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a model directory"),
     ("vocabulary", DataError, "built with a vocabulary of .* tokens .* but init_checkpoint=.* has 50: rebuild the "
                               "data with data_prep/build_pretraining_dataset.py --vocab_file="),
     ("generator_width", CheckpointError, "init_generator_checkpoint=.* has word embeddings of shape \\(50, 24\\) but "

@@ -158,7 +158,7 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["ged"],
                      compare_checkpoint=pretrained_tiny)
     with pytest.raises(CheckpointError, match=f"^compare_checkpoint={tmp_path}/mlm does not exist: pass a "
-                                              "pre-trained model"):
+                                              "model directory"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), compare_checkpoint=str(tmp_path / "mlm"))
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))

@@ -64,8 +64,17 @@ def test_pretraining_saves_the_manifest_casing(cased_run):
     tokenizer = loaded.tokenizer()
     assert tokenizer.convert_ids_to_tokens(tokenizer.tokenize(["Hello World Café"]).to_list()[0]) == [
         "Hello", "World", "Café"]
-    # A pre-training run directory converts with the settings its pretraining_job.json records.
+    # A pre-training run directory reads with the settings of its pretrained/, else its pretraining_job.json's.
     assert load_checkpoint(str(model_dir)).tokenizer_settings == CASED
+
+
+def test_a_run_still_training_reads_its_tokenizer_from_its_job(cased_run, tmp_path):
+    import shutil
+
+    model_dir, vocab = cased_run
+    shutil.copytree(model_dir, tmp_path / "run", ignore=shutil.ignore_patterns("pretrained"))
+    loaded = load_checkpoint(str(tmp_path / "run"))
+    assert (loaded.kind, loaded.tokenizer_settings, loaded.vocab_file) == ("pretrainer", CASED, vocab)
 
 
 def test_keras_hub_reads_the_tokenizer_we_write(cased_run):

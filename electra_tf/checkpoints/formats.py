@@ -231,5 +231,5 @@ def read_source(path, format="auto", allow_embedding_mismatch=False, argument="p
 
 
 def write_model(model, kind, path, format, vocab_file=None, tokenizer_settings=None):
-    """Write `model` (of `kind`) to `path` in `format`."""
-    return FORMATS[checked_format(format)].write(model, kind, path, vocab_file, tokenizer_settings)
+    """Write `model` (of `kind`) to `path` in `format` (one of `FORMATS`)."""
+    return FORMATS[format].write(model, kind, path, vocab_file, tokenizer_settings)

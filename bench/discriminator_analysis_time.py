@@ -56,9 +56,10 @@ def main():
     args = parser.parse_args()
 
     from experiments.discriminator_analysis.analysis import run_analyses
-    from finetune.checkpoints import load_discriminator
+    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
 
-    reference = reference_seconds(load_discriminator(args.init_checkpoint).model, args.reference_windows,
+    reference = reference_seconds(load_checkpoint(args.init_checkpoint, DISCRIMINATOR, allow_missing_head=True,
+                                                  argument="init_checkpoint").model, args.reference_windows,
                                   args.max_seq_length)
     with tempfile.TemporaryDirectory() as temporary:
         output_dir = args.output_dir or temporary

@@ -5,7 +5,7 @@ import tensorflow as tf
 
 from electra_tf.inputs import encode_single_segments
 from electra_tf.models.backbone import FEATURE_NAMES, backbone_inputs
-from electra_tf.pretrained import load_pretrained, load_tokenizer
+from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
 
 
 def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=32):
@@ -69,6 +69,7 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
 
 
 def load_scorer(model_dir):
-    """(discriminator, tokenizer) from a pre-trained model directory with its tokenizer's files (vocabulary, casing)."""
-    tokenizer = load_tokenizer(model_dir)  # First: a missing vocabulary is reported before the model loads.
-    return load_pretrained(model_dir), tokenizer
+    """(discriminator, tokenizer) of the checkpoint at `model_dir` (any format `load_checkpoint` reads) with its
+    tokenizer's files (vocabulary, casing)."""
+    loaded = load_checkpoint(model_dir, DISCRIMINATOR, argument="model_dir")
+    return loaded.model, loaded.tokenizer()

@@ -21,7 +21,7 @@ import os
 
 from absl import logging
 
-from electra_tf.errors import CheckpointError, ConfigError
+from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import layerwise_lr_multipliers
@@ -96,17 +96,13 @@ class FinetuningJob:
 
     def validate(self):
         """Raises an ElectraError naming the fields at fault; reads no data beyond checking that files exist."""
-        from finetune.checkpoints import checkpoint_exists
+        from electra_tf.checkpoints import require_checkpoint
 
         task = get_task(self.task)
         if not self.init_checkpoint:
             raise ConfigError("init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
                               "writes <model_dir>/pretrained)", arguments=("init_checkpoint",))
-        if not checkpoint_exists(self.init_checkpoint):
-            raise CheckpointError(f"init_checkpoint={self.init_checkpoint} does not exist; pass the pre-trained "
-                                  "model directory (run_pretraining.py writes <model_dir>/pretrained) or a TF1 "
-                                  "checkpoint prefix",
-                                  arguments=("init_checkpoint",))
+        require_checkpoint(self.init_checkpoint, "init_checkpoint")
         if not self.output_dir:
             raise ConfigError("output_dir is required", arguments=("output_dir",))
         task.validate(self)
@@ -144,18 +140,22 @@ def _json_safe(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
+def load_pretrained(init_checkpoint):
+    """The `LoadedModel` of the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints` reads).
+
+    A fine-tuned model needs the encoder only: checkpoints without the replaced-token head (HF ElectraModel, keras-hub
+    backbones) are accepted.
+    """
+    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
+
+    return load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint")
+
+
 def _tokenizer(job, pretrained):
     """The tokenizer of `job`'s vocabulary (default: the checkpoint's), checked against the pre-trained model."""
-    from electra_tf.tokenizer import ElectraTokenizer
-
-    vocab_file = job.vocab_file or pretrained.vocab_file
-    if not vocab_file:
-        raise ConfigError(f"{job.init_checkpoint} holds no vocabulary: pass vocab_file=<the vocab.txt it was "
-                          "pre-trained with>", arguments=("vocab_file",))
+    settings = tokenizer_settings(job, pretrained)
     # The one place the casing is read: the tokenizer carries it to the data and to saved models.
-    tokenizer = ElectraTokenizer.from_settings(vocab_file, tokenizer_settings(job, pretrained))
-    pretrained.model.electra_config.check_vocabulary(tokenizer.vocab_size, vocab_file)
-    return tokenizer
+    return pretrained.tokenizer(job.vocab_file, settings.do_lower_case, settings.strip_accents)
 
 
 def tokenizer_settings(job, pretrained):
@@ -222,14 +222,13 @@ def run(job, extra_files=None):
     import keras
 
     from electra_tf.training import distribution
-    from finetune.checkpoints import load_discriminator
     from finetune.results import format_summary, summarize_trials
 
     job.validate()
     task = get_task(job.task)
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
-    pretrained = load_discriminator(job.init_checkpoint)
+    pretrained = load_pretrained(job.init_checkpoint)
     if job.model_size is None:
         job = dataclasses.replace(job, model_size=model_size_of(pretrained.model.electra_config))
         print(f"model size: {job.model_size} (from {job.init_checkpoint}'s architecture; model_size overrides)",

@@ -38,7 +38,7 @@ def _write_inputs(tmp):
     garbage = tmp / "garbage_checkpoint"
     garbage.mkdir()
     (garbage / "config.json").write_text("{not json", encoding="utf-8")
-    (garbage / "discriminator.weights.h5").write_bytes(b"not hdf5")
+    (garbage / "model.weights.h5").write_bytes(b"not hdf5")
     (tmp / "glue" / "SST-2").mkdir(parents=True)
     for split in ("train", "dev"):
         (tmp / "glue" / "SST-2" / f"{split}.tsv").write_text("sentence\tlabel\ngood film\t1\n", encoding="utf-8")
@@ -116,7 +116,7 @@ CASES = [
     ("pretrain-save-steps-vs-execution", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--save_checkpoints_steps=3",
                                                     "--steps_per_execution=2"], "steps_per_execution"),
     ("pretrain-init-checkpoint-missing", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--init_checkpoint={tmp}/none"],
-     "/none does not exist: pass a checkpoint"),
+     "/none does not exist: pass a model directory"),
     ("pretrain-eval-data-missing", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--eval_tfrecords={tmp}/none-*.tfrecord"],
      "--eval_tfrecords="),
     ("pretrain-unexpected-argument", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "stray"], "unexpected arguments"),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.checkpoints import collect_weights, load_model, save_model
+from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
 from electra_tf.models import backbone_inputs
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import tiny_model
@@ -29,7 +29,7 @@ def tf1_pretrainer(tmp_path_factory):
     directory = tmp_path_factory.mktemp("tf1")
     vocab = fixtures.write_vocab(directory / "vocab.txt")
     model = tiny_model("pretrainer", seed=7)
-    save_model(model, str(directory / "model.ckpt"), "tf1", vocab_file=vocab)
+    save_checkpoint(model, str(directory / "model.ckpt"), "tf1", vocab_file=vocab)
     return str(directory / "model.ckpt"), collect_weights(model, "pretrainer")
 
 
@@ -42,8 +42,10 @@ def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
                       "--num_heads=2")
         assert result.returncode == 0, result.stderr
         assert "converted the pretrainer" in result.stdout
-    assert sorted(os.listdir(tmp_path / "ours")) == ["assets", "config.json", "pretrainer.weights.h5",
-                                                     "tokenizer.json", "vocab.txt"]
+    # A pre-training model in our format is a run directory: its config, a checkpoint and its pretrained/ preset.
+    assert sorted(os.listdir(tmp_path / "ours")) == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index",
+                                                     "electra_config.json", "pretrained"]
+    assert {"tokenizer.json", "vocab.txt"} <= set(os.listdir(tmp_path / "ours" / "pretrained"))
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".staging")]
     reader = tf.train.load_checkpoint(str(tmp_path / "back" / "model.ckpt"))
     assert sorted(reader.get_variable_to_shape_map()) == sorted(weights)
@@ -78,7 +80,7 @@ def test_export_discriminator_from_hf_directory(hf_pair, tmp_path):
     serving = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
     inputs, features = _serving_inputs()
     logits = serving(**inputs)["logits"].numpy()
-    expected = np.asarray(load_model(directory, "discriminator").model(backbone_inputs(features), training=False))
+    expected = np.asarray(load_checkpoint(directory, "discriminator").model(backbone_inputs(features), training=False))
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
 
 
@@ -91,7 +93,7 @@ def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path):
     inputs, features = _serving_inputs()
     logits = loaded.signatures["serving_default"](**inputs)["logits"].numpy()
     assert logits.shape == (2, 10, fixtures.VOCAB_SIZE)
-    generator = load_model(prefix, "generator", num_heads=2).model
+    generator = load_checkpoint(prefix, "generator", num_heads=2).model
     positions = np.tile(np.arange(10, dtype=np.int32), (2, 1))
     expected = np.asarray(generator(dict(backbone_inputs(features), mask_positions=positions), training=False))
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)

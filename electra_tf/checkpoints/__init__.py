@@ -1,5 +1,6 @@
-"""Checkpoint interoperability: the reference's TF1 checkpoints, Hugging Face safetensors, keras-hub presets."""
+"""Checkpoints in every format (ours, the reference's TF1, Hugging Face, keras-hub): `load_checkpoint` reads any of
+them into a model, `save_checkpoint` writes a model in any of them."""
 
-from electra_tf.checkpoints.conversion import (FORMATS, LoadedModel, detect_format, load_model, load_weights_into,
-                                               read_source, save_model)
+from electra_tf.checkpoints.formats import FORMAT_NAMES, require_checkpoint
+from electra_tf.checkpoints.loading import LoadedModel, load_checkpoint, save_checkpoint
 from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER, collect_weights

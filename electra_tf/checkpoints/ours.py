@@ -1,10 +1,17 @@
-"""Our own formats: model directories, and pre-training runs.
+"""The project's own format: a keras-hub preset of a discriminator or generator, and the pre-training run holding it.
 
-The discriminator and the generator are keras-hub presets (`electra_tf.pretrained`: config.json = the backbone's
-architecture, model.weights.h5, task.json, task.weights.h5 [+ the tokenizer's files]); the whole pre-training model, which is not
-a keras-hub model, is `config.json` (its `ElectraConfig`) + `pretrainer.weights.h5`, as every kind was before
-`ElectraBackbone` (those directories still load). A run's model_dir (or one of its `ckpt-N` prefixes) holds a
-`tf.train.Checkpoint` of the pre-training model and `electra_config.json`.
+* The preset (`<model_dir>/pretrained`; the model fine-tuning starts from): `config.json` (the backbone's
+  architecture: an `ElectraBackbone` config), `model.weights.h5` (the backbone), `task.json` (the model: its head and
+  the `ElectraConfig` it was built from), `task.weights.h5` (the head) and `metadata.json`, as
+  `ElectraDiscriminator.save_to_preset` / `ElectraGenerator.save_to_preset` write them, plus the tokenizer's files
+  (`vocab.txt`, and keras-hub's `tokenizer.json` + `assets/tokenizer/vocabulary.txt` with the casing and accent
+  settings, `checkpoints.tokenizer_files`). keras-hub reads it as any preset.
+* The run directory (`model_dir` of `run_pretraining.py`): `electra_config.json` (the `ElectraConfig`), the
+  `tf.train.Checkpoint`s of the pre-training model (`ckpt-N` + the `checkpoint` state file; a `ckpt-N` prefix loads
+  too), `pretraining_job.json` (the vocabulary and tokenizer settings of the run) and, once training ends,
+  `pretrained/`. Saving a pre-training model writes the same layout: `electra_config.json`, `ckpt-1` holding the
+  model alone, and `pretrained/` (its discriminator, with the tokenizer's files). A run's tokenizer is `pretrained/`'s
+  when there is one, else the one `pretraining_job.json` names.
 """
 
 import json
@@ -12,19 +19,19 @@ import os
 
 import tensorflow as tf
 
-from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER
-from electra_tf.io_utils import staged_directory
+from electra_tf.checkpoints import tokenizer_files
+from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
-from electra_tf.checkpoints import presets, tokenizer_files
-from electra_tf.checkpoints.presets import CONFIG_NAME, LEGACY_WEIGHTS_NAMES, VOCAB_NAME
+from electra_tf.io_utils import staged_directory
 from electra_tf.tokenizer import TokenizerSettings
 
+CONFIG_NAME = "config.json"
+TASK_CONFIG_NAME = "task.json"
 RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
-
-
-def weights_name(kind):
-    return f"{kind}.weights.h5"
+JOB_NAME = "pretraining_job.json"
+PRETRAINED_DIR = "pretrained"
+PRESET_KINDS = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR}
 
 
 def build_model(kind, config):
@@ -38,105 +45,111 @@ def build_model(kind, config):
     return ElectraPretrainingModel(config, max_seq_length=min(128, config.max_position_embeddings))
 
 
-def load_weights_file(model, kind, weights_path, config_path):
-    """Load a `<kind>.weights.h5` into `model`: today's files directly, files of the models before `ElectraBackbone`
-    through the reference's names (`legacy_h5`)."""
-    from electra_tf.checkpoints.legacy_h5 import is_legacy_weights_file, read_legacy_weights
-    from electra_tf.checkpoints.matching import assign_weights
-
-    if not os.path.isfile(weights_path):
-        raise CheckpointError(f"{weights_path} is missing: the directory was not written completely; write it again "
-                              "(run_pretraining.py writes <model_dir>/pretrained, convert_checkpoint.py any format)")
-    if is_legacy_weights_file(weights_path):
-        assign_weights(model, kind, read_legacy_weights(weights_path, kind), weights_path)
-        return model
+# ---------------------------------------------------------------------------------------------- detection
+def preset_kind(directory):
+    """"discriminator" or "generator" for a preset directory of ours, else None."""
     try:
-        model.load_weights(weights_path)
-    except ValueError as error:
-        raise CheckpointError(f"{weights_path} does not match {config_path}: {error}") from error
-    return model
+        with open(os.path.join(directory, TASK_CONFIG_NAME), encoding="utf-8") as handle:
+            class_name = json.load(handle).get("class_name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not os.path.isfile(os.path.join(directory, CONFIG_NAME)):
+        return None
+    return PRESET_KINDS.get(class_name)
 
 
-def load_legacy(directory, kind):
-    """The discriminator or generator of a directory written before `ElectraBackbone` (config.json =
-    `ElectraConfig`, `<kind>.weights.h5`)."""
-    config_path = os.path.join(directory, CONFIG_NAME)
-    model = build_model(kind, ElectraConfig.load(config_path))
-    return load_weights_file(model, kind, os.path.join(directory, LEGACY_WEIGHTS_NAMES[kind]), config_path)
+def _run_prefix(path):
+    """(run directory, checkpoint prefix) of a run directory or one of its ckpt-N prefixes, else None."""
+    if os.path.isdir(path):
+        directory, prefix = path, tf.train.latest_checkpoint(path)
+    else:
+        directory, prefix = os.path.dirname(path), path
+    if prefix is None or not os.path.exists(prefix + ".index"):
+        return None
+    return (directory, prefix) if os.path.isfile(os.path.join(directory, RUN_CONFIG_NAME)) else None
 
 
-def stored_kinds(directory):
-    return [kind for kind in MODEL_KINDS if os.path.isfile(os.path.join(directory, weights_name(kind)))]
+def detects(path):
+    """Whether `path` is a preset of ours, a run directory or a run's checkpoint prefix."""
+    return preset_kind(path) is not None or _run_prefix(path) is not None
 
 
-def is_pretrained_directory(path):
-    """A preset of ours, or a directory of the earlier layout (config.json + <kind>.weights.h5)."""
-    return presets.preset_kind(path) is not None or (
-        os.path.isfile(os.path.join(path, CONFIG_NAME)) and bool(stored_kinds(path)))
+# ---------------------------------------------------------------------------------------------- reading
+def load_preset(directory):
+    """The `ElectraDiscriminator` or `ElectraGenerator` of a preset directory, under the caller's dtype policy."""
+    import keras
+
+    from electra_tf.models import ElectraDiscriminator, ElectraGenerator
+
+    model_class = ElectraDiscriminator if preset_kind(directory) == DISCRIMINATOR else ElectraGenerator
+    try:
+        # Under the caller's dtype policy (e.g. mixed_bfloat16 fine-tuning), not the one recorded in the preset.
+        return model_class.from_preset(directory, dtype=keras.config.dtype_policy().name)
+    except (ValueError, KeyError, TypeError, OSError) as error:
+        raise CheckpointError(f"the weights in {directory} do not match its {CONFIG_NAME}: "
+                              f"{str(error).splitlines()[0]}; write the directory again") from error
 
 
-def is_run_directory(path):
-    return os.path.isfile(os.path.join(path, RUN_CONFIG_NAME)) and tf.train.latest_checkpoint(path) is not None
-
-
-def save_ours(model, kind, directory, vocab_file=None, tokenizer_settings=None):
-    """A keras-hub preset of a discriminator or generator, or config.json + pretrainer.weights.h5 of a pre-training
-    model (+ the tokenizer's files: vocab.txt and tokenizer.json with `tokenizer_settings`), in `directory`, written
-    atomically."""
-    if kind != PRETRAINER:
-        return presets.save_preset(model, directory, vocab_file, tokenizer_settings)
-    with staged_directory(directory) as staging:
-        model.electra_config.save(os.path.join(staging, CONFIG_NAME))
-        model.save_weights(os.path.join(staging, weights_name(kind)))
-        if vocab_file:
-            presets.write_tokenizer_files(staging, vocab_file, tokenizer_settings)
-    return directory
-
-
-def load_ours(path):
-    """(kind, model, vocab file or None, `TokenizerSettings` or None) of a pretrained directory, a run's model_dir or
-    one of its ckpt prefixes; None where the directory does not record them.
-
-    A pretrained directory holding several kinds yields the largest (pretrainer, then discriminator, generator).
-    """
-    if presets.preset_kind(path) is not None:
-        return (presets.preset_kind(path), presets.load_preset(path), presets.vocab_file_of(path),
-                tokenizer_files.read_keras_hub_tokenizer(path))
-    if is_pretrained_directory(path):
-        kinds = stored_kinds(path)
-        kind = PRETRAINER if PRETRAINER in kinds else kinds[0]
-        config = ElectraConfig.load(os.path.join(path, CONFIG_NAME))
-        model = build_model(kind, config)
-        load_weights_file(model, kind, os.path.join(path, weights_name(kind)), os.path.join(path, CONFIG_NAME))
-        vocab = os.path.join(path, VOCAB_NAME)
-        return (kind, model, vocab if os.path.isfile(vocab) else None,
-                tokenizer_files.read_keras_hub_tokenizer(path))
-    prefix = tf.train.latest_checkpoint(path) if os.path.isdir(path) else path
-    directory = path if os.path.isdir(path) else os.path.dirname(path)
+def read(path):
+    """(kind, model, vocab file or None, `TokenizerSettings` or None) of a preset, a run directory or a run's
+    checkpoint prefix; None where the directory does not record them."""
+    if preset_kind(path) is not None:
+        return (preset_kind(path), load_preset(path), tokenizer_files.vocab_file_of(path),
+                tokenizer_files.read_tokenizer_json(path))
+    run = _run_prefix(path)
+    if run is None:
+        raise CheckpointError(f"{path} is neither a preset of ours (task.json + config.json, as run_pretraining.py "
+                              f"writes <model_dir>/pretrained) nor a pre-training run (model_dir with "
+                              f"{RUN_CONFIG_NAME} and a checkpoint)")
+    directory, prefix = run
     config_path = os.path.join(directory, RUN_CONFIG_NAME)
-    if prefix is None or not os.path.exists(prefix + ".index") or not os.path.isfile(config_path):
-        raise CheckpointError(f"{path} is neither a model directory (a preset written by save_pretrained or "
-                              "convert_checkpoint.py, or config.json + <model>.weights.h5) nor a pre-training run "
-                              f"(model_dir with {RUN_CONFIG_NAME} and a checkpoint)")
     model = build_model(PRETRAINER, ElectraConfig.load(config_path))
     status = tf.train.Checkpoint(model=model).restore(prefix)
     try:
         status.expect_partial().assert_existing_objects_matched()
     except AssertionError as error:
         raise CheckpointError(f"{prefix} does not match {config_path}: {error}") from error
-    job = _run_job(directory)
+    vocab_file, settings = _run_tokenizer(directory)
+    return PRETRAINER, model, vocab_file, settings
+
+
+def _run_tokenizer(directory):
+    """(vocab file, `TokenizerSettings`) of a run: its pretrained/'s, else what pretraining_job.json records."""
+    pretrained = os.path.join(directory, PRETRAINED_DIR)
+    if tokenizer_files.vocab_file_of(pretrained):
+        return tokenizer_files.vocab_file_of(pretrained), tokenizer_files.read_tokenizer_json(pretrained)
+    try:
+        with open(os.path.join(directory, JOB_NAME), encoding="utf-8") as handle:
+            job = json.load(handle)
+    except (OSError, ValueError):
+        job = {}
+    job = job if isinstance(job, dict) else {}
     vocab = job.get("vocab_file")
     settings = None
     if job.get("do_lower_case") is not None:  # runs before the settings were recorded leave them unset
         settings = TokenizerSettings(job["do_lower_case"], job.get("strip_accents"))
-    return PRETRAINER, model, vocab if vocab and os.path.isfile(vocab) else None, settings
+    return (vocab if vocab and os.path.isfile(vocab) else None), settings
 
 
-def _run_job(directory):
-    """The run's pretraining_job.json as a dict ({} when unreadable)."""
-    try:
-        with open(os.path.join(directory, "pretraining_job.json"), encoding="utf-8") as handle:
-            job = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return job if isinstance(job, dict) else {}
+# ---------------------------------------------------------------------------------------------- writing
+def save_preset(model, directory, vocab_file=None, tokenizer_settings=None):
+    """`model` (an `ElectraDiscriminator` or `ElectraGenerator`) as a preset in `directory`, written atomically; with
+    `vocab_file`, the tokenizer's files recording `tokenizer_settings` (default BERT uncased)."""
+    with staged_directory(directory) as staging:
+        model.save_to_preset(staging)
+        if vocab_file:
+            tokenizer_files.write_tokenizer_files(staging, vocab_file, tokenizer_settings)
+    return directory
+
+
+def write(model, kind, directory, vocab_file=None, tokenizer_settings=None):
+    """A preset of a discriminator or generator, or the run directory of a pre-training model, written atomically."""
+    if kind != PRETRAINER:
+        return save_preset(model, directory, vocab_file, tokenizer_settings)
+    with staged_directory(directory) as staging:
+        model.electra_config.save(os.path.join(staging, RUN_CONFIG_NAME))
+        # The manager records the checkpoint by a path relative to the directory, which is renamed into place.
+        tf.train.CheckpointManager(tf.train.Checkpoint(model=model), staging, max_to_keep=1).save(checkpoint_number=1)
+        save_preset(model.pretrained_discriminator(), os.path.join(staging, PRETRAINED_DIR), vocab_file,
+                    tokenizer_settings)
+    return directory

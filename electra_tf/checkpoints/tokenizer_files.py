@@ -6,7 +6,10 @@ Two layouts:
   `ElectraTokenizer` config (`lowercase`, `strip_accents`) and `assets/tokenizer/vocabulary.txt` its vocabulary, as
   `keras_hub.models.ElectraTokenizer.save_to_preset` writes them. Our presets keep `vocab.txt` beside them as well.
 * Hugging Face directories: `tokenizer_config.json` (`do_lower_case`, `strip_accents`, `tokenizer_class`),
-  `special_tokens_map.json` and `vocab.txt`, as transformers' `ElectraTokenizer.save_pretrained` writes them.
+  `special_tokens_map.json` and `vocab.txt`, as transformers' `ElectraTokenizer.save_pretrained` writes them;
+  `ElectraTokenizerFast` adds a `tokenizer.json` of its own: the Hugging Face tokenizers library's format
+  (`{"version", "normalizer": {"type": "BertNormalizer", "lowercase", "strip_accents"}, "model": {"type":
+  "WordPiece", ...}}`), which shares the keras-hub file's name and is told apart by its content.
 
 A reader returns None when the directory records no settings (a directory written before they were saved, a
 reference TF1 checkpoint): the caller decides the default, `electra_tf.tokenizer.BERT_UNCASED`.
@@ -14,15 +17,25 @@ reference TF1 checkpoint): the caller decides the default, `electra_tf.tokenizer
 
 import json
 import os
+import shutil
 
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json
-from electra_tf.tokenizer import CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN, TokenizerSettings
+from electra_tf.tokenizer import (BERT_UNCASED, CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN,
+                                  TokenizerSettings)
 
-KERAS_HUB_TOKENIZER_NAME = "tokenizer.json"
+VOCAB_NAME = "vocab.txt"
+TOKENIZER_JSON_NAME = "tokenizer.json"
 KERAS_HUB_VOCABULARY = os.path.join("assets", "tokenizer", "vocabulary.txt")
 HF_TOKENIZER_CONFIG_NAME = "tokenizer_config.json"
 HF_SPECIAL_TOKENS_NAME = "special_tokens_map.json"
+
+
+def write_tokenizer_files(directory, vocab_file, settings=None):
+    """`vocab.txt` and keras-hub's `tokenizer.json` + `assets/tokenizer/vocabulary.txt` (`settings`, default BERT
+    uncased) in `directory`: the tokenizer beside one of our models."""
+    shutil.copyfile(vocab_file, os.path.join(directory, VOCAB_NAME))
+    write_keras_hub_tokenizer(directory, vocab_file, settings or BERT_UNCASED)
 
 
 def write_keras_hub_tokenizer(directory, vocab_file, settings):
@@ -34,25 +47,49 @@ def write_keras_hub_tokenizer(directory, vocab_file, settings):
     tokenizer.save_to_preset(directory)
 
 
-def read_keras_hub_tokenizer(directory):
-    """The `TokenizerSettings` in `directory`'s `tokenizer.json`, or None when it has none."""
-    path = os.path.join(directory, KERAS_HUB_TOKENIZER_NAME)
-    if not os.path.isfile(path):
-        return None
+def vocab_file_of(directory):
+    """`directory`'s vocab.txt, else its keras-hub `assets/tokenizer/vocabulary.txt`, else None."""
+    for name in (VOCAB_NAME, KERAS_HUB_VOCABULARY):
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _read_json(path, what):
     try:
         with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)["config"]
+            return json.load(handle)
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{path} is not a readable {what} ({error}); write the model directory again "
+                              "(convert_checkpoint.py) or delete the file") from None
+
+
+def _hf_tokenizers_settings(config):
+    """The settings of the Hugging Face tokenizers library's tokenizer.json: its BertNormalizer's, else None."""
+    normalizer = config.get("normalizer") or {}
+    if not isinstance(normalizer, dict) or normalizer.get("type") != "BertNormalizer":
+        return None
+    return TokenizerSettings(normalizer.get("lowercase", True), normalizer.get("strip_accents"))
+
+
+def read_tokenizer_json(directory):
+    """The `TokenizerSettings` of `directory`'s `tokenizer.json` (keras-hub's or the Hugging Face tokenizers
+    library's, told apart by content), or None when there is none or it records none."""
+    path = os.path.join(directory, TOKENIZER_JSON_NAME)
+    if not os.path.isfile(path):
+        return None
+    config = _read_json(path, "tokenizer file")
+    if isinstance(config, dict) and isinstance(config.get("model"), dict) and "version" in config:
+        return _hf_tokenizers_settings(config)
+    try:
+        keras_hub_config = config["config"]
         # keras-hub's WordPieceTokenizer does not strip accents unless told to.
-        return TokenizerSettings(config["lowercase"], config.get("strip_accents", False))
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise CheckpointError(f"{path} is not a keras-hub tokenizer config ({error}); write the model directory "
-                              "again (convert_checkpoint.py) or delete the file to use BERT's uncased settings") from None
-
-
-def keras_hub_vocabulary(directory):
-    """`directory`'s `assets/tokenizer/vocabulary.txt`, or None."""
-    path = os.path.join(directory, KERAS_HUB_VOCABULARY)
-    return path if os.path.isfile(path) else None
+        return TokenizerSettings(keras_hub_config["lowercase"], keras_hub_config.get("strip_accents", False))
+    except (KeyError, TypeError) as error:
+        raise CheckpointError(f"{path} is neither a keras-hub tokenizer config nor a Hugging Face tokenizers file "
+                              f"(no {error}); write the model directory again (convert_checkpoint.py) or delete the "
+                              "file to use BERT's uncased settings") from None
 
 
 def write_hf_tokenizer(directory, settings, model_max_length=None):
@@ -68,16 +105,20 @@ def write_hf_tokenizer(directory, settings, model_max_length=None):
 
 
 def read_hf_tokenizer(directory):
-    """The `TokenizerSettings` in `directory`'s `tokenizer_config.json`, or None when it has none.
+    """The `TokenizerSettings` of a Hugging Face directory: its `tokenizer_config.json`, else the normalizer of its
+    tokenizers-library `tokenizer.json`; None when it has neither.
 
-    transformers' defaults apply to keys the file leaves out: `do_lower_case` True, `strip_accents` following it.
+    Keys tokenizer_config.json leaves out come from the normalizer, else transformers' defaults: `do_lower_case`
+    True, `strip_accents` following it.
     """
     path = os.path.join(directory, HF_TOKENIZER_CONFIG_NAME)
     if not os.path.isfile(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)
-        return TokenizerSettings(config.get("do_lower_case", True), config.get("strip_accents"))
-    except (OSError, ValueError, AttributeError) as error:
-        raise CheckpointError(f"{path} is not a Hugging Face tokenizer config ({error}); fix or delete it") from None
+        return read_tokenizer_json(directory)
+    config = _read_json(path, "Hugging Face tokenizer config")
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{path} is not a Hugging Face tokenizer config (not a JSON object); fix or delete it")
+    if "do_lower_case" not in config:
+        normalized = read_tokenizer_json(directory)
+        if normalized is not None:
+            return normalized.overridden(strip_accents=config.get("strip_accents"))
+    return TokenizerSettings(config.get("do_lower_case", True), config.get("strip_accents"))

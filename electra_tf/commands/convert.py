@@ -42,17 +42,15 @@ flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator
 
 
 def main(argv):
-    from electra_tf.checkpoints import load_model, save_model
-    from electra_tf.tokenizer import BERT_UNCASED
+    from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
     cli.require_flags("from", "to")
     source, target = getattr(FLAGS, "from"), FLAGS.to
-    loaded = load_model(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
-                        allow_missing_head=FLAGS.allow_missing_head,
-                        allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
-    save_model(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
-               tokenizer_settings=(loaded.tokenizer_settings or BERT_UNCASED).overridden(FLAGS.do_lower_case,
-                                                                                          FLAGS.strip_accents))
+    loaded = load_checkpoint(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads,
+                             vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
+                             allow_embedding_mismatch=FLAGS.allow_embedding_mismatch, argument="from")
+    save_checkpoint(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
+                    tokenizer_settings=loaded.tokenizer_settings.overridden(FLAGS.do_lower_case, FLAGS.strip_accents))
     print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
 
 

@@ -212,7 +212,7 @@ class ElectraPretrainingModel(keras.Model):
         """A standalone `ElectraDiscriminator` (own embedding block) with this model's discriminator weights: what
         fine-tuning starts from. With gradient-disentangled sharing its word table is E_generator + E_delta."""
         # float32 layers: what is saved is the model, not the policy of the run that trained it (a loader applies its
-        # own, see `electra_tf.pretrained.load_preset`).
+        # own, see `electra_tf.checkpoints.ours.load_preset`).
         standalone = build_discriminator(self.electra_config, dtype="float32")
         standalone.set_weights(self.discriminator.get_weights())
         if self.word_embedding_delta is not None:

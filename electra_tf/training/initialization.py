@@ -8,10 +8,10 @@ taken: the optimizer and the step start fresh.
 """
 
 import dataclasses
-import os
 
-from electra_tf.checkpoints.conversion import read_source, source_config
-from electra_tf.checkpoints.matching import assign_weights, describe, has_head, network_sizes
+from electra_tf.checkpoints import collect_weights, load_checkpoint, require_checkpoint
+from electra_tf.checkpoints.config_inference import infer_config
+from electra_tf.checkpoints.matching import assign_weights, describe
 from electra_tf.checkpoints.naming import (DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES,
                                            PRETRAINER)
 from electra_tf.config import ElectraArchitecture, ElectraConfig
@@ -50,23 +50,27 @@ def _is_generator_name(name):
     return name.startswith(_GENERATOR_PREFIXES)
 
 
-def _with_generator(source, generator_source):
-    """`source`'s discriminator and embeddings with `generator_source`'s generator encoder and head."""
-    if network_sizes(generator_source.weights, GENERATOR) is None or not has_head(generator_source.weights, GENERATOR):
-        raise CheckpointError(f"init_generator_checkpoint={generator_source.path} holds "
-                              f"{describe(generator_source.weights)}, not a generator with its MLM head",
-                              arguments=("init_generator_checkpoint",))
-    table, generator_table = source.weights.get(_WORD_EMBEDDINGS), generator_source.weights.get(_WORD_EMBEDDINGS)
-    if table is not None and generator_table is not None and table.shape != generator_table.shape:
+def _with_generator(loaded, weights, generator_path):
+    """(config, weights) of `loaded`'s discriminator and embeddings with the generator encoder and head of the
+    checkpoint at `generator_path`."""
+    generator = load_checkpoint(generator_path, argument="init_generator_checkpoint")
+    if generator.kind == DISCRIMINATOR:
+        raise CheckpointError(f"init_generator_checkpoint={generator_path} holds a discriminator, not a generator "
+                              "with its MLM head", arguments=("init_generator_checkpoint",))
+    generator_weights = collect_weights(generator.model, generator.kind)
+    table, generator_table = weights.get(_WORD_EMBEDDINGS), generator_weights.get(_WORD_EMBEDDINGS)
+    if table.shape != generator_table.shape:
         raise CheckpointError(
-            f"init_generator_checkpoint={generator_source.path} has word embeddings of shape {generator_table.shape} "
-            f"but init_checkpoint={source.path} has {table.shape}: ELECTRA's generator shares the discriminator's "
+            f"init_generator_checkpoint={generator_path} has word embeddings of shape {generator_table.shape} "
+            f"but init_checkpoint={loaded.path} has {table.shape}: ELECTRA's generator shares the discriminator's "
             "embeddings, so it must come from the same pre-training run (or leave init_generator_checkpoint unset "
             "for a new generator)", arguments=("init_generator_checkpoint", "init_checkpoint"))
-    weights = {name: value for name, value in source.weights.items() if not _is_generator_name(name)}
-    weights.update({name: value for name, value in generator_source.weights.items() if _is_generator_name(name)})
-    return dataclasses.replace(source, weights=weights, config=None, kind=None, generator_num_heads=(
-        generator_source.generator_num_heads or generator_source.num_heads))
+    weights = {name: value for name, value in weights.items() if not _is_generator_name(name)}
+    weights.update({name: value for name, value in generator_weights.items() if _is_generator_name(name)})
+    config = infer_config(weights, PRETRAINER, loaded.path, num_heads=loaded.model.electra_config.num_heads,
+                          generator_num_heads=generator.model.electra_config.generator_architecture().num_heads,
+                          base=loaded.model.electra_config)
+    return config, weights
 
 
 def _run_config(checkpoint_config, job_config, has_generator, architecture_overrides):
@@ -115,29 +119,27 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
         num_heads: the discriminator's attention heads, for formats that do not record them (default hidden // 64).
         architecture_overrides: ElectraArchitecture fields the job sets explicitly (e.g. dropout).
     """
-    given = (("init_checkpoint", init_checkpoint), ("init_generator_checkpoint", init_generator_checkpoint))
-    for argument, path in given:
-        if path and not (os.path.exists(path) or os.path.exists(path + ".index")):
-            raise CheckpointError(f"{argument}={path} does not exist: pass a checkpoint directory (a pretrained/ "
-                                  "directory, a run's model_dir, a Hugging Face or keras-hub directory) or a TF1 "
-                                  "checkpoint prefix (model.ckpt for model.ckpt.index)", arguments=(argument,))
-    source = read_source(init_checkpoint, checkpoint_format)
+    require_checkpoint(init_checkpoint, "init_checkpoint")
     if init_generator_checkpoint:
-        source = _with_generator(source, read_source(init_generator_checkpoint))
-    if network_sizes(source.weights, DISCRIMINATOR) is None:
-        raise CheckpointError(f"init_checkpoint={init_checkpoint} holds {describe(source.weights)}, not a "
-                              "discriminator: continued pre-training starts from a discriminator (and its generator)",
+        require_checkpoint(init_generator_checkpoint, "init_generator_checkpoint")
+    loaded = load_checkpoint(init_checkpoint, format=checkpoint_format, num_heads=num_heads, vocab_file=vocab_file,
+                             argument="init_checkpoint")
+    if loaded.kind == GENERATOR:
+        raise CheckpointError(f"init_checkpoint={init_checkpoint} holds a generator, not a discriminator: continued "
+                              "pre-training starts from a discriminator (and its generator)",
                               arguments=("init_checkpoint",))
-    has_generator = network_sizes(source.weights, GENERATOR) is not None and has_head(source.weights, GENERATOR)
-    vocab_file = vocab_file or source.vocab_file
-    checkpoint_config = source_config(source, PRETRAINER if has_generator else DISCRIMINATOR, num_heads, vocab_file)
+    weights = collect_weights(loaded.model, loaded.kind)
+    checkpoint_config = loaded.model.electra_config
+    if init_generator_checkpoint:
+        checkpoint_config, weights = _with_generator(loaded, weights, init_generator_checkpoint)
+    has_generator = loaded.kind == PRETRAINER or bool(init_generator_checkpoint)
     overrides = {name: value for name, value in (architecture_overrides or {}).items() if name in _ARCHITECTURE_FIELDS}
     config = _run_config(checkpoint_config, job_config, has_generator, overrides)
     if not config.reference_layout:
         raise ConfigError("init_checkpoint starts the reference's generator and discriminator; it does not combine "
                           f"with objective={config.objective}, untied_embeddings, uniform_generator, two_stage_steps "
                           "or embedding_sharing=gdes", arguments=("init_checkpoint",))
-    return InitialWeights(path=init_checkpoint, config=config, weights=source.weights, has_generator=has_generator,
-                          vocab_file=vocab_file,
-                          tokenizer_settings=source.tokenizer_settings,
-                          description=f"{init_checkpoint} ({source.format}: {describe(source.weights)})")
+    return InitialWeights(path=init_checkpoint, config=config, weights=weights, has_generator=has_generator,
+                          vocab_file=loaded.vocab_file,
+                          tokenizer_settings=loaded.tokenizer_settings if loaded.settings_recorded else None,
+                          description=f"{init_checkpoint} ({loaded.source_format}: {describe(weights)})")

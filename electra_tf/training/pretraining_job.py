@@ -12,12 +12,13 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from electra_tf.checkpoints import save_checkpoint
+from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAME
 from electra_tf.config import ElectraConfig
 from electra_tf.data.manifest import recorded_tokenizer_settings
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.training.pretrainer import ElectraPretrainer
-from electra_tf.pretrained import save_pretrained
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution
 from electra_tf.training import preemption
@@ -25,10 +26,9 @@ from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.schedules import WarmupLinearDecay
 from electra_tf.tokenizer import BERT_UNCASED
 
-CONFIG_FILE = "electra_config.json"
-JOB_FILE = "pretraining_job.json"
+CONFIG_FILE = RUN_CONFIG_NAME
+JOB_FILE = JOB_NAME
 METRICS_FILE = "metrics.jsonl"
-PRETRAINED_DIR = "pretrained"
 MODES = ("train", "eval")
 
 
@@ -397,8 +397,8 @@ def _run(job, chief, checkpoint_dir, extra_files):
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
 
     if chief:
-        save_pretrained(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), vocab_file,
-                        tokenizer_settings)
+        save_checkpoint(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), "ours",
+                        vocab_file, tokenizer_settings)
     keras.backend.clear_session(free_memory=False)
     return logs
 

@@ -50,9 +50,7 @@ flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
 
 
 def main(argv):
-    from electra_tf.checkpoints import load_model
-    from electra_tf.errors import CheckpointError
-    from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
+    from electra_tf.checkpoints import load_checkpoint
 
     cli.require_flags("init_checkpoint", "output_dir")
     if FLAGS.model == "classifier":
@@ -64,16 +62,11 @@ def main(argv):
     if FLAGS.model == "squad":
         _export_squad()
         return
-    loaded = load_model(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format, num_heads=FLAGS.num_heads,
-                        vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head)
-    config = loaded.model.electra_config
-    if not loaded.vocab_file:
-        raise CheckpointError(f"no vocab.txt beside {FLAGS.init_checkpoint}: pass --vocab_file (the raw-text "
-                              "signature needs the model's vocabulary)")
-    settings = (loaded.tokenizer_settings or BERT_UNCASED).overridden(FLAGS.do_lower_case, FLAGS.strip_accents)
-    tokenizer = ElectraTokenizer.from_settings(loaded.vocab_file, settings)
-    config.check_vocabulary(tokenizer.vocab_size, loaded.vocab_file)
-    config.check_sequence_length(FLAGS.max_seq_length)
+    loaded = load_checkpoint(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format, num_heads=FLAGS.num_heads,
+                             vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
+                             argument="init_checkpoint")
+    tokenizer = loaded.tokenizer(do_lower_case=FLAGS.do_lower_case, strip_accents=FLAGS.strip_accents)
+    loaded.model.electra_config.check_sequence_length(FLAGS.max_seq_length)
     if FLAGS.model == "generator":
         from electra_tf.generator_export import export_generator
 

@@ -71,9 +71,9 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
     @classmethod
     def from_preset(cls, preset, num_classes=2, regression=False, max_seq_length=128, vocab_file=None,
                     do_lower_case=None, strip_accents=None, dropout=CLASSIFIER_DROPOUT, load_weights=True, **kwargs):
-        """A classifier on the pre-trained backbone at `preset`: any checkpoint `finetune.checkpoints` reads (our
-        `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face, keras-hub), with a
-        new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that normalises text as the
+        """A classifier on the pre-trained backbone at `preset`: any checkpoint `electra_tf.checkpoints.load_checkpoint`
+        reads (our `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face,
+        keras-hub), with a new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that normalises text as the
         checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other values over them)."""
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 

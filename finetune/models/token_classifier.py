@@ -61,8 +61,8 @@ class ElectraTokenClassifier(keras_hub.models.Task):
     @classmethod
     def from_preset(cls, preset, tags, max_seq_length=128, vocab_file=None, do_lower_case=None, strip_accents=None,
                     dropout=TAGGER_DROPOUT, load_weights=True, **kwargs):
-        """A tagger on the pre-trained backbone at `preset` (any checkpoint `finetune.checkpoints` reads), with a new
-        head and a preprocessor that normalises text as the checkpoint records (see
+        """A tagger on the pre-trained backbone at `preset` (any checkpoint `electra_tf.checkpoints.load_checkpoint`
+        reads), with a new head and a preprocessor that normalises text as the checkpoint records (see
         `ElectraTextClassifier.from_preset`)."""
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 

@@ -61,16 +61,17 @@ def load_squad_model(path):
 def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accents=None):
     """The tokenizer the SQuAD model at `path` was fine-tuned with: the vocab.txt and tokenizer.json saved beside it
     (`vocab_file`, `do_lower_case` and `strip_accents` put over them when given)."""
-    from electra_tf.checkpoints import presets
-    from electra_tf.tokenizer import ElectraTokenizer
+    from electra_tf.checkpoints import tokenizer_files
+    from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
     directory = os.path.dirname(os.path.abspath(path))
-    vocab_file = vocab_file or presets.vocab_file_of(directory)
+    vocab_file = vocab_file or tokenizer_files.vocab_file_of(directory)
     if not vocab_file:
-        raise CheckpointError(f"no {presets.VOCAB_NAME} beside {path} (a model saved before the tokenizer was saved "
-                              "with it): pass vocab_file=<the vocab.txt it was fine-tuned with>",
+        raise CheckpointError(f"no {tokenizer_files.VOCAB_NAME} beside {path} (a model saved before the tokenizer "
+                              "was saved with it): pass vocab_file=<the vocab.txt it was fine-tuned with>",
                               arguments=("vocab_file",))
-    settings = presets.tokenizer_settings_of(directory).overridden(do_lower_case, strip_accents)
+    recorded = tokenizer_files.read_tokenizer_json(directory) or BERT_UNCASED
+    settings = recorded.overridden(do_lower_case, strip_accents)
     return ElectraTokenizer.from_settings(vocab_file, settings)
 
 

@@ -131,7 +131,7 @@ class SquadTask(Task):
         return {f"SQuAD{data.version}": score(data.dev_json, answers, data.version)}
 
     def save_model(self, model, path, tokenizer, max_seq_length):
-        from electra_tf.checkpoints.presets import write_tokenizer_files
+        from electra_tf.checkpoints.tokenizer_files import write_tokenizer_files
 
         model.save(path)
         # The model takes ids: its tokenizer (vocabulary, casing) goes beside it, for export_model.py.

@@ -7,7 +7,7 @@ import numpy as np
 
 from electra_tf.config import ElectraConfig
 from electra_tf.models import backbone_inputs, build_discriminator, build_generator
-from electra_tf.pretrained import save_pretrained
+from electra_tf.checkpoints import save_checkpoint
 from electra_tf.scoring import load_scorer, pseudo_log_likelihoods, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
 from tests import synthetic_data
@@ -66,7 +66,7 @@ def test_pseudo_log_likelihood_masks_each_piece_in_turn(pretraining_data):
 
 def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):
     tokenizer = ElectraTokenizer(pretraining_data[1])
-    save_pretrained(_model(tokenizer), str(tmp_path / "pretrained"), pretraining_data[1])
+    save_checkpoint(_model(tokenizer), str(tmp_path / "pretrained"), vocab_file=pretraining_data[1])
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     command = [sys.executable, "-m", "electra_tf.score", f"--model_dir={tmp_path / 'pretrained'}"]
     result = subprocess.run(command + ["w1 w2", "w3"], capture_output=True, text=True, cwd=REPO_ROOT, env=env,
@@ -76,7 +76,8 @@ def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):
     assert [line["text"] for line in lines] == ["w1 w2", "w3"]
     missing = subprocess.run([sys.executable, "-m", "electra_tf.score", f"--model_dir={tmp_path}", "w1"],
                              capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
-    assert missing.returncode == 2 and "vocab.txt is missing" in missing.stderr and "Traceback" not in missing.stderr
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert f"--model_dir={tmp_path} is not a checkpoint in a known format" in missing.stderr
 
 
 def _topic_sentence(topic, rng, length=12):

@@ -9,8 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from electra_tf import pretrained
-from electra_tf.checkpoints import load_model, save_model
+from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.tokenizer import BERT_UNCASED, SPECIAL_TOKENS, ElectraTokenizer, TokenizerSettings
 from tests.conftest import REPO_ROOT
@@ -57,15 +56,25 @@ def test_settings_follow_bert_rules():
 def test_pretraining_saves_the_manifest_casing(cased_run):
     model_dir, vocab = cased_run
     directory = str(model_dir / "pretrained")
-    assert pretrained.tokenizer_settings(directory) == CASED
+    loaded = load_checkpoint(directory)
+    assert loaded.tokenizer_settings == CASED and loaded.settings_recorded
     with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as handle:
         config = json.load(handle)["config"]
     assert (config["lowercase"], config["strip_accents"]) == (False, False)
-    tokenizer = pretrained.load_tokenizer(directory)
+    tokenizer = loaded.tokenizer()
     assert tokenizer.convert_ids_to_tokens(tokenizer.tokenize(["Hello World Café"]).to_list()[0]) == [
         "Hello", "World", "Café"]
-    # A pre-training run directory converts with the settings its pretraining_job.json records.
-    assert load_model(str(model_dir)).tokenizer_settings == CASED
+    # A pre-training run directory reads with the settings of its pretrained/, else its pretraining_job.json's.
+    assert load_checkpoint(str(model_dir)).tokenizer_settings == CASED
+
+
+def test_a_run_still_training_reads_its_tokenizer_from_its_job(cased_run, tmp_path):
+    import shutil
+
+    model_dir, vocab = cased_run
+    shutil.copytree(model_dir, tmp_path / "run", ignore=shutil.ignore_patterns("pretrained"))
+    loaded = load_checkpoint(str(tmp_path / "run"))
+    assert (loaded.kind, loaded.tokenizer_settings, loaded.vocab_file) == ("pretrainer", CASED, vocab)
 
 
 def test_keras_hub_reads_the_tokenizer_we_write(cased_run):
@@ -73,21 +82,22 @@ def test_keras_hub_reads_the_tokenizer_we_write(cased_run):
 
     model_dir, vocab = cased_run
     target = str(model_dir.parent / "keras_hub")
-    loaded = load_model(str(model_dir / "pretrained"))
-    save_model(loaded.model, target, "keras_hub", vocab_file=loaded.vocab_file,
-               tokenizer_settings=loaded.tokenizer_settings)
+    loaded = load_checkpoint(str(model_dir / "pretrained"))
+    save_checkpoint(loaded.model, target, "keras_hub", vocab_file=loaded.vocab_file,
+                    tokenizer_settings=loaded.tokenizer_settings)
     keras_hub_tokenizer = keras_hub.models.ElectraTokenizer.from_preset(target)
     assert keras_hub_tokenizer.lowercase is False
     for text in ("Hello World .", "hello world is the Café ."):
         assert np.asarray(keras_hub_tokenizer(text)).tolist() == _cased_ids(vocab, text)
-    assert load_model(target, allow_missing_head=True).tokenizer_settings == CASED
+    assert load_checkpoint(target, allow_missing_head=True).tokenizer_settings == CASED
 
 
 def test_conversions_carry_the_settings(cased_run, tmp_path):
     model_dir, _ = cased_run
-    loaded = load_model(str(model_dir / "pretrained"))
+    loaded = load_checkpoint(str(model_dir / "pretrained"))
     hf_dir = str(tmp_path / "hf")
-    save_model(loaded.model, hf_dir, "hf", vocab_file=loaded.vocab_file, tokenizer_settings=loaded.tokenizer_settings)
+    save_checkpoint(loaded.model, hf_dir, "hf", vocab_file=loaded.vocab_file,
+                    tokenizer_settings=loaded.tokenizer_settings)
     with open(os.path.join(hf_dir, "tokenizer_config.json"), encoding="utf-8") as handle:
         hf_config = json.load(handle)
     assert (hf_config["do_lower_case"], hf_config["strip_accents"]) == (False, False)
@@ -108,11 +118,11 @@ def test_conversions_carry_the_settings(cased_run, tmp_path):
     assert card.startswith("---\nlibrary_name: transformers\n")
     assert f"| layers | {loaded.model.electra_config.num_layers} |" in card
     assert "do_lower_case=False, strip_accents=False" in card and "AutoModelForPreTraining" in card
-    back = load_model(hf_dir)
+    back = load_checkpoint(hf_dir)
     assert back.tokenizer_settings == CASED
     ours = str(tmp_path / "ours")
-    save_model(back.model, ours, "ours", vocab_file=back.vocab_file, tokenizer_settings=back.tokenizer_settings)
-    assert pretrained.tokenizer_settings(ours) == CASED
+    save_checkpoint(back.model, ours, "ours", vocab_file=back.vocab_file, tokenizer_settings=back.tokenizer_settings)
+    assert load_checkpoint(ours).tokenizer_settings == CASED
 
 
 def test_convert_checkpoint_sets_the_casing_a_tf1_checkpoint_cannot_record(cased_run, tmp_path):
@@ -127,14 +137,13 @@ def test_convert_checkpoint_sets_the_casing_a_tf1_checkpoint_cannot_record(cased
     prefix = str(tmp_path / "tf1" / "model.ckpt")
     convert(f"--from={model_dir / 'pretrained'}", f"--to={prefix}", "--to_format=tf1")
     convert(f"--from={prefix}", f"--to={tmp_path / 'uncased'}")
-    assert pretrained.tokenizer_settings(str(tmp_path / "uncased")) == BERT_UNCASED
+    assert load_checkpoint(str(tmp_path / "uncased")).tokenizer_settings == BERT_UNCASED
     convert(f"--from={prefix}", f"--to={tmp_path / 'cased'}", "--nodo_lower_case")
-    assert pretrained.tokenizer_settings(str(tmp_path / "cased")) == CASED
+    assert load_checkpoint(str(tmp_path / "cased")).tokenizer_settings == CASED
 
 
 def test_scorer_and_fine_tuning_tokenise_as_pre_trained(cased_run):
     from electra_tf.scoring import load_scorer
-    from finetune.checkpoints import load_discriminator
     from finetune.models import ElectraTextClassifier
     from finetune.runner import FinetuningJob, tokenizer_settings
 
@@ -143,7 +152,7 @@ def test_scorer_and_fine_tuning_tokenise_as_pre_trained(cased_run):
     _, scorer_tokenizer = load_scorer(directory)
     assert scorer_tokenizer.settings == CASED
 
-    discriminator = load_discriminator(directory)
+    discriminator = load_checkpoint(directory, "discriminator")
     assert discriminator.tokenizer_settings == CASED
     job = FinetuningJob(task="sst-2", init_checkpoint=directory, output_dir="unused")
     assert tokenizer_settings(job, discriminator) == CASED
@@ -185,14 +194,18 @@ def test_a_directory_without_settings_is_bert_uncased(cased_run, tmp_path):
     directory = tmp_path / "old"
     shutil.copytree(model_dir / "pretrained", directory)
     os.remove(directory / "tokenizer.json")
-    assert pretrained.tokenizer_settings(str(directory)) == BERT_UNCASED
+    loaded = load_checkpoint(str(directory))
+    assert loaded.tokenizer_settings == BERT_UNCASED and not loaded.settings_recorded
     (directory / "tokenizer.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(CheckpointError, match=r"tokenizer\.json is not a keras-hub tokenizer config"):
-        pretrained.tokenizer_settings(str(directory))
+    with pytest.raises(CheckpointError, match=r"tokenizer\.json is not a readable tokenizer file"):
+        load_checkpoint(str(directory))
+    os.remove(directory / "tokenizer.json")
     os.remove(directory / "vocab.txt")
-    with pytest.raises(CheckpointError, match=r"vocab\.txt is missing.*vocab_file=") as raised:
-        pretrained.load_tokenizer(str(directory))
-    assert raised.value.arguments == ("vocab_file",)
+    shutil.rmtree(directory / "assets")
+    loaded = load_checkpoint(str(directory), argument="model_dir")
+    with pytest.raises(CheckpointError, match=f"^model_dir={directory} holds no vocabulary.*vocab_file=") as raised:
+        loaded.tokenizer()
+    assert raised.value.arguments == ("model_dir", "vocab_file")
 
 
 def test_pretraining_settings_must_agree_with_the_data():

@@ -54,7 +54,7 @@ def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):
         return FinetuningJob(**{"task": "SST-2", "init_checkpoint": pretrained_tiny, "data_dir": str(tmp_path),
                                 "output_dir": str(tmp_path / "out"), **fields})
 
-    with pytest.raises(CheckpointError, match="^init_checkpoint=/nonexistent does not exist; pass the") as raised:
+    with pytest.raises(CheckpointError, match="^init_checkpoint=/nonexistent does not exist: pass a model directory") as raised:
         job(init_checkpoint="/nonexistent").validate()
     assert raised.value.arguments == ("init_checkpoint",)
     # A TF1 checkpoint prefix (the released electra_small/electra_small) is not itself a file, but it exists.

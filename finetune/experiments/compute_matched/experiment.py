@@ -144,8 +144,8 @@ def pretrain(settings, objective, run_plan, records, vocab):
 
 
 def export_checkpoints(job, run_plan, vocab):
-    """{step: save_pretrained directory} for every evaluation step: the run's `pretrained/` for its last step, the
-    discriminator-sized network restored from `ckpt-<step>` for the others."""
+    """{step: model directory (save_checkpoint)} for every evaluation step: the run's `pretrained/` for its last step,
+    the discriminator-sized network restored from `ckpt-<step>` for the others."""
     from electra_tf.training.pretraining_job import CONFIG_FILE, PRETRAINED_DIR
 
     directories, model = {}, None
@@ -159,8 +159,8 @@ def export_checkpoints(job, run_plan, vocab):
             continue
         import tensorflow as tf
 
+        from electra_tf.checkpoints import save_checkpoint
         from electra_tf.training.pretrainer import ElectraPretrainer
-        from electra_tf.pretrained import save_pretrained
 
         checkpoint = os.path.join(job.model_dir, f"ckpt-{step}")
         if not os.path.exists(checkpoint + ".index"):
@@ -170,7 +170,7 @@ def export_checkpoints(job, run_plan, vocab):
             config = ElectraConfig.load(os.path.join(job.model_dir, CONFIG_FILE))
             model = ElectraPretrainer(config, max_seq_length=job.max_seq_length)
         tf.train.Checkpoint(model=model).restore(checkpoint).expect_partial().assert_existing_objects_matched()
-        save_pretrained(model.pretrained_discriminator(), target, vocab)
+        save_checkpoint(model.pretrained_discriminator(), target, vocab_file=vocab)
     if model is not None:
         import keras
 
@@ -179,19 +179,19 @@ def export_checkpoints(job, run_plan, vocab):
 
 
 def random_init_checkpoint(settings, vocab):
-    """A save_pretrained directory of a randomly initialised discriminator (the FLOPs-0 baseline)."""
+    """A model directory (save_checkpoint) of a randomly initialised discriminator (the FLOPs-0 baseline)."""
     target = os.path.join(settings.output_dir, "pretraining", BASELINE)
     if not os.path.isfile(os.path.join(target, "config.json")):
         import keras
 
         from electra_tf.models import build_discriminator
-        from electra_tf.pretrained import save_pretrained
+        from electra_tf.checkpoints import save_checkpoint
         from electra_tf.training.pretraining_job import PretrainingJob
 
         config = PretrainingJob(pretrain_tfrecords="-", model_dir="-", model_size=settings.model_size,
                                 vocab_file=vocab).model_config()
         keras.utils.set_random_seed(settings.seed)
-        save_pretrained(build_discriminator(config), target, vocab)
+        save_checkpoint(build_discriminator(config), target, vocab_file=vocab)
         keras.backend.clear_session(free_memory=False)
     return target
 

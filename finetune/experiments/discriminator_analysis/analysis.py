@@ -52,10 +52,10 @@ def check_data(analyses, data_dir):
 def load_generator(init_checkpoint):
     """The generator stored with the discriminator at `init_checkpoint` (a pre-training run directory, a Hugging Face
     discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only."""
-    from electra_tf.checkpoints import conversion
+    from electra_tf.checkpoints import GENERATOR, load_checkpoint
 
     try:
-        return conversion.load_model(init_checkpoint, kind="generator").model
+        return load_checkpoint(init_checkpoint, GENERATOR, argument="init_checkpoint").model
     except CheckpointError:
         return None
 
@@ -63,16 +63,15 @@ def load_generator(init_checkpoint):
 def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_length=128, max_sentences=None,
                  blimp_pairs_per_paradigm=None, bootstrap_resamples=200, seed=0, heldout_tfrecords=None,
                  max_heldout_windows=1024, compare_checkpoint=None, representation_words=10000, command=None):
-    """Loads the discriminator at `init_checkpoint` (any format `finetune.checkpoints` reads), and its generator
+    """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its generator
     where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and returns the
     results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
     (`heldout.py`, up to `max_heldout_windows` records). `analyses` None: every analysis the checkpoint allows (those
     needing a generator are skipped, and listed under "skipped", when it holds none); named ones that cannot run are
     an error. `compare_checkpoint` (any format the discriminator's) is the second model of `representations`, which
     reads the first `representation_words` words of each POS corpus."""
-    from electra_tf.tokenizer import ElectraTokenizer
     from experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
-    from finetune.checkpoints import checkpoint_exists, load_discriminator
+    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint, require_checkpoint
 
     chosen = analyses is not None
     analyses = list(ANALYSES if analyses is None else analyses)
@@ -80,12 +79,12 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     if compare_checkpoint and "representations" not in analyses:
         raise ConfigError("compare_checkpoint is read by the representations analysis, which does not run here "
                           f"(analyses={','.join(analyses)})", arguments=("compare_checkpoint", "analyses"))
-    if compare_checkpoint and not checkpoint_exists(compare_checkpoint):
-        raise CheckpointError(f"compare_checkpoint={compare_checkpoint} does not exist: pass a pre-trained model "
-                              "(e.g. <model_dir>/pretrained of the MLM twin's run)", arguments=("compare_checkpoint",))
+    if compare_checkpoint:
+        require_checkpoint(compare_checkpoint, "compare_checkpoint")
     check_data(analyses, data_dir)
-    pretrained = load_discriminator(init_checkpoint)
-    compared = load_discriminator(compare_checkpoint) if compare_checkpoint else None
+    pretrained = load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint")
+    compared = (load_checkpoint(compare_checkpoint, DISCRIMINATOR, allow_missing_head=True,
+                                argument="compare_checkpoint") if compare_checkpoint else None)
     generator = load_generator(init_checkpoint) if set(USES_GENERATOR) & set(analyses) else None
     needing = [name for name in analyses if name in NEEDS_GENERATOR]
     skipped = {}
@@ -107,9 +106,9 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     if compared is not None and not compared.vocab_file:
         raise DataError(f"{compare_checkpoint} holds no vocabulary (vocab.txt): its words are tokenised as it was "
                         "trained", arguments=("compare_checkpoint",))
-    tokenizer = ElectraTokenizer.from_settings(pretrained.vocab_file, pretrained.tokenizer_settings)
+    tokenizer = pretrained.tokenizer()
     os.makedirs(output_dir, exist_ok=True)
-    results = {"init_checkpoint": init_checkpoint, "checkpoint_format": pretrained.format,
+    results = {"init_checkpoint": init_checkpoint, "checkpoint_format": pretrained.source_format,
                "max_seq_length": max_seq_length, "max_sentences": max_sentences,
                "blimp_pairs_per_paradigm": blimp_pairs_per_paradigm, "bootstrap_resamples": bootstrap_resamples,
                "seed": seed, "has_generator": generator is not None, "analyses": analyses, "skipped": skipped,
@@ -140,7 +139,7 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
         models, tokenizers = {"checkpoint": pretrained.model.backbone}, {"checkpoint": tokenizer}
         if compared is not None:
             models["compare"] = compared.model.backbone
-            tokenizers["compare"] = ElectraTokenizer.from_settings(compared.vocab_file, compared.tokenizer_settings)
+            tokenizers["compare"] = compared.tokenizer()
         results["representations"] = representations.run_representations(
             models, tokenizers, data_dir, output_dir, max_seq_length, representation_words, seed)
     atomic_write_json(os.path.join(output_dir, "results.json"), results)

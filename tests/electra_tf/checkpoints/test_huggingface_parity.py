@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from electra_tf.checkpoints import load_model
+from electra_tf.checkpoints import load_checkpoint
 from electra_tf.models import backbone_inputs
 from tests.electra_tf.checkpoints import fixtures, hf_reference
 
@@ -35,7 +35,7 @@ def _every_position(features):
 
 def test_discriminator_logits_match_hf_electra_for_pretraining(hf_pair):
     features = fixtures.batch()
-    loaded = load_model(os.path.join(hf_pair["root"], "discriminator"), "discriminator")
+    loaded = load_checkpoint(os.path.join(hf_pair["root"], "discriminator"), "discriminator")
     ours = np.asarray(loaded.model(backbone_inputs(features), training=False))
     expected = _expected_discriminator_logits(hf_pair, features)
     assert np.abs(expected).max() > 0.5  # non-trivial logits
@@ -44,7 +44,7 @@ def test_discriminator_logits_match_hf_electra_for_pretraining(hf_pair):
 
 def test_generator_mlm_logits_match_hf_electra_for_masked_lm(hf_pair):
     features = fixtures.batch()
-    loaded = load_model(os.path.join(hf_pair["root"], "generator"), "generator")
+    loaded = load_checkpoint(os.path.join(hf_pair["root"], "generator"), "generator")
     assert loaded.model.backbone.hidden_size == 8
     ours = np.asarray(loaded.model(_every_position(features), training=False))
     expected = _expected_mlm_logits(hf_pair, features)
@@ -54,7 +54,7 @@ def test_generator_mlm_logits_match_hf_electra_for_masked_lm(hf_pair):
 
 def test_pretrainer_from_hf_pair_matches_both_hf_models(hf_pair):
     features = fixtures.batch(seed=3)
-    pretrainer = load_model(hf_pair["root"], "pretrainer").model
+    pretrainer = load_checkpoint(hf_pair["root"], "pretrainer").model
     assert pretrainer.generator.backbone.embeddings is pretrainer.discriminator.backbone.embeddings
     disc = np.asarray(pretrainer.discriminator(backbone_inputs(features), training=False))
     mlm = np.asarray(pretrainer.generator(_every_position(features), training=False))
@@ -71,7 +71,7 @@ def test_hf_electra_model_without_prefix_loads_as_encoder(hf_pair, tmp_path):
     config = fixtures.hf_config(fixtures.DISCRIMINATOR_SIZES, "ElectraModel")
     directory = fixtures.write_hf_directory(tmp_path / "electra_model", tensors, config)
     features = fixtures.batch()
-    model = load_model(directory, "discriminator", allow_missing_head=True).model
+    model = load_checkpoint(directory, "discriminator", allow_missing_head=True).model
     expected = hf_reference.electra_model(hf_pair["discriminator"], config, features["input_ids"],
                                           features["input_mask"], features["segment_ids"])
     np.testing.assert_allclose(_real(np.asarray(model.backbone.encode(features)), features), _real(expected, features),

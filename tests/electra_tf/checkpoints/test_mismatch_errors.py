@@ -6,24 +6,31 @@ import os
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from electra_tf.checkpoints import load_model, load_weights_into
+from electra_tf.checkpoints import load_checkpoint
+from electra_tf.checkpoints.formats import read_source
+from electra_tf.checkpoints.matching import assign_weights
 from electra_tf.errors import CheckpointError
 from electra_tf.models import build_discriminator
 from electra_tf.training.pretrainer import ElectraPretrainer
 from tests.electra_tf.checkpoints.models import TINY
 
 
+def load_weights_into(model, kind, path):
+    """The weights at `path` into an existing `model` of `kind` (built from a config of its own)."""
+    assign_weights(model, kind, read_source(path).weights, path)
+
+
 def test_generator_loaded_as_discriminator(hf_pair):
     generator_dir = os.path.join(hf_pair["root"], "generator")
     with pytest.raises(CheckpointError) as new_model:
-        load_model(generator_dir, "discriminator")
+        load_checkpoint(generator_dir, "discriminator")
     message = str(new_model.value)
     assert "variable electra/encoder/layer_0/attention/output/dense/kernel is missing" in message
     assert "holds a generator (hidden 8, 2 layers)" in message and "(8, 8)" in message
     assert "use kind=generator" in message
 
     with pytest.raises(CheckpointError) as existing_model:
-        load_weights_into(build_discriminator(TINY), generator_dir)
+        load_weights_into(build_discriminator(TINY), "discriminator", generator_dir)
     message = str(existing_model.value)
     assert "variable electra/embeddings_project/kernel (shape (16, 32)) is missing" in message
     assert "generator/embeddings_project/kernel has shape (16, 8)" in message
@@ -33,7 +40,7 @@ def test_generator_loaded_as_discriminator(hf_pair):
 def test_wrong_width(hf_pair):
     wide = dataclasses.replace(TINY, hidden_size=64, intermediate_size=128)
     with pytest.raises(CheckpointError) as error:
-        load_weights_into(build_discriminator(wide), os.path.join(hf_pair["root"], "discriminator"))
+        load_weights_into(build_discriminator(wide), "discriminator", os.path.join(hf_pair["root"], "discriminator"))
     message = str(error.value)
     assert "variable electra/embeddings_project/kernel has shape (16, 32) in the checkpoint but (16, 64)" in message
     assert "this checkpoint's discriminator has hidden 32 but a discriminator of hidden 64 was requested" in message
@@ -42,7 +49,7 @@ def test_wrong_width(hf_pair):
 def test_generator_config_of_the_wrong_width(hf_pair):
     half = dataclasses.replace(TINY, generator_hidden_fraction=0.5)  # generator 16 wide instead of 8
     with pytest.raises(CheckpointError) as error:
-        load_weights_into(ElectraPretrainer(half, max_seq_length=16), hf_pair["root"])
+        load_weights_into(ElectraPretrainer(half, max_seq_length=16), "pretrainer", hf_pair["root"])
     message = str(error.value)
     assert ("variable generator/encoder/layer_0/attention/self/query/kernel has shape (8, 8) in the checkpoint but "
             "(16, 16)") in message
@@ -60,7 +67,7 @@ def test_missing_variable(hf_pair, tmp_path):
         (target / name).write_bytes(open(os.path.join(source, name), "rb").read())
     with pytest.raises(CheckpointError, match=r"variable electra/encoder/layer_1/output/LayerNorm/gamma \(shape "
                                               r"\(32,\)\) is missing"):
-        load_model(str(target), "discriminator")
+        load_checkpoint(str(target), "discriminator")
 
 
 def test_headless_encoder_needs_allow_missing_head(hf_pair, tmp_path):
@@ -73,8 +80,8 @@ def test_headless_encoder_needs_allow_missing_head(hf_pair, tmp_path):
     for name in ("config.json", "vocab.txt"):
         (target / name).write_bytes(open(os.path.join(source, name), "rb").read())
     with pytest.raises(CheckpointError, match="discriminator head is missing.*allow_missing_head=True"):
-        load_model(str(target), "discriminator")
-    assert load_model(str(target), "discriminator", allow_missing_head=True).kind == "discriminator"
+        load_checkpoint(str(target), "discriminator")
+    assert load_checkpoint(str(target), "discriminator", allow_missing_head=True).kind == "discriminator"
 
 
 def test_differing_embedding_copies_in_an_hf_pair_are_refused(hf_pair, tmp_path):
@@ -87,7 +94,7 @@ def test_differing_embedding_copies_in_an_hf_pair_are_refused(hf_pair, tmp_path)
     save_file(tensors, path)
     with pytest.raises(CheckpointError, match="electra/embeddings/word_embeddings differs between discriminator/ and "
                                               "generator/"):
-        load_model(str(tmp_path / "pair"), "pretrainer")
-    model = load_model(str(tmp_path / "pair"), "pretrainer", allow_embedding_mismatch=True).model
+        load_checkpoint(str(tmp_path / "pair"), "pretrainer")
+    model = load_checkpoint(str(tmp_path / "pair"), "pretrainer", allow_embedding_mismatch=True).model
     assert model.embeddings.word_embeddings.embeddings.numpy()[0, 0] == \
         hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]

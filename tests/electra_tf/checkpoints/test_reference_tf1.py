@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.models import backbone_inputs
-from electra_tf.checkpoints import load_model, save_model
+from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.checkpoints.reference_tf1 import read_tf1_checkpoint
 from tests.electra_tf.checkpoints import fixtures, hf_reference
 
@@ -40,7 +40,7 @@ def test_reader_skips_adam_slots_and_global_step(tf1_checkpoint):
 
 def test_discriminator_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf_pair):
     features = fixtures.batch()
-    loaded = load_model(tf1_checkpoint, "discriminator", num_heads=2)
+    loaded = load_checkpoint(tf1_checkpoint, "discriminator", num_heads=2)
     assert loaded.model.electra_config.hidden_size == 32 and loaded.model.electra_config.embedding_size == 16
     expected = hf_reference.electra_for_pretraining_logits(
         hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
@@ -51,7 +51,7 @@ def test_discriminator_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint,
 
 def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf_pair):
     features = fixtures.batch(seed=5)
-    pretrainer = load_model(tf1_checkpoint, num_heads=2).model  # both networks present: a pretrainer by default
+    pretrainer = load_checkpoint(tf1_checkpoint, num_heads=2).model  # both networks present: a pretrainer by default
     config = pretrainer.electra_config
     assert (config.generator_architecture().hidden_size, config.generator_architecture().num_layers) == (8, 2)
     batch, length = features["input_ids"].shape
@@ -69,8 +69,8 @@ def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf
 
 
 def test_written_tf1_checkpoint_has_exactly_the_reference_names(tf1_checkpoint, tmp_path):
-    pretrainer = load_model(tf1_checkpoint, "pretrainer", num_heads=2).model
-    prefix = save_model(pretrainer, str(tmp_path / "out" / "model.ckpt"), "tf1")
+    pretrainer = load_checkpoint(tf1_checkpoint, "pretrainer", num_heads=2).model
+    prefix = save_checkpoint(pretrainer, str(tmp_path / "out" / "model.ckpt"), "tf1")
     written = dict(tf.train.list_variables(prefix))
     original = {name: shape for name, shape in tf.train.list_variables(tf1_checkpoint)
                 if name != "global_step" and not name.endswith(("/adam_m", "/adam_v"))}

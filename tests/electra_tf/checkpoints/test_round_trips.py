@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import collect_weights, load_model, save_model
+from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import NUM_HEADS, tiny_model, variables_by_path
 
@@ -26,10 +26,10 @@ def _assert_identical(before, after):
 @pytest.mark.parametrize("kind", KINDS)
 def test_ours_to_hf_to_ours_is_exact(kind, tmp_path, vocab_file):
     model = tiny_model(kind)
-    save_model(model, str(tmp_path / "hf"), "hf", vocab_file=vocab_file)
+    save_checkpoint(model, str(tmp_path / "hf"), "hf", vocab_file=vocab_file)
     if kind == "pretrainer":
         assert sorted(os.listdir(tmp_path / "hf")) == ["discriminator", "generator"]
-    loaded = load_model(str(tmp_path / "hf"), kind)
+    loaded = load_checkpoint(str(tmp_path / "hf"), kind)
     assert loaded.kind == kind and loaded.model.electra_config == model.electra_config
     _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
 
@@ -37,25 +37,25 @@ def test_ours_to_hf_to_ours_is_exact(kind, tmp_path, vocab_file):
 @pytest.mark.parametrize("kind", KINDS)
 def test_ours_to_tf1_to_ours_is_exact(kind, tmp_path, vocab_file):
     model = tiny_model(kind, seed=1)
-    prefix = save_model(model, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
-    loaded = load_model(prefix, kind, num_heads=NUM_HEADS)
+    prefix = save_checkpoint(model, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
+    loaded = load_checkpoint(prefix, kind, num_heads=NUM_HEADS)
     _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_ours_to_ours_directory_is_exact(kind, tmp_path, vocab_file):
     model = tiny_model(kind, seed=2)
-    save_model(model, str(tmp_path / "ours"), "ours", vocab_file=vocab_file)
-    loaded = load_model(str(tmp_path / "ours"))
+    save_checkpoint(model, str(tmp_path / "ours"), "ours", vocab_file=vocab_file)
+    loaded = load_checkpoint(str(tmp_path / "ours"))
     assert loaded.kind == kind and loaded.vocab_file.endswith("vocab.txt")
     _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
 
 
 def test_discriminator_and_generator_from_one_pretrainer_share_its_values(tmp_path, vocab_file):
     pretrainer = tiny_model("pretrainer", seed=3)
-    save_model(pretrainer, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
+    save_checkpoint(pretrainer, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
     for kind in ("discriminator", "generator"):
-        part = load_model(str(tmp_path / "tf1"), kind, num_heads=NUM_HEADS).model
+        part = load_checkpoint(str(tmp_path / "tf1"), kind, num_heads=NUM_HEADS).model
         _assert_identical(collect_weights(getattr(pretrainer, kind), kind), collect_weights(part, kind))
 
 
@@ -64,11 +64,11 @@ def test_keras_hub_backbone_round_trip_keeps_the_encoder(tmp_path, vocab_file):
     import keras_hub
 
     model = tiny_model("discriminator", seed=4)
-    save_model(model, str(tmp_path / "kh"), "keras_hub")
+    save_checkpoint(model, str(tmp_path / "kh"), "keras_hub")
     backbone = keras_hub.models.ElectraBackbone.from_preset(str(tmp_path / "kh"))
     np.testing.assert_array_equal(backbone.token_embedding.embeddings.numpy(),
                                   model.backbone.embeddings.word_embeddings.embeddings.numpy())
-    loaded = load_model(str(tmp_path / "kh"), "discriminator", vocab_file=vocab_file, allow_missing_head=True).model
+    loaded = load_checkpoint(str(tmp_path / "kh"), "discriminator", vocab_file=vocab_file, allow_missing_head=True).model
     before, after = variables_by_path(model), variables_by_path(loaded)
     encoder_paths = [path for path in before if "discriminator_predictions" not in path]
     _assert_identical({p: before[p] for p in encoder_paths}, {p: after[p] for p in encoder_paths})

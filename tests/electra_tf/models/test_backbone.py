@@ -4,7 +4,7 @@ import keras_hub
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_model
+from electra_tf.checkpoints import load_checkpoint
 from electra_tf.config import ElectraArchitecture
 from electra_tf.layers import ElectraEmbeddings
 from electra_tf.models import ElectraBackbone
@@ -63,7 +63,7 @@ def test_keras_hub_electra_weights_give_keras_hub_outputs(tmp_path):
     for variable in reference.weights:  # non-trivial LayerNorms and biases too
         variable.assign(rng.normal(scale=0.2, size=variable.shape).astype("float32"))
     reference.save_to_preset(str(tmp_path / "keras_hub"))
-    ours = load_model(str(tmp_path / "keras_hub"), "discriminator", allow_missing_head=True).model.backbone
+    ours = load_checkpoint(str(tmp_path / "keras_hub"), "discriminator", allow_missing_head=True).model.backbone
     assert ours.hidden_activation == "gelu_approximate"
     expected = reference(_inputs())["sequence_output"].numpy()
     np.testing.assert_allclose(ours(_inputs()).numpy(), expected, atol=1e-5, rtol=0)

@@ -8,7 +8,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
 from electra_tf.models import ElectraDiscriminator, ElectraGenerator, backbone_inputs, build_discriminator, \
     build_generator
-from electra_tf.pretrained import load_pretrained, save_pretrained
+from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
 
 def _features(batch=2, length=16):
@@ -52,8 +52,10 @@ def test_discriminator_outputs_one_logit_per_token_and_round_trips(tmp_path):
     assert logits.shape == (2, 16)
     clone = ElectraDiscriminator.from_config(model.get_config())
     assert clone.electra_config == model.electra_config
-    save_pretrained(model, str(tmp_path / "pretrained"))
-    np.testing.assert_allclose(load_pretrained(str(tmp_path / "pretrained"))(_features()).numpy(), logits, atol=1e-6)
+    save_checkpoint(model, str(tmp_path / "pretrained"))
+    loaded = load_checkpoint(str(tmp_path / "pretrained"))
+    assert loaded.kind == "discriminator" and loaded.source_format == "ours"
+    np.testing.assert_allclose(loaded.model(_features()).numpy(), logits, atol=1e-6)
 
 
 def test_generator_config_round_trip_rebuilds_the_same_sizes():
@@ -67,7 +69,7 @@ def test_pretrained_directory_is_a_keras_hub_preset_with_the_architecture_only(t
     import keras_hub
 
     model = build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300))
-    save_pretrained(model, str(tmp_path / "pretrained"))
+    save_checkpoint(model, str(tmp_path / "pretrained"))
     with open(tmp_path / "pretrained" / "config.json", encoding="utf-8") as handle:
         config = json.load(handle)["config"]
     assert "disc_weight" not in config and "mask_prob" not in config  # pre-training settings stay with the run
@@ -77,11 +79,11 @@ def test_pretrained_directory_is_a_keras_hub_preset_with_the_architecture_only(t
 
 
 def test_loading_a_missing_or_mismatched_pretrained_model_fails_clearly(tmp_path):
-    with pytest.raises(CheckpointError, match="config.json is missing"):
-        load_pretrained(str(tmp_path))
-    save_pretrained(build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300)), str(tmp_path / "a"))
+    with pytest.raises(CheckpointError, match=f"^path={tmp_path} is not a checkpoint in a known format"):
+        load_checkpoint(str(tmp_path))
+    save_checkpoint(build_discriminator(ElectraConfig.from_preset("tiny", vocab_size=300)), str(tmp_path / "a"))
     wider = ElectraConfig.from_preset("tiny", vocab_size=300, hidden_size=256, num_heads=4)
-    save_pretrained(build_discriminator(wider), str(tmp_path / "b"))
+    save_checkpoint(build_discriminator(wider), str(tmp_path / "b"))
     shutil.copyfile(tmp_path / "b" / "model.weights.h5", tmp_path / "a" / "model.weights.h5")
     with pytest.raises(CheckpointError, match="do not match"):
-        load_pretrained(str(tmp_path / "a"))
+        load_checkpoint(str(tmp_path / "a"))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from data_prep.pipeline import build_pretraining_data
-from electra_tf.checkpoints import collect_weights, load_model, save_model
+from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.training.pretraining_job import PretrainingJob, run
 from tests.electra_tf.checkpoints import fixtures
@@ -81,24 +81,23 @@ def test_tf1_checkpoint_starts_both_networks_and_pretrained_equals_its_discrimin
     prefix, arrays = tf1_checkpoint
     run(_job(data, tmp_path / "run", init_checkpoint=prefix))
     assert f"initialised from {prefix} (tf1" in capsys.readouterr().out
-    pretrained = load_model(str(tmp_path / "run" / "pretrained"), "discriminator")
+    pretrained = load_checkpoint(str(tmp_path / "run" / "pretrained"), "discriminator")
     _assert_weights_equal(collect_weights(pretrained.model, "discriminator"), _discriminator_part(arrays))
     # The run's own checkpoint holds both networks as the source had them (one step at learning rate 0).
-    pretrainer = load_model(str(tmp_path / "run"), "pretrainer")
+    pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
     _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), arrays)
     # The step and the optimizer start fresh: the source's global_step 1000 is not the run's.
     assert [json.loads(line)["step"] for line in open(tmp_path / "run" / "metrics.jsonl")] == [1]
 
 
 def test_a_pretrainer_written_by_convert_checkpoint_is_read_back(data, tf1_checkpoint, tmp_path):
-    """convert_checkpoint.py --model=pretrainer --to_format=ours writes config.json + pretrainer.weights.h5: a run
-    starts from it."""
+    """convert_checkpoint.py --model=pretrainer --to_format=ours writes a run directory: a run starts from it."""
     prefix, arrays = tf1_checkpoint
-    save_model(load_model(prefix, "pretrainer", num_heads=2).model, str(tmp_path / "converted"), "ours",
+    save_checkpoint(load_checkpoint(prefix, "pretrainer", num_heads=2).model, str(tmp_path / "converted"), "ours",
                vocab_file=data["vocab"])
     run(_job(data, tmp_path / "run", init_checkpoint=str(tmp_path / "converted")))
-    _assert_weights_equal(collect_weights(load_model(str(tmp_path / "run"), "pretrainer").model, "pretrainer"), arrays)
-    assert load_model(str(tmp_path / "run"), "pretrainer").model.electra_config.num_heads == 2
+    _assert_weights_equal(collect_weights(load_checkpoint(str(tmp_path / "run"), "pretrainer").model, "pretrainer"), arrays)
+    assert load_checkpoint(str(tmp_path / "run"), "pretrainer").model.electra_config.num_heads == 2
 
 
 def test_hugging_face_discriminator_with_its_generator(data, hf_pair, tmp_path):
@@ -107,7 +106,7 @@ def test_hugging_face_discriminator_with_its_generator(data, hf_pair, tmp_path):
              init_generator_checkpoint=os.path.join(root, "generator")))
     expected = {**fixtures.tf1_arrays(hf_pair["discriminator"]),
                 **fixtures.tf1_arrays(hf_pair["generator"], generator=True)}
-    pretrainer = load_model(str(tmp_path / "run"), "pretrainer")
+    pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
     _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), expected)
     # The heads recorded by Hugging Face's config are kept (no TF1-style guess from the width).
     assert pretrainer.model.electra_config.num_heads == fixtures.DISCRIMINATOR_SIZES["num_attention_heads"]
@@ -116,7 +115,7 @@ def test_hugging_face_discriminator_with_its_generator(data, hf_pair, tmp_path):
 def test_a_lone_discriminator_gets_a_new_generator_sharing_its_embeddings(data, hf_pair, tmp_path, capsys):
     run(_job(data, tmp_path / "run", init_checkpoint=os.path.join(hf_pair["root"], "discriminator")))
     assert "holds no generator: a new generator (hidden 8, 2 layers" in capsys.readouterr().out
-    pretrainer = load_model(str(tmp_path / "run"), "pretrainer")
+    pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
     weights = collect_weights(pretrainer.model, "pretrainer")
     expected = fixtures.tf1_arrays(hf_pair["discriminator"])
     _assert_weights_equal({name: weights[name] for name in expected}, expected)
@@ -167,8 +166,8 @@ def test_continued_run_first_evaluation_equals_the_source_evaluated_directly(dat
         if name != "step":
             np.testing.assert_allclose(continued[name], value, rtol=1e-6, err_msg=name)
     # Ours in both shapes: the run directory (both networks) and its pretrained/ discriminator.
-    expected = collect_weights(load_model(source_run, "pretrainer").model, "pretrainer")
-    actual = collect_weights(load_model(str(tmp_path / "continued"), "pretrainer").model, "pretrainer")
+    expected = collect_weights(load_checkpoint(source_run, "pretrainer").model, "pretrainer")
+    actual = collect_weights(load_checkpoint(str(tmp_path / "continued"), "pretrainer").model, "pretrainer")
     _assert_weights_equal(actual, expected)
 
 
@@ -180,8 +179,8 @@ def test_from_a_pretrained_directory_and_at_a_longer_sequence_length(data, sourc
     pretrained = os.path.join(source_run, "pretrained")
     run(_job(data, tmp_path / "run", init_checkpoint=pretrained, pretrain_tfrecords=str(root / "*.tfrecord*"),
              max_seq_length=32))
-    expected = collect_weights(load_model(pretrained, "discriminator").model, "discriminator")
-    actual = collect_weights(load_model(str(tmp_path / "run" / "pretrained"), "discriminator").model,
+    expected = collect_weights(load_checkpoint(pretrained, "discriminator").model, "discriminator")
+    actual = collect_weights(load_checkpoint(str(tmp_path / "run" / "pretrained"), "discriminator").model,
                              "discriminator")
     _assert_weights_equal(actual, expected)
 
@@ -194,11 +193,11 @@ def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tm
     run(_job(data, model_dir, vocab_file=data["vocab"], num_train_steps=5, init_checkpoint=tf1_checkpoint[0]))
     assert "was not used" in capsys.readouterr().out
     # Resumed from step 4 (the source's tiny architecture, not the TF1 checkpoint's).
-    assert load_model(str(model_dir), "pretrainer").model.electra_config.hidden_size == 128
+    assert load_checkpoint(str(model_dir), "pretrainer").model.electra_config.hidden_size == 128
 
 
 @pytest.mark.parametrize("case, error, message", [
-    ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a checkpoint"),
+    ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a model directory"),
     ("vocabulary", DataError, "built with a vocabulary of .* tokens .* but init_checkpoint=.* has 50: rebuild the "
                               "data with data_prep/build_pretraining_dataset.py --vocab_file="),
     ("generator_width", CheckpointError, "init_generator_checkpoint=.* has word embeddings of shape \\(50, 24\\) but "

@@ -90,8 +90,8 @@ def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, 
 
 def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data, tmp_path):
     """The discriminator saved by a gdes run has E_generator + E_delta as its word table."""
+    from electra_tf.checkpoints import load_checkpoint
     from electra_tf.training.pretrainer import ElectraPretrainer
-    from electra_tf.pretrained import load_pretrained
 
     model_dir = tmp_path / "gdes"
     job = _job(pretraining_data, model_dir, model_overrides={"embedding_sharing": "gdes", "hidden_dropout": 0.0,
@@ -102,20 +102,19 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     generator_table = model.embeddings.word_embeddings.embeddings.numpy()
     delta = model.word_embedding_delta.embeddings.numpy()
     assert np.abs(delta).max() > 1e-4, "the delta was trained"
-    exported = load_pretrained(str(model_dir / "pretrained"))
+    exported = load_checkpoint(str(model_dir / "pretrained")).model
     np.testing.assert_allclose(exported.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
                                rtol=1e-6)
     # The run's checkpoint itself has no reference layout: converting it names the directory to use instead.
-    from electra_tf.checkpoints import conversion
     from electra_tf.errors import CheckpointError
 
     with pytest.raises(CheckpointError, match="pretrained directory"):
-        conversion.load_model(str(model_dir), kind="discriminator")
+        load_checkpoint(str(model_dir), kind="discriminator")
 
 
 @pytest.mark.parametrize("objective", ["mlm", "all_tokens_mlm"])
 def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(pretraining_data, tmp_path, objective):
-    from electra_tf.pretrained import load_pretrained
+    from electra_tf.checkpoints import load_checkpoint
 
     model_dir = tmp_path / objective
     logs = run(_job(pretraining_data, model_dir, num_train_steps=2, save_checkpoints_steps=0, log_every_steps=1,
@@ -125,7 +124,7 @@ def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(pretrai
     assert "masked_lm_loss" in entry and "disc_loss" not in entry
     assert ("model_mlm_loss" in entry) == (objective == "all_tokens_mlm")
     assert np.isfinite(logs["loss"])
-    assert load_pretrained(str(model_dir / "pretrained")).electra_config.objective == objective
+    assert load_checkpoint(str(model_dir / "pretrained")).model.electra_config.objective == objective
 
 
 def test_two_stage_needs_a_single_device_and_room_for_the_second_stage(pretraining_data, tmp_path):

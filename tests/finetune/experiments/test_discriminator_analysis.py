@@ -104,10 +104,10 @@ def test_the_threshold_is_the_best_f0_5_on_dev(analysis):
 
 
 def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shared_data, analysis, tmp_path):
-    from electra_tf.checkpoints import load_model, save_model
+    from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
-    loaded = load_model(pretrained_tiny, "discriminator")
-    save_model(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
+    loaded = load_checkpoint(pretrained_tiny, "discriminator")
+    save_checkpoint(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
                tokenizer_settings=loaded.tokenizer_settings)
     results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
                            max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
@@ -158,7 +158,7 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["ged"],
                      compare_checkpoint=pretrained_tiny)
     with pytest.raises(CheckpointError, match=f"^compare_checkpoint={tmp_path}/mlm does not exist: pass a "
-                                              "pre-trained model"):
+                                              "model directory"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), compare_checkpoint=str(tmp_path / "mlm"))
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
@@ -173,9 +173,9 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
 
 def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
     from experiments.discriminator_analysis.word_scores import window_logits
-    from finetune.checkpoints import load_discriminator
+    from electra_tf.checkpoints import load_checkpoint
 
-    discriminator = load_discriminator(pretrained_tiny).model
+    discriminator = load_checkpoint(pretrained_tiny, "discriminator").model
     rng = np.random.default_rng(0)
     lengths = rng.integers(3, 33, size=20)  # batched out of order by length, cut to each batch's longest
     padding_mask = (np.arange(32)[None, :] < lengths[:, None]).astype(np.int32)

@@ -123,10 +123,10 @@ def test_in_domain_calibration_recomputes_with_scikit_learn(run_dir_analysis):
 
 def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(run_dir_analysis, pretrained_tiny,
                                                                              shared_data, tmp_path):
-    from electra_tf.checkpoints import load_model, save_model
+    from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
-    loaded = load_model(os.path.dirname(pretrained_tiny), "pretrainer")
-    save_model(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
+    loaded = load_checkpoint(os.path.dirname(pretrained_tiny), "pretrainer")
+    save_checkpoint(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
                tokenizer_settings=loaded.tokenizer_settings)
     results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
                            max_sentences=SENTENCES, bootstrap_resamples=50, blimp_pairs_per_paradigm=1,

@@ -83,10 +83,10 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
     files. The model is randomly initialised: the pre-trained tiny model only knows the synthetic w* vocabulary."""
     from electra_tf.config import ElectraConfig
     from electra_tf.models import build_discriminator
-    from electra_tf.pretrained import save_pretrained
+    from electra_tf.checkpoints import save_checkpoint
 
     vocab = str(shared_data / "vocab" / "bert-uncased-vocab.txt")
-    save_pretrained(build_discriminator(ElectraConfig.from_preset("tiny")), str(tmp_path / "model"), vocab)
+    save_checkpoint(build_discriminator(ElectraConfig.from_preset("tiny")), str(tmp_path / "model"), vocab_file=vocab)
     squad = json.loads((shared_data / "squad" / "dev-v1.1.json").read_text(encoding="utf-8"))
     data_dir = tmp_path / "data"
     data_dir.mkdir()

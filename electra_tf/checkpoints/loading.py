@@ -1,0 +1,135 @@
+"""The one way to load and save a model in any checkpoint format: `load_checkpoint` and `save_checkpoint`.
+
+Every reader of the project goes through `load_checkpoint` (fine-tuning, the task models' `from_preset`, the scorer,
+export, conversion, continued pre-training, the analyses); the formats themselves are `checkpoints.formats`.
+Errors about the path speak of the caller's argument (`argument="init_checkpoint"` gives "init_checkpoint=... does
+not exist", with `arguments=("init_checkpoint",)` for an entry point to show as a flag).
+"""
+
+import dataclasses
+
+from electra_tf.checkpoints import config_inference, ours
+from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_model
+from electra_tf.checkpoints.matching import assign_weights, has_head, network_sizes
+from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER, model_kind_of
+from electra_tf.errors import CheckpointError
+from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    """A loaded model, its kind, the vocabulary it was trained with (None when the checkpoint has none), the format
+    it was read from, and its `TokenizerSettings` (BERT uncased where the checkpoint records none: `settings_recorded` False).
+    """
+
+    model: object
+    kind: str
+    vocab_file: str
+    source_format: str
+    tokenizer_settings: object = BERT_UNCASED
+    settings_recorded: bool = False
+    path: str = None
+    argument: str = "path"
+
+    def tokenizer(self, vocab_file=None, do_lower_case=None, strip_accents=None):
+        """The `ElectraTokenizer` the model was trained with: `vocab_file` (default the checkpoint's) with the
+        checkpoint's settings, `do_lower_case` / `strip_accents` put over them; checked against the model."""
+        vocab_file = vocab_file or self.vocab_file
+        if not vocab_file:
+            raise CheckpointError(f"{self.argument}={self.path} holds no vocabulary (no vocab.txt): pass "
+                                  "vocab_file=<the vocab.txt it was trained with>",
+                                  arguments=(self.argument, "vocab_file"))
+        tokenizer = ElectraTokenizer.from_settings(
+            vocab_file, self.tokenizer_settings.overridden(do_lower_case, strip_accents))
+        self.model.electra_config.check_vocabulary(tokenizer.vocab_size, vocab_file)
+        return tokenizer
+
+
+def default_kind(source):
+    """The model a checkpoint holds when none is asked for: both networks -> pretrainer, else the one it has."""
+    if source.kind:
+        return source.kind
+    weights = source.weights
+    has_discriminator = network_sizes(weights, DISCRIMINATOR) is not None
+    has_generator = network_sizes(weights, GENERATOR) is not None and has_head(weights, GENERATOR)
+    if has_discriminator and has_generator:
+        return PRETRAINER
+    return GENERATOR if has_generator else DISCRIMINATOR
+
+
+def _network_shapes(config, network):
+    sizes = config.generator_architecture() if network == GENERATOR else config
+    return (config.vocab_size, config.embedding_size, config.max_position_embeddings, config.type_vocab_size,
+            sizes.hidden_size, sizes.num_layers, sizes.num_heads, sizes.intermediate_size)
+
+
+def _prefer_stored_config(stored, inferred, kind):
+    """The config a file carried (our full config in an HF config.json) when it gives the same network sizes as the
+    shapes: it also keeps what shapes cannot tell (a lone generator's discriminator, masking settings)."""
+    if stored is None:
+        return inferred
+    networks = (DISCRIMINATOR, GENERATOR) if kind == PRETRAINER else (kind,)
+    if all(_network_shapes(stored, network) == _network_shapes(inferred, network) for network in networks):
+        return stored
+    return inferred
+
+
+def source_config(source, kind, num_heads=None, vocab_file=None):
+    """The `ElectraConfig` of a `kind` model holding `source`'s weights: the one our format stores, else the sizes
+    read from the weights (`num_heads`: the discriminator's, for formats that do not record it)."""
+    if source.config is not None:
+        # Our format stores the exact config; ElectraGenerator derives its sizes from the discriminator's config, so
+        # the same config serves every kind.
+        return source.config
+    # `num_heads` is the discriminator's; a generator's heads always follow the sizing rule.
+    config = config_inference.infer_config(
+        source.weights, kind, source.path, num_heads=num_heads or source.num_heads,
+        generator_num_heads=source.generator_num_heads, vocab_file=vocab_file or source.vocab_file, base=source.base)
+    return _prefer_stored_config(source.stored_config, config, kind)
+
+
+def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_file=None, allow_missing_head=False,
+                    allow_embedding_mismatch=False, argument="path"):
+    """Read the checkpoint at `path` (any format) into a new model of `kind`; returns a `LoadedModel`.
+
+    Args:
+        path: a directory or a TF1 checkpoint prefix.
+        kind: discriminator, generator or pretrainer; default what the checkpoint holds (both networks: pretrainer).
+        format: auto (detected) or one of `FORMATS`.
+        num_heads: the discriminator's attention heads, for formats that do not record them (TF1; default H // 64).
+        vocab_file: the vocabulary to use instead of the one found with the checkpoint.
+        allow_missing_head: accept a checkpoint without the model's head (HF ElectraModel, a keras-hub backbone); the
+            head keeps its random initialisation.
+        allow_embedding_mismatch: for an HF discriminator/ + generator/ pair whose embedding copies differ, keep the
+            discriminator's.
+        argument: the caller's name for `path`, used in error messages.
+    """
+    if kind is not None and kind not in MODEL_KINDS:
+        raise CheckpointError(f"kind={kind!r} is not a model; choose one of {', '.join(MODEL_KINDS)}",
+                              arguments=("kind",))
+    source = read_source(path, format, allow_embedding_mismatch, argument)
+    kind = kind or default_kind(source)
+    vocab_file = vocab_file or source.vocab_file
+    settings = source.tokenizer_settings
+    if source.model is not None and source.kind == kind:
+        model = source.model
+    else:
+        model = ours.build_model(kind, source_config(source, kind, num_heads, vocab_file))
+        assign_weights(model, kind, source.weights, source.path, allow_missing_head=allow_missing_head)
+    return LoadedModel(model, kind, vocab_file, source.format, settings or BERT_UNCASED, settings is not None, path,
+                       argument)
+
+
+def save_checkpoint(model, path, format=OURS, vocab_file=None, tokenizer_settings=None):
+    """Write `model` (discriminator, generator or pre-training model) to `path` in `format`, atomically.
+
+    With `vocab_file`, the tokenizer goes with the model: its vocabulary and `tokenizer_settings` (a
+    `TokenizerSettings`, default BERT uncased) in the format's own files (keras-hub's `tokenizer.json` for ours and
+    keras-hub, `tokenizer_config.json` for Hugging Face; the reference's TF1 format keeps vocab.txt only). `ours`
+    writes a preset for a discriminator or generator and a run directory for a pre-training model
+    (`checkpoints.ours`).
+    """
+    if format not in FORMATS:
+        raise CheckpointError(f"format={format!r} is not a checkpoint format to write; choose one of "
+                              f"{', '.join(FORMATS)}", arguments=("format",))
+    return write_model(model, model_kind_of(model), path, format, vocab_file, tokenizer_settings)

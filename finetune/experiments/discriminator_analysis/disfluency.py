@@ -147,7 +147,8 @@ def scored_words(discriminator, tokenizer, turns, max_seq_length=128):
 def _auroc_with_interval(labels, p, num_resamples, seed):
     if not 0 < labels.sum() < len(labels):
         return None, [None, None]
-    return float(detection_metrics.auroc(labels, p)), bootstrap_ci(scores.auroc, [labels, p], num_resamples, seed)
+    return (float(detection_metrics.auroc(labels, p)),
+            bootstrap_ci(detection_metrics.auroc, [labels, p], num_resamples, seed))
 
 
 def _against_fluent(p_class, p_fluent, num_resamples, seed):

@@ -118,7 +118,7 @@ def tag_summary(records, num_resamples=200, seed=0, min_words=20):
                     replaced_rate_ci=bootstrap_ci(np.mean, [replaced], num_resamples, seed),
                     sample_equals_original=float(equal.sum() / masked.sum()) if masked.sum() else None,
                     auroc=None if np.isnan(auroc) else float(auroc),
-                    auroc_ci=bootstrap_ci(scores.auroc, [replaced, p_corrupted], num_resamples, seed)
+                    auroc_ci=bootstrap_ci(detection_metrics.auroc, [replaced, p_corrupted], num_resamples, seed)
                     if auroc == auroc else [None, None])
             summary[tag] = measures
         results[corpus] = summary

@@ -93,9 +93,10 @@ def test_best_threshold_is_the_brute_force_best_f0_5(seed):
 
 def test_bootstrap_interval_brackets_the_estimate_and_is_reproducible():
     labels, probabilities = _random_case(3)
-    interval = detection_metrics.bootstrap_interval(scores.auroc, (labels, probabilities), num_resamples=300)
+    interval = detection_metrics.bootstrap_interval(detection_metrics.auroc, (labels, probabilities), num_resamples=300)
     assert interval[0] < detection_metrics.auroc(labels, probabilities) < interval[1]
-    assert interval == detection_metrics.bootstrap_interval(scores.auroc, (labels, probabilities), num_resamples=300)
+    assert interval == detection_metrics.bootstrap_interval(detection_metrics.auroc, (labels, probabilities),
+                                                            num_resamples=300)
 
     def mostly_undefined(values):
         if values[0] < 0.9:  # about 90 % of the resamples

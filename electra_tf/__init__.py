@@ -1,8 +1,8 @@
 """electra-tf: ELECTRA pre-training and fine-tuning in TensorFlow 2 / Keras 3."""
 
-import os
+from electra_tf.keras_backend import require_tensorflow_backend
 
-# Keras 3 picks its backend at import time; this project is TensorFlow-only.
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# Before any module of the library imports Keras: on another backend its layers would fail far from the cause.
+require_tensorflow_backend()
 
 __version__ = "0.1.0"

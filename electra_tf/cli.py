@@ -15,12 +15,9 @@ import re
 import sys
 import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+from absl import app, flags
 
-from absl import app, flags  # noqa: E402
-
-from electra_tf.errors import ConfigError, ElectraError  # noqa: E402
+from electra_tf.errors import ConfigError, ElectraError
 
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
@@ -81,11 +78,16 @@ CONSOLE_COMMAND_PREFIX = "electra-"  # pyproject.toml's [project.scripts]
 
 def quiet_native_startup(module_name):
     """Called by an entry point with its `__name__` before it imports TensorFlow: when the module runs as the program,
-    filter TensorFlow's native start-up notices until `run` has initialised the devices (the cuInit notice comes then).
-    Imported as a module (tests), it does nothing. `ELECTRA_TF_NATIVE_STARTUP_LOGS=1` shows the notices."""
+    hide TensorFlow's INFO and WARNING logs (TF_CPP_MIN_LOG_LEVEL=2 unless set) and filter its native start-up notices
+    until `run` has initialised the devices (the cuInit notice comes then). Imported as a module (tests, notebooks), it
+    does nothing: the library leaves the caller's environment alone. `ELECTRA_TF_NATIVE_STARTUP_LOGS=1` shows the
+    notices."""
     # An installed console command (electra-pretrain, ...) imports the module under its own name.
     as_program = module_name == "__main__" or os.path.basename(sys.argv[0]).startswith(CONSOLE_COMMAND_PREFIX)
-    if as_program and not os.environ.get("ELECTRA_TF_NATIVE_STARTUP_LOGS"):
+    if not as_program:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if not os.environ.get("ELECTRA_TF_NATIVE_STARTUP_LOGS"):
         _STARTUP_FILTER.start()
 
 

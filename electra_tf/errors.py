@@ -37,3 +37,7 @@ class CheckpointError(ElectraError, ValueError):
 
 class NonFiniteLossError(ElectraError, FloatingPointError):
     """Training produced a NaN or infinite loss."""
+
+
+class BackendError(ElectraError, ImportError):
+    """Keras is set to a backend other than TensorFlow, the only one the library runs on."""

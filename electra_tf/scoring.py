@@ -1,4 +1,5 @@
-"""Replaced-token detection with a pre-trained discriminator (the library behind `python -m electra_tf.score`)."""
+"""Replaced-token detection with a pre-trained discriminator (the library behind electra-score,
+`python -m electra_tf.commands.score`)."""
 
 import numpy as np
 import tensorflow as tf

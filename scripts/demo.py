@@ -58,7 +58,7 @@ def main():
     corrupted = ["Return the number of items in a sequence or banana.",
                  "Return the number of items in a sequence or collection collection."]
     step("score: the discriminator's probability that each word piece was replaced",
-         [python, "-m", "electra_tf.score", f"--model_dir={model_dir}/pretrained", original, *corrupted])
+         [python, "-m", "electra_tf.commands.score", f"--model_dir={model_dir}/pretrained", original, *corrupted])
     step("export a SavedModel for TF Serving",
          [python, "export_model.py", f"--init_checkpoint={model_dir}/pretrained", "--model=discriminator",
           f"--output_dir={export_dir}"])

@@ -1,5 +1,6 @@
-"""The project installs as a package: `pip install .` puts electra_tf, data_prep, finetune and the entry points on the
-path and the console commands on PATH; each answers --help from any directory with exit 0 and no CUDA notices."""
+"""The project installs as a package: `pip install .` puts exactly electra_tf, data_prep and finetune on the path (the
+checkout's launcher scripts stay out) and the console commands, which point into them, on PATH; each answers --help
+from any directory with exit 0 and no CUDA notices."""
 
 import os
 import shutil
@@ -22,9 +23,25 @@ def test_pip_install_gives_console_commands_that_answer_help_anywhere(tmp_path):
     assert install.returncode == 0, install.stderr[-3000:]
     with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
         commands = tomllib.load(handle)["project"]["scripts"]
-    assert set(commands) == {"electra-pretrain", "electra-finetune", "electra-export", "electra-convert",
-                             "electra-score", "electra-build-vocab", "electra-build-data"}
-    for package in ("electra_tf", "data_prep", "finetune"):
+    assert commands == {
+        "electra-pretrain": "electra_tf.commands.pretrain:console_main",
+        "electra-convert": "electra_tf.commands.convert:console_main",
+        "electra-score": "electra_tf.commands.score:console_main",
+        "electra-finetune": "finetune.commands.finetune:console_main",
+        "electra-export": "finetune.commands.export:console_main",
+        "electra-analyze": "finetune.experiments.discriminator_analysis.__main__:console_main",
+        "electra-build-vocab": "data_prep.build_vocab:console_main",
+        "electra-build-data": "data_prep.build_pretraining_dataset:console_main",
+    }
+    (dist_info,) = target.glob("electra_tf-*.dist-info")
+    installed = {path.name for path in target.iterdir()} - {"bin", dist_info.name}
+    assert installed == {"electra_tf", "data_prep", "finetune"}
+    assert set((dist_info / "top_level.txt").read_text().split()) == installed
+    # RECORD lists the console scripts as ../../bin/<name>, outside the import path.
+    recorded = {line.split("/")[0] for line in (dist_info / "RECORD").read_text().splitlines()
+                if not line.startswith("../")}
+    assert recorded - {dist_info.name} == installed
+    for package in installed:
         assert (target / package / "__init__.py").is_file()
     # The installed copy, not the checkout: run from an empty directory with only the install on the path.
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "TF_CPP_MIN_LOG_LEVEL")}

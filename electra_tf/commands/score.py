@@ -1,6 +1,7 @@
 """Replaced-token detection with a pre-trained discriminator.
 
-    python -m electra_tf.score --model_dir=<run>/pretrained "The chef cooked the meal." "The chef ate the meal."
+    python -m electra_tf.commands.score --model_dir=<run>/pretrained "The chef cooked the meal." \\
+        "The chef ate the meal."
 
 prints one JSON object per text: its word pieces, each piece's probability of having been "replaced", and a sentence
 score, the mean log-probability of "original" over the pieces (higher = more fluent; usable for re-ranking).

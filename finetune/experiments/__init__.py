@@ -1,1 +1,2 @@
-"""Experiments built on the library: each module is an entry point (`python -m experiments.<name> --help`)."""
+"""Experiments built on the library and the fine-tuning tasks; each package is an entry point
+(`python -m finetune.experiments.<name> --help`)."""

@@ -108,7 +108,7 @@ def test_help_from_another_directory_exits_0_without_cuda_notices(tmp_path):
     (["run_pretraining.py"], "error: --pretrain_tfrecords is required"),
     (["export_model.py"], "error: --init_checkpoint and --output_dir are required"),
     (["convert_checkpoint.py"], "error: --from and --to are required"),
-    (["-m", "electra_tf.score"], "error: --model_dir is required"),
+    (["-m", "electra_tf.commands.score"], "error: --model_dir is required"),
     (["data_prep/build_vocab.py"], "error: --output is required"),
     (["data_prep/build_pretraining_dataset.py", "--corpus=a.txt"],
      "error: --vocab_file and --output_dir are required"),

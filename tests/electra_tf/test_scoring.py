@@ -68,13 +68,13 @@ def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):
     tokenizer = ElectraTokenizer(pretraining_data[1])
     save_checkpoint(_model(tokenizer), str(tmp_path / "pretrained"), vocab_file=pretraining_data[1])
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable, "-m", "electra_tf.score", f"--model_dir={tmp_path / 'pretrained'}"]
+    command = [sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={tmp_path / 'pretrained'}"]
     result = subprocess.run(command + ["w1 w2", "w3"], capture_output=True, text=True, cwd=REPO_ROOT, env=env,
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["text"] for line in lines] == ["w1 w2", "w3"]
-    missing = subprocess.run([sys.executable, "-m", "electra_tf.score", f"--model_dir={tmp_path}", "w1"],
+    missing = subprocess.run([sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={tmp_path}", "w1"],
                              capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert f"--model_dir={tmp_path} is not a checkpoint in a known format" in missing.stderr
@@ -116,11 +116,11 @@ def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
 
 
 def test_cli_flags_the_off_topic_word_in_json_lines(pretrained_detector):
-    """The same verdict through `python -m electra_tf.score`: one valid JSON object per line, the same verdict."""
+    """The same verdict through `python -m electra_tf.commands.score`: one valid JSON object per line, the same verdict."""
     clean, corrupted, position = _crafted_pairs()[0]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, "-m", "electra_tf.score", f"--model_dir={pretrained_detector}", clean,
-                             corrupted], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={pretrained_detector}",
+                             clean, corrupted], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["text"] for line in lines] == [clean, corrupted]

@@ -1,6 +1,6 @@
-"""Entry point of the compute-matched experiment (`experiments.compute_matched_experiment` says what it does).
+"""Entry point of the compute-matched experiment (`finetune.experiments.compute_matched.experiment` says what it does).
 
-    python -m experiments.compute_matched --output_dir=runs/compute_matched \\
+    python -m finetune.experiments.compute_matched --output_dir=runs/compute_matched \\
         --corpus=../shared/data/corpus/nltk-gutenberg --glue_dir=../shared/data/glue
 """
 
@@ -18,8 +18,8 @@ from absl import flags  # noqa: E402
 from electra_tf import flops as flops_lib  # noqa: E402
 from electra_tf.config import PRESETS  # noqa: E402
 from electra_tf.errors import ConfigError  # noqa: E402
-from experiments.compute_matched_experiment import run_experiment  # noqa: E402
-from experiments.compute_matched_plan import Settings  # noqa: E402
+from finetune.experiments.compute_matched.experiment import run_experiment  # noqa: E402
+from finetune.experiments.compute_matched.plan import Settings  # noqa: E402
 
 FLAGS = flags.FLAGS
 
@@ -87,8 +87,8 @@ def command_line(argv=None):
     if len(argv) > 1 and argv[1] == "--verbosity=-1":  # inserted by electra_tf.cli.run
         argv.pop(1)
     script = os.path.relpath(argv[0]) if argv and os.path.isabs(argv[0]) else (argv[0] if argv else "")
-    if script.endswith(os.path.join("experiments", "compute_matched.py")):
-        return " ".join(["python -m experiments.compute_matched"] + [shlex.quote(arg) for arg in argv[1:]])
+    if script.endswith(os.path.join("compute_matched", "__main__.py")):
+        return " ".join(["python -m finetune.experiments.compute_matched"] + [shlex.quote(arg) for arg in argv[1:]])
     return " ".join(["python", shlex.quote(script)] + [shlex.quote(arg) for arg in argv[1:]])
 
 

@@ -1,6 +1,6 @@
 """Compute-matched comparison of pre-training objectives (issue #9): the paper's Table 5 / Figure 4 at micro scale.
 
-    python -m experiments.compute_matched --output_dir=runs/compute_matched \\
+    python -m finetune.experiments.compute_matched --output_dir=runs/compute_matched \\
         --corpus=../shared/data/corpus/nltk-gutenberg --glue_dir=../shared/data/glue
 
 Every objective of `--objectives` (default ELECTRA against the BERT-style masked-LM baseline) pre-trains the same
@@ -50,9 +50,9 @@ from electra_tf import flops as flops_lib
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
-from experiments.compute_matched_plan import (
+from finetune.experiments.compute_matched.plan import (
     corpus_files, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs, seed_groups, validate)
-from experiments.compute_matched_report import BASELINE, RESULTS_MD, machine_info, write_outputs
+from finetune.experiments.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
 
 def _check_or_write_settings(path, values, what):
     """Write `values` to `path`, or refuse when `path` holds other values (a cache built with other flags)."""

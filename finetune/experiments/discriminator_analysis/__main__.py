@@ -1,4 +1,4 @@
-"""python -m experiments.discriminator_analysis --init_checkpoint=PATH --data_dir=DIR --output_dir=OUT
+"""python -m finetune.experiments.discriminator_analysis --init_checkpoint=PATH --data_dir=DIR --output_dir=OUT
 
 Measures a pre-trained ELECTRA discriminator (our pretrained directory or run, a reference TF1 checkpoint, a Hugging
 Face directory, a keras-hub preset) and writes OUT/results.json, OUT/report.md, per-item files and plots. `DIR` holds
@@ -17,7 +17,7 @@ import sys  # noqa: E402
 
 from absl import flags  # noqa: E402
 
-from experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
+from finetune.experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format run_finetuning.py reads).")
@@ -46,14 +46,14 @@ def main(argv):
     from absl import app
 
     from electra_tf.errors import ConfigError
-    from experiments.discriminator_analysis.analysis import run_analyses
+    from finetune.experiments.discriminator_analysis.analysis import run_analyses
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     for name in ("init_checkpoint", "data_dir", "output_dir"):
         if not getattr(FLAGS, name):
             raise ConfigError(f"{name} is required", arguments=(name,))
-    command = " ".join(["python -m experiments.discriminator_analysis"] +
+    command = " ".join(["python -m finetune.experiments.discriminator_analysis"] +
                        [shlex.quote(arg) for arg in sys.argv[1:] if arg != "--verbosity=-1"])
     results = run_analyses(FLAGS.init_checkpoint, FLAGS.data_dir, FLAGS.output_dir,
                            analyses=None if FLAGS.analyses is None else
@@ -97,5 +97,10 @@ def main(argv):
     print(f"wrote {FLAGS.output_dir}/results.json and report.md")
 
 
-if __name__ == "__main__":
+def console_main():
+    """The installed console command (electra-analyze)."""
     cli.run(main)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -12,7 +12,7 @@ import os
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
-from experiments.discriminator_analysis.report import report
+from finetune.experiments.discriminator_analysis.report import report
 
 ANALYSES = ("ged", "calibration", "pos", "blimp", "representations")
 # Analyses that use the checkpoint's generator: `calibration` needs one, `pos` and `blimp` report more with one.
@@ -28,8 +28,8 @@ def check_analyses(analyses):
 
 
 def check_data(analyses, data_dir):
-    from experiments.discriminator_analysis.blimp import blimp_dir
-    from experiments.discriminator_analysis.ged import SPLITS, fce_path
+    from finetune.experiments.discriminator_analysis.blimp import blimp_dir
+    from finetune.experiments.discriminator_analysis.ged import SPLITS, fce_path
 
     needed = [fce_path(data_dir, split) for split in SPLITS] if "ged" in analyses else []
     missing = [path for path in needed if not os.path.isfile(path)]
@@ -37,11 +37,11 @@ def check_data(analyses, data_dir):
         raise DataError(f"{missing[0]} does not exist: data_dir must hold ged/fce/en_fce_{{dev,test}}.tsv "
                         "(MultiGED 2023 FCE token TSV)", arguments=("data_dir",))
     if {"pos", "calibration", "representations"} & set(analyses):
-        from experiments.discriminator_analysis.pos import check_corpora
+        from finetune.experiments.discriminator_analysis.pos import check_corpora
 
         check_corpora(data_dir)
     if "pos" in analyses:
-        from experiments.discriminator_analysis.disfluency import check_switchboard
+        from finetune.experiments.discriminator_analysis.disfluency import check_switchboard
 
         check_switchboard(data_dir)
     if "blimp" in analyses and not os.path.isdir(blimp_dir(data_dir)):
@@ -70,8 +70,8 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     needing a generator are skipped, and listed under "skipped", when it holds none); named ones that cannot run are
     an error. `compare_checkpoint` (any format the discriminator's) is the second model of `representations`, which
     reads the first `representation_words` words of each POS corpus."""
-    from experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint, require_checkpoint
+    from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
 
     chosen = analyses is not None
     analyses = list(ANALYSES if analyses is None else analyses)

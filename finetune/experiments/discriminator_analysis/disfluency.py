@@ -24,11 +24,11 @@ import re
 
 import numpy as np
 
-from electra_tf.analysis import scores
+from electra_tf.analysis import detection_metrics
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
-from experiments.discriminator_analysis.pos import bootstrap_ci
-from experiments.discriminator_analysis.word_scores import word_logits
+from finetune.experiments.discriminator_analysis.pos import bootstrap_ci
+from finetune.experiments.discriminator_analysis.word_scores import word_logits
 
 WORDS_FILE = "switchboard_words.jsonl"
 BRACE_CLASSES = {"F": "filled_pause", "E": "editing_term", "D": "discourse_marker", "C": "conjunction",
@@ -138,7 +138,7 @@ def scored_words(discriminator, tokenizer, turns, max_seq_length=128):
     sentences = [TaggedSentence(turn["words"], turn["tags"], "switchboard", turn["line"]) for turn in turns]
     logits = word_logits(discriminator, tokenizer, sentences, max_seq_length)
     return [{"line": turn["line"], "turn": turn["turn"], "word_index": index, "word": word, "tag": tag,
-             "disfluency": word_class, "p_replaced": float(scores.sigmoid(logit))}
+             "disfluency": word_class, "p_replaced": float(detection_metrics.sigmoid(logit))}
             for turn, turn_logits in zip(turns, logits)
             for index, (word, tag, word_class, logit) in enumerate(zip(turn["words"], turn["tags"], turn["classes"],
                                                                         turn_logits))]
@@ -147,7 +147,8 @@ def scored_words(discriminator, tokenizer, turns, max_seq_length=128):
 def _auroc_with_interval(labels, p, num_resamples, seed):
     if not 0 < labels.sum() < len(labels):
         return None, [None, None]
-    return float(scores.auroc(labels, p)), bootstrap_ci(scores.auroc, [labels, p], num_resamples, seed)
+    return (float(detection_metrics.auroc(labels, p)),
+            bootstrap_ci(detection_metrics.auroc, [labels, p], num_resamples, seed))
 
 
 def _against_fluent(p_class, p_fluent, num_resamples, seed):

@@ -10,9 +10,9 @@ import os
 
 import numpy as np
 
-from electra_tf.analysis import scores
+from electra_tf.analysis import detection_metrics
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
-from experiments.discriminator_analysis.word_scores import word_logits
+from finetune.experiments.discriminator_analysis.word_scores import word_logits
 
 SPLITS = ("dev", "test")
 LABELS = {"c": 0, "i": 1}
@@ -45,19 +45,22 @@ def calibrate(records):
     """(temperature, threshold) fitted on the dev records: the temperature minimising the log loss of the word
     logits, the threshold on (uncalibrated) p(replaced) maximising F0.5 of the error class."""
     labels, logits = _arrays(records["dev"])
-    temperature = scores.fit_temperature(labels, logits)
-    threshold, _, _, _ = scores.best_threshold(labels, scores.apply_temperature(logits, 1.0), beta=0.5)
+    temperature = detection_metrics.fit_temperature(labels, logits)
+    threshold, _, _, _ = detection_metrics.best_threshold(labels, detection_metrics.apply_temperature(logits, 1.0),
+                                                          beta=0.5)
     return temperature, threshold
 
 
 def summary(labels, p_replaced, p_calibrated, threshold, temperature):
     """The reported measures of one split (fractions, not percentages)."""
-    precision, recall, f0_5 = scores.precision_recall_fbeta(labels, (p_replaced >= threshold).astype(int), beta=0.5)
-    return {"precision": precision, "recall": recall, "f0_5": f0_5, "auroc": scores.auroc(labels, p_replaced),
-            "average_precision": scores.average_precision(labels, p_replaced),
-            "brier": scores.brier(labels, p_replaced),
-            "ece": scores.expected_calibration_error(labels, p_replaced),
-            "ece_calibrated": scores.expected_calibration_error(labels, p_calibrated),
+    precision, recall, f0_5 = detection_metrics.precision_recall_fbeta(labels, (p_replaced >= threshold).astype(int),
+                                                                       beta=0.5)
+    return {"precision": precision, "recall": recall, "f0_5": f0_5,
+            "auroc": detection_metrics.auroc(labels, p_replaced),
+            "average_precision": detection_metrics.average_precision(labels, p_replaced),
+            "brier": detection_metrics.brier(labels, p_replaced),
+            "ece": detection_metrics.expected_calibration_error(labels, p_replaced),
+            "ece_calibrated": detection_metrics.expected_calibration_error(labels, p_calibrated),
             "threshold": float(threshold), "temperature": float(temperature),
             "num_words": int(len(labels)), "error_rate": float(np.mean(labels))}
 
@@ -69,8 +72,8 @@ def run_ged(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, 
     for split in SPLITS:
         for record in records[split]:
             logit = record.pop("logit")
-            record["p_replaced"] = float(scores.apply_temperature(np.array([logit]), 1.0)[0])
-            record["p_calibrated"] = float(scores.apply_temperature(np.array([logit]), temperature)[0])
+            record["p_replaced"] = float(detection_metrics.apply_temperature(np.array([logit]), 1.0)[0])
+            record["p_calibrated"] = float(detection_metrics.apply_temperature(np.array([logit]), temperature)[0])
     atomic_write_json_lines(os.path.join(output_dir, TOKENS_FILE),
                             [record for split in SPLITS for record in records[split]])
     results = results_from_tokens(os.path.join(output_dir, TOKENS_FILE), threshold, temperature)
@@ -103,7 +106,7 @@ def plot_reliability(path, records):
     figure, axis = pyplot.subplots(figsize=(4.5, 4.5))
     axis.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1)
     for key, name in (("p_replaced", "p(replaced)"), ("p_calibrated", "after temperature scaling")):
-        bins = [b for b in scores.reliability_bins(labels, np.array([r[key] for r in records])) if b[2]]
+        bins = [b for b in detection_metrics.reliability_bins(labels, np.array([r[key] for r in records])) if b[2]]
         axis.plot([b[3] for b in bins], [b[4] for b in bins], marker="o", label=name)
     axis.set_xlabel("mean predicted probability of an error")
     axis.set_ylabel("fraction of words that are errors")

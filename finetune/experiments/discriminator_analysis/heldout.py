@@ -8,12 +8,12 @@ import os
 
 import numpy as np
 
-from electra_tf.analysis import scores
+from electra_tf.analysis import detection_metrics
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
-from experiments.discriminator_analysis.corruption import corrupt
-from experiments.discriminator_analysis.pos import split_calibration
-from experiments.discriminator_analysis.word_scores import window_logits
+from finetune.experiments.discriminator_analysis.corruption import corrupt
+from finetune.experiments.discriminator_analysis.pos import split_calibration
+from finetune.experiments.discriminator_analysis.word_scores import window_logits
 
 PIECES_FILE = "heldout_pieces.jsonl"
 BATCH_SIZE = 16
@@ -35,7 +35,7 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
         inputs = {"token_ids": batch["input_ids"].numpy()[:keep], "segment_ids": batch["segment_ids"].numpy()[:keep],
                   "padding_mask": batch["input_mask"].numpy()[:keep]}
         corruption = corrupt(generator, inputs, seed=seed * 100003 + batch_index)
-        p = scores.sigmoid(window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids}))
+        p = detection_metrics.sigmoid(window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids}))
         scored = (inputs["padding_mask"] == 1) & ~np.isin(inputs["token_ids"], (config.cls_id, config.sep_id))
         for row, position in zip(*np.nonzero(scored)):
             pieces.append({"window": windows + int(row), "position": int(position),

@@ -18,12 +18,12 @@ import os
 
 import numpy as np
 
-from electra_tf.analysis import scores
+from electra_tf.analysis import detection_metrics
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
-from experiments.discriminator_analysis import ged
-from experiments.discriminator_analysis.corruption import corrupt
-from experiments.discriminator_analysis.word_scores import per_sentence, window_logits
+from finetune.experiments.discriminator_analysis import ged
+from finetune.experiments.discriminator_analysis.corruption import corrupt
+from finetune.experiments.discriminator_analysis.word_scores import per_sentence, window_logits
 
 WORDS_FILE = "pos_words.jsonl"
 EWT_SPLITS = ("dev", "test")
@@ -64,13 +64,13 @@ def scored_words(discriminator, generator, tokenizer, corpora, max_seq_length=12
     for corpus, sentences in corpora.items():
         features = featurize(sentences, tokenizer, max_seq_length, tag_ids={})
         inputs = features.inputs()
-        columns = {"p_clean": per_sentence(features, scores.sigmoid(window_logits(discriminator, inputs)))}
+        columns = {"p_clean": per_sentence(features, detection_metrics.sigmoid(window_logits(discriminator, inputs)))}
         if generator is not None:
             corruption = corrupt(generator, inputs, seed=seed)
             corrupted = window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids})
             columns.update(masked=per_sentence(features, corruption.chosen),
                            replaced=per_sentence(features, corruption.replaced),
-                           p_corrupted=per_sentence(features, scores.sigmoid(corrupted)))
+                           p_corrupted=per_sentence(features, detection_metrics.sigmoid(corrupted)))
         for sentence_id, sentence in enumerate(sentences):
             for index, (word, tag) in enumerate(zip(sentence.words, sentence.tags)):
                 record = {"corpus": corpus, "sentence_id": sentence_id, "word_index": index, "word": word, "tag": tag}
@@ -82,13 +82,13 @@ def scored_words(discriminator, generator, tokenizer, corpora, max_seq_length=12
 
 
 def bootstrap_ci(statistic, arrays, num_resamples, seed):
-    """`scores.bootstrap_interval` as a JSON-ready [low, high], None where it is undefined."""
-    low, high = scores.bootstrap_interval(statistic, arrays, num_resamples=num_resamples, seed=seed)
+    """`detection_metrics.bootstrap_interval` as a JSON-ready [low, high], None where it is undefined."""
+    low, high = detection_metrics.bootstrap_interval(statistic, arrays, num_resamples=num_resamples, seed=seed)
     return [None if np.isnan(low) else float(low), None if np.isnan(high) else float(high)]
 
 
 def _auroc_or_nan(labels, p):
-    return scores.auroc(labels, p) if 0 < np.sum(labels) < len(labels) else float("nan")
+    return detection_metrics.auroc(labels, p) if 0 < np.sum(labels) < len(labels) else float("nan")
 
 
 def tag_summary(records, num_resamples=200, seed=0, min_words=20):
@@ -118,7 +118,7 @@ def tag_summary(records, num_resamples=200, seed=0, min_words=20):
                     replaced_rate_ci=bootstrap_ci(np.mean, [replaced], num_resamples, seed),
                     sample_equals_original=float(equal.sum() / masked.sum()) if masked.sum() else None,
                     auroc=None if np.isnan(auroc) else float(auroc),
-                    auroc_ci=bootstrap_ci(scores.auroc, [replaced, p_corrupted], num_resamples, seed)
+                    auroc_ci=bootstrap_ci(detection_metrics.auroc, [replaced, p_corrupted], num_resamples, seed)
                     if auroc == auroc else [None, None])
             summary[tag] = measures
         results[corpus] = summary
@@ -141,9 +141,9 @@ def split_calibration(labels, p, groups):
     """{"fit": ..., "held_out": ...}: the measures of `ged.summary` on the items of even and of odd `groups`
     (sentences, windows), with the threshold (best F0.5) and temperature fitted on the even ones."""
     fit = groups % 2 == 0
-    temperature = scores.fit_temperature(labels[fit], _logit(p[fit]))
-    threshold = scores.best_threshold(labels[fit], p[fit], beta=0.5)[0]
-    return {half: ged.summary(labels[rows], p[rows], scores.apply_temperature(_logit(p[rows]), temperature),
+    temperature = detection_metrics.fit_temperature(labels[fit], _logit(p[fit]))
+    threshold = detection_metrics.best_threshold(labels[fit], p[fit], beta=0.5)[0]
+    return {half: ged.summary(labels[rows], p[rows], detection_metrics.apply_temperature(_logit(p[rows]), temperature),
                               threshold, temperature)
             for half, rows in (("fit", fit), ("held_out", ~fit))}
 

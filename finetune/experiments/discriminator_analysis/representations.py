@@ -6,12 +6,12 @@ Items are words of the POS corpora (`pos.read_corpora`: the Penn Treebank sample
 of the backbone (`ElectraBackbone.hidden_states`: the embedding block's output, then each Transformer layer's), with
 each model's own tokeniser. Per model and layer:
 
-- anisotropy: the mean cosine of random pairs of distinct words' vectors (`analysis.representations.anisotropy`);
+- anisotropy: the mean cosine of random pairs of distinct words' vectors (`analysis.similarity.anisotropy`);
 - a linear POS probe: multinomial logistic regression (scikit-learn, standardised features, L2 C=1) on the frozen
   vectors, trained on the even-numbered sentences of each corpus and scored on the odd ones, beside the accuracy of
   always predicting the word's most frequent training tag (unseen words: the most frequent tag), a lexical baseline;
 
-and linear CKA (`analysis.representations.linear_cka`) between every pair of layers, of one model and across the two,
+and linear CKA (`analysis.similarity.linear_cka`) between every pair of layers, of one model and across the two,
 on the words of both corpora pooled. Every probe prediction goes to `probe_predictions.jsonl`, from which the
 accuracies are recomputed; the vectors themselves are not written (they are deterministic: re-run to get them).
 """
@@ -21,10 +21,10 @@ import warnings
 
 import numpy as np
 
-from electra_tf.analysis.representations import anisotropy, linear_cka
+from electra_tf.analysis.similarity import anisotropy, linear_cka
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
-from experiments.discriminator_analysis.word_scores import length_sorted_batches
+from finetune.experiments.discriminator_analysis.word_scores import length_sorted_batches
 
 PREDICTIONS_FILE = "probe_predictions.jsonl"
 NUM_PAIRS = 10000
@@ -103,7 +103,7 @@ def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length
     """`models`: {name: ElectraBackbone} (one or two), `tokenizers`: {name: its tokenizer}. Writes
     `probe_predictions.jsonl` and `representations_cka.png`; returns {"words", "most_frequent_tag", "by_model",
     "cka"}."""
-    from experiments.discriminator_analysis.pos import read_corpora
+    from finetune.experiments.discriminator_analysis.pos import read_corpora
 
     corpora = {corpus: first_sentences(sentences, max_words)
                for corpus, sentences in read_corpora(data_dir).items()}

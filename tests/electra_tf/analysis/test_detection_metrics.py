@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, brier_score_loss, roc_auc_score
 
-from electra_tf.analysis import scores
+from electra_tf.analysis import detection_metrics
 
 
 def _random_case(seed):
@@ -23,10 +23,12 @@ def _random_case(seed):
 @pytest.mark.parametrize("seed", range(40))
 def test_auroc_average_precision_and_brier_equal_scikit_learn(seed):
     labels, probabilities = _random_case(seed)
-    assert scores.auroc(labels, probabilities) == pytest.approx(roc_auc_score(labels, probabilities), abs=1e-12)
-    assert scores.average_precision(labels, probabilities) == pytest.approx(
+    assert detection_metrics.auroc(labels, probabilities) == pytest.approx(
+        roc_auc_score(labels, probabilities), abs=1e-12)
+    assert detection_metrics.average_precision(labels, probabilities) == pytest.approx(
         average_precision_score(labels, probabilities), abs=1e-12)
-    assert scores.brier(labels, probabilities) == pytest.approx(brier_score_loss(labels, probabilities), abs=1e-12)
+    assert detection_metrics.brier(labels, probabilities) == pytest.approx(
+        brier_score_loss(labels, probabilities), abs=1e-12)
 
 
 def _ece_by_the_formula(labels, probabilities, bins=15):
@@ -43,7 +45,7 @@ def _ece_by_the_formula(labels, probabilities, bins=15):
 def test_expected_calibration_error_is_the_formula(seed):
     labels, probabilities = _random_case(seed)
     probabilities[:3] = [0.0, 1.0, 14 / 15]  # the edges: p = 1 belongs to the last bin
-    assert scores.expected_calibration_error(labels, probabilities) == pytest.approx(
+    assert detection_metrics.expected_calibration_error(labels, probabilities) == pytest.approx(
         _ece_by_the_formula(labels, probabilities), abs=1e-12)
 
 
@@ -51,8 +53,8 @@ def test_a_calibrated_source_has_small_ece_and_an_overconfident_one_does_not():
     rng = np.random.default_rng(0)
     p = rng.random(200_000)
     labels = (rng.random(p.size) < p).astype(int)
-    assert scores.expected_calibration_error(labels, p) < 0.01
-    assert scores.expected_calibration_error(labels, np.where(p > 0.5, 1.0, 0.0)) > 0.2
+    assert detection_metrics.expected_calibration_error(labels, p) < 0.01
+    assert detection_metrics.expected_calibration_error(labels, np.where(p > 0.5, 1.0, 0.0)) > 0.2
 
 
 def test_temperature_scaling_recovers_the_generating_temperature_and_minimises_log_loss():
@@ -60,16 +62,17 @@ def test_temperature_scaling_recovers_the_generating_temperature_and_minimises_l
 
     rng = np.random.default_rng(1)
     logits = rng.normal(0, 3, 100_000)
-    labels = (rng.random(logits.size) < scores.sigmoid(logits / 2.5)).astype(int)
-    temperature = scores.fit_temperature(labels, logits)
+    labels = (rng.random(logits.size) < detection_metrics.sigmoid(logits / 2.5)).astype(int)
+    temperature = detection_metrics.fit_temperature(labels, logits)
     assert temperature == pytest.approx(2.5, rel=0.03)
-    reference = minimize_scalar(lambda t: scores.binary_log_loss(labels, logits / t), bounds=(0.1, 10),
+    reference = minimize_scalar(lambda t: detection_metrics.binary_log_loss(labels, logits / t), bounds=(0.1, 10),
                                 method="bounded", options={"xatol": 1e-8}).x
     assert temperature == pytest.approx(reference, rel=1e-4)
-    best = scores.binary_log_loss(labels, logits / temperature)
+    best = detection_metrics.binary_log_loss(labels, logits / temperature)
     for other in (1.0, 2.25, 2.75):
-        assert best <= scores.binary_log_loss(labels, logits / other)
-    assert scores.apply_temperature(logits[:5], temperature) == pytest.approx(1 / (1 + np.exp(-logits[:5] / temperature)))
+        assert best <= detection_metrics.binary_log_loss(labels, logits / other)
+    assert detection_metrics.apply_temperature(logits[:5], temperature) == pytest.approx(
+        1 / (1 + np.exp(-logits[:5] / temperature)))
 
 
 @pytest.mark.parametrize("seed", range(15))
@@ -83,32 +86,34 @@ def test_best_threshold_is_the_brute_force_best_f0_5(seed):
         f = 0.0 if tp == 0 else 1.25 * precision * recall / (0.25 * precision + recall)
         candidates.append((f, threshold, precision, recall))
     f, threshold, precision, recall = max(candidates)  # the highest F, then the highest threshold
-    assert scores.best_threshold(labels, probabilities) == pytest.approx((threshold, precision, recall, f))
-    assert scores.precision_recall_fbeta(labels, (probabilities >= threshold).astype(int)) == pytest.approx(
+    assert detection_metrics.best_threshold(labels, probabilities) == pytest.approx((threshold, precision, recall, f))
+    assert detection_metrics.precision_recall_fbeta(labels, (probabilities >= threshold).astype(int)) == pytest.approx(
         (precision, recall, f))
 
 
 def test_bootstrap_interval_brackets_the_estimate_and_is_reproducible():
     labels, probabilities = _random_case(3)
-    interval = scores.bootstrap_interval(scores.auroc, (labels, probabilities), num_resamples=300)
-    assert interval[0] < scores.auroc(labels, probabilities) < interval[1]
-    assert interval == scores.bootstrap_interval(scores.auroc, (labels, probabilities), num_resamples=300)
+    interval = detection_metrics.bootstrap_interval(detection_metrics.auroc, (labels, probabilities), num_resamples=300)
+    assert interval[0] < detection_metrics.auroc(labels, probabilities) < interval[1]
+    assert interval == detection_metrics.bootstrap_interval(detection_metrics.auroc, (labels, probabilities),
+                                                            num_resamples=300)
 
     def mostly_undefined(values):
         if values[0] < 0.9:  # about 90 % of the resamples
             raise ValueError("undefined")
         return float(values.mean())
 
-    assert np.isnan(scores.bootstrap_interval(mostly_undefined, (np.linspace(0, 1, 101),), num_resamples=200)).all()
+    assert np.isnan(detection_metrics.bootstrap_interval(mostly_undefined, (np.linspace(0, 1, 101),),
+                                                         num_resamples=200)).all()
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: scores.auroc([0, 1, 2], [0.1, 0.2, 0.3]), "labels must be 0 or 1, got \\[2\\]"),
-    (lambda: scores.auroc([0, 1], [0.1]), "labels and scores differ in length: 2 and 1"),
-    (lambda: scores.auroc([1, 1], [0.1, 0.2]), "auroc needs both classes"),
-    (lambda: scores.brier([0, 1], [0.1, 1.2]), "probabilities must lie in \\[0, 1\\]"),
-    (lambda: scores.fit_temperature([0, 1], [0.0, np.inf]), "logits must be finite"),
-    (lambda: scores.apply_temperature([0.0], 0.0), "temperature must be > 0"),
+    (lambda: detection_metrics.auroc([0, 1, 2], [0.1, 0.2, 0.3]), "labels must be 0 or 1, got \\[2\\]"),
+    (lambda: detection_metrics.auroc([0, 1], [0.1]), "labels and scores differ in length: 2 and 1"),
+    (lambda: detection_metrics.auroc([1, 1], [0.1, 0.2]), "auroc needs both classes"),
+    (lambda: detection_metrics.brier([0, 1], [0.1, 1.2]), "probabilities must lie in \\[0, 1\\]"),
+    (lambda: detection_metrics.fit_temperature([0, 1], [0.0, np.inf]), "logits must be finite"),
+    (lambda: detection_metrics.apply_temperature([0.0], 0.0), "temperature must be > 0"),
 ])
 def test_bad_inputs_are_named(call, message):
     with pytest.raises(ValueError, match=message):

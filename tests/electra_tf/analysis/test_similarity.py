@@ -1,9 +1,9 @@
-"""`electra_tf.analysis.representations` against the kernel (HSIC) form of CKA and exhaustive cosine averages."""
+"""`electra_tf.analysis.similarity` against the kernel (HSIC) form of CKA and exhaustive cosine averages."""
 
 import numpy as np
 import pytest
 
-from electra_tf.analysis.representations import anisotropy, linear_cka
+from electra_tf.analysis.similarity import anisotropy, linear_cka
 
 
 def _hsic_cka(x, y):

@@ -1,5 +1,5 @@
-"""experiments/compute_matched.py: planning, the table and plots on a synthetic results dict, and the whole experiment
-end to end on a slice of the real corpus (about a minute on 2 cores)."""
+"""finetune/experiments/compute_matched: planning, the table and plots on a synthetic results dict, and the whole
+experiment end to end on a slice of the real corpus (about a minute on 2 cores)."""
 
 import dataclasses
 import json
@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from electra_tf.errors import ConfigError
-from experiments import compute_matched_experiment as cm
-from experiments import compute_matched_plan as planning
-from experiments import compute_matched_report as report
+from finetune.experiments.compute_matched import experiment as cm
+from finetune.experiments.compute_matched import plan as planning
+from finetune.experiments.compute_matched import report
 from tests.conftest import REPO_ROOT
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -112,7 +112,7 @@ def _synthetic_results():
                            point(1.0, 60, 120.0, {"0": 65.0, "1": 66.0, "2": 64.0})]}
     return {"settings": {"model_size": "tiny", "seeds": [0, 1, 2]}, "primary_metric": ["SST-2", "accuracy"],
             "budget_flops": 120.0, "budget_source": "--electra_steps=40", "num_train_examples": 100,
-            "command": "python -m experiments.compute_matched --electra_steps=40",
+            "command": "python -m finetune.experiments.compute_matched --electra_steps=40",
             "machine": {"cpu_count": 2, "platform": "Linux", "tensorflow": "2.21.0", "keras": "3.15.1"},
             "wall_seconds": {"total": 600}, "estimated_seconds": {"total": 700},
             "objectives": {"electra": electra, "mlm": mlm},
@@ -132,7 +132,7 @@ def test_markdown_table_on_synthetic_results():
     assert "51.00 (51.00 ± 0.80)" in rows["electra"]  # the random-init column, FLOPs 0
     assert "61.00 (61.00 ± 0.82)" in rows["electra"] and "70.00 (70.00 ± 0.82)" in rows["electra"]
     assert "| mlm | 60 | 120 |" in rows["mlm"]
-    assert "python -m experiments.compute_matched --electra_steps=40" in text
+    assert "python -m finetune.experiments.compute_matched --electra_steps=40" in text
     assert "2 CPUs" in text and "TensorFlow 2.21.0" in text
 
 
@@ -147,7 +147,7 @@ def test_plots_on_synthetic_results(tmp_path):
 
 # ---------------------------------------------------------------------- errors
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "experiments.compute_matched", *args], cwd=REPO_ROOT,
+    return subprocess.run([sys.executable, "-m", "finetune.experiments.compute_matched", *args], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -190,7 +190,7 @@ def experiment(shared_data, tmp_path_factory):
         objectives=["electra", "mlm"],
         electra_steps=20, eval_fractions=[0.5, 1.0], max_seq_length=64, vocab_size=1000, train_examples=64,
         eval_examples=64, seeds=[0], finetune_max_seq_length=32)
-    results = cm.run_experiment(settings, command="python -m experiments.compute_matched --electra_steps=20")
+    results = cm.run_experiment(settings, command="python -m finetune.experiments.compute_matched --electra_steps=20")
     return settings, results
 
 
@@ -237,7 +237,7 @@ def test_end_to_end_outputs(experiment):
         table = handle.read()
     for objective in ("electra", "mlm"):
         assert f"\n| {objective} | " in table
-    assert "python -m experiments.compute_matched --electra_steps=20" in table
+    assert "python -m finetune.experiments.compute_matched --electra_steps=20" in table
 
 
 def test_end_to_end_rerun_skips_finished_stages_and_refuses_other_settings(experiment):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
-from experiments.discriminator_analysis.analysis import run_analyses
+from finetune.experiments.discriminator_analysis.analysis import run_analyses
 from tests.conftest import REPO_ROOT
 
 SENTENCES = 40
@@ -163,8 +163,8 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
-    result = subprocess.run([sys.executable, "-m", "experiments.discriminator_analysis", f"--data_dir={tmp_path}",
-                             f"--output_dir={tmp_path / 'out'}"], cwd=REPO_ROOT, capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "finetune.experiments.discriminator_analysis",
+                             f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"], cwd=REPO_ROOT, capture_output=True, text=True,
                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
     assert result.returncode == 2
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
@@ -172,7 +172,7 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
 
 
 def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
-    from experiments.discriminator_analysis.word_scores import window_logits
+    from finetune.experiments.discriminator_analysis.word_scores import window_logits
     from electra_tf.checkpoints import load_checkpoint
 
     discriminator = load_checkpoint(pretrained_tiny, "discriminator").model

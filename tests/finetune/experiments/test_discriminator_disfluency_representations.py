@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from experiments.discriminator_analysis import disfluency
-from experiments.discriminator_analysis.analysis import load_generator, run_analyses
+from finetune.experiments.discriminator_analysis import disfluency
+from finetune.experiments.discriminator_analysis.analysis import load_generator, run_analyses
 
 SENTENCES = 30
 PAIRS = 2
@@ -130,7 +130,7 @@ def test_probe_accuracies_recompute_and_a_model_matches_itself(run_dir_analysis)
 
 
 def test_the_lexical_baseline_counts_each_word_s_most_frequent_training_tag():
-    from experiments.discriminator_analysis.representations import most_frequent_tag_accuracy
+    from finetune.experiments.discriminator_analysis.representations import most_frequent_tag_accuracy
 
     train_words = ["the", "run", "run", "run", "dog", "the"]
     train_tags = ["DT", "VB", "NN", "VB", "NN", "DT"]

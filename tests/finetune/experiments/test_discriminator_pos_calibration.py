@@ -11,8 +11,8 @@ import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
-from experiments.discriminator_analysis.analysis import ANALYSES, run_analyses
-from experiments.discriminator_analysis.corruption import corrupt
+from finetune.experiments.discriminator_analysis.analysis import ANALYSES, run_analyses
+from finetune.experiments.discriminator_analysis.corruption import corrupt
 
 SENTENCES = 30
 HELDOUT_WINDOWS = 40

@@ -1,0 +1,63 @@
+"""Importing the library sets nothing in the environment, and refuses, in one line, a Keras set to another backend."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+FIX = "electra_tf runs on TensorFlow only: set KERAS_BACKEND=tensorflow before anything imports Keras"
+
+
+def _python(code, **env):
+    clean = {key: value for key, value in os.environ.items() if key not in ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")}
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          env={**clean, "PYTHONPATH": str(REPO_ROOT), **env})
+
+
+def test_another_backend_in_keras_backend_stops_the_import_with_one_line():
+    result = _python("import electra_tf", KERAS_BACKEND="jax")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        f"electra_tf.errors.BackendError: KERAS_BACKEND=jax sets the Keras backend to jax; {FIX}")
+    # An ImportError (what a failed import raises) that is also one of the library's errors.
+    caught = _python("try:\n    import electra_tf.models\nexcept ImportError as error:\n"
+                     "    print(*[kind.__name__ for kind in type(error).__mro__])", KERAS_BACKEND="jax")
+    assert caught.stdout.split() == ["BackendError", "ElectraError", "ImportError", "Exception", "BaseException",
+                                     "object"], caught.stderr[-2000:]
+
+
+def test_another_backend_in_keras_json_stops_the_import_unless_keras_backend_says_tensorflow(tmp_path):
+    (tmp_path / "keras.json").write_text(json.dumps({"backend": "jax", "floatx": "float32"}))
+    result = _python("import electra_tf", KERAS_HOME=str(tmp_path))
+    assert result.stderr.splitlines()[-1] == (
+        f"electra_tf.errors.BackendError: {tmp_path / 'keras.json'} sets the Keras backend to jax; {FIX}")
+    # Keras reads KERAS_BACKEND over keras.json, and so does the check; an unreadable keras.json is ignored by both.
+    assert _python("import electra_tf", KERAS_HOME=str(tmp_path), KERAS_BACKEND="tensorflow").returncode == 0
+    (tmp_path / "keras.json").write_text("{not json")
+    assert _python("import electra_tf", KERAS_HOME=str(tmp_path)).returncode == 0
+
+
+# Each program in its own process: their absl flags share one registry. TensorFlow sets variables of its own
+# (TF2_BEHAVIOR, ...) when imported: the models are compared with the environment after its import.
+@pytest.mark.parametrize("module", [
+    "electra_tf", "electra_tf.cli", "electra_tf.commands.pretrain", "electra_tf.commands.score",
+    "electra_tf.commands.convert", "finetune.commands.finetune", "finetune.commands.export",
+    "finetune.experiments.discriminator_analysis.__main__", "finetune.experiments.compute_matched.__main__",
+    "data_prep.build_vocab", "data_prep.build_pretraining_dataset", "import keras_hub; electra_tf.models"])
+def test_importing_the_library_or_a_program_leaves_the_environment_as_it_was(module):
+    prelude, _, module = module.rpartition("; ")
+    result = _python(f"{prelude}\nimport importlib, os, sys\nbefore = dict(os.environ)\n"
+                     f"importlib.import_module({module!r})\n"
+                     "print(sorted(set(os.environ.items()) ^ set(before.items())), 'tensorflow' in sys.modules)")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["[]", str(bool(prelude))]
+
+
+def test_running_a_program_hides_tensorflow_info_logs_unless_asked():
+    code = "from electra_tf import cli\ncli.quiet_native_startup('__main__')\nimport os\nprint(os.environ.get('{}'))"
+    assert _python(code.format("TF_CPP_MIN_LOG_LEVEL")).stdout.split()[-1] == "2"
+    assert _python(code.format("TF_CPP_MIN_LOG_LEVEL"), TF_CPP_MIN_LOG_LEVEL="0").stdout.split()[-1] == "0"

@@ -173,6 +173,7 @@ def _label_mapping(labels, num_classes, regression):
                           arguments=("labels", "regression"))
     mapping = label_strings.LabelMapping(labels)
     if num_classes is not None and num_classes != len(mapping.names):
-        raise ConfigError(f"num_classes={num_classes!r} does not match the {len(mapping.names)} labels={mapping.names}; "
-                          "leave num_classes out, labels give it", arguments=("num_classes", "labels"))
+        raise ConfigError(f"num_classes={num_classes!r} does not match the {len(mapping.names)} "
+                          f"labels={mapping.names}; leave num_classes out, labels give it",
+                          arguments=("num_classes", "labels"))
     return mapping

@@ -131,7 +131,8 @@ class ElectraTokenClassifier(LabelledTask, keras_hub.models.Task):
         """Tags of raw strings or of word lists: per example a list of (word, tag, start, end), with the word's byte
         offsets into the string (None for given words). Words that did not fit `max_seq_length` get tag None."""
         if self.preprocessor is None:
-            raise ConfigError("tag() needs a preprocessor: build the tagger with from_preset or preprocessor=...")
+            raise ConfigError("tag() and predict_labels() need a preprocessor: build the tagger with from_preset or "
+                              "preprocessor=...", arguments=("preprocessor",))
         raw = isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], (str, bytes))
         if raw:
             words, starts, ends = self.preprocessor.split_text(tf.constant(list(inputs)))

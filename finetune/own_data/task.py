@@ -3,8 +3,9 @@ single sentences or pairs, through the same runner as GLUE.
 
 String labels are ordered by `readers.label_names`, mapped to class ids by the `finetune.models.labels.LabelMapping`
 the Python API uses, and saved with the model (`ElectraTextClassifier.labels`), so predictions files and the exported
-model's outputs carry the original strings. Outputs per trial: `dev_predictions.tsv` (and `test_predictions.tsv`): `line`, `label` (gold) and
-`prediction`, the line being the example's line in its file; with `save_models`, the classifier as `model.keras`.
+model's outputs carry the original strings. Outputs per trial: `dev_predictions.tsv` (and `test_predictions.tsv`):
+`line`, `label` (gold) and `prediction`, the line being the example's line in its file; with `save_models`, the
+classifier as `model.keras`.
 """
 
 import dataclasses

@@ -60,7 +60,7 @@ class LabelledTask:
             y = self.require_labels().lookup(y)
         return super().preprocess_samples(x, y, sample_weight)
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, sample_weight=None, shuffle=True, validation_split=0.0,
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, *, sample_weight=None, shuffle=True, validation_split=0.0,
             validation_data=None, **kwargs):
         """Keras' `fit`; `x` / `y` in memory (Python lists, NumPy arrays, tensors) are shuffled every epoch unless
         `shuffle=False`, and `y` may hold label strings (see `labels`). A tf.data dataset is used as it comes."""
@@ -78,7 +78,7 @@ class LabelledTask:
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight, shuffle=False,
                            validation_data=validation_data, **kwargs)
 
-    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+    def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
         self.check_dataset_labels(x)
         if in_memory(x):
             x = self.in_memory_dataset(x, y, sample_weight, batch_size)

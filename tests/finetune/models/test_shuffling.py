@@ -46,7 +46,7 @@ def _batch_orders(model, x, y, seed, **fit_kwargs):
         warnings.simplefilter("always")
         model.fit(x, y, batch_size=4, epochs=EPOCHS, verbose=0, **fit_kwargs)
     assert not [w for w in caught if "shuffle" in str(w.message)], [str(w.message) for w in caught]
-    count = len(FIRST_WORDS)
+    count = len(seen) // EPOCHS
     return [seen[epoch * count:(epoch + 1) * count] for epoch in range(EPOCHS)]
 
 
@@ -59,3 +59,10 @@ def test_fit_on_lists_shuffles_every_epoch_reproducibly(pretraining_data, build)
     assert _batch_orders(model, x, y, seed=1) == orders
     assert _batch_orders(model, x, y, seed=2) != orders
     assert _batch_orders(model, x, y, seed=1, shuffle=False) == [FIRST_WORDS] * EPOCHS
+
+
+def test_validation_split_holds_out_the_last_examples_before_shuffling(pretraining_data):
+    model, x, y = _classifier(pretraining_data[1])
+    orders = _batch_orders(model, x, y, seed=1, validation_split=0.2)
+    assert all(sorted(order) == FIRST_WORDS[:8] for order in orders) and orders[0] != orders[1]
+    assert len(model.history.history["val_loss"]) == EPOCHS

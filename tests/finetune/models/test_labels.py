@@ -61,6 +61,13 @@ def test_labels_give_num_classes_and_survive_the_config(pretraining_data):
     assert clone.predict_labels(texts) == classifier.predict_labels(texts)
     logits = classifier.predict(texts, verbose=0)
     assert classifier.predict_labels(texts) == [NAMES[i] for i in np.argmax(logits, axis=-1)]
+    # Label strings in lists, NumPy arrays and tf.data datasets score as their ids do.
+    classifier.compile()
+    strings, ids = ["positive", "negative", "neutral"], [2, 0, 1]
+    expected = classifier.evaluate(texts, ids, return_dict=True, verbose=0)
+    for data in ((texts, strings), (np.array(texts), np.array(strings)),
+                 (tf.data.Dataset.from_tensor_slices((texts, strings)).batch(2), None)):
+        assert classifier.evaluate(*data, return_dict=True, verbose=0) == pytest.approx(expected)
     # Without labels the predictions are class ids; a regression gives its scores.
     unnamed = ElectraTextClassifier(classifier.backbone, num_classes=3, preprocessor=preprocessor)
     unnamed.set_weights(classifier.get_weights())

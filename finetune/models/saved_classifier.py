@@ -1,4 +1,5 @@
-"""Reading a fine-tuned classifier's or tagger's `model.keras` (as `run_finetuning.py --save_models` writes it) for export."""
+"""Reading a fine-tuned classifier's or tagger's `model.keras` (as `run_finetuning.py --save_models` writes it) for
+export."""
 
 import json
 import os

@@ -14,7 +14,7 @@ class ClassifierServingModule(tf.Module):
 
     `serving_default`: int32 `input_ids`, `input_mask`, `segment_ids` [batch, seq] -> float32 `logits`
     ([batch, classes]; regression: [batch]) and, for classification, `probabilities` (softmax of the logits) and,
-    when the classifier has `label_names`, `labels`: the predicted class names [batch].
+    when the classifier has `labels`, `labels`: the predicted label strings [batch].
     `serve_text`: single sentences: a string vector `texts`; sentence pairs: string vectors `text_a` and `text_b` ->
     the same outputs plus the `input_ids`, `input_mask` and `segment_ids` it packed in-graph (the classifier's own
     `ElectraTextClassifierPreprocessor`, so serving tokenises exactly as training did).
@@ -27,7 +27,7 @@ class ClassifierServingModule(tf.Module):
         # Tracked here as well so the vocabulary tables are saved whatever Keras tracks inside the layer.
         self.tokenizer = self.preprocessor.text_tokenizer
         self.regression = text_classifier.regression
-        self.label_names = tf.constant(text_classifier.label_names) if text_classifier.label_names else None
+        self.label_mapping = text_classifier.label_mapping
         id_spec = tf.TensorSpec([None, None], tf.int32)
         text_spec = tf.TensorSpec([None], tf.string)
         self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec, id_spec, id_spec])
@@ -43,8 +43,8 @@ class ClassifierServingModule(tf.Module):
         if self.regression:
             return {"logits": logits}
         outputs = {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1)}
-        if self.label_names is not None:
-            outputs["labels"] = tf.gather(self.label_names, tf.argmax(logits, axis=-1))
+        if self.label_mapping is not None:
+            outputs["labels"] = self.label_mapping.gather(tf.argmax(logits, axis=-1))
         return outputs
 
     def _serve_features(self, features):

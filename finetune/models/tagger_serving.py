@@ -21,7 +21,7 @@ class TaggerServingModule(tf.Module):
         self.tagger = tagger
         self.preprocessor = tagger.preprocessor
         self.tokenizer = self.preprocessor.text_tokenizer
-        self.tag_names = tf.constant(tagger.tags)
+        self.label_mapping = tagger.label_mapping
         id_spec = tf.TensorSpec([None, None], tf.int32)
         self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec] * 4)
         self.serve_text = tf.function(self._serve_text, input_signature=[tf.TensorSpec([None], tf.string)])
@@ -41,7 +41,7 @@ class TaggerServingModule(tf.Module):
         # Words past max_seq_length have no prediction; pad or cut the predictions to the words' width.
         tag_ids = tf.pad(tag_ids, [[0, 0], [0, tf.maximum(width - tf.shape(tag_ids)[1], 0)]])[:, :width]
         tag_ids = tf.where(packed, tag_ids, -1)
-        tags = tf.where(packed, tf.gather(self.tag_names, tf.maximum(tag_ids, 0)), "")
+        tags = tf.where(packed, self.label_mapping.gather(tf.maximum(tag_ids, 0)), "")
         return {"words": words.to_tensor(""), "tags": tags, "tag_ids": tag_ids,
                 "word_starts": starts.to_tensor(-1), "word_ends": ends.to_tensor(-1),
                 "num_words": tf.cast(words.row_lengths(), tf.int32)}

@@ -2,27 +2,33 @@
 
 import keras
 import keras_hub
+import numpy as np
 from keras import ops
 
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.backbone import ElectraBackbone
+from finetune.models import labels as label_strings
+from finetune.models.labelled_task import LabelledTask
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 
 CLASSIFIER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifier(keras_hub.models.TextClassifier):
+class ElectraTextClassifier(LabelledTask, keras_hub.models.TextClassifier):
     """The reference's fine-tuning model: backbone -> [CLS] vector -> dropout 0.1 -> one dense layer (no pooler:
     ELECTRA has none). Classification gives float32 logits [batch, num_classes]; regression (STS-B) one score per
     example, [batch].
 
-        classifier = ElectraTextClassifier.from_preset("<model_dir>/pretrained", num_classes=2)
+        classifier = ElectraTextClassifier.from_preset("<model_dir>/pretrained", labels=["negative", "positive"])
         classifier.compile()                     # the reference's fine-tuning optimiser, see `compile`
-        classifier.fit(sentences, labels, batch_size=32, epochs=3)      # Python lists, NumPy arrays or tf.data
-        classifier.predict(["a new sentence"])   # pairs: classifier.predict((texts_a, texts_b))
-        classifier.save("finetuned.keras")
+        classifier.fit(sentences, ["positive", ...], batch_size=32, epochs=3)  # lists, NumPy arrays or tf.data
+        classifier.predict_labels(["a new sentence"])   # ["positive"]; pairs: predict_labels((texts_a, texts_b))
+        classifier.save("finetuned.keras")       # keras.saving.load_model after `import finetune.models`
+
+    `y` holds class ids, or label strings when the classifier has `labels` (mapped by `finetune.models.labels`, as
+    the command line maps its files' labels); data in memory are shuffled every epoch.
 
     With `preprocessor=None` the model takes the backbone's int inputs (`token_ids`, `segment_ids`, `padding_mask`).
     Variables are named so that layer-wise learning-rate decay finds their depth: the backbone's `embeddings/`,
@@ -30,22 +36,26 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
 
     Args:
         backbone: an `ElectraBackbone` (e.g. a pre-trained discriminator's `backbone`).
-        num_classes: number of classes; ignored (one output) with `regression`.
+        num_classes: number of classes (by default as many as `labels`, or 2); ignored (one output) with
+            `regression`.
         preprocessor: an `ElectraTextClassifierPreprocessor`, or None for token-id inputs.
         regression: one linear output instead of class logits.
         dropout: dropout on the [CLS] vector (0.1 in the reference).
-        label_names: the class names in id order (e.g. ["negative", "positive"]), saved with the model; the exported
-            model then also returns the predicted name.
+        labels: the label strings in id order (e.g. ["negative", "positive"]), saved with the model: `fit` and
+            `evaluate` take them as `y`, `predict_labels` returns them, and the exported model returns them too.
     """
 
     backbone_cls = ElectraBackbone
     preprocessor_cls = ElectraTextClassifierPreprocessor
 
-    def __init__(self, backbone, num_classes=2, preprocessor=None, regression=False, dropout=CLASSIFIER_DROPOUT,
-                 label_names=None, **kwargs):
+    def __init__(self, backbone, num_classes=None, preprocessor=None, regression=False, dropout=CLASSIFIER_DROPOUT,
+                 labels=None, **kwargs):
+        mapping = _label_mapping(labels, num_classes, regression)
+        if num_classes is None:
+            num_classes = len(mapping.names) if mapping else 2
         if not regression and (not isinstance(num_classes, int) or num_classes < 2):
-            raise ConfigError(f"a classifier needs num_classes >= 2, got {num_classes!r}; use regression=True for a "
-                              "single score")
+            raise ConfigError(f"a classifier needs num_classes >= 2, got num_classes={num_classes!r}; use "
+                              "regression=True for a single score", arguments=("num_classes", "regression"))
         # keras-hub's order: layers as attributes first, then the functional graph.
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -61,20 +71,19 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
         # Before the functional init, which compiles with the defaults (and these choose the loss).
         self.num_classes = 1 if regression else num_classes
         self.regression = bool(regression)
-        if label_names is not None and (regression or len(label_names) != num_classes):
-            raise ConfigError(f"label_names {list(label_names)} must name the {num_classes} classes (and a regression "
-                              "has none)", arguments=("label_names",))
-        self.label_names = None if label_names is None else [str(name) for name in label_names]
+        self.label_mapping = mapping
         self.dropout = float(dropout)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     @classmethod
-    def from_preset(cls, preset, num_classes=2, regression=False, max_seq_length=128, vocab_file=None,
-                    do_lower_case=None, strip_accents=None, dropout=CLASSIFIER_DROPOUT, load_weights=True, **kwargs):
+    def from_preset(cls, preset, num_classes=None, regression=False, max_seq_length=128, vocab_file=None,
+                    do_lower_case=None, strip_accents=None, dropout=CLASSIFIER_DROPOUT, load_weights=True, labels=None,
+                    **kwargs):
         """A classifier on the pre-trained backbone at `preset`: any checkpoint `electra_tf.checkpoints.load_checkpoint`
         reads (our `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face,
-        keras-hub), with a new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that normalises text as the
-        checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other values over them)."""
+        keras-hub), with a new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that
+        normalises text as the checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other
+        values over them)."""
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
@@ -83,7 +92,31 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
                                                          do_lower_case=settings.do_lower_case,
                                                          strip_accents=settings.strip_accents)
         return cls(backbone, num_classes=num_classes, preprocessor=preprocessor, regression=regression,
-                   dropout=dropout, **kwargs)
+                   dropout=dropout, labels=labels, **kwargs)
+
+    @property
+    def labels(self):
+        """The label strings in id order, or None."""
+        return self.label_mapping.names if self.label_mapping else None
+
+    def label_ids(self, y):
+        if not label_strings.is_text(y):
+            return y
+        return self.require_labels().ids(np.asarray(y).reshape(-1))
+
+    def predict_labels(self, x, batch_size=None, **kwargs):
+        """What the command line writes to its predictions files, as a Python list: the predicted label string of
+        each example (its class id if the classifier has no `labels`), or its score for regression."""
+        kwargs.setdefault("verbose", 0)
+        return self.output_labels(self.predict(x, batch_size=batch_size, **kwargs))
+
+    def output_labels(self, outputs):
+        """`predict_labels` of the outputs of `predict`."""
+        outputs = np.asarray(outputs)
+        if self.regression:
+            return [float(score) for score in outputs.reshape(-1)]
+        ids = np.argmax(outputs, axis=-1)
+        return self.label_mapping.strings(ids) if self.label_mapping else [int(index) for index in ids]
 
     @property
     def num_layers(self):
@@ -129,5 +162,19 @@ class ElectraTextClassifier(keras_hub.models.TextClassifier):
     def get_config(self):
         config = super().get_config()
         config.update(num_classes=self.num_classes, regression=self.regression, dropout=self.dropout,
-                      label_names=self.label_names)
+                      labels=self.labels)
         return config
+
+
+def _label_mapping(labels, num_classes, regression):
+    if labels is None:
+        return None
+    if regression:
+        raise ConfigError("a regression model has no labels: pass labels=... or regression=True, not both",
+                          arguments=("labels", "regression"))
+    mapping = label_strings.LabelMapping(labels)
+    if num_classes is not None and num_classes != len(mapping.names):
+        raise ConfigError(f"num_classes={num_classes!r} does not match the {len(mapping.names)} "
+                          f"labels={mapping.names}; leave num_classes out, labels give it",
+                          arguments=("num_classes", "labels"))
+    return mapping

@@ -9,13 +9,15 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.backbone import ElectraBackbone
+from finetune.models import labels as label_strings
+from finetune.models.labelled_task import LabelledTask
 from finetune.models.token_classifier_preprocessor import WORD_POSITIONS, ElectraTokenClassifierPreprocessor
 
 TAGGER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTokenClassifier(keras_hub.models.Task):
+class ElectraTokenClassifier(LabelledTask, keras_hub.models.Task):
     """The reference's tagging model: backbone -> the vector of each word's first piece -> dropout 0.1 -> one dense
     layer, float32 logits [batch, max_seq_length, num_tags] (word k at index k; positions past the last word are
     padding). The other pieces of a word carry no label and no loss, as in the reference.
@@ -23,12 +25,13 @@ class ElectraTokenClassifier(keras_hub.models.Task):
         tagger = ElectraTokenClassifier.from_preset("<model_dir>/pretrained", tags=["B-NP", "I-NP", "O"])
         tagger.compile()                          # the reference's fine-tuning optimiser, see `compile`
         tagger.fit([["He", "reckons", "..."], ...], [["B-NP", "B-VP", ...], ...], batch_size=32, epochs=3)
+        tagger.predict_labels(["He reckons the deficit will narrow."])  # [["B-NP", "B-VP", "B-NP", ...]]
         tagger.tag(["He reckons the current account deficit will narrow."])   # words, tags and byte offsets
-        tagger.save("tagger.keras")
+        tagger.save("tagger.keras")               # keras.saving.load_model after `import finetune.models`
 
     With `preprocessor=None` the model takes the backbone's int inputs and `word_positions` (see
-    `ElectraTokenClassifierPreprocessor`). Tags are ids into `tags` (label strings are converted by `fit`/`evaluate`
-    when given as Python lists).
+    `ElectraTokenClassifierPreprocessor`). `y` holds per word a tag of `tags` or its id (mapped by
+    `finetune.models.labels`, in tf.data datasets too); data in memory are shuffled every epoch.
 
     Args:
         backbone: an `ElectraBackbone`.
@@ -41,20 +44,18 @@ class ElectraTokenClassifier(keras_hub.models.Task):
     preprocessor_cls = ElectraTokenClassifierPreprocessor
 
     def __init__(self, backbone, tags, preprocessor=None, dropout=TAGGER_DROPOUT, **kwargs):
-        tags = [str(tag) for tag in tags]
-        if len(tags) < 2 or len(set(tags)) != len(tags):
-            raise ConfigError(f"a tagger needs at least two distinct tags, got {tags!r}", arguments=("tags",))
+        mapping = label_strings.LabelMapping(tags, argument="tags")
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = ElectraDropout(dropout, dtype=backbone.dtype_policy, name="tagger_dropout")
         # Glorot-uniform kernel and zero bias: the reference's tf.layers.dense defaults for its task heads.
-        self.output_dense = keras.layers.Dense(len(tags), dtype=backbone.dtype_policy, name="tagger")
+        self.output_dense = keras.layers.Dense(len(mapping.names), dtype=backbone.dtype_policy, name="tagger")
         inputs = dict(backbone.input)
         inputs[WORD_POSITIONS] = keras.Input(shape=(None,), dtype="int32", name=WORD_POSITIONS)
         sequence = backbone({name: inputs[name] for name in backbone.input})
         word_vectors = ops.take_along_axis(sequence, ops.expand_dims(inputs[WORD_POSITIONS], -1), axis=1)
         logits = ops.cast(self.output_dense(self.output_dropout(word_vectors)), "float32")
-        self.tags = tags
+        self.label_mapping = mapping
         self.dropout = float(dropout)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
@@ -99,49 +100,39 @@ class ElectraTokenClassifier(keras_hub.models.Task):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
-    # ------------------------------------------------------------------ Python data in
-    def tag_ids(self, tags):
-        """Ragged int32 ids of tag strings (a list of lists); ConfigError naming an unknown tag."""
-        index = {tag: position for position, tag in enumerate(self.tags)}
-        unknown = sorted({str(tag) for sentence in tags for tag in sentence} - set(index))
-        if unknown:
-            raise ConfigError(f"unknown tags {unknown[:5]}; this tagger knows {self.tags}", arguments=("tags",))
-        return tf.ragged.constant([[index[str(tag)] for tag in sentence] for sentence in tags], dtype=tf.int32,
-                                  ragged_rank=1)
+    @property
+    def tags(self):
+        """The tag names in id order."""
+        return self.label_mapping.names
 
-    def _python_inputs(self, x, y=None):
+    def inputs_in_memory(self, x):
         if isinstance(x, (list, tuple)) and x and not isinstance(x[0], (str, bytes)):
-            x = tf.ragged.constant([[str(word) for word in words] for words in x], dtype=tf.string)
-        elif isinstance(x, np.ndarray) and x.dtype.kind in "OUS":
-            x = tf.constant(x.astype(str))
-        if isinstance(y, (list, tuple)) and y and isinstance(y[0], (list, tuple, np.ndarray)):
-            as_text = any(isinstance(tag, str) for sentence in y for tag in sentence)
-            y = self.tag_ids(y) if as_text else tf.ragged.constant([list(map(int, s)) for s in y], dtype=tf.int32)
-        return x, y
+            return tf.ragged.constant([[str(word) for word in words] for words in x], dtype=tf.string)
+        if isinstance(x, np.ndarray) and x.dtype.kind in "OUS":
+            return tf.constant(x.astype(str))
+        return x
 
-    def fit(self, x=None, y=None, batch_size=None, shuffle=True, **kwargs):
-        x, y = self._python_inputs(x, y)
-        if isinstance(x, tf.RaggedTensor) and y is not None and kwargs.get("sample_weight") is None:
-            # keras-hub batches ragged inputs with tf.data without shuffling; shuffle every epoch as Keras does.
-            dataset = tf.data.Dataset.from_tensor_slices((x, y))
-            if shuffle:
-                dataset = dataset.shuffle(int(x.nrows()), reshuffle_each_iteration=True)
-            return super().fit(dataset.batch(batch_size or 32), shuffle=False, **kwargs)
-        return super().fit(x=x, y=y, batch_size=batch_size, shuffle=shuffle, **kwargs)
+    def label_ids(self, y):
+        """Ragged int32 ids [batch, (words)] of per-word tags (strings of `tags`, or ids) given as lists."""
+        if not isinstance(y, (list, tuple, np.ndarray)) or isinstance(y, np.ndarray) and y.dtype != object:
+            return y
+        sentences = [list(sentence) for sentence in y]
+        lengths = [len(sentence) for sentence in sentences]
+        flat = [tag for sentence in sentences for tag in sentence]
+        ids = self.label_mapping.ids(flat) if label_strings.is_text(flat) else np.array(flat, np.int32)
+        return tf.RaggedTensor.from_row_lengths(tf.constant(ids, tf.int32), lengths)
 
-    def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
-        x, y = self._python_inputs(x, y)
-        return super().evaluate(x=x, y=y, batch_size=batch_size, **kwargs)
-
-    def predict(self, x, batch_size=None, **kwargs):
-        x, _ = self._python_inputs(x)
-        return super().predict(x, batch_size=batch_size, **kwargs)
+    def predict_labels(self, x, batch_size=32):
+        """Per example of `x` (raw strings or word lists), the tag of each word as a Python list (None for a word
+        that did not fit `max_seq_length` pieces)."""
+        return [[tag for _, tag, _, _ in words] for words in self.tag(x, batch_size=batch_size)]
 
     def tag(self, inputs, batch_size=32):
         """Tags of raw strings or of word lists: per example a list of (word, tag, start, end), with the word's byte
         offsets into the string (None for given words). Words that did not fit `max_seq_length` get tag None."""
         if self.preprocessor is None:
-            raise ConfigError("tag() needs a preprocessor: build the tagger with from_preset or preprocessor=...")
+            raise ConfigError("tag() and predict_labels() need a preprocessor: build the tagger with from_preset or "
+                              "preprocessor=...", arguments=("preprocessor",))
         raw = isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], (str, bytes))
         if raw:
             words, starts, ends = self.preprocessor.split_text(tf.constant(list(inputs)))

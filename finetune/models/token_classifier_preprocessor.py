@@ -45,7 +45,8 @@ class ElectraTokenClassifierPreprocessor(ElectraVocabularyPreprocessor):
     def words(self, x):
         """The words of `x` (raw strings or words, see the class docstring) as ragged strings [batch, (words)]."""
         if isinstance(x, dict):
-            raise ConfigError("ElectraTokenClassifierPreprocessor takes strings or words, not a dict")
+            raise ConfigError("ElectraTokenClassifierPreprocessor takes as x strings or words, not a dict",
+                              arguments=("x",))
         if isinstance(x, (list, tuple)):
             if all(isinstance(item, (str, bytes)) for item in x):
                 x = tf.constant(list(x))
@@ -62,8 +63,8 @@ class ElectraTokenClassifierPreprocessor(ElectraVocabularyPreprocessor):
             return self.split_text(x)[0]
         if x.shape.rank == 2:
             return tf.RaggedTensor.from_tensor(x, padding="")
-        raise ConfigError(f"ElectraTokenClassifierPreprocessor takes strings [batch] or words [batch, words], got "
-                          f"shape {x.shape}")
+        raise ConfigError(f"ElectraTokenClassifierPreprocessor takes as x strings [batch] or words [batch, words], "
+                          f"got shape {x.shape}", arguments=("x",))
 
     def split_text(self, texts):
         """(words, start, end): ragged [batch, (words)] raw words of `texts` and their byte offsets."""

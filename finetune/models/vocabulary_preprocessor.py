@@ -52,8 +52,8 @@ class ElectraVocabularyPreprocessor(keras_hub.models.Preprocessor):
 
     def require_tokenizer(self):
         if self.text_tokenizer is None:
-            raise ConfigError(f"{type(self).__name__} has no vocabulary: pass vocab_file=<vocab.txt> (or load it from a "
-                              ".keras file, which holds the vocabulary)", arguments=("vocab_file",))
+            raise ConfigError(f"{type(self).__name__} has no vocabulary: pass vocab_file=<vocab.txt> (or load it "
+                              "from a .keras file, which holds the vocabulary)", arguments=("vocab_file",))
         return self.text_tokenizer
 
     def save_assets(self, dir_path):

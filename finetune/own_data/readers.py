@@ -110,10 +110,12 @@ def label_names(labels):
     return sorted(unique)
 
 
-def check_known_labels(examples, names, path, argument):
-    known = set(names)
-    for example in examples:
-        if example.label is not None and example.label not in known:
-            raise DataError(f"{path} line {example.line}: label {example.label!r} never occurs in train_file (its "
-                            f"labels: {list(names)}); a classifier can only predict labels it was trained on",
-                            arguments=(argument, "train_file"))
+def check_known_labels(examples, labels, path, argument):
+    """A `DataError` naming the line of the first example whose label `labels` (a `LabelMapping` of train_file's
+    labels) does not hold."""
+    unknown = labels.unknown([example.label for example in examples])
+    if unknown:
+        example = examples[unknown[0]]
+        raise DataError(f"{path} line {example.line}: label {example.label!r} never occurs in train_file (its "
+                        f"labels: {labels.names}); a classifier can only predict labels it was trained on",
+                        arguments=(argument, "train_file"))

@@ -1,10 +1,11 @@
 """Fine-tuning on the user's own files: `classification` (string labels) and `regression` (a number per example), on
 single sentences or pairs, through the same runner as GLUE.
 
-String labels are mapped to class ids in the order of `readers.label_names` and saved with the model
-(`ElectraTextClassifier.label_names`), so predictions files and the exported model's outputs carry the original
-strings. Outputs per trial: `dev_predictions.tsv` (and `test_predictions.tsv`): `line`, `label` (gold) and
-`prediction`, the line being the example's line in its file; with `save_models`, the classifier as `model.keras`.
+String labels are ordered by `readers.label_names`, mapped to class ids by the `finetune.models.labels.LabelMapping`
+the Python API uses, and saved with the model (`ElectraTextClassifier.labels`), so predictions files and the exported
+model's outputs carry the original strings. Outputs per trial: `dev_predictions.tsv` (and `test_predictions.tsv`):
+`line`, `label` (gold) and `prediction`, the line being the example's line in its file; with `save_models`, the
+classifier as `model.keras`.
 """
 
 import dataclasses
@@ -22,7 +23,7 @@ MAX_SEQ_LENGTH = 128
 
 @dataclasses.dataclass
 class OwnData:
-    label_names: list  # None for regression
+    labels: object  # finetune.models.labels.LabelMapping; None for regression
     train: object  # GlueFeatures
     evaluation: dict  # split -> (examples, GlueFeatures)
 
@@ -55,23 +56,27 @@ class OwnDataTask(Task):
                                   require_labels=argument != "test_file")
 
     def load_data(self, job, tokenizer, max_seq_length):
+        from finetune.models.labels import LabelMapping
         from finetune.own_data import readers
 
         train = self._read(job, "train_file")
-        names = None if self.regression else readers.label_names([example.label for example in train])
-        if names is not None and len(names) < 2:
-            raise DataError(f"train_file={job.train_file} has the one label {names}: a classifier needs two or more "
-                            "(task=regression for numbers)", arguments=("train_file", "task"))
+        labels = None
+        if not self.regression:
+            names = readers.label_names([example.label for example in train])
+            if len(names) < 2:
+                raise DataError(f"train_file={job.train_file} has the one label {names}: a classifier needs two or "
+                                "more (task=regression for numbers)", arguments=("train_file", "task"))
+            labels = LabelMapping(names)
         evaluation = {}
         for split in ("dev", "test"):
             if getattr(job, f"{split}_file"):
                 examples = self._read(job, f"{split}_file")
-                if names:
-                    readers.check_known_labels(examples, names, getattr(job, f"{split}_file"), f"{split}_file")
-                evaluation[split] = (examples, self._encode(examples, names, tokenizer, max_seq_length))
-        return OwnData(names, self._encode(train, names, tokenizer, max_seq_length), evaluation)
+                if labels:
+                    readers.check_known_labels(examples, labels, getattr(job, f"{split}_file"), f"{split}_file")
+                evaluation[split] = (examples, self._encode(examples, labels, tokenizer, max_seq_length))
+        return OwnData(labels, self._encode(train, labels, tokenizer, max_seq_length), evaluation)
 
-    def _encode(self, examples, names, tokenizer, max_seq_length):
+    def _encode(self, examples, labels, tokenizer, max_seq_length):
         from finetune.glue.features import GlueFeatures, encode_token_ids, tokenize_to_numpy
 
         ids_a = tokenize_to_numpy(tokenizer, [example.text_a for example in examples])
@@ -81,12 +86,11 @@ class OwnDataTask(Task):
         if self.regression:
             labels = np.array([np.nan if e.label is None else e.label for e in examples], np.float32)
         else:
-            index = {name: position for position, name in enumerate(names)}
-            labels = np.array([index.get(e.label, -1) for e in examples], np.int32)
+            labels = labels.ids([e.label for e in examples])
         return GlueFeatures(*inputs, labels)
 
     def describe_data(self, data):
-        return {"num_train_examples": len(data.train), "label_names": data.label_names}
+        return {"num_train_examples": len(data.train), "label_names": data.labels.names if data.labels else None}
 
     def describe_training(self, data):
         return f"{len(data.train)} train examples"
@@ -98,9 +102,8 @@ class OwnDataTask(Task):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
 
-        return ElectraTextClassifier(clone_backbone(pretrained_model.backbone),
-                                     num_classes=len(data.label_names or ()) if not self.regression else 2,
-                                     regression=self.regression, label_names=data.label_names)
+        return ElectraTextClassifier(clone_backbone(pretrained_model.backbone), regression=self.regression,
+                                     labels=data.labels.names if data.labels else None)
 
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)
@@ -121,10 +124,7 @@ class OwnDataTask(Task):
         results = {}
         for split, (examples, features) in data.evaluation.items():
             outputs = model.predict(features.inputs(), batch_size=job.eval_batch_size, verbose=0)
-            if self.regression:
-                predictions = [float(value) for value in outputs]
-            else:
-                predictions = [data.label_names[index] for index in np.argmax(outputs, axis=-1)]
+            predictions = model.output_labels(outputs)
             _write_predictions(os.path.join(trial_dir, f"{split}_predictions.tsv"), examples, predictions)
             if split == "test" and any(example.label is None for example in examples):
                 continue
@@ -137,7 +137,7 @@ class OwnDataTask(Task):
                 predicted = np.argmax(outputs, axis=-1)
                 results[key] = {"accuracy": metrics.accuracy(gold, predicted),
                                 "macro_f1": float(np.mean([metrics.f1(gold, predicted, positive=label)
-                                                           for label in range(len(data.label_names))]))}
+                                                           for label in range(len(data.labels.names))]))}
         return results
 
     def save_model(self, model, path, tokenizer, max_seq_length):

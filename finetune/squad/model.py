@@ -30,7 +30,7 @@ class ElectraSquadModel(keras.Model):
     def __init__(self, backbone, head="joint", version_2=False, beam_size=20, **kwargs):
         kwargs.setdefault("name", "electra_squad")
         if head not in HEADS:
-            raise ConfigError(f"unknown SQuAD head {head!r}; choose one of {', '.join(HEADS)}")
+            raise ConfigError(f"unknown SQuAD head={head!r}; choose one of {', '.join(HEADS)}", arguments=("head",))
         super().__init__(dtype=backbone.dtype_policy, **kwargs)
         self.backbone = backbone
         self.head_name, self.version_2, self.beam_size = head, bool(version_2), int(beam_size)

@@ -109,6 +109,7 @@ class TaggingTask(Task):
         return readers.read_conll(path, word_column=job.word_column, tag_column=job.tag_column)
 
     def load_data(self, job, tokenizer, max_seq_length):
+        from finetune.models.labels import LabelMapping
         from finetune.tagging.features import featurize
 
         train = self.read_split(job, "train")
@@ -119,7 +120,7 @@ class TaggingTask(Task):
         if self.spec.positive_tag and self.spec.positive_tag not in tags:
             raise DataError(f"train_file={job.train_file} has no {self.spec.positive_tag!r} tag (it has {tags})",
                             arguments=("train_file",))
-        tag_ids = {tag: index for index, tag in enumerate(tags)}
+        tag_ids = LabelMapping(tags, argument="tags").index
         evaluation, unseen_counts = {}, {}
         for split in ("dev", "test"):
             sentences = self.read_split(job, split)
@@ -162,7 +163,7 @@ class TaggingTask(Task):
         results = {}
         for split, (sentences, features) in data.evaluation.items():
             logits = model.predict(features.inputs(), batch_size=job.eval_batch_size, verbose=0)
-            predicted = [[data.tags[tag] for tag in sentence]
+            predicted = [model.label_mapping.strings(sentence)
                          for sentence in features.sentence_predictions(np.argmax(logits, axis=-1))]
             write_conll_predictions(os.path.join(trial_dir, f"{split}_predictions.txt"), sentences, predicted)
             if split == "dev":

@@ -102,7 +102,7 @@ def test_string_labels_from_csv_to_predictions_and_the_exported_model(pretrained
     assert {row.split("\t")[2] for row in rows[1:]} <= {"negative", "positive"}
     assert sum(row.split("\t")[1] == row.split("\t")[2] for row in rows[1:]) >= 90
     model = keras.saving.load_model(tmp_path / "out" / "trial_0" / "model.keras")
-    assert model.label_names == ["negative", "positive"]
+    assert model.labels == ["negative", "positive"]
     model.export(str(tmp_path / "export"))
     outputs = run_like_tf_serving(str(tmp_path / "export"), "serve_text", {"texts": ["w0 w50 w60", "w50 w60 w70"]})
     assert outputs["labels"] == ["positive", "negative"]

@@ -200,6 +200,7 @@ def _fit(model, task, data, job, trial_dir, state, first_step, hyperparameters, 
         if start >= stop:
             continue
         dataset = training_batches(examples, num_examples, hyperparameters.train_batch_size, seed, start, epochs, skip)
+        state.build_metrics(model, dataset)
         # TensorBoard's train/ and validation/ under trial_<k>/logs, at step = epoch: a resumed trial goes on at its
         # own epoch. Its writers close at the end of a fit, so each fit gets its own.
         model.fit(dataset, initial_epoch=start, epochs=stop, steps_per_epoch=steps_per_epoch - skip,

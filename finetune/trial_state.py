@@ -1,8 +1,9 @@
 """A fine-tuning trial's saved state, so that rerunning an interrupted command resumes it where it stopped.
 
 `trial_<k>/state/` holds a `tf.train.CheckpointManager` checkpoint (model, optimizer with its iteration count, the
-dropout layers' seed-generator states, the number of batches trained) and `history.json` (the job it belongs to and
-Keras' logs of every finished epoch). The data position needs no state of its own: every epoch has the same number
+dropout layers' seed-generator states, the number of batches trained) and `history.json` (the job it belongs to,
+Keras' logs of every finished epoch and, for a save within an epoch, the running training metrics of that epoch, so
+that the epoch's logs cover all its batches). The data position needs no state of its own: every epoch has the same number
 of batches and its order is a function of the trial's seed and the epoch (`training_batches`), so the batch count
 says where to go on. A finished trial's entry of results.json is `trial_<k>/trial.json`; its state is then deleted.
 
@@ -79,6 +80,8 @@ class TrialState:
         self.steps_per_epoch = steps_per_epoch
         self.steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches_trained")
         self.history = {}
+        self.metric_states = {}  # batches trained -> values of model.metrics_variables, for the latest saves
+        self.resumed_metrics = None
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, steps=self.steps,
                                          seed_generators=tf.train.Checkpoint(**seed_generator_states(model)))
         self.manager = tf.train.CheckpointManager(checkpoint, self.directory, max_to_keep=1)
@@ -103,12 +106,22 @@ class TrialState:
         steps = int(self.steps.numpy())
         epochs = steps // self.steps_per_epoch
         self.history = {name: values[:epochs] for name, values in saved["history"].items()}
+        self.metric_states = saved["metric_states"]
+        self.resumed_metrics = self.metric_states.get(str(steps))
         return steps
+
+    def build_metrics(self, model, dataset):
+        """Creates the compiled metrics' variables (Keras makes them in the first training step) from one batch of
+        `dataset`, so that a resumed epoch's running values can be put back before that step."""
+        if self.resumed_metrics is not None and len(model.metrics_variables) != len(self.resumed_metrics):
+            x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(next(iter(dataset)))
+            model.compute_metrics(x, y, model(x), sample_weight)
 
     def save(self):
         os.makedirs(self.directory, exist_ok=True)
         atomic_write_json(os.path.join(self.directory, HISTORY_FILE), {"job": self.job_record,
-                                                                     "history": self.history})
+                                                                     "history": self.history,
+                                                                     "metric_states": self.metric_states})
         self.manager.save(checkpoint_number=int(self.steps.numpy()))
 
     def best_epoch(self):
@@ -131,7 +144,18 @@ class SaveTrialState(keras.callbacks.Callback):
         steps = int(self.state.steps.assign_add(1).numpy())
         # A save at an epoch's last batch waits for on_epoch_end, which has its validation logs.
         if self.save_every_steps and steps % self.save_every_steps == 0 and steps % self.state.steps_per_epoch:
+            # The previous save's entry stays: history.json is written before the checkpoint, which a kill may
+            # leave one save behind.
+            latest = {str(steps): [variable.numpy().tolist() for variable in self.model.metrics_variables]}
+            self.state.metric_states = {**dict(list(self.state.metric_states.items())[-1:]), **latest}
             self.state.save()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        # Keras has just reset the metrics: an epoch resumed in its middle goes on from its saved running values.
+        if self.state.resumed_metrics is not None:
+            for variable, value in zip(self.model.metrics_variables, self.state.resumed_metrics):
+                variable.assign(value)
+            self.state.resumed_metrics = None
 
     def on_epoch_end(self, epoch, logs=None):
         for name, value in (logs or {}).items():

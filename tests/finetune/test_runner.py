@@ -27,7 +27,7 @@ def _write_stsb(glue_dir, rng):
         (task_dir / f"{split}.tsv").write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
 
 
-def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path):
+def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path, capsys):
     _write_stsb(tmp_path / "glue", np.random.default_rng(0))
     job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path / "glue"),
                         output_dir=str(tmp_path / "out"), model_size="tiny", num_train_epochs=1, train_batch_size=16,
@@ -47,6 +47,15 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert saved["job"]["task"] == "STS-B" and saved["job"]["max_seq_length"] == 16
     assert "doc_stride" not in saved["job"] and "squad_head" not in saved["job"], "SQuAD's options only in its runs"
     assert not (tmp_path / "out" / "trial_0" / "submission").exists(), "no test.tsv, no submission file"
+
+    # The same job again: the finished trial is not trained again, its results are read back.
+    logs = sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir())
+    capsys.readouterr()
+    again = run(job)
+    assert again["trials"] == results["trials"]
+    assert f"trial 0: finished earlier, results from {tmp_path / 'out' / 'trial_0' / 'trial.json'}" in \
+        capsys.readouterr().out
+    assert sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir()) == logs, "no new TensorBoard events"
 
 
 def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):

@@ -254,7 +254,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
         entry["kept_epoch"] = best_epoch + 1
     if job.save_models:
         task.save_model(model, os.path.join(trial_dir, MODEL_FILE), tokenizer, hyperparameters.max_seq_length)
-    finish_trial(trial_dir, entry)
+    finish_trial(trial_dir, entry, state.job_record)
     return entry
 
 
@@ -294,7 +294,7 @@ def run(job, extra_files=None):
                "hyperparameters": dataclasses.asdict(hyperparameters), **task.describe_data(data), "trials": []}
     for trial in range(job.num_trials):
         trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
-        entry = finished_trial(trial_dir)
+        entry = finished_trial(trial_dir, _job_record(job, hyperparameters))
         if entry is None:
             entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy)
         else:

@@ -30,7 +30,7 @@ HISTORY_FILE = "history.json"
 BEST_WEIGHTS_FILE = "best_epoch.weights.h5"
 TRIAL_FILE = "trial.json"
 # Fields that may change between a run and its resumption: they do not change what a trial computes.
-RESUMABLE_CHANGES = ("num_trials", "progress_bar", "save_checkpoints_steps", "eval_batch_size", "save_models",
+RESUMABLE_CHANGES = ("output_dir", "num_trials", "progress_bar", "save_checkpoints_steps", "eval_batch_size", "save_models",
                      "max_eval_examples")
 
 
@@ -51,24 +51,29 @@ def training_batches(examples, num_examples, batch_size, seed, first_epoch, num_
         keras_input_options())
 
 
-def finished_trial(trial_dir):
-    """results.json's entry of the trial in `trial_dir` if it finished, else None."""
+def _check_same_job(saved, current, directory):
+    changed = [name for name in sorted(set(saved) | set(current))
+               if name not in RESUMABLE_CHANGES and saved.get(name) != current.get(name)]
+    if changed:
+        raise ConfigError(f"{directory} holds a trial of another job ({', '.join(changed)} differ): rerun with its "
+                          "settings or pass another output_dir", arguments=("output_dir",))
+
+
+def finished_trial(trial_dir, job_record):
+    """results.json's entry of the trial in `trial_dir` if it finished (ConfigError if for another job), else None."""
     path = os.path.join(trial_dir, TRIAL_FILE)
     if not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+        saved = json.load(handle)
+    _check_same_job(saved["job"], job_record, trial_dir)
+    return saved["result"]
 
 
-def finish_trial(trial_dir, entry):
+def finish_trial(trial_dir, entry, job_record):
     """Records the trial's results entry and deletes its training state."""
-    atomic_write_json(os.path.join(trial_dir, TRIAL_FILE), entry)
+    atomic_write_json(os.path.join(trial_dir, TRIAL_FILE), {"job": job_record, "result": entry})
     shutil.rmtree(os.path.join(trial_dir, STATE_DIR), ignore_errors=True)
-
-
-def _differences(saved, current):
-    return [name for name in sorted(set(saved) | set(current))
-            if name not in RESUMABLE_CHANGES and saved.get(name) != current.get(name)]
 
 
 class TrialState:
@@ -97,11 +102,7 @@ class TrialState:
             return 0
         with open(os.path.join(self.directory, HISTORY_FILE), encoding="utf-8") as handle:
             saved = json.load(handle)
-        changed = _differences(saved["job"], self.job_record)
-        if changed:
-            raise ConfigError(f"{self.directory} holds an unfinished trial of another job ({', '.join(changed)} "
-                              "differ): rerun with its settings or pass another output_dir",
-                              arguments=("output_dir",))
+        _check_same_job(saved["job"], self.job_record, self.directory)
         self.manager.checkpoint.restore(latest).assert_existing_objects_matched()
         steps = int(self.steps.numpy())
         epochs = steps // self.steps_per_epoch

@@ -1,6 +1,7 @@
 """The fine-tuning runner in-process: a regression task (STS-B layout) with squared error, scores and swap
 augmentation; job validation in Python terms."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -56,6 +57,10 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert f"trial 0: finished earlier, results from {tmp_path / 'out' / 'trial_0' / 'trial.json'}" in \
         capsys.readouterr().out
     assert sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir()) == logs, "no new TensorBoard events"
+    with pytest.raises(ConfigError, match=f"^{tmp_path / 'out' / 'trial_0'} holds a trial of another job "
+                                          r"\(learning_rate, seed differ\): rerun with its settings or pass another "
+                                          "output_dir$"):
+        run(dataclasses.replace(job, learning_rate=1e-3, seed=4, num_trials=2))
 
 
 def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):

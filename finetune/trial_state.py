@@ -3,9 +3,10 @@
 `trial_<k>/state/` holds a `tf.train.CheckpointManager` checkpoint (model, optimizer with its iteration count, the
 dropout layers' seed-generator states, the number of batches trained) and `history.json` (the job it belongs to,
 Keras' logs of every finished epoch and, for a save within an epoch, the running training metrics of that epoch, so
-that the epoch's logs cover all its batches). The data position needs no state of its own: every epoch has the same number
-of batches and its order is a function of the trial's seed and the epoch (`training_batches`), so the batch count
-says where to go on. A finished trial's entry of results.json is `trial_<k>/trial.json`; its state is then deleted.
+that the epoch's logs cover all its batches). The data position needs no state of its own: every epoch has the same
+number of batches and its order is a function of the trial's seed and the epoch (`training_batches`), so the batch
+count says where to go on. A finished trial's entry of results.json (and its job) is `trial_<k>/trial.json`; its
+state is then deleted.
 
 TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a process killed while
 saving leaves the previous complete checkpoint as the latest. `history.json` is written before each checkpoint and
@@ -29,9 +30,9 @@ STATE_DIR = "state"
 HISTORY_FILE = "history.json"
 BEST_WEIGHTS_FILE = "best_epoch.weights.h5"
 TRIAL_FILE = "trial.json"
-# Fields that may change between a run and its resumption: they do not change what a trial computes.
-RESUMABLE_CHANGES = ("output_dir", "num_trials", "progress_bar", "save_checkpoints_steps", "eval_batch_size", "save_models",
-                     "max_eval_examples")
+# Fields that may change between a run and its rerun: they do not change what a trial computes.
+RESUMABLE_CHANGES = ("output_dir", "num_trials", "progress_bar", "save_checkpoints_steps", "eval_batch_size",
+                     "save_models")
 
 
 def epoch_seed(seed, epoch):

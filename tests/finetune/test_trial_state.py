@@ -20,7 +20,8 @@ STEPS_PER_EPOCH = 12  # 96 examples in batches of 8
 
 
 def _command(pretrained_tiny, glue_dir, output_dir):
-    return [sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--task=SST-2", f"--init_checkpoint={pretrained_tiny}",
+    return [sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--task=SST-2",
+            f"--init_checkpoint={pretrained_tiny}",
             f"--data_dir={glue_dir}", f"--output_dir={output_dir}", "--model_size=tiny", "--noprogress_bar",
             "--learning_rate=1e-3", "--num_train_epochs=2", "--train_batch_size=8", "--max_seq_length=16",
             "--max_train_examples=96", "--max_eval_examples=40", "--save_checkpoints_steps=5", "--deterministic",

@@ -199,13 +199,15 @@ def _fit(model, task, data, job, trial_dir, state, first_step, hyperparameters, 
     for start, stop, skip in segments:
         if start >= stop:
             continue
-        dataset = training_batches(examples, num_examples, hyperparameters.train_batch_size, seed, start, epochs, skip)
+        dataset = training_batches(examples, num_examples, hyperparameters.train_batch_size, seed, start, stop, skip)
         state.build_metrics(model, dataset)
         # TensorBoard's train/ and validation/ under trial_<k>/logs, at step = epoch: a resumed trial goes on at its
         # own epoch. Its writers close at the end of a fit, so each fit gets its own.
         model.fit(dataset, initial_epoch=start, epochs=stop, steps_per_epoch=steps_per_epoch - skip,
                   validation_data=validation,
-                  callbacks=[saver, keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR))],
+                  # TensorBoard first: a kill between its epoch summary and the save repeats the epoch's point
+                  # (same values under determinism) rather than losing it.
+                  callbacks=[keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR)), saver],
                   verbose=1 if job.progress_bar else 2)
 
 

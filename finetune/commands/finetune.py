@@ -85,6 +85,14 @@ flags.DEFINE_boolean("save_models", False, "Save each trial's fine-tuned model (
 flags.DEFINE_boolean("keep_best_epoch", False, "End each trial on the weights of the epoch with the lowest dev loss "
                      "(the dev split is then also the selection set: its scores are optimistic).")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per epoch).")
+flags.DEFINE_integer("save_checkpoints_steps", None, "Also save the trial's state every N batches (it is always saved "
+                     "at the end of every epoch); rerunning the command resumes an interrupted run from there.")
+flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: an interrupted and resumed run ends with "
+                     "the weights and dev results of an uninterrupted one.")
+flags.DEFINE_integer("max_train_examples", None, "Train on the first N examples only (SQuAD: questions; tagging: "
+                     "sentences; before MRPC/STS-B's swapped pairs are added).")
+flags.DEFINE_integer("max_eval_examples", None, "Evaluate on the first N examples of each evaluation split (dev, test) "
+                     "only.")
 # SQuAD only.
 flags.DEFINE_enum("squad_head", "joint", ["joint", "simple"], "SQuAD: joint = the paper's start-conditioned end "
                   "head with a 20 x 20 beam (and for 2.0 an answerability classifier); simple = independent start/end.")
@@ -93,8 +101,6 @@ flags.DEFINE_integer("max_query_length", 64, "SQuAD: questions are cut to this m
 flags.DEFINE_integer("n_best_size", 20, "SQuAD: n-best answers kept per question (and the joint head's beam).")
 flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in word pieces.")
 flags.DEFINE_float("null_score_threshold", 0.0, "SQuAD 2.0: answer \"\" when the null odds exceed this.")
-flags.DEFINE_integer("max_train_questions", None, "SQuAD: train on the first N questions only (a slice).")
-flags.DEFINE_integer("max_dev_questions", None, "SQuAD: evaluate on the first N dev questions only (a slice).")
 # Tagging, classification and regression on files of your own.
 flags.DEFINE_string("train_file", None, "Tagging: training file, CoNLL columns (one word per line, a blank line "
                     "between sentences; -DOCSTART- lines are document breaks), .conllu, .pos, or FCE's token TSV for "

@@ -144,15 +144,13 @@ def encode_examples(examples, tokenizer, task, max_seq_length=None):
     return GlueFeatures(input_ids, input_mask, segment_ids, label_ids(examples, spec.name))
 
 
-def features_to_dataset(features, batch_size=None, shuffle_seed=None, drop_remainder=False):
-    """A tf.data.Dataset of (inputs dict, label) from GlueFeatures; shuffled (fully) when `shuffle_seed` is given."""
+def features_to_dataset(features, batch_size=None, drop_remainder=False):
+    """A tf.data.Dataset of (inputs dict, label) from GlueFeatures, in order; batched when `batch_size` is given."""
     import tensorflow as tf  # only callers that build input pipelines pay for the import
 
     from electra_tf.data.keras_input import keras_input_options
 
     dataset = tf.data.Dataset.from_tensor_slices((features.inputs(), features.label_ids))
-    if shuffle_seed is not None:
-        dataset = dataset.shuffle(len(features), seed=shuffle_seed, reshuffle_each_iteration=True)
     if batch_size:
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     return dataset.with_options(keras_input_options())

@@ -15,7 +15,7 @@ import numpy as np
 
 from electra_tf.errors import ConfigError, DataError
 from finetune.hyperparameters import size_defaults
-from finetune.task import Task
+from finetune.task import Task, first_examples
 
 EPOCHS = 3
 MAX_SEQ_LENGTH = 128
@@ -51,9 +51,10 @@ class OwnDataTask(Task):
     def _read(self, job, argument):
         from finetune.own_data.readers import read_labelled_file
 
-        return read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
-                                  regression=self.regression, argument=argument,
-                                  require_labels=argument != "test_file")
+        examples = read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
+                                      regression=self.regression, argument=argument,
+                                      require_labels=argument != "test_file")
+        return first_examples(examples, job.max_train_examples if argument == "train_file" else job.max_eval_examples)
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.models.labels import LabelMapping
@@ -108,10 +109,10 @@ class OwnDataTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed):
+    def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset
 
-        return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed)
+        return features_to_dataset(data.train)
 
     def validation_dataset(self, model, data, batch_size):
         from finetune.glue.features import features_to_dataset

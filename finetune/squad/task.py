@@ -17,18 +17,15 @@ SQUAD_EPOCHS = 2
 FILE_SOURCES = ("json", "tsv")  # "tsv" is run_finetuning.py's default data_source: files in data_dir
 
 
-def training_dataset(model, features, batch_size, shuffle_seed):
-    """(inputs, labels) batches; the joint head also sees the gold starts as an input (teacher forcing)."""
+def training_examples(model, features):
+    """(inputs, labels) per window, in order; the joint head also sees the gold starts as an input (teacher
+    forcing)."""
     import tensorflow as tf
-
-    from electra_tf.data.keras_input import keras_input_options
 
     inputs = features.inputs()
     if model.uses_teacher_forcing:
         inputs = dict(inputs, start_positions=features.start_positions)
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
-    dataset = dataset.shuffle(len(features), seed=shuffle_seed).batch(batch_size)
-    return dataset.with_options(keras_input_options())
+    return tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
 
 
 def span_candidates(model, features, batch_size):
@@ -56,7 +53,7 @@ class SquadTask(Task):
 
     records_train_loss = True
     options = ("squad_head", "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
-               "null_score_threshold", "max_train_questions", "max_dev_questions")
+               "null_score_threshold")
 
     def __init__(self, name):
         self.name = name
@@ -85,9 +82,6 @@ class SquadTask(Task):
                               arguments=("data_source",))
         check_positive(doc_stride=job.doc_stride, max_query_length=job.max_query_length, n_best_size=job.n_best_size,
                        max_answer_length=job.max_answer_length)
-        for name in ("max_train_questions", "max_dev_questions"):
-            if getattr(job, name) is not None:
-                check_positive(**{name: getattr(job, name)})
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.squad.task_data import load_squad_data
@@ -95,8 +89,8 @@ class SquadTask(Task):
         source = "json" if job.data_source in FILE_SOURCES else job.data_source
         return load_squad_data(self.name, job.data_dir, tokenizer, max_seq_length, job.doc_stride,
                                job.max_query_length, source=source, tfds_data_dir=job.tfds_data_dir,
-                               tfds_download=job.tfds_download, max_train_questions=job.max_train_questions,
-                               max_dev_questions=job.max_dev_questions)
+                               tfds_download=job.tfds_download, max_train_examples=job.max_train_examples,
+                               max_eval_examples=job.max_eval_examples)
 
     def describe_data(self, data):
         return {"version": data.version, "num_train_questions": len(data.train.questions),
@@ -118,8 +112,8 @@ class SquadTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)  # the model computes its own span losses
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed):
-        return training_dataset(model, data.train_features, batch_size, shuffle_seed)
+    def train_examples(self, model, data):
+        return training_examples(model, data.train_features)
 
     def evaluate(self, model, data, trial_dir, job):
         from finetune.squad.postprocess import postprocess

@@ -57,14 +57,15 @@ def _read(task, split, data_dir, source, tfds_data_dir, tfds_download):
 
 
 def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_query_length, source="json",
-                    tfds_data_dir=None, tfds_download=False, max_train_questions=None, max_dev_questions=None):
-    """Reads and featurises `task`'s train and dev files (optionally only their first questions)."""
+                    tfds_data_dir=None, tfds_download=False, max_train_examples=None, max_eval_examples=None):
+    """Reads and featurises `task`'s train and dev files (only their first `max_train_examples` /
+    `max_eval_examples` questions when given)."""
     task = task.lower()
     if task not in SQUAD_TASKS:
         raise ConfigError(f"unknown SQuAD task={task!r}; choose one of {', '.join(SQUAD_TASKS)}", arguments=("task",))
     train, _ = _read(task, "train", data_dir, source, tfds_data_dir, tfds_download)
     dev, dev_json = _read(task, "dev", data_dir, source, tfds_data_dir, tfds_download)
-    train, dev = train.sliced(max_train_questions), dev.sliced(max_dev_questions)
+    train, dev = train.sliced(max_train_examples), dev.sliced(max_eval_examples)
     if dev_json is None:  # tfds: rebuild the official layout the scorer reads
         dev_json = {"version": f"v{dev.version}", "data": [{"title": "", "paragraphs": [
             {"context": dev.contexts[q.context_index], "qas": [

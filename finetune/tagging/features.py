@@ -31,12 +31,10 @@ class TaggingFeatures:
         return {"token_ids": self.token_ids, "segment_ids": np.zeros_like(self.token_ids),
                 "padding_mask": self.padding_mask, "word_positions": self.word_positions}
 
-    def dataset(self, batch_size, shuffle_seed=None):
-        """(inputs, tags, weights) batches; shuffled (once per epoch, seeded) when `shuffle_seed` is given."""
+    def dataset(self, batch_size=None):
+        """(inputs, tags, weights) of the windows in order, in batches of `batch_size` if given."""
         dataset = tf.data.Dataset.from_tensor_slices((self.inputs(), self.tags, self.weights))
-        if shuffle_seed is not None:
-            dataset = dataset.shuffle(len(self.tags), seed=shuffle_seed, reshuffle_each_iteration=True)
-        return dataset.batch(batch_size)
+        return dataset.batch(batch_size) if batch_size else dataset
 
     def sentence_predictions(self, window_predictions):
         """Per sentence, the predicted tag ids of its words, from [num_windows, max_seq_length] window predictions."""

@@ -20,7 +20,7 @@ from absl import logging
 
 from electra_tf.errors import ConfigError, DataError
 from finetune.hyperparameters import size_defaults
-from finetune.task import Task
+from finetune.task import Task, first_examples
 
 EPOCHS = 3
 MAX_SEQ_LENGTH = 128
@@ -97,6 +97,12 @@ class TaggingTask(Task):
         path = getattr(job, f"{split}_file")
         return self.read(job, path) if path else None
 
+    def read_examples(self, job, split):
+        """`read_split`'s sentences, only the first `max_train_examples` (train) or `max_eval_examples`."""
+        sentences = self.read_split(job, split)
+        limit = job.max_train_examples if split == "train" else job.max_eval_examples
+        return None if sentences is None else first_examples(sentences, limit)
+
     def read(self, job, path):
         from finetune.tagging import readers
 
@@ -112,7 +118,7 @@ class TaggingTask(Task):
         from finetune.models.labels import LabelMapping
         from finetune.tagging.features import featurize
 
-        train = self.read_split(job, "train")
+        train = self.read_examples(job, "train")
         tags = sorted({tag for sentence in train for tag in sentence.tags} - set(self.spec.ignored_tags))
         if len(tags) < 2:
             raise DataError(f"train_file={job.train_file} has only the tag {tags}: a tagger needs two or more",
@@ -123,7 +129,7 @@ class TaggingTask(Task):
         tag_ids = LabelMapping(tags, argument="tags").index
         evaluation, unseen_counts = {}, {}
         for split in ("dev", "test"):
-            sentences = self.read_split(job, split)
+            sentences = self.read_examples(job, split)
             if sentences is not None:
                 unseen = unseen_tags(sentences, set(tag_ids) | set(self.spec.ignored_tags))
                 _warn_unseen_tags(unseen, f"{split}_file")
@@ -152,8 +158,8 @@ class TaggingTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed):
-        return data.train.dataset(batch_size, shuffle_seed=shuffle_seed)
+    def train_examples(self, model, data):
+        return data.train.dataset()
 
     def validation_dataset(self, model, data, batch_size):
         # Words with a tag unseen in training weigh 0 here (no loss), while the official score counts them.

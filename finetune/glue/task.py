@@ -57,7 +57,8 @@ class GlueTask(Task):
         from finetune.glue.task_data import load_task_data
 
         return load_task_data(self.name, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
-                              tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download)
+                              tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download,
+                              encoding=job.input_encoding, encoding_errors=job.encoding_errors)
 
     def describe_data(self, data):
         return {"num_train_examples": len(data.train)}

@@ -53,7 +53,8 @@ class OwnDataTask(Task):
 
         return read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
                                   regression=self.regression, argument=argument,
-                                  require_labels=argument != "test_file")
+                                  require_labels=argument != "test_file", encoding=job.input_encoding,
+                                  encoding_errors=job.encoding_errors)
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.models.labels import LabelMapping

@@ -82,6 +82,9 @@ class PretrainingJob:
     eval_every_steps: int = 0  # 0: only at the end of training
     num_eval_steps: int = 100
     eval_batch_size: int = None  # default: train_batch_size
+    # Check each shard's sha256 against its manifest before anything is written (None: when the data is at most
+    # manifest.VERIFY_DATA_MAX_BYTES, one to two seconds of hashing).
+    verify_data: bool = None
 
     def validate(self):
         positive = ("max_seq_length", "train_batch_size", "num_train_steps", "log_every_steps", "steps_per_execution")
@@ -250,8 +253,19 @@ def run(job, extra_files=None):
         tf.config.experimental.enable_op_determinism()
     chief = distribution.is_chief()
     checkpoint_dir = _checkpoint_directory(job, chief)
+    new_model_dir = not tf.io.gfile.exists(job.model_dir)
     try:
         return _run(job, chief, checkpoint_dir, extra_files or {})
+    except DataError as error:
+        # A corrupt record met in training: the last checkpoint stays; a model_dir this run created and that holds
+        # none yet is removed, so a rejected run leaves nothing behind.
+        latest = tf.train.latest_checkpoint(job.model_dir)
+        if chief and new_model_dir and latest is None:
+            shutil.rmtree(job.model_dir, ignore_errors=True)
+        if "corrupt record" in str(error):
+            kept = f"model_dir keeps its last checkpoint {latest}" if latest else "no checkpoint was written"
+            raise DataError(f"{error}; {kept}", arguments=(*error.arguments, "model_dir")) from None
+        raise
     finally:
         if checkpoint_dir != job.model_dir:
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
@@ -301,7 +315,8 @@ def _resolve_tokenizer_settings(job, manifest, initial):
 
 
 def _run(job, chief, checkpoint_dir, extra_files):
-    from electra_tf.data.pretraining_dataset import check_pretraining_data, make_pretraining_dataset
+    from electra_tf.data.pretraining_dataset import (check_pretraining_data, corrupt_records_reported,
+                                                     make_pretraining_dataset)
     from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
 
     distribution.set_precision(job.mixed_precision)
@@ -311,12 +326,13 @@ def _run(job, chief, checkpoint_dir, extra_files):
     # Every input is checked before anything is written to model_dir.
     manifest = {}
     if job.mode == "train":
-        manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length,
+        manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, verify_data=job.verify_data,
                                           vocab_size=None if initial else config.vocab_size,
                                           vocab_file=None if initial else vocab_file)
     eval_manifest = {}
     if job.eval_tfrecords:
         eval_manifest = check_pretraining_data(job.eval_tfrecords, job.max_seq_length, argument="eval_tfrecords",
+                                               verify_data=job.verify_data,
                                                vocab_size=None if initial else config.vocab_size,
                                                vocab_file=None if initial else vocab_file)
     if initial is not None:
@@ -351,8 +367,11 @@ def _run(job, chief, checkpoint_dir, extra_files):
                                                 job.eval_batch_size or job.train_batch_size, seed=job.seed,
                                                 is_training=False, validate=False, argument="eval_tfrecords")
         evaluator = PretrainingEvaluator(model, eval_dataset, job.num_eval_steps)
+    sources = {"pretrain_tfrecords": job.pretrain_tfrecords if job.mode == "train" else None,
+               "eval_tfrecords": job.eval_tfrecords}
     if job.mode == "eval":
-        return _evaluate_once(job, chief, evaluator)
+        with corrupt_records_reported(sources):
+            return _evaluate_once(job, chief, evaluator)
 
     if chief:
         os.makedirs(job.model_dir, exist_ok=True)
@@ -387,8 +406,9 @@ def _run(job, chief, checkpoint_dir, extra_files):
         ]
         if evaluator is not None:
             callbacks.append(PeriodicEvaluation(evaluator, job.model_dir, job.eval_every_steps, enabled=chief))
-        history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
-                            shuffle=False, verbose=1 if job.progress_bar else 2)
+        with corrupt_records_reported(sources):
+            history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
+                                shuffle=False, verbose=1 if job.progress_bar else 2)
         logs = {name: values[-1] for name, values in history.history.items()}
         if stop_on_sigterm.requested:
             keras.backend.clear_session(free_memory=False)

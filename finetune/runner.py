@@ -100,7 +100,7 @@ class FinetuningJob:
 
     def validate(self):
         """Raises an ElectraError naming the fields at fault; reads no data beyond checking that files exist."""
-        from electra_tf.checkpoints import require_checkpoint
+        from electra_tf.preflight import require_checkpoint
 
         task = get_task(self.task)
         check_encoding(self.input_encoding, self.encoding_errors)

@@ -14,6 +14,7 @@ import tensorflow as tf
 from electra_tf.data import tfrecord_checks
 from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import DataError
+from electra_tf.preflight import no_match_error
 
 FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
 DEFAULT_SHUFFLE_BUFFER = 10_000
@@ -33,8 +34,7 @@ def expand_file_patterns(file_patterns, argument="pretrain_tfrecords"):
     for pattern in patterns:
         matches = [path for path in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(path)]
         if not matches:
-            raise DataError(f"{argument}={pattern} matches no file; build the data with "
-                            "data_prep/build_pretraining_dataset.py or fix the glob", arguments=(argument,))
+            raise no_match_error(argument, pattern)
         files.update(matches)
     return sorted(files)
 

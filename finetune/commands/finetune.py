@@ -116,20 +116,28 @@ flags.DEFINE_string("label_column", "label", "classification/regression: column 
                     "predictions and the exported model give them back).")
 
 
-def main(argv):
+def _job(argv):
+    """The validated `FinetuningJob` of the flags (files and init_checkpoint checked to exist); needs no TensorFlow."""
     from absl import app
+
+    from finetune.runner import FinetuningJob
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from finetune.runner import FinetuningJob, run
-
     job = FinetuningJob(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(FinetuningJob)})
-    run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
+    job.validate()
+    return job
+
+
+def main(argv):
+    from finetune.runner import run
+
+    run(_job(argv), extra_files={"flags.txt": FLAGS.flags_into_string()})
 
 
 def console_main():
     """The installed console command."""
-    cli.run(main)
+    cli.run(main, precheck=_job)
 
 
 if __name__ == "__main__":

@@ -42,11 +42,13 @@ class OwnDataTask(Task):
         for argument in ("train_file", "dev_file", "text_column"):
             if not getattr(job, argument):
                 raise ConfigError(f"task={self.name} needs {argument}", arguments=(argument, "task"))
+        from electra_tf.preflight import require_file
         from finetune.own_data.readers import file_format
 
         for argument in ("train_file", "dev_file", "test_file"):
             if getattr(job, argument):
                 file_format(getattr(job, argument), argument)
+                require_file(getattr(job, argument), argument)
 
     def _read(self, job, argument):
         from finetune.own_data.readers import read_labelled_file

@@ -232,7 +232,8 @@ def _run(job, chief, checkpoint_dir, extra_files):
     remaining = job.num_train_steps - initial_step
     if remaining > 0:
         dataset = make_pretraining_dataset(job.pretrain_tfrecords, job.max_seq_length, job.train_batch_size,
-                                           seed=job.seed, is_training=True, skip_batches=initial_step)
+                                           seed=job.seed, is_training=True, skip_batches=initial_step,
+                                           validate=False)  # checked above
         stop_on_sigterm = preemption.StopOnSigterm()
         callbacks = [
             stop_on_sigterm,

@@ -2,8 +2,8 @@
 
 Every reader returns `TaggedSentence`s that remember their file and the line of their first word, so that later errors
 (a tag never seen in training, ...) can point at the line. Files are UTF-8 (a byte-order mark is skipped) unless a
-reader's `encoding` says otherwise (`encoding_errors`: Python's codecs error handler), with LF or CRLF line ends. A reader raises `DataError` naming the file and line for a missing or empty file and for malformed
-lines.
+reader's `encoding` says otherwise (`encoding_errors`: Python's codecs error handler), with LF or CRLF line ends.
+A reader raises `DataError` naming the file and line for a missing or empty file and for malformed lines.
 """
 
 import dataclasses

@@ -53,10 +53,21 @@ _RECORDED_FLAGS = ("corpus", "vocab_file", "output_dir", "max_seq_length", "num_
                    "tfds_split", "tfds_text_key", "tfds_data_dir")
 
 
-def main(argv):
+def _check_flags(argv):
+    """The checks that need no TensorFlow: flags given, the corpus files and the vocabulary exist, the encoding."""
+    from electra_tf.preflight import require_vocab_file
+    from electra_tf.text_files import check_encoding
+
     if len(argv) > 1:
         raise ElectraError(f"unexpected arguments {' '.join(argv[1:])}; all inputs are flags")
     electra_tf.cli.require_flags("corpus", "vocab_file", "output_dir")
+    check_encoding(FLAGS.input_encoding, FLAGS.encoding_errors)
+    corpus_lib.parse_corpus(FLAGS.corpus)
+    require_vocab_file(FLAGS.vocab_file)
+
+
+def main(argv):
+    _check_flags(argv)
     from data_prep import pipeline
 
     num_processes = FLAGS.num_processes or os.cpu_count() or 1
@@ -74,7 +85,7 @@ def main(argv):
 
 def console_main():
     """The installed console command."""
-    electra_tf.cli.run(main)
+    electra_tf.cli.run(main, precheck=_check_flags)
 
 
 if __name__ == "__main__":

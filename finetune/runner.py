@@ -28,6 +28,7 @@ from absl import logging
 
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
+from electra_tf.text_files import check_encoding
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.registry import get_task, tasks
@@ -101,12 +102,16 @@ class FinetuningJob:
     text_column: str = None
     text_pair_column: str = None
     label_column: str = "label"
+    # Every file reader (own files, tagging, GLUE TSV, SQuAD JSON): Python's codec name and codecs error handler.
+    input_encoding: str = "utf-8"
+    encoding_errors: str = "strict"
 
     def validate(self):
         """Raises an ElectraError naming the fields at fault; reads no data beyond checking that files exist."""
-        from electra_tf.checkpoints import require_checkpoint
+        from electra_tf.preflight import require_checkpoint
 
         task = get_task(self.task)
+        check_encoding(self.input_encoding, self.encoding_errors)
         if not self.init_checkpoint:
             raise ConfigError("init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
                               "writes <model_dir>/pretrained)", arguments=("init_checkpoint",))

@@ -49,10 +49,18 @@ flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
                   "pairs (`text_a`, `text_b`); auto reads the task from the fine-tuning run's results.json.")
 
 
+def _check_flags(argv):
+    """The checks that need no model (and no TensorFlow)."""
+    from electra_tf.preflight import require_checkpoint
+
+    cli.require_flags("init_checkpoint", "output_dir")
+    require_checkpoint(FLAGS.init_checkpoint, "init_checkpoint")
+
+
 def main(argv):
     from electra_tf.checkpoints import load_checkpoint
 
-    cli.require_flags("init_checkpoint", "output_dir")
+    _check_flags(argv)
     if FLAGS.model == "classifier":
         _export_classifier()
         return
@@ -110,7 +118,7 @@ def _export_squad():
 def console_main():
     """The installed console command."""
     # The library's names for what this program calls --model and --checkpoint_format.
-    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"})
+    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"}, precheck=_check_flags)
 
 
 if __name__ == "__main__":

@@ -114,24 +114,36 @@ flags.DEFINE_integer("tag_column", -1, "Tagging: column of the tag (0-based; -1 
 # Own files (--task=classification or regression) in CSV, TSV (with a header row) or JSON lines.
 flags.DEFINE_string("text_column", None, "classification/regression: column (or JSON key) of the text.")
 flags.DEFINE_string("text_pair_column", None, "classification/regression: column of the second text of a pair.")
+flags.DEFINE_string("input_encoding", "utf-8", "Encoding of every data file read (own files, tagging files, GLUE TSV, "
+                    "SQuAD JSON): a Python codec name such as latin-1 or cp1252.")
+flags.DEFINE_string("encoding_errors", "strict", "Bytes not valid in --input_encoding: strict (stop naming file, line "
+                    "and column), replace, ignore, or another Python codecs error handler.")
 flags.DEFINE_string("label_column", "label", "classification/regression: column of the label (strings are kept: "
                     "predictions and the exported model give them back).")
 
 
-def main(argv):
+def _job(argv):
+    """The validated `FinetuningJob` of the flags (files and init_checkpoint checked to exist); needs no TensorFlow."""
     from absl import app
+
+    from finetune.runner import FinetuningJob
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from finetune.runner import FinetuningJob, run
-
     job = FinetuningJob(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(FinetuningJob)})
-    run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
+    job.validate()
+    return job
+
+
+def main(argv):
+    from finetune.runner import run
+
+    run(_job(argv), extra_files={"flags.txt": FLAGS.flags_into_string()})
 
 
 def console_main():
     """The installed console command."""
-    cli.run(main)
+    cli.run(main, precheck=_job)
 
 
 if __name__ == "__main__":

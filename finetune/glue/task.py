@@ -58,7 +58,8 @@ class GlueTask(Task):
 
         return load_task_data(self.name, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
                               tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download,
-                              max_train_examples=job.max_train_examples, max_eval_examples=job.max_eval_examples)
+                              max_train_examples=job.max_train_examples, max_eval_examples=job.max_eval_examples,
+                              encoding=job.input_encoding, encoding_errors=job.encoding_errors)
 
     def describe_data(self, data):
         return {"num_train_examples": len(data.train)}

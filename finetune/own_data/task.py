@@ -42,18 +42,21 @@ class OwnDataTask(Task):
         for argument in ("train_file", "dev_file", "text_column"):
             if not getattr(job, argument):
                 raise ConfigError(f"task={self.name} needs {argument}", arguments=(argument, "task"))
+        from electra_tf.preflight import require_file
         from finetune.own_data.readers import file_format
 
         for argument in ("train_file", "dev_file", "test_file"):
             if getattr(job, argument):
                 file_format(getattr(job, argument), argument)
+                require_file(getattr(job, argument), argument)
 
     def _read(self, job, argument):
         from finetune.own_data.readers import read_labelled_file
 
         examples = read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
                                       regression=self.regression, argument=argument,
-                                      require_labels=argument != "test_file")
+                                      require_labels=argument != "test_file", encoding=job.input_encoding,
+                                      encoding_errors=job.encoding_errors)
         return first_examples(examples, job.max_train_examples if argument == "train_file" else job.max_eval_examples)
 
     def load_data(self, job, tokenizer, max_seq_length):

@@ -90,7 +90,8 @@ class SquadTask(Task):
         return load_squad_data(self.name, job.data_dir, tokenizer, max_seq_length, job.doc_stride,
                                job.max_query_length, source=source, tfds_data_dir=job.tfds_data_dir,
                                tfds_download=job.tfds_download, max_train_examples=job.max_train_examples,
-                               max_eval_examples=job.max_eval_examples)
+                               max_eval_examples=job.max_eval_examples, encoding=job.input_encoding,
+                               encoding_errors=job.encoding_errors)
 
     def describe_data(self, data):
         return {"version": data.version, "num_train_questions": len(data.train.questions),

@@ -106,13 +106,14 @@ class TaggingTask(Task):
     def read(self, job, path):
         from finetune.tagging import readers
 
+        encoding = {"encoding": job.input_encoding, "encoding_errors": job.encoding_errors}
         if self.spec.metric == DETECTION:
-            return readers.read_fce(path)
+            return readers.read_fce(path, **encoding)
         if path.endswith(".conllu"):
-            return readers.read_conllu(path)
+            return readers.read_conllu(path, **encoding)
         if path.endswith(".pos"):
-            return readers.read_ptb_pos(path)
-        return readers.read_conll(path, word_column=job.word_column, tag_column=job.tag_column)
+            return readers.read_ptb_pos(path, **encoding)
+        return readers.read_conll(path, word_column=job.word_column, tag_column=job.tag_column, **encoding)
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.models.labels import LabelMapping

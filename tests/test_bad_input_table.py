@@ -370,12 +370,13 @@ _REPORT_TENSORFLOW = ("import atexit, runpy, sys; atexit.register(lambda: print(
 @pytest.mark.parametrize("case_id", FAST_CASES)
 def test_checks_that_need_no_model_answer_before_tensorflow(request, tmp_path, case_id):
     _, entry_point, args, fragment = next(case for case in CASES if case[0] == case_id)
-    result, fragment, elapsed = _run_case(request, tmp_path, entry_point, args, fragment,
-                                         prefix=("-c", _REPORT_TENSORFLOW))
+    result, fragment, _ = _run_case(request, tmp_path, entry_point, args, fragment,
+                                   prefix=("-c", _REPORT_TENSORFLOW))
     assert "tensorflow imported: False" in result.stderr, result.stderr[-2000:]
     result.stderr = result.stderr.replace("tensorflow imported: False", "")
+    # Not timed here (a loaded CI machine makes wall time meaningless): without TensorFlow the answer costs the
+    # interpreter's start-up only.
     _check_one_line(result, fragment, tmp_path)
-    assert elapsed < 2, f"{case_id} took {elapsed:.1f} s"
 
 
 def test_the_table_is_large_enough():

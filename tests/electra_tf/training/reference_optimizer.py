@@ -1,7 +1,9 @@
-"""NumPy transcription of the reference's AdamWeightDecayOptimizer (google-research/electra model/optimization.py),
-with the project's options: bias correction, and a learning-rate multiplier per variable (layer-wise decay)."""
+"""Independent checks of optimizers: a NumPy transcription of the reference's AdamWeightDecayOptimizer
+(google-research/electra model/optimization.py) with the project's options (bias correction, a learning-rate
+multiplier per variable), and the variables an optimizer really decays."""
 
 import numpy as np
+import tensorflow as tf
 
 
 def reference_adam_weight_decay(params, grads_per_step, lrs, decayed, multipliers=None, wd=0.01, b1=0.9, b2=0.999,
@@ -25,3 +27,15 @@ def reference_adam_weight_decay(params, grads_per_step, lrs, decayed, multiplier
                 update += wd * params[name]
             params[name] = params[name] - lr * (multipliers or {}).get(name, 1.0) * update
     return params
+
+
+def decayed_by(optimizer, model):
+    """[(path, decayed)] for `model`'s trainable variables under `optimizer`, seen from one step with zero gradients
+    (Adam's update is then 0, so only weight decay moves a variable)."""
+    rng = np.random.default_rng(3)
+    variables = model.trainable_variables
+    for variable in variables:  # no zeros (biases, LayerNorm beta) that decay would leave unchanged
+        variable.assign(rng.uniform(0.5, 1.5, size=variable.shape).astype("float32"))
+    before = [variable.numpy() for variable in variables]
+    optimizer.apply([tf.zeros_like(variable) for variable in variables], variables)
+    return [(variable.path, bool(np.any(variable.numpy() != value))) for variable, value in zip(variables, before)]

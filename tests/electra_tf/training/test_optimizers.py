@@ -8,7 +8,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.training.optimizers import AdamWeightDecay, create_optimizer, weight_decay_applies
 from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.schedules import WarmupLinearDecay
-from tests.electra_tf.training.reference_optimizer import reference_adam_weight_decay
+from tests.electra_tf.training.reference_optimizer import decayed_by, reference_adam_weight_decay
 
 VOCAB = 7
 
@@ -88,17 +88,6 @@ def test_update_under_a_strategy_equals_the_reference():
         grads = [tf.constant(grads[v.path], tf.float32) for v in variables]
         tf.function(lambda: strategy.run(optimizer.apply, args=(grads, variables)))()
     _assert_close(variables, reference_adam_weight_decay(initial, steps, [0.1] * 2, _decayed(variables)))
-
-
-def decayed_by(optimizer, model):
-    """Which of `model`'s trainable variables `optimizer` decays, seen from one step with zero gradients."""
-    rng = np.random.default_rng(3)
-    variables = model.trainable_variables
-    for variable in variables:  # no zeros (biases, LayerNorm beta) that decay would leave unchanged
-        variable.assign(rng.uniform(0.5, 1.5, size=variable.shape).astype("float32"))
-    before = [variable.numpy() for variable in variables]
-    optimizer.apply([tf.zeros_like(variable) for variable in variables], variables)
-    return [(variable.path, bool(np.any(variable.numpy() != value))) for variable, value in zip(variables, before)]
 
 
 @pytest.mark.parametrize("name", ["adam_weight_decay", "keras_adamw", "lamb"])

@@ -29,15 +29,14 @@ def weight_decay_applies(variable_path):
 @tf.function(jit_compile=True)
 def _adam_weight_decay_step(variable, m, v, gradient, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2,
                             epsilon):
-    """The reference's update as one compiled kernel: (new variable, new m, new v).
+    """The reference's update of `variable` and its slots `m` and `v` (backend variables) as one compiled kernel.
 
-    XLA fuses the element-wise terms into one pass over the variable and its slots; as separate TensorFlow ops each
-    term would materialise a full-size temporary, which makes the optimizer several times slower on CPU.
+    XLA fuses the element-wise terms into one pass that updates the three variables in place; as separate TensorFlow
+    ops each term would materialise a full-size temporary, which makes the optimizer several times slower on CPU.
     """
-    m = beta_1 * m + (1.0 - beta_1) * gradient
-    v = beta_2 * v + (1.0 - beta_2) * tf.square(gradient)
-    update = (m * m_scale) / (tf.sqrt(v * v_scale) + epsilon) + weight_decay * variable
-    return variable - learning_rate * update, m, v
+    m.assign(beta_1 * m + (1.0 - beta_1) * gradient)
+    v.assign(beta_2 * v + (1.0 - beta_2) * tf.square(gradient))
+    variable.assign_sub(learning_rate * ((m * m_scale) / (tf.sqrt(v * v_scale) + epsilon) + weight_decay * variable))
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -71,21 +70,23 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
                                    for variable in var_list]
         self.lr_multipliers = self.learning_rate_multipliers(var_list)
         # update_step receives the backend variable (under a strategy, one replica's copy), not the Keras variable:
-        # every object it may be handed maps to the position of its slots.
+        # each of those maps to the position of its slots and its replica (the index of the slots' copy to update).
         strategy = tf.distribute.get_strategy()
         self.slot_positions = {}
         for position, variable in enumerate(var_list):
             backend_variable = variable.value if isinstance(variable, keras.Variable) else variable
-            for key in (variable, backend_variable, *strategy.experimental_local_results(backend_variable)):
-                self.slot_positions[id(key)] = position
+            for replica, local in enumerate(strategy.experimental_local_results(backend_variable)):
+                self.slot_positions[id(local)] = (position, replica)
 
     def learning_rate_multipliers(self, var_list):
         """The factor of each variable's learning rate (of its whole update, decay included): 1 here."""
         return [1.0] * len(var_list)
 
     def update_step(self, gradient, variable, learning_rate):
-        position = self.slot_positions[id(variable)]
-        m, v = self.momentums[position], self.velocities[position]
+        position, replica = self.slot_positions[id(variable)]
+        strategy = tf.distribute.get_strategy()
+        m, v = (strategy.experimental_local_results(slots[position].value)[replica]
+                for slots in (self.momentums, self.velocities))
         dtype = variable.dtype
         # Embedding gradients may come as IndexedSlices: the reference's update is dense (m and v of every row decay).
         gradient = ops.cast(tf.convert_to_tensor(gradient), dtype)
@@ -96,13 +97,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             step = tf.cast(self.iterations + 1, tf.float64)
             m_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_1, tf.float64), step)), dtype)
             v_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_2, tf.float64), step)), dtype)
-        new_variable, new_m, new_v = _adam_weight_decay_step(
-            tf.convert_to_tensor(variable), tf.convert_to_tensor(m), tf.convert_to_tensor(v), gradient,
-            learning_rate, ops.cast(self.weight_decay_rates[position], dtype), m_scale, v_scale, self.beta_1,
-            self.beta_2, self.epsilon)
-        self.assign(m, new_m)
-        self.assign(v, new_v)
-        self.assign(variable, new_variable)
+        _adam_weight_decay_step(variable, m, v, gradient, learning_rate,
+                                ops.cast(self.weight_decay_rates[position], dtype), m_scale, v_scale, self.beta_1,
+                                self.beta_2, self.epsilon)
 
     def get_config(self):
         config = super().get_config()

@@ -78,7 +78,8 @@ class _Progress:
             from keras.utils import Progbar
 
             target = math.ceil(total_bytes / 1024) if total_bytes else None
-            self._bar = Progbar(target, interval=0.5, unit_name="KiB")
+            # Both values are running totals: shown as they are, not averaged over updates.
+            self._bar = Progbar(target, interval=0.5, unit_name="KiB", stateful_metrics=("examples", "examples/s"))
 
     def update(self, examples, num_bytes, finalize=False):
         self.examples += examples
@@ -87,13 +88,8 @@ class _Progress:
             return
         rate = self.examples / max(time.time() - self._start, 1e-9)
         current = self._bar.target if finalize and self._bar.target else self._bytes // 1024
-        # Progbar prints metric values with four decimals; these are counts, so hand it preformatted strings
-        # (it prints non-list entries of `_values` as they are).
-        for name, value in (("examples", f"{self.examples}"), ("examples/s", f"{rate:.0f}")):
-            if name not in self._bar._values_order:
-                self._bar._values_order.append(name)
-            self._bar._values[name] = value
-        self._bar.update(current, finalize=finalize)
+        self._bar.update(current, values=[("examples", self.examples), ("examples/s", round(rate))],
+                         finalize=finalize)
 
 
 def build_pretraining_data(corpus, vocab_file, output_dir, **options):

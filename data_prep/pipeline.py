@@ -1,4 +1,4 @@
-"""Text -> sharded TFRecords + manifest: the library behind `build_pretraining_dataset.py`.
+"""Text -> sharded TFRecords + manifest: the library behind `electra-build-data`.
 
 Shards are built by `num_processes` processes, each owning whole shards (see `parallel`); every shard's content
 depends only on the corpus, vocabulary, seed and shard count, so any number of processes writes identical files.
@@ -95,7 +95,7 @@ class _Progress:
 def build_pretraining_data(corpus, vocab_file, output_dir, **options):
     """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
 
-    Options mirror the flags of `build_pretraining_dataset.py` (see `_build_pretraining_data`). A failed build leaves
+    Options mirror the flags of `electra-build-data` (see `_build_pretraining_data`). A failed build leaves
     no trace: its shards are removed, and so is `output_dir` when this build created it and it is empty.
     """
     created_output_dir = not os.path.exists(output_dir)
@@ -113,7 +113,7 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
                            show_progress=True):
     """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
 
-    Args mirror the flags of `build_pretraining_dataset.py`; `corpus` is a corpus string (see `corpus.parse_corpus`).
+    Args mirror the flags of `electra-build-data`; `corpus` is a corpus string (see `corpus.parse_corpus`).
     Returns the manifest.
     """
     from electra_tf.tokenizer import ElectraTokenizer

@@ -10,7 +10,7 @@ import os
 
 from electra_tf.errors import CheckpointError, DataError
 
-REBUILD = "data_prep/build_pretraining_dataset.py"
+REBUILD = "electra-build-data"
 
 
 def is_remote(path):
@@ -25,7 +25,7 @@ def checkpoint_exists(path):
 def require_checkpoint(path, argument="path"):
     """Raise the one error for a checkpoint path that names nothing, speaking of the caller's `argument`."""
     if not checkpoint_exists(path):
-        raise CheckpointError(f"{argument}={path} does not exist: pass a model directory (run_pretraining.py writes "
+        raise CheckpointError(f"{argument}={path} does not exist: pass a model directory (electra-pretrain writes "
                               "<model_dir>/pretrained), a pre-training run's model_dir, a Hugging Face or keras-hub "
                               "directory, or a TF1 checkpoint prefix (model.ckpt for model.ckpt.index)",
                               arguments=(argument,))
@@ -52,7 +52,7 @@ def require_vocab_file(vocab_file, argument="vocab_file"):
         raise DataError(f"no vocabulary file given: pass {argument}=<path to vocab.txt>", arguments=(argument,))
     if not os.path.isfile(vocab_file):
         raise DataError(f"vocabulary file {vocab_file} does not exist: pass {argument}=<path to vocab.txt> "
-                        "(build one with data_prep/build_vocab.py)", arguments=(argument,))
+                        "(build one with electra-build-vocab)", arguments=(argument,))
 
 
 def require_file(path, argument):

@@ -218,7 +218,7 @@ class ElectraTokenizer:
         if missing:
             raise DataError(
                 f"vocabulary file {vocab_file} lacks the special tokens {' '.join(missing)}; pass a BERT-style "
-                "vocab_file or rebuild it with data_prep/build_vocab.py", arguments=("vocab_file",)
+                "vocab_file or rebuild it with electra-build-vocab", arguments=("vocab_file",)
             )
         self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (
             self._token_to_id[token] for token in SPECIAL_TOKENS

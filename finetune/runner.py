@@ -1,6 +1,6 @@
 """One fine-tuning run of any task: a pre-trained checkpoint, `num_trials` seeds, results and predictions on disk.
 
-`run_finetuning.py` turns its flags into a `FinetuningJob` and calls `run()`; tests and notebooks can do the same.
+`electra-finetune` turns its flags into a `FinetuningJob` and calls `run()`; tests and notebooks can do the same.
 The task (`finetune.registry.get_task(job.task)`) supplies data, model head, loss and scorer; this module owns what
 every task shares: validation, hyperparameters, strategy, the trial loop with its seeds, the optimiser and the
 results. Outputs in `output_dir`:
@@ -42,7 +42,7 @@ MODEL_FILE = "model.keras"
 
 @dataclasses.dataclass
 class FinetuningJob:
-    """Everything a fine-tuning run needs; field names are the flag names of `run_finetuning.py`.
+    """Everything a fine-tuning run needs; field names are the flag names of `electra-finetune`.
 
     Hyperparameters left as None take the reference's value for `task` and `model_size`
     (`Task.default_hyperparameters`); `model_size` None means the checkpoint's own (`model_size_of` its config).
@@ -113,7 +113,7 @@ class FinetuningJob:
         task = get_task(self.task)
         check_encoding(self.input_encoding, self.encoding_errors)
         if not self.init_checkpoint:
-            raise ConfigError("init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
+            raise ConfigError("init_checkpoint is required: the pre-trained model directory (electra-pretrain "
                               "writes <model_dir>/pretrained)", arguments=("init_checkpoint",))
         require_checkpoint(self.init_checkpoint, "init_checkpoint")
         if not self.output_dir:

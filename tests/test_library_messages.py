@@ -1,5 +1,5 @@
 """The library speaks Python: no error raised outside an entry point names a `--flag`, except inside a literal command
-("rebuild it with data_prep/build_pretraining_dataset.py --max_seq_length=128"); entry points translate the
+("rebuild it with electra-build-data --max_seq_length=128"); entry points translate the
 arguments an error lists to their flags."""
 
 import ast

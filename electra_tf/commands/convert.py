@@ -1,8 +1,8 @@
 """Convert ELECTRA checkpoints between our format, the reference's TF1 checkpoints, Hugging Face and keras-hub.
 
-    python convert_checkpoint.py --from=electra_small/electra_small --to=converted/small            # TF1 -> ours
-    python convert_checkpoint.py --from=converted/small --to=hf/small --to_format=hf                 # ours -> HF
-    python convert_checkpoint.py --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
+    electra-convert --from=electra_small/electra_small --to=converted/small            # TF1 -> ours
+    electra-convert --from=converted/small --to=hf/small --to_format=hf                 # ours -> HF
+    electra-convert --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
 
 Formats: ours (a pretrained directory: a keras-hub preset of the model [+ its tokenizer's files]; a pre-training
 model_dir is also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with model.safetensors +

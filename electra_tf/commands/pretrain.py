@@ -1,4 +1,4 @@
-"""Pre-train ELECTRA: `python run_pretraining.py --flagfile=configs/small.flags --pretrain_tfrecords=... --model_dir=...`
+"""Pre-train ELECTRA: `electra-pretrain --flagfile=configs/small.flags --pretrain_tfrecords=... --model_dir=...`
 
 Every flag can also be given in a --flagfile. Starting again with the same --model_dir resumes from its last
 checkpoint. `--init_checkpoint` starts from released or earlier weights (continued pre-training); `--eval_tfrecords`

@@ -17,7 +17,7 @@ cli.quiet_native_startup(__name__)  # before TensorFlow is imported
 from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of run_pretraining.py).")
+flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of electra-pretrain).")
 flags.DEFINE_string("input_file", None, "Score the lines of this file (in --input_encoding) instead of the arguments.")
 flags.DEFINE_string("input_encoding", "utf-8", "Encoding of --input_file: a Python codec name such as latin-1.")
 flags.DEFINE_string("encoding_errors", "strict", "Bytes of --input_file not valid in --input_encoding: strict (stop "

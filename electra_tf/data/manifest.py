@@ -58,7 +58,7 @@ def read_manifest(directory):
             manifest = json.loads(f.read())
     except (ValueError, UnicodeDecodeError) as error:
         raise DataError(f"{path} is not a valid manifest ({error}); rebuild the data with "
-                        "data_prep/build_pretraining_dataset.py or delete the file") from None
+                        "electra-build-data or delete the file") from None
     if not isinstance(manifest, dict):
         raise DataError(f"{path} is not a valid manifest (expected a JSON object); rebuild the data")
     return manifest

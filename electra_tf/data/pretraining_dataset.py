@@ -1,7 +1,7 @@
 """The tf.data reader of pre-training TFRecords, and the start-of-training check of those files.
 
 Records are `tf.train.Example`s with int64 features input_ids, input_mask, segment_ids of fixed length
-max_seq_length (as written by `data_prep/build_pretraining_dataset.py` and by the reference). Batches are dicts of
+max_seq_length (as written by `electra-build-data` and by the reference). Batches are dicts of
 int32 tensors [global_batch_size, max_seq_length]; Keras' `model.fit` splits them across replicas.
 """
 

@@ -20,7 +20,7 @@ from electra_tf.data.manifest import SHARD_NAME_RE, file_sha256, recorded_tokeni
 from electra_tf.errors import DataError
 from electra_tf.tokenizer import vocab_fingerprint
 
-_REBUILD = "data_prep/build_pretraining_dataset.py"
+_REBUILD = "electra-build-data"
 # A TFRecord is: uint64 length, uint32 masked crc of the length, payload, uint32 masked crc of the payload.
 _HEADER_BYTES = 12
 _FOOTER_BYTES = 4

@@ -1,6 +1,6 @@
 """One pre-training run: data, model, optimizer, checkpoints and logs in a model directory.
 
-`run_pretraining.py` turns its flags into a `PretrainingJob` and calls `run()`; tests and notebooks can do the same.
+`electra-pretrain` turns its flags into a `PretrainingJob` and calls `run()`; tests and notebooks can do the same.
 """
 
 import dataclasses
@@ -216,7 +216,7 @@ def _run(job, chief, checkpoint_dir, extra_files):
         write_text_files(job.model_dir, extra_files)
         config.save(os.path.join(job.model_dir, CONFIG_FILE))
         # With the vocabulary and the tokenizer settings resolved, so that a conversion of the run
-        # (convert_checkpoint.py) finds them.
+        # (electra-convert) finds them.
         atomic_write_json(os.path.join(job.model_dir, JOB_FILE), dataclasses.asdict(
             dataclasses.replace(job, vocab_file=vocab_file, **tokenizer_settings.to_dict())))
     # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while

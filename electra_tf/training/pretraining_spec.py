@@ -14,7 +14,7 @@ MODES = ("train", "eval")
 
 @dataclasses.dataclass
 class PretrainingJob:
-    """Everything a pre-training run needs; field names are the flag names of `run_pretraining.py`."""
+    """Everything a pre-training run needs; field names are the flag names of `electra-pretrain`."""
 
     pretrain_tfrecords: str
     model_dir: str
@@ -51,7 +51,7 @@ class PretrainingJob:
     deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by `seed`)
     worker_hosts: str = None  # host:port,... writes TF_CONFIG for strategy=multi_worker
     task_index: int = 0
-    # Continued pre-training: weights to start from (any format convert_checkpoint.py reads); a model_dir that already
+    # Continued pre-training: weights to start from (any format electra-convert reads); a model_dir that already
     # holds a checkpoint resumes from it instead.
     init_checkpoint: str = None
     init_generator_checkpoint: str = None  # a generator for an init_checkpoint that holds only a discriminator
@@ -81,7 +81,7 @@ class PretrainingJob:
             raise ConfigError(f"unknown mode={self.mode!r}; choose one of {list(MODES)}", arguments=("mode",))
         if self.mode == "train" and not self.pretrain_tfrecords:
             raise ConfigError("pretrain_tfrecords is required: a glob of TFRecord shards from "
-                              "data_prep/build_pretraining_dataset.py", arguments=("pretrain_tfrecords",))
+                              "electra-build-data", arguments=("pretrain_tfrecords",))
         self._validate_evaluation()
         if self.init_generator_checkpoint and not self.init_checkpoint:
             raise ConfigError("init_generator_checkpoint pairs a generator with init_checkpoint; pass init_checkpoint "

@@ -1,16 +1,16 @@
 """Export a pre-trained discriminator or generator, or a fine-tuned classifier, tagger or SQuAD model, as a SavedModel
 for TF Serving.
 
-    python export_model.py --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=tagger --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
+    electra-export --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
+    electra-export --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/trial_0/model.keras --model=tagger --output_dir=<dir>/1
 
-`--init_checkpoint` is any format `convert_checkpoint.py` reads: our pretrained directory or pre-training run, a
+`--init_checkpoint` is any format `electra-convert` reads: our pretrained directory or pre-training run, a
 reference TF1 checkpoint prefix, a Hugging Face directory (model.safetensors + config.json) or a keras-hub preset.
 The vocabulary (for the raw-text signature) is the vocab.txt beside the checkpoint unless --vocab_file is given.
-A classifier is the model.keras of `run_finetuning.py --save_models`: it carries its own vocabulary and sequence length,
+A classifier is the model.keras of `electra-finetune --save_models`: it carries its own vocabulary and sequence length,
 and its raw-text signature takes pairs (`text_a`, `text_b`) when the fine-tuning task does (see --text_inputs). A
 tagger's raw-text signature returns one tag per word with the word's byte offsets.
 """
@@ -28,7 +28,7 @@ flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "clas
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
                   "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]), tagger (tags per word) "
                   "or SQuAD model (span logits); for the last three --init_checkpoint is the model.keras of "
-                  "run_finetuning.py --save_models.")
+                  "electra-finetune --save_models.")
 flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
 flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature (a classifier keeps the one it "
                      "was fine-tuned with).")

@@ -1,26 +1,26 @@
 """Fine-tune a pre-trained ELECTRA discriminator: a GLUE task, SQuAD (--task=squad for 2.0, squadv1 for 1.1), token
 tagging (chunk, ner, pos, ged, tagging) or your own CSV / TSV / JSON-lines files (classification, regression).
 
-    python run_finetuning.py --flagfile=configs/glue_mrpc.flags --model_size=small \\
+    electra-finetune --flagfile=configs/glue_mrpc.flags --model_size=small \\
         --init_checkpoint=<model_dir>/pretrained --data_dir=<GLUE dir> --output_dir=<dir> --num_trials=10
 
 Hyperparameters not given take the reference's values for --task and --model_size. Writes results.json (each
 trial's dev metrics; median, mean and std per metric), dev predictions in glue_eval's format and, when the test file
 exists, GLUE-submission test predictions; see finetune/runner.py and finetune/glue/task.py for the layout.
 
-    python run_finetuning.py --flagfile=configs/squad.flags --model_size=small \\
+    electra-finetune --flagfile=configs/squad.flags --model_size=small \\
         --init_checkpoint=<model_dir>/pretrained --data_dir=<dir with train-v2.0.json, dev-v2.0.json> --output_dir=<dir>
 
 SQuAD writes results.json and per trial the official predictions.json, nbest_predictions.json (and null_odds.json for
 2.0); see finetune/squad/task.py.
 
-    python run_finetuning.py --task=chunk --init_checkpoint=<model_dir>/pretrained \\
+    electra-finetune --task=chunk --init_checkpoint=<model_dir>/pretrained \\
         --train_file=conll2000/train.txt --dev_file=conll2000/test.txt --output_dir=<dir>
 
 Tagging (chunk, ner, pos, ged, tagging) reads CoNLL-style column files and writes per trial dev_predictions.txt
 (word gold predicted); see finetune/tagging/task.py.
 
-    python run_finetuning.py --task=classification --init_checkpoint=<model_dir>/pretrained \\
+    electra-finetune --task=classification --init_checkpoint=<model_dir>/pretrained \\
         --train_file=train.csv --dev_file=dev.csv --text_column=review --label_column=sentiment --output_dir=<dir>
 
 Own files keep their label strings: per trial dev_predictions.tsv (line, label, prediction); see
@@ -42,7 +42,7 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI; squad "
                     "(SQuAD 2.0) or squadv1 (SQuAD 1.1); a tagging task: chunk, ner, pos, ged or tagging; or "
                     "classification / regression on your own --train_file and --dev_file.")
-flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (run_pretraining.py writes "
+flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (electra-pretrain writes "
                     "<model_dir>/pretrained).")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
                     "by download_glue_data.py.")

@@ -14,7 +14,7 @@ from finetune.squad.task_data import SQUAD_TASKS, squad_file
 from finetune.task import Task
 
 SQUAD_EPOCHS = 2
-FILE_SOURCES = ("json", "tsv")  # "tsv" is run_finetuning.py's default data_source: files in data_dir
+FILE_SOURCES = ("json", "tsv")  # "tsv" is electra-finetune's default data_source: files in data_dir
 
 
 def training_examples(model, features):
@@ -129,7 +129,7 @@ class SquadTask(Task):
         from electra_tf.checkpoints.tokenizer_files import write_tokenizer_files
 
         model.save(path)
-        # The model takes ids: its tokenizer (vocabulary, casing) goes beside it, for export_model.py.
+        # The model takes ids: its tokenizer (vocabulary, casing) goes beside it, for electra-export.
         write_tokenizer_files(os.path.dirname(os.path.abspath(path)), tokenizer.vocab_file, tokenizer.settings)
 
 

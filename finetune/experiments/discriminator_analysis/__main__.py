@@ -20,7 +20,7 @@ from absl import flags  # noqa: E402
 from finetune.experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format run_finetuning.py reads).")
+flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format electra-finetune reads).")
 flags.DEFINE_string("data_dir", None, "Directory holding ged/fce/en_fce_{dev,test}.tsv, tagging/ptb_sample/, "
                     "tagging/ud_english_ewt/, tagging/switchboard/ and blimp/<paradigm>.jsonl.")
 flags.DEFINE_string("output_dir", None, "Where results.json, report.md, ged_tokens.jsonl and plots are written.")

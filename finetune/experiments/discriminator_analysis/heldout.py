@@ -45,7 +45,7 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
         windows += len(inputs["token_ids"])
     if windows < 2:
         raise DataError(f"{file_patterns}: fewer than {BATCH_SIZE} records; heldout_tfrecords needs held-out "
-                        "pre-training shards (data_prep/build_pretraining_dataset.py output)",
+                        "pre-training shards (electra-build-data output)",
                         arguments=("heldout_tfrecords",))
     path = os.path.join(output_dir, PIECES_FILE)
     atomic_write_json_lines(path, pieces)

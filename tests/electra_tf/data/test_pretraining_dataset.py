@@ -110,7 +110,7 @@ def test_wrong_max_seq_length_fails_before_tensorflow_parses(tmp_path):
     pattern = _write_shards(tmp_path / "d", length=16)
     manifest_path = tmp_path / "d" / "manifest.json"
     message = (rf"built with max_seq_length=16 \(see {manifest_path}\); pass max_seq_length=16 or rebuild the "
-               rf"data with data_prep/build_pretraining_dataset.py --max_seq_length=128")
+               rf"data with electra-build-data --max_seq_length=128")
     with pytest.raises(DataError, match=message):
         make_pretraining_dataset(pattern, 128, 4)
     # Without a manifest the first record is read.

@@ -157,7 +157,7 @@ def test_truncated_file_without_manifest_is_named(tmp_path):
 
 def test_builder_shards_without_manifest_are_an_unfinished_build(tmp_path):
     pattern = _write_shards(tmp_path / "d", manifest=False)
-    with pytest.raises(DataError, match=r"has no manifest\.json beside it: the data_prep/build_pretraining_dataset\.py "
+    with pytest.raises(DataError, match=r"has no manifest\.json beside it: the electra-build-data "
                                         r"run that wrote it did not finish"):
         check_pretraining_data(pattern, 16)
 
@@ -187,7 +187,7 @@ def test_a_corrupt_shard_of_the_same_size_fails_verification_before_training(tmp
     shard = tmp_path / "d" / "pretrain-00001-of-00003.tfrecord"
     _flip_middle_record(shard)
     message = (rf"^shard {shard} is corrupt: its sha256 differs from the one {tmp_path}/d/manifest\.json records; "
-               r"restore the file or rebuild the data with data_prep/build_pretraining_dataset\.py$")
+               r"restore the file or rebuild the data with electra-build-data$")
     with pytest.raises(DataError, match=message):
         check_pretraining_data(pattern, 16)  # small data: verified by default
     with pytest.raises(DataError, match=message):
@@ -214,7 +214,7 @@ def test_a_corrupt_record_met_while_reading_names_the_shard_and_offset(tmp_path,
         for _ in dataset.take(40):
             pass
     message = (rf"^{shard} holds a corrupt record at byte {offset} \(its checksum does not match\): restore the "
-               r"shard or rebuild the data with data_prep/build_pretraining_dataset\.py, or leave it out of "
+               r"shard or rebuild the data with electra-build-data, or leave it out of "
                r"eval_tfrecords$")
     with pytest.raises(DataError, match=message) as raised:
         with pretraining_dataset.corrupt_records_reported({"pretrain_tfrecords": None, "eval_tfrecords": pattern}):

@@ -202,7 +202,8 @@ class ElectraPretrainer(ElectraPretrainingModel):
     def test_step(self, data):
         outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
         totals = all_reduce_sum(self.pretraining_statistics(outputs))
-        update_pretraining_metrics(self.metric_trackers, totals, self.pretraining_loss(totals, totals, self.steps_trained))
+        loss = self.pretraining_loss(totals, totals, self.steps_trained)
+        update_pretraining_metrics(self.metric_trackers, totals, loss)
         return self._metric_results()
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):

@@ -26,10 +26,9 @@ def weight_decay_applies(variable_path):
     return name not in LAYER_NORM_PARAMETERS and name != "bias" and not name.endswith("_bias")
 
 
-@tf.function(jit_compile=True)
 def _adam_weight_decay_step(variable, m, v, gradient, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2,
                             epsilon):
-    """The reference's update of `variable` and its slots `m` and `v` (backend variables) as one compiled kernel.
+    """The reference's update of `variable` and its slots `m` and `v` (backend variables), compiled per optimizer.
 
     XLA fuses the element-wise terms into one pass that updates the three variables in place; as separate TensorFlow
     ops each term would materialise a full-size temporary, which makes the optimizer several times slower on CPU.
@@ -69,6 +68,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.weight_decay_rates = [self.decoupled_weight_decay if weight_decay_applies(variable.path) else 0.0
                                    for variable in var_list]
         self.lr_multipliers = self.learning_rate_multipliers(var_list)
+        # One compiled function per optimizer: its traces hold this model's variables, and die with them (a function
+        # shared by every optimizer of the process could hand a later model a trace of an earlier, deleted one).
+        self.compiled_update = tf.function(_adam_weight_decay_step, jit_compile=True)
         # update_step receives the backend variable (under a strategy, one replica's copy), not the Keras variable:
         # each of those maps to the position of its slots and its replica (the index of the slots' copy to update).
         strategy = tf.distribute.get_strategy()
@@ -97,9 +99,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             step = tf.cast(self.iterations + 1, tf.float64)
             m_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_1, tf.float64), step)), dtype)
             v_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_2, tf.float64), step)), dtype)
-        _adam_weight_decay_step(variable, m, v, gradient, learning_rate,
-                                ops.cast(self.weight_decay_rates[position], dtype), m_scale, v_scale, self.beta_1,
-                                self.beta_2, self.epsilon)
+        self.compiled_update(variable, m, v, gradient, learning_rate,
+                             ops.cast(self.weight_decay_rates[position], dtype), m_scale, v_scale, self.beta_1,
+                             self.beta_2, self.epsilon)
 
     def get_config(self):
         config = super().get_config()

@@ -24,7 +24,8 @@ from absl import flags  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier", "tagger", "squad"],
+FINETUNED_MODELS = ("classifier", "tagger", "squad")  # read from a fine-tuning run's model.keras
+flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", *FINETUNED_MODELS],
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
                   "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]), tagger (tags per word) "
                   "or SQuAD model (span logits); for the last three --init_checkpoint is the model.keras of "
@@ -54,7 +55,8 @@ def _check_flags(argv):
     from electra_tf.preflight import require_checkpoint
 
     cli.require_flags("init_checkpoint", "output_dir")
-    require_checkpoint(FLAGS.init_checkpoint, "init_checkpoint")
+    if FLAGS.model not in FINETUNED_MODELS:  # a fine-tuned model.keras is checked, with its own message, by its reader
+        require_checkpoint(FLAGS.init_checkpoint, "init_checkpoint")
 
 
 def main(argv):

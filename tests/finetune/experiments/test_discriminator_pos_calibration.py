@@ -140,13 +140,16 @@ def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(ru
             assert results["calibration"]["in_domain"][corpus]["held_out"][key] == pytest.approx(value, abs=1e-4), key
 
 
-def test_calibration_needs_a_generator_unless_left_to_the_default(pretrained_tiny, shared_data, tmp_path):
+def test_calibration_needs_a_generator_unless_left_to_the_default(pretrained_tiny, pretraining_data, shared_data,
+                                                                  tmp_path):
     with pytest.raises(ConfigError, match="analyses=calibration needs the checkpoint's generator, and .* holds a "
                                           "discriminator only"):
         run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "out"), analyses=["calibration"])
+    records, _ = pretraining_data  # real held-out shards: a missing file is refused first, before any model loads
     with pytest.raises(ConfigError, match="^heldout_tfrecords is read by the calibration analysis, which does not run "
                                           "here \\(.*pretrained holds no generator\\)$"):
-        run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "out"), heldout_tfrecords="held_out.tfrecord")
+        run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "out"), heldout_tfrecords=records,
+                     max_seq_length=32)
     results = run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "default"), max_seq_length=32,
                            max_sentences=15, blimp_pairs_per_paradigm=1, bootstrap_resamples=10,
                            representation_words=200)

@@ -49,7 +49,7 @@ def test_text_classifier_trained_on_label_strings_reloads_in_a_fresh_process(pre
     classifier = ElectraTextClassifier.from_preset(pretrained_tiny, labels=["negative", "positive"],
                                                    max_seq_length=16)
     classifier.compile()
-    classifier.fit([text for text, _ in train], [NAMES[label] for _, label in train], batch_size=16, epochs=3,
+    classifier.fit([text for text, _ in train], [NAMES[label] for _, label in train], batch_size=16, epochs=5,
                    verbose=0)
     texts = [text for text, _ in dev]
     expected = classifier.predict_labels(texts)

@@ -1,4 +1,4 @@
-"""Compute-matched comparison of pre-training objectives (issue #9): the paper's Table 5 / Figure 4 at micro scale.
+"""Compute-matched comparison of pre-training objectives: the paper's Table 5 / Figure 4 at micro scale.
 
     python -m finetune.experiments.compute_matched --output_dir=runs/compute_matched \\
         --corpus=../shared/data/corpus/nltk-gutenberg --glue_dir=../shared/data/glue

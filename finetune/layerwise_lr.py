@@ -5,7 +5,8 @@ Depths follow the reference (google-research/electra `_get_layer_lrs`): the embe
 task head) is depth L + 2. With decay d:
 
 * variant "reference": multiplier d^(L + 2 - depth): embeddings d^(L+2), layer i d^(L+1-i), head 1. This is one
-  power more than the paper describes (acknowledged by the reference's authors on its GitHub tracker) and is what produced its results.
+  power more than the paper describes (acknowledged by the reference's authors on its GitHub tracker) and is what
+  produced its results.
 * variant "paper": one power less below the head: embeddings d^(L+1), layer i d^(L-i), head 1.
 """
 

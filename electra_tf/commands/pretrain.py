@@ -2,8 +2,8 @@
 
 Every flag can also be given in a --flagfile. Starting again with the same --model_dir resumes from its last
 checkpoint. `--init_checkpoint` starts from released or earlier weights (continued pre-training); `--eval_tfrecords`
-evaluates the pre-training objective on held-out data (`--mode=eval`: one checkpoint alone). See README.md for the
-outputs written to --model_dir.
+evaluates the pre-training objective on held-out data (`--mode=eval`: one checkpoint alone). See docs/pretraining.md
+for the outputs written to --model_dir.
 """
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)

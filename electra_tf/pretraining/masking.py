@@ -1,8 +1,8 @@
 """Dynamic masking of the pre-training step (reference: pretrain_helpers.mask).
 
-Deviation from the reference, documented in the README: positions are sampled *without* replacement (top-k of uniform
-scores), so exactly `num_to_predict` distinct positions are chosen; the reference samples with replacement and ends up
-with about 13.8 % unique positions at a 15 % rate.
+Deviation from the reference, listed in the README's table of differences: positions are sampled *without*
+replacement (top-k of uniform scores), so exactly `num_to_predict` distinct positions are chosen; the reference
+samples with replacement and ends up with about 13.8 % unique positions at a 15 % rate.
 """
 
 import collections

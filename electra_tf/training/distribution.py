@@ -47,7 +47,8 @@ def create_strategy(strategy="default", tpu=None, num_cpu_devices=None):
     if strategy == "multi_worker":
         if "TF_CONFIG" not in os.environ:
             raise ConfigError("strategy=multi_worker needs the TF_CONFIG environment variable describing the "
-                              "cluster (see README, 'Multi-worker training')", arguments=("strategy",))
+                              "cluster (see docs/pretraining.md, 'Multi-device and multi-node')",
+                              arguments=("strategy",))
         try:
             json.loads(os.environ["TF_CONFIG"])
         except json.JSONDecodeError as error:

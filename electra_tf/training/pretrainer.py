@@ -207,7 +207,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         return self._metric_results()
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        # The one Keras-internal hook this project overrides (listed in the README): Keras' fit all-reduces a first
+        # The one Keras-internal hook this project overrides (listed in docs/DESIGN.md): Keras' fit all-reduces a first
         # batch only to learn its shapes, and under MultiWorkerMirroredStrategy that reduce fails on a dict batch
         # ("Attempt to convert a value ({'input_ids': PerReplica..."). This model is built at construction and the
         # pre-training job builds the optimizer before fit, so there is nothing left to build symbolically.

@@ -72,6 +72,8 @@ class FinetuningJob:
     tpu: str = None
     num_cpu_devices: int = 0
     mixed_precision: str = "float32"
+    # The reference's batches, every one max_seq_length wide, instead of length buckets (forced under a TPU).
+    pad_to_max_length: bool = False
     save_models: bool = False
     keep_best_epoch: bool = False  # end on the weights of the epoch with the lowest dev loss (Keras validation)
     progress_bar: bool = True
@@ -188,7 +190,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
             bias_correction=job.bias_correction))
     print(f"trial {trial} (seed {seed}): {task.describe_training(data)}, {train_steps} steps", flush=True)
-    validation = task.validation_dataset(model, data, job.eval_batch_size)
+    validation = task.validation_dataset(model, data, job.eval_batch_size, job.pad_to_max_length)
     # TensorBoard's train/ and validation/ (when the task has a labelled dev split) under trial_<k>/logs.
     callbacks = [keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR))]
     best_epoch = None
@@ -197,7 +199,8 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
         best_epoch = keras.callbacks.EarlyStopping(monitor="val_loss", patience=hyperparameters.num_train_epochs + 1,
                                                    restore_best_weights=True)
         callbacks.append(best_epoch)
-    history = model.fit(task.train_dataset(model, data, batch_size, seed), epochs=hyperparameters.num_train_epochs,
+    history = model.fit(task.train_dataset(model, data, batch_size, seed, job.pad_to_max_length),
+                        epochs=hyperparameters.num_train_epochs,
                         validation_data=validation, callbacks=callbacks,
                         shuffle=False,  # shuffled by the dataset
                         verbose=1 if job.progress_bar else 2)
@@ -225,6 +228,9 @@ def run(job, extra_files=None):
     from finetune.results import format_summary, summarize_trials
 
     job.validate()
+    if job.strategy == "tpu" and not job.pad_to_max_length:
+        # A TPU compiles one program per input shape: the reference's fixed-width batches.
+        job = dataclasses.replace(job, pad_to_max_length=True)
     task = get_task(job.task)
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)

@@ -11,8 +11,8 @@ and per trial, with the trial's seed set:
 
     model = task.build_model(pretrained_model, hyperparameters, job, data) # under the strategy's scope
     task.compile_model(model, optimizer)
-    model.fit(task.train_dataset(model, data, batch_size, seed),
-              validation_data=task.validation_dataset(model, data, eval_batch_size), ...)
+    model.fit(task.train_dataset(model, data, batch_size, seed, job.pad_to_max_length),
+              validation_data=task.validation_dataset(model, data, eval_batch_size, job.pad_to_max_length), ...)
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
     task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
 
@@ -68,10 +68,11 @@ class Task(abc.ABC):
         """Compiles `model` with `optimizer` and this task's loss and training metrics."""
 
     @abc.abstractmethod
-    def train_dataset(self, model, data, batch_size, shuffle_seed):
-        """The shuffled training `tf.data.Dataset` of (inputs, labels) batches."""
+    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
+        """The shuffled training `tf.data.Dataset` of (inputs, labels) batches, cut to their length bucket's width
+        (`finetune.batching`) unless `pad_to_max_length`."""
 
-    def validation_dataset(self, model, data, batch_size):
+    def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         """(inputs, labels) batches of the dev split that Keras evaluates after every epoch (`validation_data`:
         `val_loss` and the compiled metrics, in the logs and TensorBoard's validation/), or None (no such split, or
         labels the training loss does not take)."""

@@ -17,25 +17,37 @@ SQUAD_EPOCHS = 2
 FILE_SOURCES = ("json", "tsv")  # "tsv" is run_finetuning.py's default data_source: files in data_dir
 
 
-def training_dataset(model, features, batch_size, shuffle_seed):
-    """(inputs, labels) batches; the joint head also sees the gold starts as an input (teacher forcing)."""
+def smallest_width(model):
+    """The narrowest batch the model takes: the joint head keeps `beam_size` positions per window."""
+    from finetune.batching import SMALLEST_WIDTH
+
+    return max(SMALLEST_WIDTH, getattr(model, "beam_size", 0))
+
+
+def training_dataset(model, features, batch_size, shuffle_seed, pad_to_max_length=False):
+    """(inputs, labels) batches drawn from length buckets, shuffled anew every epoch; the joint head also sees the
+    gold starts as an input (teacher forcing)."""
     import tensorflow as tf
 
-    from electra_tf.data.keras_input import keras_input_options
+    from finetune.batching import length_bucketed_batches
 
     inputs = features.inputs()
     if model.uses_teacher_forcing:
         inputs = dict(inputs, start_positions=features.start_positions)
     dataset = tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
-    dataset = dataset.shuffle(len(features), seed=shuffle_seed).batch(batch_size)
-    return dataset.with_options(keras_input_options())
+    return length_bucketed_batches(dataset, batch_size, length_key="input_mask", shuffle=True, seed=shuffle_seed,
+                                   pad_to_max_length=pad_to_max_length, smallest_width=smallest_width(model))
 
 
-def span_candidates(model, features, batch_size):
+def span_candidates(model, features, batch_size, pad_to_max_length=False):
     """The model's candidate spans for every window of `features` (`postprocess.SpanCandidates`)."""
+    from finetune.batching import predict_in_buckets
+    from finetune.squad.heads import MASKED_LOGIT
     from finetune.squad.postprocess import beam_pairs, top_k_pairs
 
-    outputs = model.predict(features.inputs(), batch_size=batch_size, verbose=0)
+    outputs = predict_in_buckets(model, features.inputs(), batch_size, length_key="input_mask",
+                                 pad_to_max_length=pad_to_max_length, sequence_outputs=("start_logits", "end_logits"),
+                                 pad_value=MASKED_LOGIT, smallest_width=smallest_width(model))
     if model.head_name == "simple":
         return top_k_pairs(outputs["start_logits"], outputs["end_logits"], k=model.beam_size)
     return beam_pairs(outputs["start_top_log_probs"], outputs["start_top_index"], outputs["end_top_log_probs"],
@@ -118,13 +130,13 @@ class SquadTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)  # the model computes its own span losses
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed):
-        return training_dataset(model, data.train_features, batch_size, shuffle_seed)
+    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
+        return training_dataset(model, data.train_features, batch_size, shuffle_seed, pad_to_max_length)
 
     def evaluate(self, model, data, trial_dir, job):
         from finetune.squad.postprocess import postprocess
 
-        candidates = span_candidates(model, data.dev_features, job.eval_batch_size)
+        candidates = span_candidates(model, data.dev_features, job.eval_batch_size, job.pad_to_max_length)
         answers = postprocess(data.dev, data.dev_features, candidates, n_best_size=job.n_best_size,
                               max_answer_length=job.max_answer_length, null_score_threshold=job.null_score_threshold)
         answers.write(trial_dir)

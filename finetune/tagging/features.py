@@ -31,12 +31,15 @@ class TaggingFeatures:
         return {"token_ids": self.token_ids, "segment_ids": np.zeros_like(self.token_ids),
                 "padding_mask": self.padding_mask, "word_positions": self.word_positions}
 
-    def dataset(self, batch_size, shuffle_seed=None):
-        """(inputs, tags, weights) batches; shuffled (once per epoch, seeded) when `shuffle_seed` is given."""
+    def dataset(self, batch_size, shuffle_seed=None, pad_to_max_length=False):
+        """(inputs, tags, weights) batches cut to their bucket width unless `pad_to_max_length`
+        (`finetune.batching.length_bucketed_batches`); shuffled anew every epoch (seeded) and drawn from length
+        buckets when `shuffle_seed` is given."""
+        from finetune.batching import length_bucketed_batches
+
         dataset = tf.data.Dataset.from_tensor_slices((self.inputs(), self.tags, self.weights))
-        if shuffle_seed is not None:
-            dataset = dataset.shuffle(len(self.tags), seed=shuffle_seed, reshuffle_each_iteration=True)
-        return dataset.batch(batch_size)
+        return length_bucketed_batches(dataset, batch_size, shuffle=shuffle_seed is not None, seed=shuffle_seed,
+                                       pad_to_max_length=pad_to_max_length)
 
     def sentence_predictions(self, window_predictions):
         """Per sentence, the predicted tag ids of its words, from [num_windows, max_seq_length] window predictions."""

@@ -229,7 +229,8 @@ def finetune(args):
     import transformers
     from transformers.trainer_pt_utils import LengthGroupedSampler
 
-    features = np.load(args.features)
+    with np.load(args.features) as archive:  # read once: an NpzFile decompresses an array at every access
+        features = {name: archive[name] for name in archive.files}
     config = discriminator_config(args)
     config.num_labels = args.num_labels
     model = transformers.ElectraForSequenceClassification(config)

@@ -102,6 +102,7 @@ def measure_ours(args, features):
     from finetune.glue.tasks import get_task
     from finetune.models import ElectraTextClassifier
     from finetune.optimization import create_finetuning_optimizer
+    from finetune.trial_state import training_batches
 
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)
@@ -111,7 +112,7 @@ def measure_ours(args, features):
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     result = {}
     for name, padded in (("padded", True), ("bucketed", False)):
-        dataset = features_to_dataset(features, args.batch, shuffle_seed=args.seed, pad_to_max_length=padded)
+        dataset = training_batches(features_to_dataset(features), args.batch, args.seed, 0, 1, pad_to_max_length=padded)
         result[name] = time_batches(model, dataset.take(args.steps).cache())
     keras.mixed_precision.set_global_policy("float32")
     return config, result

@@ -73,8 +73,8 @@ def resolve_peer(args):
 
 
 def peer_sizes(config):
-    """hf_peer.py's size flags for an `ElectraConfig` (generator sizes from its `generator_config()`)."""
-    generator = config.generator_config()
+    """hf_peer.py's size flags for an `ElectraConfig` (generator sizes from its `generator_architecture()`)."""
+    generator = config.generator_architecture()
     return {
         "vocab_size": config.vocab_size, "embedding_size": config.embedding_size, "hidden_size": config.hidden_size,
         "num_layers": config.num_layers, "num_heads": config.num_heads, "intermediate_size": config.intermediate_size,

@@ -1,12 +1,12 @@
 """Text -> sharded TFRecords of ELECTRA pre-training examples, plus `<output_dir>/manifest.json`.
 
-    python data_prep/build_pretraining_dataset.py --corpus='corpus/*.txt.gz' --vocab_file=vocab.txt \\
+    electra-build-data --corpus='corpus/*.txt.gz' --vocab_file=vocab.txt \\
         --output_dir=data/pretrain --max_seq_length=128 --num_processes=8
 
 `--corpus` takes text files or globs (plain or gzip, comma-separated) with one sentence or paragraph per line and
 blank lines between documents (`--document_mode=file`: each file is one document), or `tfds:<name>` for a
 tensorflow-datasets text dataset (e.g. `tfds:wikipedia/20230601.en`, `tfds:c4/en`), downloaded as tfds does.
-Train on the result with `run_pretraining.py --pretrain_tfrecords='<output_dir>/*.tfrecord*'`. Flags can also come
+Train on the result with `electra-pretrain --pretrain_tfrecords='<output_dir>/*.tfrecord*'`. Flags can also come
 from a file: `--flagfile=data.flags`.
 """
 
@@ -26,7 +26,7 @@ from data_prep import corpus as corpus_lib  # noqa: E402
 from electra_tf.errors import ElectraError  # noqa: E402
 
 flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-separated, or tfds:<dataset name>.")
-flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (BERT format; see data_prep/build_vocab.py).")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (BERT format; see electra-build-vocab).")
 flags.DEFINE_string("output_dir", None, "Directory for the *.tfrecord shards and manifest.json.")
 flags.DEFINE_integer("max_seq_length", 128, "Length L of every example, [CLS] and [SEP]s included.")
 flags.DEFINE_integer("num_shards", None, "Number of output shards; default: one per ~32 MiB of text (up to 1024), "
@@ -53,10 +53,21 @@ _RECORDED_FLAGS = ("corpus", "vocab_file", "output_dir", "max_seq_length", "num_
                    "tfds_split", "tfds_text_key", "tfds_data_dir")
 
 
-def main(argv):
+def _check_flags(argv):
+    """The checks that need no TensorFlow: flags given, the corpus files and the vocabulary exist, the encoding."""
+    from electra_tf.preflight import require_vocab_file
+    from electra_tf.text_files import check_encoding
+
     if len(argv) > 1:
         raise ElectraError(f"unexpected arguments {' '.join(argv[1:])}; all inputs are flags")
     electra_tf.cli.require_flags("corpus", "vocab_file", "output_dir")
+    check_encoding(FLAGS.input_encoding, FLAGS.encoding_errors)
+    corpus_lib.parse_corpus(FLAGS.corpus)
+    require_vocab_file(FLAGS.vocab_file)
+
+
+def main(argv):
+    _check_flags(argv)
     from data_prep import pipeline
 
     num_processes = FLAGS.num_processes or os.cpu_count() or 1
@@ -74,7 +85,7 @@ def main(argv):
 
 def console_main():
     """The installed console command."""
-    electra_tf.cli.run(main)
+    electra_tf.cli.run(main, precheck=_check_flags)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Learn a WordPiece vocabulary from a corpus, or check and adopt an existing BERT vocab.txt.
 
-    python data_prep/build_vocab.py --corpus=demo_output/corpus.txt --vocab_size=4000 --output=demo_output/vocab.txt
-    python data_prep/build_vocab.py --vocab_file=bert-uncased-vocab.txt --output=data/vocab.txt
+    electra-build-vocab --corpus=demo_output/corpus.txt --vocab_size=4000 --output=demo_output/vocab.txt
+    electra-build-vocab --vocab_file=bert-uncased-vocab.txt --output=data/vocab.txt
 
 The learned vocabulary starts with [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0..4), then single characters, their
-"##" suffix forms and the learned pieces. `--corpus` takes the same values as in build_pretraining_dataset.py.
+"##" suffix forms and the learned pieces. `--corpus` takes the same values as in electra-build-data.
 """
 
 import os
@@ -30,7 +30,7 @@ flags.DEFINE_string("output", None, "Where to write vocab.txt.")
 flags.DEFINE_integer("vocab_size", 30522, "Maximum vocabulary size (the learner lands within 5% below it).")
 flags.DEFINE_boolean("do_lower_case", True, "Lower-case the text (BERT uncased).")
 flags.DEFINE_boolean("strip_accents", None, "Strip accents; default: --do_lower_case.")
-flags.DEFINE_enum("document_mode", "blank_line", ["blank_line", "file"], "As in build_pretraining_dataset.py.")
+flags.DEFINE_enum("document_mode", "blank_line", ["blank_line", "file"], "As in electra-build-data.")
 flags.DEFINE_string("input_encoding", "utf-8", "Encoding of the corpus files (ASCII-compatible).")
 flags.DEFINE_enum("encoding_errors", "strict", ["strict", "replace", "ignore"], "Invalid bytes: error, replace, drop.")
 flags.DEFINE_string("tfds_split", "train", "Split of a tfds: corpus.")

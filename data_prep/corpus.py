@@ -12,21 +12,18 @@ Documents are dealt to output shards round-robin by their index in the corpus (`
 depends on neither the number of processes nor which process reads them.
 """
 
-import codecs
 import collections
 import glob
-import gzip
 import os
 import re
 
 from electra_tf.errors import DataError
+from electra_tf.text_files import is_gzip, read_text_chunks
 
 TFDS_PREFIX = "tfds:"
 DOCUMENT_MODES = ("blank_line", "file")
-_GZIP_MAGIC = b"\x1f\x8b"
 # Rough expansion of gzip-compressed text, to size the default number of shards.
 _GZIP_RATIO = 3
-_CHUNK_BYTES = 8 * 1024 * 1024
 # A blank line: a line holding only whitespace (str.strip()'s whitespace, as `\s`), between two newlines.
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
@@ -72,47 +69,8 @@ def corpus_num_bytes(spec):
     total = 0
     for path in spec.files:
         size = os.path.getsize(path)
-        total += size * _GZIP_RATIO if _is_gzip(path) else size
+        total += size * _GZIP_RATIO if is_gzip(path) else size
     return total
-
-
-def _is_gzip(path):
-    with open(path, "rb") as f:
-        return f.read(2) == _GZIP_MAGIC
-
-
-def _decode_error(path, encoding, error, lines_before):
-    data = error.object
-    line = lines_before + data[:error.start].count(b"\n") + 1
-    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-    bad = data[error.start:error.start + 1]
-    return DataError(
-        f"{path} line {line} is not valid {encoding} (byte 0x{bad.hex()} at column {column}); pass "
-        "input_encoding=latin-1 (or the file's encoding) or encoding_errors=replace",
-        arguments=("input_encoding", "encoding_errors")
-    )
-
-
-def read_text_chunks(path, encoding="utf-8", errors="strict"):
-    """Yields the decoded text of a plain or gzip file in chunks; DataError naming the file and line on bad bytes."""
-    decoder = codecs.getincrementaldecoder(encoding)(errors)
-    lines_before = 0
-    opener = gzip.open if _is_gzip(path) else open
-    try:
-        with opener(path, "rb") as f:
-            while True:
-                chunk = f.read(_CHUNK_BYTES)
-                try:
-                    text = decoder.decode(chunk, final=not chunk)
-                except UnicodeDecodeError as error:
-                    raise _decode_error(path, encoding, error, lines_before) from None
-                lines_before += chunk.count(b"\n")
-                if text:
-                    yield text
-                if not chunk:
-                    return
-    except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError; a cut gzip stream raises EOFError.
-        raise DataError(f"cannot read corpus file {path}: {error}") from None
 
 
 def iter_file_blocks(files, document_mode="blank_line", encoding="utf-8", errors="strict"):

@@ -1,7 +1,7 @@
 """The built-in demo corpus: docstrings of the Python standard library, present on every machine.
 
 Each public standard-library module is one document; its module, class and function docstrings are split into
-paragraphs, one paragraph per line, with a blank line between documents (the format `build_pretraining_dataset.py`
+paragraphs, one paragraph per line, with a blank line between documents (the format `electra-build-data`
 reads). Sources are parsed with `ast`, never imported, so nothing runs and the output depends only on the Python
 installation's files: the same interpreter always gives the same corpus.
 

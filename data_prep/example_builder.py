@@ -1,6 +1,6 @@
 """ELECTRA's rules for packing tokenised sentences into fixed-length pre-training examples.
 
-The rules are those of the reference `build_pretraining_dataset.py` (ELECTRA_REFERENCE.md section 3):
+The rules are those of the reference's `build_pretraining_dataset.py`:
 
 * sentences (lines) of one document are concatenated until the current target length is reached; a document's end
   closes the example being built, so no example crosses documents;

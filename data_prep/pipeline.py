@@ -1,4 +1,4 @@
-"""Text -> sharded TFRecords + manifest: the library behind `build_pretraining_dataset.py`.
+"""Text -> sharded TFRecords + manifest: the library behind `electra-build-data`.
 
 Shards are built by `num_processes` processes, each owning whole shards (see `parallel`); every shard's content
 depends only on the corpus, vocabulary, seed and shard count, so any number of processes writes identical files.
@@ -78,7 +78,8 @@ class _Progress:
             from keras.utils import Progbar
 
             target = math.ceil(total_bytes / 1024) if total_bytes else None
-            self._bar = Progbar(target, interval=0.5, unit_name="KiB")
+            # Both values are running totals: shown as they are, not averaged over updates.
+            self._bar = Progbar(target, interval=0.5, unit_name="KiB", stateful_metrics=("examples", "examples/s"))
 
     def update(self, examples, num_bytes, finalize=False):
         self.examples += examples
@@ -87,19 +88,14 @@ class _Progress:
             return
         rate = self.examples / max(time.time() - self._start, 1e-9)
         current = self._bar.target if finalize and self._bar.target else self._bytes // 1024
-        # Progbar prints metric values with four decimals; these are counts, so hand it preformatted strings
-        # (it prints non-list entries of `_values` as they are).
-        for name, value in (("examples", f"{self.examples}"), ("examples/s", f"{rate:.0f}")):
-            if name not in self._bar._values_order:
-                self._bar._values_order.append(name)
-            self._bar._values[name] = value
-        self._bar.update(current, finalize=finalize)
+        self._bar.update(current, values=[("examples", self.examples), ("examples/s", round(rate))],
+                         finalize=finalize)
 
 
 def build_pretraining_data(corpus, vocab_file, output_dir, **options):
     """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
 
-    Options mirror the flags of `build_pretraining_dataset.py` (see `_build_pretraining_data`). A failed build leaves
+    Options mirror the flags of `electra-build-data` (see `_build_pretraining_data`). A failed build leaves
     no trace: its shards are removed, and so is `output_dir` when this build created it and it is empty.
     """
     created_output_dir = not os.path.exists(output_dir)
@@ -117,7 +113,7 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
                            show_progress=True):
     """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
 
-    Args mirror the flags of `build_pretraining_dataset.py`; `corpus` is a corpus string (see `corpus.parse_corpus`).
+    Args mirror the flags of `electra-build-data`; `corpus` is a corpus string (see `corpus.parse_corpus`).
     Returns the manifest.
     """
     from electra_tf.tokenizer import ElectraTokenizer

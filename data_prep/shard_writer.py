@@ -9,7 +9,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from electra_tf.data.manifest import SHARD_NAME_PATTERN
+from electra_tf.data.manifest import SHARD_NAME_PATTERN, file_sha256
 
 SHARD_GLOB = "pretrain-*-of-*.tfrecord"
 TEMPORARY_PATTERN = "incomplete-{index:05d}-of-{num_shards:05d}.tmp"
@@ -108,6 +108,7 @@ class ShardWriter:
             "num_tokens": self.num_tokens,
             "num_documents": self.num_documents,
             "num_bytes": tf.io.gfile.stat(self.path).length,
+            "sha256": file_sha256(self.path),
         }
 
     def abort(self):

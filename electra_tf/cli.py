@@ -168,11 +168,15 @@ def require_flags(*names):
                           arguments=tuple(missing))
 
 
-def _wrap(main, flag_names):
+def _wrap(main, flag_names, precheck):
     def wrapped(argv):
         try:
+            if precheck is not None:
+                precheck(argv)
+            _initialise_devices_quietly()
             return main(argv)
         except ElectraError as error:
+            _STARTUP_FILTER.stop()
             if _is_verbose():
                 raise
             print(f"error: {message_for_command_line(error, flag_names=flag_names)}", file=sys.stderr)
@@ -184,14 +188,15 @@ def _wrap(main, flag_names):
     return wrapped
 
 
-def run(main, flag_names=None):
+def run(main, flag_names=None, precheck=None):
     """`absl.app.run(main)` with one-line reporting of `ElectraError` (`flag_names` as in `message_for_command_line`).
 
+    `precheck(argv)`, when given, runs first with the flags parsed and before TensorFlow is imported: the argument
+    and path checks that need no model (see `electra_tf.preflight`), so that their errors come at once.
     TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given. After
     `quiet_native_startup`, the devices are initialised (and the start-up filter ends) before `main` runs.
     """
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
         sys.argv.insert(1, "--verbosity=-1")
-    _initialise_devices_quietly()
     _answer_help(main)
-    app.run(_wrap(main, flag_names))
+    app.run(_wrap(main, flag_names, precheck))

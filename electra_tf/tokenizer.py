@@ -22,12 +22,12 @@ corpora) through it and the rest through the exact path.
 import dataclasses
 import functools
 import hashlib
-import os
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from electra_tf.errors import DataError
+from electra_tf.preflight import require_vocab_file
 
 PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
@@ -94,13 +94,7 @@ def vocab_fingerprint(vocab_file):
 
 def load_vocab(vocab_file):
     """Reads a BERT-style vocab.txt (one token per line, id = line number) with clear errors."""
-    if not vocab_file:
-        raise DataError("no vocabulary file given: pass vocab_file=<path to vocab.txt>", arguments=("vocab_file",))
-    if not os.path.isfile(vocab_file):
-        raise DataError(
-            f"vocabulary file {vocab_file} does not exist: pass vocab_file=<path to vocab.txt> "
-            "(build one with data_prep/build_vocab.py)", arguments=("vocab_file",)
-        )
+    require_vocab_file(vocab_file)
     with open(vocab_file, "rb") as f:
         raw = f.read()
     try:
@@ -224,7 +218,7 @@ class ElectraTokenizer:
         if missing:
             raise DataError(
                 f"vocabulary file {vocab_file} lacks the special tokens {' '.join(missing)}; pass a BERT-style "
-                "vocab_file or rebuild it with data_prep/build_vocab.py", arguments=("vocab_file",)
+                "vocab_file or rebuild it with electra-build-vocab", arguments=("vocab_file",)
             )
         self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (
             self._token_to_id[token] for token in SPECIAL_TOKENS

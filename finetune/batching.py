@@ -27,35 +27,28 @@ def bucket_widths(max_seq_length, smallest=SMALLEST_WIDTH):
 
 
 def length_bucketed_batches(dataset, batch_size, *, length_key="padding_mask", shuffle=False, seed=None,
-                            pad_to_max_length=False, smallest_width=SMALLEST_WIDTH):
+                            reshuffle=True, pad_to_max_length=False, smallest_width=SMALLEST_WIDTH):
     """Batches a tf.data `dataset` of single examples, cutting each batch to its bucket's width.
 
     Elements are `(inputs, ...)` tuples (or an inputs dict alone); `inputs[length_key]` is the mask (1 on the tokens
     of the example, [max_seq_length]) that gives each example's length, and every tensor of the element with shape
     [max_seq_length] (token ids, masks, word positions, tags and weights per position) is a sequence that is cut.
 
-    With `shuffle`, examples are shuffled anew every epoch (from `seed`, or TensorFlow's global seed when None) and
-    each batch is drawn from one bucket (the examples whose length rounds up to the same width): batches come in the
-    order their buckets fill, so the widths are mixed across the epoch; each bucket's last batch may be smaller.
+    With `shuffle`, examples are shuffled anew every epoch (from `seed`, or TensorFlow's global seed when None; with
+    `reshuffle=False`, in the seed's order on every iteration, for callers that seed each epoch) and each batch is
+    drawn from one bucket (the examples whose length rounds up to the same width): batches come in the order their
+    buckets fill, so the widths are mixed across the epoch; each bucket's last batch may be smaller.
     Without `shuffle`, batches keep the dataset's order (sort it by length first, see `length_order`, to cut more).
     With `pad_to_max_length`, or inputs without a `length_key` of static length, the batches are `max_seq_length`
     wide, as the reference's.
     """
-    inputs_spec = dataset.element_spec[0] if isinstance(dataset.element_spec, tuple) else dataset.element_spec
     if shuffle:
-        dataset = dataset.shuffle(dataset.cardinality(), seed=seed, reshuffle_each_iteration=True)
-    if (pad_to_max_length or not isinstance(inputs_spec, dict) or length_key not in inputs_spec
-            or inputs_spec[length_key].shape[0] is None):
+        dataset = dataset.shuffle(dataset.cardinality(), seed=seed, reshuffle_each_iteration=reshuffle)
+    max_seq_length = _bucketed_length(dataset, length_key, pad_to_max_length)
+    if max_seq_length is None:
         return dataset.batch(batch_size).with_options(keras_input_options())
-    max_seq_length = int(inputs_spec[length_key].shape[0])
     widths = tf.constant(bucket_widths(max_seq_length, smallest_width), tf.int32)
-
-    def bucket(element_lengths):
-        return tf.searchsorted(widths, tf.reshape(tf.reduce_max(element_lengths), [1]), side="left")[0]
-
-    def length(*element):
-        inputs = element[0] if isinstance(element[0], dict) else element
-        return tf.reduce_sum(tf.cast(inputs[length_key], tf.int32))
+    bucket, length = _bucket_functions(widths, length_key)
 
     def cut(*element):
         inputs = element[0] if isinstance(element[0], dict) else element
@@ -75,6 +68,42 @@ def length_bucketed_batches(dataset, batch_size, *, length_key="padding_mask", s
     else:
         dataset = dataset.batch(batch_size)
     return dataset.map(cut).with_options(keras_input_options())
+
+
+def _bucketed_length(dataset, length_key, pad_to_max_length):
+    """The `max_seq_length` of `dataset`'s examples if their batches are cut to buckets, else None."""
+    inputs_spec = dataset.element_spec[0] if isinstance(dataset.element_spec, tuple) else dataset.element_spec
+    if (pad_to_max_length or not isinstance(inputs_spec, dict) or length_key not in inputs_spec
+            or inputs_spec[length_key].shape[0] is None):
+        return None
+    return int(inputs_spec[length_key].shape[0])
+
+
+def _bucket_functions(widths, length_key):
+    """(bucket index of the longest of some lengths, length of one example) as tf functions."""
+    def bucket(element_lengths):
+        return tf.searchsorted(widths, tf.reshape(tf.reduce_max(element_lengths), [1]), side="left")[0]
+
+    def length(*element):
+        inputs = element[0] if isinstance(element[0], dict) else element
+        return tf.reduce_sum(tf.cast(inputs[length_key], tf.int32))
+
+    return bucket, length
+
+
+def num_shuffled_batches(dataset, batch_size, *, length_key="padding_mask", pad_to_max_length=False,
+                         smallest_width=SMALLEST_WIDTH):
+    """How many batches `length_bucketed_batches(dataset, batch_size, shuffle=True, ...)` gives per epoch: every
+    bucket's examples in batches of `batch_size`, its last one partial, whatever the shuffle's order."""
+    num_examples = int(dataset.cardinality())
+    max_seq_length = _bucketed_length(dataset, length_key, pad_to_max_length)
+    if max_seq_length is None:
+        return -(-num_examples // batch_size)
+    widths = tf.constant(bucket_widths(max_seq_length, smallest_width), tf.int32)
+    bucket, length = _bucket_functions(widths, length_key)
+    buckets = np.concatenate([batch.numpy() for batch in dataset.map(lambda *element: bucket(length(*element)))
+                             .batch(65536)]) if num_examples else np.zeros(0, np.int64)
+    return int(sum(-(-count // batch_size) for count in np.bincount(buckets)))
 
 
 def length_order(mask):

@@ -5,7 +5,7 @@
 
 The predictions file has a header `index<TAB>prediction` and one row per dev example, the index being the
 example's 0-based position in the dev file and the prediction a label as written in the task's files (a float for
-STS-B). `run_finetuning.py` writes this format with `finetune.glue.predictions.write_predictions`.
+STS-B). `electra-finetune` writes this format with `finetune.glue.predictions.write_predictions`.
 """
 
 import json

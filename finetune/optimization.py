@@ -2,17 +2,14 @@
 
 `create_finetuning_optimizer` gives the reference's setup: peak learning rate with warm-up over the first 10 % of
 steps multiplied by linear decay to 0, Adam (no bias correction) with epsilon 1e-6, decoupled weight decay 0.01 except
-on LayerNorm and bias variables, and layer-wise learning-rate decay (`finetune.layerwise_lr`).
+on LayerNorm and bias variables (`electra_tf.training.optimizers.weight_decay_applies`), and layer-wise
+learning-rate decay (`finetune.layerwise_lr`).
 """
 
-import math
-import re
-
 import keras
-from keras import ops
 
 from electra_tf.errors import ConfigError
-from electra_tf.training.optimizers import NO_DECAY_PATTERN, AdamWeightDecay
+from electra_tf.training.optimizers import AdamWeightDecay
 from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.hyperparameters import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, WARMUP_FRACTION,
                                       WEIGHT_DECAY)
@@ -36,49 +33,24 @@ class LayerwiseAdamWeightDecay(AdamWeightDecay):
 
     def __init__(self, learning_rate=1e-4, num_layers=12, layerwise_lr_decay=0.8, layerwise_lr_variant="reference",
                  weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6, bias_correction=False,
-                 no_decay_pattern=NO_DECAY_PATTERN, name="layerwise_adam_weight_decay", **kwargs):
-        # Weight decay is applied in update_step with the variable's own learning rate; Keras's built-in decay would
-        # use the global one, so it is switched off in the base class.
-        super().__init__(learning_rate=learning_rate, weight_decay=None, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, bias_correction=bias_correction, no_decay_pattern=no_decay_pattern,
-                         name=name, **kwargs)
+                 name="layerwise_adam_weight_decay", **kwargs):
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
+                         epsilon=epsilon, bias_correction=bias_correction, name=name, **kwargs)
         layerwise_lr_multipliers([], num_layers, layerwise_lr_decay, layerwise_lr_variant)  # validates the settings
         self.num_layers = num_layers
         self.layerwise_lr_decay = layerwise_lr_decay
         self.layerwise_lr_variant = layerwise_lr_variant
-        self.decoupled_weight_decay = float(weight_decay or 0.0)
 
-    def build(self, var_list):
-        if self.built:
-            return
-        super().build(var_list)
+    def learning_rate_multipliers(self, var_list):
         multipliers = layerwise_lr_multipliers([variable.path for variable in var_list], self.num_layers,
                                                self.layerwise_lr_decay, self.layerwise_lr_variant)
-        pattern = re.compile(self.no_decay_pattern) if self.no_decay_pattern else None
-        # Indexed like the slot variables, which is how update_step finds a variable under any strategy.
-        self.lr_multipliers = [multipliers[variable.path] for variable in var_list]
-        self._decays = [self.decoupled_weight_decay if pattern is None or not pattern.search(variable.path) else 0.0
-                        for variable in var_list]
-
-    def update_step(self, gradient, variable, learning_rate):
-        index = self._get_variable_index(variable)
-        learning_rate = ops.multiply(ops.cast(learning_rate, variable.dtype), self.lr_multipliers[index])
-        decay = self._decays[index]
-        if decay:
-            # Decay first, from the weight before this step's Adam update: the reference's w -= lr (adam + wd w).
-            self.assign_sub(variable, ops.multiply(ops.multiply(learning_rate, decay), variable))
-        super().update_step(gradient, variable, learning_rate)
+        return [multipliers[variable.path] for variable in var_list]
 
     def get_config(self):
         config = super().get_config()
         config.update(num_layers=self.num_layers, layerwise_lr_decay=self.layerwise_lr_decay,
-                      layerwise_lr_variant=self.layerwise_lr_variant, weight_decay=self.decoupled_weight_decay)
+                      layerwise_lr_variant=self.layerwise_lr_variant)
         return config
-
-
-def num_train_steps(num_examples, batch_size, epochs):
-    """Optimizer steps of `epochs` passes over `num_examples` in batches of `batch_size` (last batch partial)."""
-    return math.ceil(num_examples / batch_size) * epochs
 
 
 def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwise_lr_decay=0.8,

@@ -1,6 +1,6 @@
 """One fine-tuning run of any task: a pre-trained checkpoint, `num_trials` seeds, results and predictions on disk.
 
-`run_finetuning.py` turns its flags into a `FinetuningJob` and calls `run()`; tests and notebooks can do the same.
+`electra-finetune` turns its flags into a `FinetuningJob` and calls `run()`; tests and notebooks can do the same.
 The task (`finetune.registry.get_task(job.task)`) supplies data, model head, loss and scorer; this module owns what
 every task shares: validation, hyperparameters, strategy, the trial loop with its seeds, the optimiser and the
 results. Outputs in `output_dir`:
@@ -11,7 +11,12 @@ results. Outputs in `output_dir`:
 * `trial_<k>/`: the task's prediction files (GLUE: `dev_predictions.tsv` and `submission/<TASK>.tsv`, see
   `finetune.glue.task`; SQuAD: `predictions.json`, `nbest_predictions.json`, `null_odds.json`, see
   `finetune.squad.task`; tagging, own files: see theirs), TensorBoard logs in `logs/train` and `logs/validation`,
-  and, with `save_models`, `model.keras`.
+  and, with `save_models`, `model.keras`; `trial.json` once the trial has finished, `state/` while it has not
+  (`finetune.trial_state`).
+
+Rerunning the command of an interrupted run skips the finished trials and resumes the unfinished one from its last
+save (every epoch's end, and every `save_checkpoints_steps` batches); with `deterministic` it ends exactly as an
+uninterrupted run would.
 """
 
 import dataclasses
@@ -23,6 +28,7 @@ from absl import logging
 
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
+from electra_tf.text_files import check_encoding
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.registry import get_task, tasks
@@ -36,7 +42,7 @@ MODEL_FILE = "model.keras"
 
 @dataclasses.dataclass
 class FinetuningJob:
-    """Everything a fine-tuning run needs; field names are the flag names of `run_finetuning.py`.
+    """Everything a fine-tuning run needs; field names are the flag names of `electra-finetune`.
 
     Hyperparameters left as None take the reference's value for `task` and `model_size`
     (`Task.default_hyperparameters`); `model_size` None means the checkpoint's own (`model_size_of` its config).
@@ -77,14 +83,17 @@ class FinetuningJob:
     save_models: bool = False
     keep_best_epoch: bool = False  # end on the weights of the epoch with the lowest dev loss (Keras validation)
     progress_bar: bool = True
+    save_checkpoints_steps: int = None  # also save the trial's state every N batches (always: at every epoch's end)
+    deterministic: bool = False  # TensorFlow op determinism: a resumed trial ends as an uninterrupted one
+    # Only the first examples (SQuAD: questions; tagging: sentences) of the training / every evaluation split.
+    max_train_examples: int = None
+    max_eval_examples: int = None
     squad_head: str = "joint"
     doc_stride: int = DOC_STRIDE
     max_query_length: int = MAX_QUERY_LENGTH
     n_best_size: int = N_BEST_SIZE
     max_answer_length: int = MAX_ANSWER_LENGTH
     null_score_threshold: float = 0.0
-    max_train_questions: int = None
-    max_dev_questions: int = None
     # Tagging tasks (finetune.tagging.task).
     train_file: str = None
     dev_file: str = None
@@ -95,20 +104,27 @@ class FinetuningJob:
     text_column: str = None
     text_pair_column: str = None
     label_column: str = "label"
+    # Every file reader (own files, tagging, GLUE TSV, SQuAD JSON): Python's codec name and codecs error handler.
+    input_encoding: str = "utf-8"
+    encoding_errors: str = "strict"
 
     def validate(self):
         """Raises an ElectraError naming the fields at fault; reads no data beyond checking that files exist."""
-        from electra_tf.checkpoints import require_checkpoint
+        from electra_tf.preflight import require_checkpoint
 
         task = get_task(self.task)
+        check_encoding(self.input_encoding, self.encoding_errors)
         if not self.init_checkpoint:
-            raise ConfigError("init_checkpoint is required: the pre-trained model directory (run_pretraining.py "
+            raise ConfigError("init_checkpoint is required: the pre-trained model directory (electra-pretrain "
                               "writes <model_dir>/pretrained)", arguments=("init_checkpoint",))
         require_checkpoint(self.init_checkpoint, "init_checkpoint")
         if not self.output_dir:
             raise ConfigError("output_dir is required", arguments=("output_dir",))
         task.validate(self)
         check_positive(num_trials=self.num_trials, eval_batch_size=self.eval_batch_size)
+        for name in ("save_checkpoints_steps", "max_train_examples", "max_eval_examples"):
+            if getattr(self, name) is not None:
+                check_positive(**{name: getattr(self, name)})
         hyperparameters = self.hyperparameters()
         check_positive(learning_rate=hyperparameters.learning_rate, num_train_epochs=hyperparameters.num_train_epochs,
                        train_batch_size=hyperparameters.train_batch_size,
@@ -170,50 +186,87 @@ def tokenizer_settings(job, pretrained):
     return settings
 
 
-def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy):
-    """Fine-tunes one model from `pretrained` with seed `job.seed + trial`; returns results.json's entry for it."""
+def _job_record(job, hyperparameters):
+    return {**job.as_record(), **dataclasses.asdict(hyperparameters)}
+
+
+def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation):
+    """Trains from batch `first_step` to the end (an unfinished epoch in a fit of its own: Keras' epochs are whole)."""
     import keras
 
-    from finetune.optimization import create_finetuning_optimizer, num_train_steps
+    from finetune.trial_state import SaveTrialState, training_batches
+
+    steps_per_epoch, epochs = state.steps_per_epoch, hyperparameters.num_train_epochs
+    saver = SaveTrialState(state, job.save_checkpoints_steps, keep_best=job.keep_best_epoch and validation is not None)
+    first_epoch, skip = divmod(first_step, steps_per_epoch)
+    segments = [(first_epoch, first_epoch + 1, skip)] if skip else []
+    segments.append((first_epoch + (1 if skip else 0), epochs, 0))
+    for start, stop, skip in segments:
+        if start >= stop:
+            continue
+        dataset = training_batches(examples, hyperparameters.train_batch_size, seed, start, stop, skip,
+                                   **bucketing)
+        state.build_metrics(model, dataset)
+        # TensorBoard's train/ and validation/ under trial_<k>/logs, at step = epoch: a resumed trial goes on at its
+        # own epoch. Its writers close at the end of a fit, so each fit gets its own.
+        model.fit(dataset, initial_epoch=start, epochs=stop, steps_per_epoch=steps_per_epoch - skip,
+                  validation_data=validation,
+                  # TensorBoard first: a kill between its epoch summary and the save repeats the epoch's point
+                  # (same values under determinism) rather than losing it.
+                  callbacks=[keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR)), saver],
+                  verbose=1 if job.progress_bar else 2)
+
+
+def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy):
+    """Fine-tunes one model from `pretrained` with seed `job.seed + trial`, resuming its saved state if it has one;
+    returns results.json's entry for it."""
+    import keras
+
+    from finetune.batching import num_shuffled_batches
+    from finetune.optimization import create_finetuning_optimizer
+    from finetune.trial_state import TrialState, finish_trial
 
     seed = job.seed + trial
     trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
     os.makedirs(trial_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
-    batch_size = hyperparameters.train_batch_size
-    train_steps = num_train_steps(task.num_train_features(data), batch_size, hyperparameters.num_train_epochs)
     with strategy.scope():
         model = task.build_model(pretrained.model, hyperparameters, job, data)
+        examples = task.train_examples(model, data)
+        bucketing = dict(task.bucketing(model), pad_to_max_length=job.pad_to_max_length)
+        # The true count of length-bucketed batches (every bucket's last one partial): the schedule's and resume's.
+        steps_per_epoch = num_shuffled_batches(examples, hyperparameters.train_batch_size, **bucketing)
+        train_steps = steps_per_epoch * hyperparameters.num_train_epochs
         task.compile_model(model, create_finetuning_optimizer(
             model.num_layers, hyperparameters.learning_rate, train_steps,
             layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
             bias_correction=job.bias_correction))
+        model.optimizer.build(model.trainable_variables)  # its slots exist before a saved state is restored
+    state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch)
+    first_step = state.restore()
+    if first_step:
+        print(f"trial {trial}: resuming from {state.manager.latest_checkpoint} (epoch "
+              f"{first_step // steps_per_epoch + 1}, batch {first_step % steps_per_epoch} of {steps_per_epoch})",
+              flush=True)
     print(f"trial {trial} (seed {seed}): {task.describe_training(data)}, {train_steps} steps", flush=True)
     validation = task.validation_dataset(model, data, job.eval_batch_size, job.pad_to_max_length)
-    # TensorBoard's train/ and validation/ (when the task has a labelled dev split) under trial_<k>/logs.
-    callbacks = [keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR))]
-    best_epoch = None
-    if job.keep_best_epoch and validation is not None:
-        # Patience beyond the run: never stops early, only restores the epoch of lowest dev loss at the end.
-        best_epoch = keras.callbacks.EarlyStopping(monitor="val_loss", patience=hyperparameters.num_train_epochs + 1,
-                                                   restore_best_weights=True)
-        callbacks.append(best_epoch)
-    history = model.fit(task.train_dataset(model, data, batch_size, seed, job.pad_to_max_length),
-                        epochs=hyperparameters.num_train_epochs,
-                        validation_data=validation, callbacks=callbacks,
-                        shuffle=False,  # shuffled by the dataset
-                        verbose=1 if job.progress_bar else 2)
+    _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation)
+    history = state.history
+    best_epoch = state.best_epoch() if job.keep_best_epoch else None
+    if best_epoch is not None:
+        model.load_weights(state.best_weights_path)
     entry = {"trial": trial, "seed": seed, "metrics": task.evaluate(model, data, trial_dir, job)}
     if task.records_train_loss:
-        entry["train_loss_per_epoch"] = [float(value) for value in history.history["loss"]]
+        entry["train_loss_per_epoch"] = history["loss"]
     if validation is not None:
-        entry["validation_per_epoch"] = {name[len("val_"):]: [float(value) for value in values]
-                                         for name, values in history.history.items() if name.startswith("val_")}
+        entry["validation_per_epoch"] = {name[len("val_"):]: values
+                                         for name, values in history.items() if name.startswith("val_")}
     if best_epoch is not None:
-        entry["kept_epoch"] = int(best_epoch.best_epoch) + 1
+        entry["kept_epoch"] = best_epoch + 1
     if job.save_models:
         task.save_model(model, os.path.join(trial_dir, MODEL_FILE), tokenizer, hyperparameters.max_seq_length)
+    finish_trial(trial_dir, entry, state.job_record)
     return entry
 
 
@@ -226,12 +279,17 @@ def run(job, extra_files=None):
 
     from electra_tf.training import distribution
     from finetune.results import format_summary, summarize_trials
+    from finetune.trial_state import TRIAL_FILE, finished_trial
 
     job.validate()
     if job.strategy == "tpu" and not job.pad_to_max_length:
         # A TPU compiles one program per input shape: the reference's fixed-width batches.
         job = dataclasses.replace(job, pad_to_max_length=True)
     task = get_task(job.task)
+    if job.deterministic:
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     pretrained = load_pretrained(job.init_checkpoint)
@@ -250,7 +308,12 @@ def run(job, extra_files=None):
     results = {"task": task.name, "job": job.as_record(),
                "hyperparameters": dataclasses.asdict(hyperparameters), **task.describe_data(data), "trials": []}
     for trial in range(job.num_trials):
-        entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy)
+        trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
+        entry = finished_trial(trial_dir, _job_record(job, hyperparameters))
+        if entry is None:
+            entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy)
+        else:
+            print(f"trial {trial}: finished earlier, results from {os.path.join(trial_dir, TRIAL_FILE)}", flush=True)
         results["trials"].append(entry)
         print(f"trial {trial}: {json.dumps(_json_safe(entry['metrics']), sort_keys=True)}", flush=True)
         results["summary"] = summarize_trials([entry["metrics"] for entry in results["trials"]])

@@ -6,7 +6,7 @@
     {"exact": ..., "f1": ..., "total": ..., "HasAns_exact": ..., ..., "best_f1_thresh": ...}
 
 The version (1.1 or 2.0) comes from the data file. `predictions.json` maps question ids to answer text ("" for no
-answer), as `run_finetuning.py --task=squad|squadv1` writes; `null_odds.json` maps ids to a no-answer score.
+answer), as `electra-finetune --task=squad|squadv1` writes; `null_odds.json` maps ids to a no-answer score.
 """
 
 import json

@@ -11,7 +11,7 @@ and per trial, with the trial's seed set:
 
     model = task.build_model(pretrained_model, hyperparameters, job, data) # under the strategy's scope
     task.compile_model(model, optimizer)
-    model.fit(task.train_dataset(model, data, batch_size, seed, job.pad_to_max_length),
+    model.fit(task.train_examples(model, data) shuffled per epoch and batched in length buckets by the runner,
               validation_data=task.validation_dataset(model, data, eval_batch_size, job.pad_to_max_length), ...)
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
     task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
@@ -23,6 +23,12 @@ finds them by name.
 """
 
 import abc
+
+
+def first_examples(examples, limit):
+    """The first `limit` of `examples` (all of them when `limit` is None): `max_train_examples` and
+    `max_eval_examples` cut every task's splits with it."""
+    return examples if limit is None else examples[:limit]
 
 
 class Task(abc.ABC):
@@ -42,8 +48,9 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def load_data(self, job, tokenizer, max_seq_length):
-        """Reads and featurises the training and evaluation splits once for all trials; returns an object the other
-        methods take as `data`."""
+        """Reads and featurises the training and evaluation splits once for all trials (only the first
+        `job.max_train_examples` / `job.max_eval_examples` of each, see `first_examples`); returns an object the
+        other methods take as `data`."""
 
     @abc.abstractmethod
     def describe_data(self, data):
@@ -52,10 +59,6 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def describe_training(self, data):
         """What one epoch trains on, for the progress line (e.g. "96 train examples")."""
-
-    @abc.abstractmethod
-    def num_train_features(self, data):
-        """Rows per training epoch (the optimiser's schedule counts its steps from them)."""
 
     @abc.abstractmethod
     def build_model(self, pretrained_model, hyperparameters, job, data):
@@ -68,9 +71,14 @@ class Task(abc.ABC):
         """Compiles `model` with `optimizer` and this task's loss and training metrics."""
 
     @abc.abstractmethod
-    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
-        """The shuffled training `tf.data.Dataset` of (inputs, labels) batches, cut to their length bucket's width
-        (`finetune.batching`) unless `pad_to_max_length`."""
+    def train_examples(self, model, data):
+        """The training `tf.data.Dataset` of (inputs, labels) pairs, unbatched and in file order: the runner shuffles
+        each epoch by the trial's seed and batches it in length buckets (`finetune.trial_state.training_batches`)."""
+
+    def bucketing(self, model):
+        """`finetune.batching.length_bucketed_batches`' keyword arguments for `model`'s training examples (the
+        mask that gives their length, the narrowest width the model takes)."""
+        return {}
 
     def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         """(inputs, labels) batches of the dev split that Keras evaluates after every epoch (`validation_data`:

@@ -2,15 +2,20 @@
 no output left behind.
 
 Each case runs the entry point as users do (a subprocess) with inputs built in a fresh directory: {tmp} is that
-directory, {records}/{vocab} are valid pre-training data, and `output` names the path the command would write, which
-must not exist afterwards. About 40 processes: marked benchmark (`pytest -m benchmark tests/test_bad_input_table.py`).
+directory, {records}/{vocab} are valid pre-training data, {pretrained} a briefly pre-trained tiny model, {shared} the
+shared real data, and `output` names the path the command would write, which must not exist afterwards. About 90
+processes: marked benchmark (`pytest -m benchmark tests/test_bad_input_table.py`). The checks that need no model
+answer before TensorFlow is imported (`FAST_CASES`, not marked benchmark: each takes a fraction of a second).
 """
 
 import gzip
+import hashlib
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -21,6 +26,8 @@ PRETRAIN = "run_pretraining.py"
 FINETUNE = "run_finetuning.py"
 EXPORT = "export_model.py"
 CONVERT = "convert_checkpoint.py"
+SCORE = "-m electra_tf.commands.score"
+ANALYZE = "-m finetune.experiments.discriminator_analysis"
 # Lines TensorFlow's C++ runtime logs by itself (absl C++ log format), not part of the program's reporting.
 RUNTIME_LOG_LINE = re.compile(r"^([EWIF]\d{4} |WARNING: All log messages before absl)")
 
@@ -47,11 +54,50 @@ def _write_inputs(tmp):
         (tmp / "empty_glue" / "SST-2" / f"{split}.tsv").write_text("", encoding="utf-8")
     with gzip.open(tmp / "ok.txt.gz", "wt") as handle:
         handle.write("fine\n")
+    _write_latin1_files(tmp)
+
+
+def _write_latin1_files(tmp):
+    """One file per fine-tuning reader, each with a Latin-1 byte (0xe8, \u00e8) where UTF-8 is expected."""
+    latin1 = tmp / "latin1"
+    (latin1 / "SST-2").mkdir(parents=True)
+    files = {
+        "train.csv": "text,label\n\"Tr\u00e8s bien\",pos\n", "train.tsv": "text\tlabel\nTr\u00e8s bien\tpos\n",
+        "train.jsonl": '{"text": "Tr\u00e8s bien", "label": "pos"}\n', "train.txt": "Tr\u00e8s B-NP\n",
+        "train.pos": "Tr\u00e8s/NN ./.\n", "train.conllu": "1\tTr\u00e8s\ttr\u00e8s\tADV\t_\t_\t0\troot\t_\t_\n",
+        "fce.tsv": "Tr\u00e8s\tc\n", "SST-2/train.tsv": "sentence\tlabel\nTr\u00e8s bien\t1\n",
+        "SST-2/dev.tsv": "sentence\tlabel\nbien\t1\n",
+        "train-v1.1.json": json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [{
+            "context": "Tr\u00e8s bien.", "qas": [{"id": "1", "question": "How?",
+                                               "answers": [{"text": "bien", "answer_start": 5}]}]}]}]},
+                                 ensure_ascii=False),
+    }
+    files["dev-v1.1.json"] = files["train-v1.1.json"]
+    for name, text in files.items():
+        (latin1 / name).write_bytes(text.encode("latin-1"))
+    (tmp / "scores.txt").write_bytes("tr\u00e8s bien\n".encode("latin-1"))
+
+
+def _write_corrupt_shards(tmp, records):
+    """{tmp}/corrupt_shard/train.tfrecord: `records` with bytes flipped mid-file (same size), without a manifest (found
+    while reading); {tmp}/listed_shard/: the same beside a manifest recording the intact file (found by verify_data)."""
+    data = bytearray(open(records, "rb").read())
+    intact = hashlib.sha256(data).hexdigest()
+    middle = len(data) // 2
+    data[middle:middle + 4] = bytes(255 - byte for byte in data[middle:middle + 4])
+    for name in ("corrupt_shard", "listed_shard"):
+        (tmp / name).mkdir()
+        (tmp / name / "train.tfrecord").write_bytes(bytes(data))
+    manifest = {"format_version": 1, "max_seq_length": 32,
+                "shards": [{"file": "train.tfrecord", "num_bytes": len(data), "sha256": intact}]}
+    (tmp / "listed_shard" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 
 PRETRAIN_OK = ("--pretrain_tfrecords={records}", "--vocab_file={vocab}", "--model_size=tiny", "--max_seq_length=32",
                "--train_batch_size=8", "--num_train_steps=2", "--noprogress_bar")
 MODEL_DIR = "--model_dir={tmp}/out"
+CORRUPT_SHARD = "--pretrain_tfrecords={tmp}/corrupt_shard/train.tfrecord"
+LISTED_SHARD = "--pretrain_tfrecords={tmp}/listed_shard/train.tfrecord"
 
 CASES = [
     # (id, entry point, args, fragment the error line must contain)
@@ -120,6 +166,36 @@ CASES = [
     ("pretrain-eval-data-missing", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--eval_tfrecords={tmp}/none-*.tfrecord"],
      "--eval_tfrecords="),
     ("pretrain-unexpected-argument", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "stray"], "unexpected arguments"),
+    # --- corrupt shards: verified against the manifest before anything is written, or met while reading
+    ("pretrain-corrupt-shard-verified", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, LISTED_SHARD],
+     "listed_shard/train.tfrecord is corrupt: its sha256 differs"),
+    ("pretrain-corrupt-shard-while-training", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, CORRUPT_SHARD],
+     "corrupt_shard/train.tfrecord holds a corrupt record at byte"),
+    ("pretrain-corrupt-shard-unverified", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, LISTED_SHARD, "--noverify_data"],
+     "listed_shard/train.tfrecord holds a corrupt record at byte"),
+    ("pretrain-corrupt-eval-shard-verified", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR,
+                                                        "--eval_tfrecords={tmp}/listed_shard/train.tfrecord"],
+     "is corrupt: its sha256 differs"),
+    ("pretrain-corrupt-eval-shard-while-evaluating", PRETRAIN, [
+        *PRETRAIN_OK, MODEL_DIR, "--eval_tfrecords={tmp}/corrupt_shard/train.tfrecord", "--eval_every_steps=1"],
+     "holds a corrupt record at byte"),
+    ("analyze-corrupt-heldout-shard-verified", ANALYZE, [
+        "--init_checkpoint={tmp}/garbage_checkpoint", "--data_dir={shared}", "--output_dir={tmp}/out",
+        "--analyses=calibration", "--max_seq_length=32", "--heldout_tfrecords={tmp}/listed_shard/train.tfrecord"],
+     "is corrupt: its sha256 differs"),
+    # --- checks before TensorFlow
+    ("pretrain-init-generator-missing", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--init_checkpoint={tmp}/empty_dir",
+                                                   "--init_generator_checkpoint={tmp}/none"],
+     "--init_generator_checkpoint="),
+    ("pretrain-checkpoint-steps-not-int", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--checkpoint_steps=a,b"],
+     "--checkpoint_steps=a,b must be comma-separated integers"),
+    ("pretrain-eval-mode-without-data", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--mode=eval"], "--eval_tfrecords"),
+    ("pretrain-generator-without-init", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--init_generator_checkpoint={tmp}/x"],
+     "--init_checkpoint"),
+    ("build-bad-encoding", BUILD, ["--corpus={tmp}/corpus.txt", "--vocab_file={vocab}", "--output_dir={tmp}/out",
+                                   "--input_encoding=klingon"], "--input_encoding='klingon'"),
+    ("build-latin1-corpus", BUILD, ["--corpus={tmp}/scores.txt", "--vocab_file={vocab}", "--output_dir={tmp}/out"],
+     "scores.txt line 1 is not valid utf-8 (byte 0xe8 at column 3); pass --input_encoding=latin-1"),
     # --- run_finetuning.py
     ("finetune-unknown-task", FINETUNE, ["--task=SST-5", "--init_checkpoint={tmp}/empty_dir", "--data_dir={tmp}/glue",
                                          "--output_dir={tmp}/out"], "SST-5"),
@@ -136,6 +212,72 @@ CASES = [
     ("finetune-zero-trials", FINETUNE, ["--task=SST-2", "--init_checkpoint={tmp}/garbage_checkpoint",
                                         "--data_dir={tmp}/glue", "--output_dir={tmp}/out", "--num_trials=0"],
      "num_trials"),
+    # --- run_finetuning.py: a foreign encoding in every reader
+    *[(f"finetune-latin1-{name}", FINETUNE, ["--init_checkpoint={pretrained}", "--output_dir={tmp}/out", *args],
+       f"latin1/{path} line {line} is not valid utf-8 (byte 0xe8 at column {column}); pass --input_encoding=latin-1 "
+       "(or the file's encoding) or --encoding_errors=replace")
+      for name, path, line, column, args in [
+          ("csv", "train.csv", 2, 4, ["--task=classification", "--train_file={tmp}/latin1/train.csv",
+                                      "--dev_file={tmp}/latin1/train.csv", "--text_column=text"]),
+          ("tsv", "train.tsv", 2, 3, ["--task=classification", "--train_file={tmp}/latin1/train.tsv",
+                                      "--dev_file={tmp}/latin1/train.tsv", "--text_column=text"]),
+          ("jsonl", "train.jsonl", 1, 13, ["--task=classification", "--train_file={tmp}/latin1/train.jsonl",
+                                           "--dev_file={tmp}/latin1/train.jsonl", "--text_column=text"]),
+          ("conll", "train.txt", 1, 3, ["--task=chunk", "--train_file={tmp}/latin1/train.txt",
+                                        "--dev_file={tmp}/latin1/train.txt"]),
+          ("ptb", "train.pos", 1, 3, ["--task=pos", "--train_file={tmp}/latin1/train.pos",
+                                      "--dev_file={tmp}/latin1/train.pos"]),
+          ("conllu", "train.conllu", 1, 5, ["--task=pos", "--train_file={tmp}/latin1/train.conllu",
+                                            "--dev_file={tmp}/latin1/train.conllu"]),
+          ("fce", "fce.tsv", 1, 3, ["--task=ged", "--train_file={tmp}/latin1/fce.tsv",
+                                    "--dev_file={tmp}/latin1/fce.tsv"]),
+          ("glue", "SST-2/train.tsv", 2, 3, ["--task=SST-2", "--data_dir={tmp}/latin1"]),
+          ("squad", "train-v1.1.json", 1, 74, ["--task=squadv1", "--data_dir={tmp}/latin1"]),
+      ]],
+    ("finetune-bad-encoding", FINETUNE, ["--task=SST-2", "--init_checkpoint={tmp}/empty_dir", "--data_dir={tmp}/glue",
+                                         "--output_dir={tmp}/out", "--input_encoding=klingon"],
+     "--input_encoding='klingon' is not an encoding Python knows"),
+    ("finetune-bad-encoding-errors", FINETUNE, ["--task=SST-2", "--init_checkpoint={tmp}/empty_dir",
+                                                "--data_dir={tmp}/glue", "--output_dir={tmp}/out",
+                                                "--encoding_errors=skip"], "--encoding_errors='skip'"),
+    ("finetune-own-train-file-missing", FINETUNE, ["--task=classification", "--init_checkpoint={tmp}/empty_dir",
+                                                   "--train_file={tmp}/none.csv", "--dev_file={tmp}/none.csv",
+                                                   "--text_column=text", "--output_dir={tmp}/out"],
+     "--train_file={tmp}/none.csv does not exist"),
+    ("finetune-tagging-file-missing", FINETUNE, ["--task=chunk", "--init_checkpoint={tmp}/empty_dir",
+                                                 "--train_file={tmp}/none.txt", "--dev_file={tmp}/none.txt",
+                                                 "--output_dir={tmp}/out"], "--train_file={tmp}/none.txt"),
+    # --- the scorer
+    ("score-missing-model-dir", SCORE, ["some text"], "--model_dir is required"),
+    ("score-model-dir-not-found", SCORE, ["--model_dir={tmp}/none", "some text"], "--model_dir={tmp}/none does not"),
+    ("score-nothing-to-score", SCORE, ["--model_dir={tmp}/empty_dir"], "nothing to score"),
+    ("score-input-file-missing", SCORE, ["--model_dir={tmp}/empty_dir", "--input_file={tmp}/none.txt"],
+     "--input_file={tmp}/none.txt does not exist"),
+    ("score-latin1-input-file", SCORE, ["--model_dir={tmp}/empty_dir", "--input_file={tmp}/scores.txt"],
+     "scores.txt line 1 is not valid utf-8 (byte 0xe8 at column 3); pass --input_encoding=latin-1"),
+    ("score-bad-encoding", SCORE, ["--model_dir={tmp}/empty_dir", "--input_file={tmp}/scores.txt",
+                                   "--input_encoding=klingon"], "--input_encoding='klingon'"),
+    ("score-corrupt-model", SCORE, ["--model_dir={tmp}/garbage_checkpoint", "some text"], "garbage_checkpoint"),
+    # --- the analysis
+    ("analyze-missing-flags", ANALYZE, [], "--init_checkpoint is required"),
+    ("analyze-checkpoint-not-found", ANALYZE, ["--init_checkpoint={tmp}/none", "--data_dir={tmp}",
+                                               "--output_dir={tmp}/out"], "--init_checkpoint={tmp}/none does not"),
+    ("analyze-unknown-analysis", ANALYZE, ["--init_checkpoint={tmp}/empty_dir", "--data_dir={tmp}",
+                                           "--output_dir={tmp}/out", "--analyses=sentiment"],
+     "--analyses=sentiment: unknown"),
+    ("analyze-data-dir-lacks-fce", ANALYZE, ["--init_checkpoint={tmp}/empty_dir", "--data_dir={tmp}/empty_dir",
+                                             "--output_dir={tmp}/out", "--analyses=ged"], "en_fce_dev.tsv does not"),
+    ("analyze-heldout-no-match", ANALYZE, ["--init_checkpoint={tmp}/empty_dir", "--data_dir={shared}",
+                                           "--output_dir={tmp}/out", "--analyses=calibration",
+                                           "--heldout_tfrecords={tmp}/none-*.tfrecord"], "matches no file"),
+    ("analyze-compare-without-representations", ANALYZE, [
+        "--init_checkpoint={tmp}/empty_dir", "--data_dir={shared}", "--output_dir={tmp}/out", "--analyses=ged",
+        "--compare_checkpoint={tmp}/empty_dir"], "--compare_checkpoint is read by the representations analysis"),
+    ("analyze-compare-not-found", ANALYZE, ["--init_checkpoint={tmp}/empty_dir", "--data_dir={shared}",
+                                            "--output_dir={tmp}/out", "--compare_checkpoint={tmp}/none"],
+     "--compare_checkpoint={tmp}/none does not exist"),
+    ("analyze-corrupt-checkpoint", ANALYZE, ["--init_checkpoint={tmp}/garbage_checkpoint", "--data_dir={shared}",
+                                             "--output_dir={tmp}/out", "--analyses=ged"], "garbage_checkpoint"),
     # --- export_model.py
     ("export-missing-flags", EXPORT, [], "--init_checkpoint and --output_dir are required"),
     ("export-checkpoint-not-found", EXPORT, ["--init_checkpoint={tmp}/none", "--output_dir={tmp}/out"], "none"),
@@ -164,16 +306,26 @@ def _params():
         yield pytest.param(*values, id=case_id, marks=marks)
 
 
-@pytest.mark.benchmark
-@pytest.mark.parametrize("entry_point, args, fragment", list(_params()))
-def test_bad_input_gives_one_line_error_and_leaves_nothing(pretraining_data, tmp_path, entry_point, args, fragment):
+def _run_case(request, tmp_path, entry_point, args, fragment, prefix=()):
+    """Runs one case in `tmp_path`; returns (completed process, the fragment with its placeholders filled, seconds
+    the process took)."""
     _write_inputs(tmp_path)
-    records, vocab = pretraining_data
-    args = [arg.format(tmp=tmp_path, records=records, vocab=vocab) for arg in args]
+    records, vocab = request.getfixturevalue("pretraining_data")
+    _write_corrupt_shards(tmp_path, records)
+    values = dict(tmp=tmp_path, records=records, vocab=vocab, shared=REPO_ROOT.parent / "shared" / "data")
+    if any("{pretrained}" in arg for arg in args):
+        values["pretrained"] = request.getfixturevalue("pretrained_tiny")
+    args = [arg.format(**values) for arg in args]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("TF_CONFIG", None)
-    result = subprocess.run([sys.executable, str(REPO_ROOT / entry_point), *args], cwd=REPO_ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    program = entry_point.split() if entry_point.startswith("-m ") else [str(REPO_ROOT / entry_point)]
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, *prefix, *program, *args], cwd=REPO_ROOT, env=env, capture_output=True,
+                            text=True, timeout=300)
+    return result, fragment.format(**values), time.perf_counter() - start
+
+
+def _check_one_line(result, fragment, tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip() and not RUNTIME_LOG_LINE.match(line)]
     errors = [line for line in lines if "error" in line.lower()]
     assert result.returncode != 0, result.stdout[-1000:]
@@ -182,5 +334,52 @@ def test_bad_input_gives_one_line_error_and_leaves_nothing(pretraining_data, tmp
     assert not (tmp_path / "out").exists(), f"partial output left: {os.listdir(tmp_path / 'out')}"
 
 
+@pytest.mark.benchmark
+@pytest.mark.parametrize("entry_point, args, fragment", list(_params()))
+def test_bad_input_gives_one_line_error_and_leaves_nothing(request, tmp_path, entry_point, args, fragment):
+    result, fragment, _ = _run_case(request, tmp_path, entry_point, args, fragment)
+    _check_one_line(result, fragment, tmp_path)
+
+
+# Cases whose check needs no model: answered before TensorFlow is imported.
+FAST_CASES = [
+    "build-missing-corpus", "build-corpus-no-match", "build-corpus-is-dir", "build-missing-vocab-flag",
+    "build-vocab-not-found", "build-missing-output", "build-bad-encoding",
+    "pretrain-missing-data-flag", "pretrain-missing-model-dir", "pretrain-data-no-match", "pretrain-vocab-not-found",
+    "pretrain-zero-steps", "pretrain-negative-lr", "pretrain-tpu-node-local-data",
+    "pretrain-worker-hosts-wrong-strategy",
+    "pretrain-jit-under-mirrored", "pretrain-save-steps-vs-execution", "pretrain-init-checkpoint-missing",
+    "pretrain-eval-data-missing", "pretrain-unexpected-argument", "pretrain-init-generator-missing",
+    "pretrain-checkpoint-steps-not-int", "pretrain-eval-mode-without-data", "pretrain-generator-without-init",
+    "finetune-unknown-task", "finetune-missing-checkpoint", "finetune-bad-lr-decay", "finetune-zero-trials",
+    "finetune-bad-encoding", "finetune-bad-encoding-errors", "finetune-own-train-file-missing",
+    "finetune-tagging-file-missing", "export-missing-flags", "export-checkpoint-not-found", "convert-missing-flags",
+    "convert-source-not-found", "score-missing-model-dir", "score-model-dir-not-found", "score-nothing-to-score",
+    "score-input-file-missing", "score-latin1-input-file", "score-bad-encoding", "analyze-missing-flags",
+    "analyze-checkpoint-not-found", "analyze-unknown-analysis", "analyze-data-dir-lacks-fce",
+    "analyze-heldout-no-match", "analyze-compare-without-representations", "analyze-compare-not-found",
+]
+# Reports, when the process ends, whether TensorFlow was ever imported; then runs the entry point as `python` does.
+_REPORT_TENSORFLOW = ("import atexit, runpy, sys; atexit.register(lambda: print('tensorflow imported:', "
+                      "'tensorflow' in sys.modules, file=sys.stderr)); program = sys.argv[1]; "
+                      "sys.argv = sys.argv[1:] if program != '-m' else sys.argv[2:]; "
+                      "runpy.run_path(program, run_name='__main__') if program != '-m' else "
+                      "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)")
+
+
+@pytest.mark.parametrize("case_id", FAST_CASES)
+def test_checks_that_need_no_model_answer_before_tensorflow(request, tmp_path, case_id):
+    _, entry_point, args, fragment = next(case for case in CASES if case[0] == case_id)
+    result, fragment, _ = _run_case(request, tmp_path, entry_point, args, fragment,
+                                   prefix=("-c", _REPORT_TENSORFLOW))
+    assert "tensorflow imported: False" in result.stderr, result.stderr[-2000:]
+    result.stderr = result.stderr.replace("tensorflow imported: False", "")
+    # Not timed here (a loaded CI machine makes wall time meaningless): without TensorFlow the answer costs the
+    # interpreter's start-up only.
+    _check_one_line(result, fragment, tmp_path)
+
+
 def test_the_table_is_large_enough():
-    assert len(CASES) >= 30 and {case[1] for case in CASES} == {BUILD, PRETRAIN, FINETUNE, EXPORT, CONVERT}
+    assert len(CASES) >= 90 and {case[1] for case in CASES} == {BUILD, PRETRAIN, FINETUNE, EXPORT, CONVERT, SCORE,
+                                                                 ANALYZE}
+    assert set(FAST_CASES) <= {case[0] for case in CASES}

@@ -1,5 +1,5 @@
 """The library speaks Python: no error raised outside an entry point names a `--flag`, except inside a literal command
-("rebuild it with data_prep/build_pretraining_dataset.py --max_seq_length=128"); entry points translate the
+("rebuild it with electra-build-data --max_seq_length=128"); entry points translate the
 arguments an error lists to their flags."""
 
 import ast
@@ -13,7 +13,8 @@ LIBRARY_PACKAGES = ("electra_tf", "data_prep", "finetune")
 PROGRAM_PACKAGES = ("finetune/experiments",)
 FLAG = re.compile(r"--\w+")
 # A flag is fine right after a script (and its earlier flags): that is a command to run, written as one types it.
-COMMAND = re.compile(r"\.py(?: --\w+(?:=\S*)?)* --\w+")
+# A literal command: a script (`x.py`) or a console command (`electra-build-data`) followed by its flags.
+COMMAND = re.compile(r"(?:\.py|\belectra-[a-z-]+)(?: --\w+(?:=\S*)?)* --\w+")
 
 
 def _is_entry_point(source):
@@ -71,6 +72,8 @@ def test_the_scan_sees_flags_and_commands():
     assert _flags_outside_commands("pass --vocab_file=x") == ["--vocab_file"]
     assert _flags_outside_commands("rebuild with data_prep/build.py --max_seq_length=128 --vocab_file=v") == []
     assert _flags_outside_commands("run x.py --save_models, then pass --init_checkpoint") == ["--init_checkpoint"]
+    assert _flags_outside_commands("rebuild with electra-build-data --max_seq_length=128") == []
+    assert _flags_outside_commands("run electra-finetune --save_models, then pass --seed") == ["--seed"]
     assert len(list(library_messages())) > 100
 
 

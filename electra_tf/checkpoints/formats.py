@@ -23,6 +23,7 @@ from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, 
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ElectraError
 from electra_tf.io_utils import staged_directory
+from electra_tf.preflight import require_checkpoint
 
 OURS, TF1, HF, KERAS_HUB = "ours", "tf1", "hf", "keras_hub"
 
@@ -174,20 +175,6 @@ FORMATS = {
                                "directory)", _detects_tf1, _read_tf1, _write_tf1),
 }
 FORMAT_NAMES = tuple(FORMATS)
-
-
-def checkpoint_exists(path):
-    """Whether `path` names something to read: a directory, a file, or a TF checkpoint prefix (not itself a file)."""
-    return bool(path) and (os.path.exists(path) or os.path.exists(path + ".index"))
-
-
-def require_checkpoint(path, argument="path"):
-    """Raise the one error for a checkpoint path that names nothing, speaking of the caller's `argument`."""
-    if not checkpoint_exists(path):
-        raise CheckpointError(f"{argument}={path} does not exist: pass a model directory (run_pretraining.py writes "
-                              "<model_dir>/pretrained), a pre-training run's model_dir, a Hugging Face or keras-hub "
-                              "directory, or a TF1 checkpoint prefix (model.ckpt for model.ckpt.index)",
-                              arguments=(argument,))
 
 
 def checked_format(format, argument="format"):

@@ -294,7 +294,7 @@ def model_card(config, network, tokenizer_settings=None):
              f'model = {"AutoModelForPreTraining" if network == DISCRIMINATOR else "AutoModelForMaskedLM"}'
              '.from_pretrained("<this directory>")', "```", "",
              "The full electra-tf configuration is kept in config.json under `" + ELECTRA_TF_KEY + "`; "
-             "`convert_checkpoint.py` reads the directory back.", ""]
+             "`electra-convert` reads the directory back.", ""]
     if tokenizer_settings is None:
         lines += ["No vocabulary was given when this directory was written: add the `vocab.txt` the model was trained "
                   "with before loading a tokenizer.", ""]

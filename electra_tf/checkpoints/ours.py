@@ -6,7 +6,7 @@
   `ElectraDiscriminator.save_to_preset` / `ElectraGenerator.save_to_preset` write them, plus the tokenizer's files
   (`vocab.txt`, and keras-hub's `tokenizer.json` + `assets/tokenizer/vocabulary.txt` with the casing and accent
   settings, `checkpoints.tokenizer_files`). keras-hub reads it as any preset.
-* The run directory (`model_dir` of `run_pretraining.py`): `electra_config.json` (the `ElectraConfig`), the
+* The run directory (`model_dir` of `electra-pretrain`): `electra_config.json` (the `ElectraConfig`), the
   `tf.train.Checkpoint`s of the pre-training model (`ckpt-N` + the `checkpoint` state file; a `ckpt-N` prefix loads
   too), `pretraining_job.json` (the vocabulary and tokenizer settings of the run) and, once training ends,
   `pretrained/`. Saving a pre-training model writes the same layout: `electra_config.json`, `ckpt-1` holding the
@@ -98,7 +98,7 @@ def read(path):
                 tokenizer_files.read_tokenizer_json(path))
     run = _run_prefix(path)
     if run is None:
-        raise CheckpointError(f"{path} is neither a preset of ours (task.json + config.json, as run_pretraining.py "
+        raise CheckpointError(f"{path} is neither a preset of ours (task.json + config.json, as electra-pretrain "
                               f"writes <model_dir>/pretrained) nor a pre-training run (model_dir with "
                               f"{RUN_CONFIG_NAME} and a checkpoint)")
     directory, prefix = run

@@ -62,7 +62,7 @@ def _read_json(path, what):
             return json.load(handle)
     except (OSError, ValueError) as error:
         raise CheckpointError(f"{path} is not a readable {what} ({error}); write the model directory again "
-                              "(convert_checkpoint.py) or delete the file") from None
+                              "(electra-convert) or delete the file") from None
 
 
 def _hf_tokenizers_settings(config):
@@ -88,7 +88,7 @@ def read_tokenizer_json(directory):
         return TokenizerSettings(keras_hub_config["lowercase"], keras_hub_config.get("strip_accents", False))
     except (KeyError, TypeError) as error:
         raise CheckpointError(f"{path} is neither a keras-hub tokenizer config nor a Hugging Face tokenizers file "
-                              f"(no {error}); write the model directory again (convert_checkpoint.py) or delete the "
+                              f"(no {error}); write the model directory again (electra-convert) or delete the "
                               "file to use BERT's uncased settings") from None
 
 

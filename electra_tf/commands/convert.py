@@ -1,8 +1,8 @@
 """Convert ELECTRA checkpoints between our format, the reference's TF1 checkpoints, Hugging Face and keras-hub.
 
-    python convert_checkpoint.py --from=electra_small/electra_small --to=converted/small            # TF1 -> ours
-    python convert_checkpoint.py --from=converted/small --to=hf/small --to_format=hf                 # ours -> HF
-    python convert_checkpoint.py --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
+    electra-convert --from=electra_small/electra_small --to=converted/small            # TF1 -> ours
+    electra-convert --from=converted/small --to=hf/small --to_format=hf                 # ours -> HF
+    electra-convert --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
 
 Formats: ours (a pretrained directory: a keras-hub preset of the model [+ its tokenizer's files]; a pre-training
 model_dir is also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with model.safetensors +
@@ -41,10 +41,18 @@ flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator
                      "copies differ: keep the discriminator's.")
 
 
+def _check_flags(argv):
+    """The checks that need no model (and no TensorFlow)."""
+    from electra_tf.preflight import require_checkpoint
+
+    cli.require_flags("from", "to")
+    require_checkpoint(getattr(FLAGS, "from"), "from")
+
+
 def main(argv):
     from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
-    cli.require_flags("from", "to")
+    _check_flags(argv)
     source, target = getattr(FLAGS, "from"), FLAGS.to
     loaded = load_checkpoint(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads,
                              vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
@@ -57,7 +65,7 @@ def main(argv):
 def console_main():
     """The installed console command."""
     # The library's names for what this program calls --model and --from_format.
-    cli.run(main, flag_names={"kind": "model", "format": "from_format"})
+    cli.run(main, flag_names={"kind": "model", "format": "from_format"}, precheck=_check_flags)
 
 
 if __name__ == "__main__":

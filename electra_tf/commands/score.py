@@ -17,28 +17,37 @@ cli.quiet_native_startup(__name__)  # before TensorFlow is imported
 from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of run_pretraining.py).")
-flags.DEFINE_string("input_file", None, "Score the lines of this UTF-8 file instead of the arguments.")
+flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of electra-pretrain).")
+flags.DEFINE_string("input_file", None, "Score the lines of this file (in --input_encoding) instead of the arguments.")
+flags.DEFINE_string("input_encoding", "utf-8", "Encoding of --input_file: a Python codec name such as latin-1.")
+flags.DEFINE_string("encoding_errors", "strict", "Bytes of --input_file not valid in --input_encoding: strict (stop "
+                    "naming line and column), replace, ignore, or another Python codecs error handler.")
 flags.DEFINE_integer("max_seq_length", 128, "Longer texts are truncated (reported in the output).")
 flags.DEFINE_integer("batch_size", 32, "Texts per forward pass.")
 
 
-def main(argv):
+def _texts(argv):
+    """The texts to score, after the checks that need no model (and no TensorFlow)."""
     from electra_tf.errors import DataError
+    from electra_tf.preflight import require_checkpoint, require_file
+    from electra_tf.text_files import read_text
+
+    cli.require_flags("model_dir")
+    require_checkpoint(FLAGS.model_dir, "model_dir")
+    texts = argv[1:]
+    if FLAGS.input_file:
+        require_file(FLAGS.input_file, "input_file")
+        text = read_text(FLAGS.input_file, FLAGS.input_encoding, FLAGS.encoding_errors)
+        texts = [line.rstrip("\r") for line in text.split("\n") if line.strip()]
+    if not texts:
+        raise DataError("nothing to score: pass texts as arguments or --input_file", arguments=("input_file",))
+    return texts
+
+
+def main(argv):
     from electra_tf.scoring import load_scorer, score_texts
 
-    if not FLAGS.model_dir:
-        raise DataError("--model_dir is required (a pre-trained model directory, e.g. <run>/pretrained)")
-    if FLAGS.input_file:
-        try:
-            with open(FLAGS.input_file, encoding="utf-8") as handle:
-                texts = [line.rstrip("\n") for line in handle if line.strip()]
-        except (OSError, UnicodeDecodeError) as error:
-            raise DataError(f"cannot read --input_file={FLAGS.input_file}: {error}") from error
-    else:
-        texts = argv[1:]
-    if not texts:
-        raise DataError("nothing to score: pass texts as arguments or --input_file")
+    texts = _texts(argv)
     discriminator, tokenizer = load_scorer(FLAGS.model_dir)
     for result in score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size):
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -46,7 +55,7 @@ def main(argv):
 
 def console_main():
     """The installed console command."""
-    cli.run(main)
+    cli.run(main, precheck=_texts)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """The tf.data reader of pre-training TFRecords, and the start-of-training check of those files.
 
 Records are `tf.train.Example`s with int64 features input_ids, input_mask, segment_ids of fixed length
-max_seq_length (as written by `data_prep/build_pretraining_dataset.py` and by the reference). Batches are dicts of
+max_seq_length (as written by `electra-build-data` and by the reference). Batches are dicts of
 int32 tensors [global_batch_size, max_seq_length]; Keras' `model.fit` splits them across replicas.
 """
 
+import contextlib
 import json
 import os
 
@@ -13,6 +14,7 @@ import tensorflow as tf
 from electra_tf.data import tfrecord_checks
 from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import DataError
+from electra_tf.preflight import no_match_error
 
 FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids")
 DEFAULT_SHUFFLE_BUFFER = 10_000
@@ -32,8 +34,7 @@ def expand_file_patterns(file_patterns, argument="pretrain_tfrecords"):
     for pattern in patterns:
         matches = [path for path in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(path)]
         if not matches:
-            raise DataError(f"{argument}={pattern} matches no file; build the data with "
-                            "data_prep/build_pretraining_dataset.py or fix the glob", arguments=(argument,))
+            raise no_match_error(argument, pattern)
         files.update(matches)
     return sorted(files)
 
@@ -116,19 +117,35 @@ def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 
+@contextlib.contextmanager
+def corrupt_records_reported(sources):
+    """Within the block, TensorFlow's DataLossError from reading the TFRecords of `sources` ({argument: file patterns,
+    None for an unused argument}) becomes one DataError naming the shard and the corrupt record's byte offset."""
+    try:
+        yield
+    except tf.errors.DataLossError as error:
+        files = {argument: expand_file_patterns(patterns, argument) for argument, patterns in sources.items()
+                 if patterns}
+        raise tfrecord_checks.corrupt_record_error(error, files) from None
+
+
 def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vocab_file=None,
-                           argument="pretrain_tfrecords"):
+                           argument="pretrain_tfrecords", verify_data=None):
     """Checks the TFRecords against the training flags before training; returns the manifest ({} if none).
 
     Raises DataError, naming the file and the flag to change, when: no file matches; the data's manifest records a
     different max_seq_length, vocabulary size or vocabulary file contents; two directories' manifests record different
     casing or accent settings; a shard's size differs from the manifest
     (truncated or corrupt); a shard of this project's builder has no manifest (an unfinished build); or, without a
-    manifest, a file's records are cut short or have the wrong length.
+    manifest, a file's records are cut short or have the wrong length; with `verify_data`, a shard's sha256 differs
+    from the manifest's. `verify_data=None` verifies when the matched files hold at most
+    `manifest.VERIFY_DATA_MAX_BYTES` (512 MiB, one to two seconds of hashing).
     """
     from electra_tf.data import manifest as manifest_lib
 
     files = expand_file_patterns(file_patterns, argument)
+    if verify_data is None:
+        verify_data = sum(tf.io.gfile.stat(path).length for path in files) <= manifest_lib.VERIFY_DATA_MAX_BYTES
     by_directory = {}
     for path in files:
         by_directory.setdefault(os.path.dirname(path), []).append(path)
@@ -146,5 +163,5 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
         tfrecord_checks.check_manifest_settings(manifest, manifest_lib.manifest_path(directory), max_seq_length,
                                                 vocab_size=vocab_size, vocab_file=vocab_file)
         tfrecord_checks.check_listed_shards(manifest, manifest_lib.manifest_path(directory), paths, max_seq_length,
-                                            FEATURE_NAMES, argument=argument)
+                                            FEATURE_NAMES, argument=argument, verify=verify_data)
     return first_manifest or {}

@@ -1,22 +1,26 @@
 """Cheap start-of-training checks of pre-training TFRecords, each failing with a message that names file and argument.
 
-With a manifest, sizes and settings are compared with what the builder recorded (no record is read). Without one,
-the file's record framing is walked (12-byte headers and seeks, no payload reads) to catch truncation, and its
-first record is parsed to check the features and their length.
+With a manifest, sizes and settings are compared with what the builder recorded (no record is read), and with
+`verify` each shard's sha256 too. Without one, the file's record framing is walked (12-byte headers and seeks, no
+payload reads) to catch truncation, and its first record is parsed to check the features and their length.
+
+A corrupt record found later, while reading (TensorFlow's DataLossError "corrupted record at N", which names no file),
+is turned into the same kind of one-line error by `corrupt_record_error`.
 """
 
 import os
+import re
 import struct
 
 import tensorflow as tf
 from absl import logging
 from google.protobuf.message import DecodeError
 
-from electra_tf.data.manifest import SHARD_NAME_RE, recorded_tokenizer_settings
+from electra_tf.data.manifest import SHARD_NAME_RE, file_sha256, recorded_tokenizer_settings
 from electra_tf.errors import DataError
 from electra_tf.tokenizer import vocab_fingerprint
 
-_REBUILD = "data_prep/build_pretraining_dataset.py"
+_REBUILD = "electra-build-data"
 # A TFRecord is: uint64 length, uint32 masked crc of the length, payload, uint32 masked crc of the payload.
 _HEADER_BYTES = 12
 _FOOTER_BYTES = 4
@@ -60,8 +64,10 @@ def check_same_tokenizer_settings(manifest, manifest_path, other, other_path):
                         "do_lower_case and strip_accents")
 
 
-def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_names, argument="pretrain_tfrecords"):
-    """Checks each matched file against its manifest entry (size); files the manifest does not list are read."""
+def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_names, argument="pretrain_tfrecords",
+                        verify=False):
+    """Checks each matched file against its manifest entry (size, and with `verify` its sha256 where the manifest
+    records one); files the manifest does not list are read."""
     entries = {entry["file"]: entry for entry in manifest.get("shards", [])}
     for path in paths:
         entry = entries.get(os.path.basename(path))
@@ -74,6 +80,9 @@ def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_
                 f"shard {path} is truncated or corrupt: {size} bytes where {manifest_path} records "
                 f"{entry['num_bytes']}; rebuild the data with {_REBUILD} (or restore the file)"
             )
+        if verify and entry.get("sha256") and file_sha256(path) != entry["sha256"]:
+            raise DataError(f"shard {path} is corrupt: its sha256 differs from the one {manifest_path} records; "
+                            f"restore the file or rebuild the data with {_REBUILD}")
     matched = {os.path.basename(path) for path in paths}
     missing = sorted(set(entries) - matched)
     if missing:
@@ -135,3 +144,30 @@ def check_first_record(path, max_seq_length, feature_names):
             f"the records of {path} have length {length}, not {max_seq_length}; pass max_seq_length={length} or "
             f"rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}", arguments=("max_seq_length",)
         )
+
+
+_CORRUPT_OFFSET = re.compile(r"corrupted record at (\d+)")
+
+
+def corrupt_record_error(error, sources):
+    """The DataError for TensorFlow's DataLossError `error` raised while reading the files of `sources`
+    ({argument: files}): it names the shard holding the corrupt record (found by reading the candidates again, a cost
+    paid only on this failure) and the record's byte offset."""
+    match = _CORRUPT_OFFSET.search(str(error))
+    offset = int(match.group(1)) if match else None
+    for argument, paths in sources.items():
+        for path in paths:
+            if offset is not None and tf.io.gfile.stat(path).length <= offset:
+                continue
+            try:
+                tf.data.TFRecordDataset(path).reduce(tf.constant(0, tf.int64), lambda count, _: count + 1)
+            except tf.errors.DataLossError as own:
+                own_match = _CORRUPT_OFFSET.search(str(own))
+                if offset is None or (own_match and int(own_match.group(1)) == offset):
+                    where = f" at byte {offset}" if offset is not None else ""
+                    return DataError(f"{path} holds a corrupt record{where} (its checksum does not match): restore "
+                                     f"the shard or rebuild the data with {_REBUILD}, or leave it out of {argument}",
+                                     arguments=(argument,))
+    every = ", ".join(sources)
+    return DataError(f"a record of {every} is corrupt ({str(error).strip().splitlines()[-1][:200]}); restore the "
+                     f"shards or rebuild the data with {_REBUILD}", arguments=tuple(sources))

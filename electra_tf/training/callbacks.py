@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from electra_tf.errors import NonFiniteLossError
 from electra_tf.io_utils import atomic_write_text
+from electra_tf.training.choices import NONFINITE_LOSS_POLICIES
 
 
 def current_step(model):
@@ -121,7 +122,6 @@ class CheckpointSaver(keras.callbacks.Callback):
             self.manager.save(checkpoint_number=step)
 
 
-NONFINITE_LOSS_POLICIES = ("stop", "skip")
 
 
 class NonFiniteLossGuard(keras.callbacks.Callback):

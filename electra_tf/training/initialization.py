@@ -1,6 +1,6 @@
 """Starting pre-training from released or earlier weights (continued, domain-adaptive pre-training).
 
-`read_initial_weights` reads any checkpoint `convert_checkpoint.py` reads (the reference's TF1 checkpoints, a Hugging
+`read_initial_weights` reads any checkpoint `electra-convert` reads (the reference's TF1 checkpoints, a Hugging
 Face discriminator directory or discriminator/ + generator/ pair, a keras-hub preset, a pretrained directory or a run
 of ours), optionally with a generator from a second checkpoint, and returns the run's configuration (the checkpoint's
 architecture and generator sizes, the job's pre-training settings) with the weights to start from. Only weights are
@@ -88,7 +88,7 @@ def _run_config(checkpoint_config, job_config, has_generator, architecture_overr
 def check_data_vocabulary(manifest, data_patterns, config, vocab_file, init_checkpoint):
     """The data (`data_patterns`, whose builder wrote `manifest`) must be tokenised with the checkpoint's vocabulary:
     same size, same file contents."""
-    rebuild = ("rebuild the data with data_prep/build_pretraining_dataset.py "
+    rebuild = ("rebuild the data with electra-build-data "
                f"--vocab_file={vocab_file or '<the checkpoint vocab.txt>'}")
     built_size = manifest.get("vocab_size")
     if built_size is not None and built_size != config.vocab_size:
@@ -109,7 +109,7 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
 
     Args:
         init_checkpoint: a checkpoint holding a discriminator (and possibly its generator), in any format
-            `convert_checkpoint.py` reads.
+            `electra-convert` reads.
         job_config: the `ElectraConfig` the job asks for; its pre-training settings are kept, its sizes are replaced
             by the checkpoint's.
         init_generator_checkpoint: a generator (e.g. a Hugging Face generator directory) to pair with a checkpoint

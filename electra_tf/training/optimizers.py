@@ -1,6 +1,7 @@
-"""Optimizers: the reference's Adam with decoupled weight decay (no bias correction by default), Keras AdamW, LAMB."""
+"""Optimizers: the reference's Adam with decoupled weight decay (no bias correction by default), Keras AdamW, LAMB.
 
-import re
+Every optimizer here decays exactly the variables `weight_decay_applies` names: the project's one weight-decay rule.
+"""
 
 import keras
 import tensorflow as tf
@@ -9,8 +10,32 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.training.choices import OPTIMIZERS  # noqa: F401  (part of this module's interface)
 
-# Variables matching this (on their path) get no weight decay: LayerNorm parameters and biases, as the reference.
-NO_DECAY_PATTERN = r"(layer_norm|LayerNorm|bias)"
+# Last parts of the variable paths of LayerNormalization's scale and offset.
+LAYER_NORM_PARAMETERS = ("gamma", "beta")
+
+
+def weight_decay_applies(variable_path):
+    """Whether the variable at `variable_path` gets weight decay: the reference's rule, no decay for LayerNorm and
+    bias parameters.
+
+    On paths: a variable is exempt when the last part of its path is `gamma` or `beta` (a LayerNormalization's scale
+    and offset) or is `bias` or ends in `_bias` (every dense layer's bias, the generator's `output_bias`). Everything
+    else decays: kernels and embedding tables.
+    """
+    name = variable_path.rsplit("/", 1)[-1]
+    return name not in LAYER_NORM_PARAMETERS and name != "bias" and not name.endswith("_bias")
+
+
+def _adam_weight_decay_step(variable, m, v, gradient, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2,
+                            epsilon):
+    """The reference's update of `variable` and its slots `m` and `v` (backend variables), compiled per optimizer.
+
+    XLA fuses the element-wise terms into one pass that updates the three variables in place; as separate TensorFlow
+    ops each term would materialise a full-size temporary, which makes the optimizer several times slower on CPU.
+    """
+    m.assign(beta_1 * m + (1.0 - beta_1) * gradient)
+    v.assign(beta_2 * v + (1.0 - beta_2) * tf.square(gradient))
+    variable.assign_sub(learning_rate * ((m * m_scale) / (tf.sqrt(v * v_scale) + epsilon) + weight_decay * variable))
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -20,64 +45,88 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  w -= lr (m / (sqrt(v) + eps) + wd w)
 
     with no bias correction of m and v unless `bias_correction=True` (then m/(1-b1^t) and v/(1-b2^t) are used). Weight
-    decay is decoupled (scaled by the learning rate, not added to the gradient) and skipped for variables whose path
-    matches `no_decay_pattern`. Clipping is not done here: `ElectraPretrainer` clips the cross-replica gradient.
+    decay is decoupled (scaled by the learning rate, not added to the gradient) and applied only where
+    `weight_decay_applies`. Clipping is not done here: `ElectraPretrainer` clips the cross-replica gradient.
+    Subclasses scale each variable's learning rate through `learning_rate_multipliers`.
     """
 
     def __init__(self, learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                 bias_correction=False, no_decay_pattern=NO_DECAY_PATTERN, name="adam_weight_decay", **kwargs):
-        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay or None, name=name, **kwargs)
+                 bias_correction=False, name="adam_weight_decay", **kwargs):
+        # The decay is part of update_step's single pass (the reference's formula), so Keras' own stays off.
+        super().__init__(learning_rate=learning_rate, weight_decay=None, name=name, **kwargs)
+        self.decoupled_weight_decay = float(weight_decay or 0.0)
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.epsilon = epsilon
         self.bias_correction = bias_correction
-        self.no_decay_pattern = no_decay_pattern
 
     def build(self, var_list):
         if self.built:
             return
-        pattern = re.compile(self.no_decay_pattern) if self.no_decay_pattern else None
-        if pattern is not None:
-            self.exclude_from_weight_decay(var_list=[v for v in var_list if pattern.search(v.path)])
         super().build(var_list)
-        self._momentums, self._velocities = self.add_optimizer_variables(var_list, ["adam_m", "adam_v"])
+        self.momentums, self.velocities = self.add_optimizer_variables(var_list, ["adam_m", "adam_v"])
+        self.weight_decay_rates = [self.decoupled_weight_decay if weight_decay_applies(variable.path) else 0.0
+                                   for variable in var_list]
+        self.lr_multipliers = self.learning_rate_multipliers(var_list)
+        # One compiled function per optimizer: its traces hold this model's variables, and die with them (a function
+        # shared by every optimizer of the process could hand a later model a trace of an earlier, deleted one).
+        self.compiled_update = tf.function(_adam_weight_decay_step, jit_compile=True)
+        # update_step receives the backend variable (under a strategy, one replica's copy), not the Keras variable:
+        # each of those maps to the position of its slots and its replica (the index of the slots' copy to update).
+        strategy = tf.distribute.get_strategy()
+        self.slot_positions = {}
+        for position, variable in enumerate(var_list):
+            backend_variable = variable.value if isinstance(variable, keras.Variable) else variable
+            for replica, local in enumerate(strategy.experimental_local_results(backend_variable)):
+                self.slot_positions[id(local)] = (position, replica)
+
+    def learning_rate_multipliers(self, var_list):
+        """The factor of each variable's learning rate (of its whole update, decay included): 1 here."""
+        return [1.0] * len(var_list)
 
     def update_step(self, gradient, variable, learning_rate):
-        learning_rate = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        if not self.bias_correction and not isinstance(gradient, tf.IndexedSlices):
-            # The reference's update is TensorFlow's fused Adam kernel with beta powers 0 (so lr_t = lr): one pass over
-            # m, v and the variable instead of a dozen element-wise ops, each materialising a full-size temporary.
-            tf.raw_ops.ResourceApplyAdam(
-                var=_resource(variable), m=_resource(m), v=_resource(v), beta1_power=tf.zeros([], variable.dtype),
-                beta2_power=tf.zeros([], variable.dtype), lr=learning_rate,
-                beta1=tf.constant(self.beta_1, variable.dtype), beta2=tf.constant(self.beta_2, variable.dtype),
-                epsilon=tf.constant(self.epsilon, variable.dtype), grad=gradient, use_locking=False)
-            return
-        self.assign(m, ops.add(ops.multiply(m, self.beta_1), ops.multiply(gradient, 1.0 - self.beta_1)))
-        self.assign(v, ops.add(ops.multiply(v, self.beta_2), ops.multiply(ops.square(gradient), 1.0 - self.beta_2)))
-        m_used, v_used = m, v
+        position, replica = self.slot_positions[id(variable)]
+        strategy = tf.distribute.get_strategy()
+        m, v = (strategy.experimental_local_results(slots[position].value)[replica]
+                for slots in (self.momentums, self.velocities))
+        dtype = variable.dtype
+        # Embedding gradients may come as IndexedSlices: the reference's update is dense (m and v of every row decay).
+        gradient = ops.cast(tf.convert_to_tensor(gradient), dtype)
+        learning_rate = ops.multiply(ops.cast(learning_rate, dtype), ops.cast(self.lr_multipliers[position], dtype))
+        m_scale = v_scale = ops.ones((), dtype)
         if self.bias_correction:
-            step = ops.cast(self.iterations + 1, variable.dtype)
-            m_used = ops.divide(m, 1.0 - ops.power(ops.cast(self.beta_1, variable.dtype), step))
-            v_used = ops.divide(v, 1.0 - ops.power(ops.cast(self.beta_2, variable.dtype), step))
-        self.assign_sub(variable, ops.multiply(learning_rate,
-                                               ops.divide(m_used, ops.add(ops.sqrt(v_used), self.epsilon))))
+            # In float64: 1 - b2^t is a small difference, and float32's rounding of b2 would shift it by 1e-5.
+            step = tf.cast(self.iterations + 1, tf.float64)
+            m_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_1, tf.float64), step)), dtype)
+            v_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_2, tf.float64), step)), dtype)
+        self.compiled_update(variable, m, v, gradient, learning_rate,
+                             ops.cast(self.weight_decay_rates[position], dtype), m_scale, v_scale, self.beta_1,
+                             self.beta_2, self.epsilon)
 
     def get_config(self):
         config = super().get_config()
-        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
-                      bias_correction=self.bias_correction, no_decay_pattern=self.no_decay_pattern)
+        config.update(weight_decay=self.decoupled_weight_decay, beta_1=self.beta_1, beta_2=self.beta_2,
+                      epsilon=self.epsilon, bias_correction=self.bias_correction)
         return config
 
 
-def _resource(variable):
-    """The resource handle of a Keras or TensorFlow variable (the per-device one inside a strategy's update)."""
-    if isinstance(variable, keras.Variable):
-        variable = variable.value
-    return variable.handle
+class _ProjectWeightDecayRule:
+    """Mixin for Keras optimizers with built-in weight decay: exempts what `weight_decay_applies` exempts."""
+
+    def build(self, var_list):
+        if not self.built:
+            self.exclude_from_weight_decay(var_list=[v for v in var_list if not weight_decay_applies(v.path)])
+        super().build(var_list)
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class AdamW(_ProjectWeightDecayRule, keras.optimizers.AdamW):
+    """Keras' AdamW (with bias correction) decaying the variables `weight_decay_applies` names."""
+
+
+@keras.saving.register_keras_serializable(package="electra_tf")
+class Lamb(_ProjectWeightDecayRule, keras.optimizers.Lamb):
+    """Keras' LAMB decaying the variables `weight_decay_applies` names."""
 
 
 def create_optimizer(name, learning_rate, weight_decay=0.01, epsilon=1e-6, beta_1=0.9, beta_2=0.999,
@@ -86,13 +135,8 @@ def create_optimizer(name, learning_rate, weight_decay=0.01, epsilon=1e-6, beta_
     if name == "adam_weight_decay":
         return AdamWeightDecay(learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
                                epsilon=epsilon, bias_correction=bias_correction)
-    if name in ("keras_adamw", "lamb"):
-        if name == "keras_adamw":
-            optimizer = keras.optimizers.AdamW(learning_rate, weight_decay=weight_decay, beta_1=beta_1,
-                                               beta_2=beta_2, epsilon=epsilon)
-        else:
-            optimizer = keras.optimizers.Lamb(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
-                                              weight_decay=weight_decay or None)
-        optimizer.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
-        return optimizer
+    if name == "keras_adamw":
+        return AdamW(learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon)
+    if name == "lamb":
+        return Lamb(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, weight_decay=weight_decay or None)
     raise ConfigError(f"unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}")

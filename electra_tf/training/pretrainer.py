@@ -101,10 +101,10 @@ class ElectraPretrainer(ElectraPretrainingModel):
             scale = self.optimizer.loss_scale_factor
         return 1.0 if scale is None else tf.cast(scale, tf.float32)
 
-    def train_step(self, data):
-        step = self.steps_trained
-        if self.electra_config.two_stage_steps:
-            self._start_second_stage_at(step)
+    def replica_gradients(self, data, step):
+        """This replica's (loss-scaled) dense gradients of its share of the global loss, one per trainable variable,
+        and the all-reduced statistics. Summed over replicas, the gradients are the single-device gradients of the
+        global batch."""
         variables = self.trainable_variables
         with tf.GradientTape() as tape:
             outputs = self.pretraining_outputs(data, step, training=True)
@@ -116,6 +116,14 @@ class ElectraPretrainer(ElectraPretrainingModel):
         # Dense gradients: IndexedSlices from the embedding lookups cannot be all-reduced and divided uniformly.
         gradients = [tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
                      for g, v in zip(gradients, variables)]
+        return gradients, totals
+
+    def train_step(self, data):
+        step = self.steps_trained
+        if self.electra_config.two_stage_steps:
+            self._start_second_stage_at(step)
+        variables = self.trainable_variables
+        gradients, totals = self.replica_gradients(data, step)
         gradients = all_reduce_sum(gradients)
         global_loss = self.pretraining_loss(totals, totals, step)
         # One pass over the gradients serves both the finiteness check and the clipping: the global norm is finite
@@ -194,7 +202,8 @@ class ElectraPretrainer(ElectraPretrainingModel):
     def test_step(self, data):
         outputs = self.pretraining_outputs(data, self.steps_trained, training=False)
         totals = all_reduce_sum(self.pretraining_statistics(outputs))
-        update_pretraining_metrics(self.metric_trackers, totals, self.pretraining_loss(totals, totals, self.steps_trained))
+        loss = self.pretraining_loss(totals, totals, self.steps_trained)
+        update_pretraining_metrics(self.metric_trackers, totals, loss)
         return self._metric_results()
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):

@@ -1,6 +1,6 @@
 """One pre-training run: data, model, optimizer, checkpoints and logs in a model directory.
 
-`run_pretraining.py` turns its flags into a `PretrainingJob` and calls `run()`; tests and notebooks can do the same.
+`electra-pretrain` turns its flags into a `PretrainingJob` and calls `run()`; tests and notebooks can do the same.
 """
 
 import dataclasses
@@ -15,178 +15,19 @@ import tensorflow as tf
 from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAME
 from electra_tf.config import ElectraConfig
-from electra_tf.data.manifest import recorded_tokenizer_settings
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.training.pretrainer import ElectraPretrainer
+from electra_tf.training.pretraining_spec import PretrainingJob
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution
 from electra_tf.training import preemption
 from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.schedules import WarmupLinearDecay
-from electra_tf.tokenizer import BERT_UNCASED
 
 CONFIG_FILE = RUN_CONFIG_NAME
 JOB_FILE = JOB_NAME
 METRICS_FILE = "metrics.jsonl"
-MODES = ("train", "eval")
-
-
-@dataclasses.dataclass
-class PretrainingJob:
-    """Everything a pre-training run needs; field names are the flag names of `run_pretraining.py`."""
-
-    pretrain_tfrecords: str
-    model_dir: str
-    model_size: str = "small"
-    max_seq_length: int = 128
-    train_batch_size: int = 128
-    learning_rate: float = 5e-4
-    num_train_steps: int = 1_000_000
-    num_warmup_steps: int = 10_000
-    save_checkpoints_steps: int = 1000
-    checkpoint_steps: tuple = ()  # further steps to checkpoint at (e.g. the evaluation points of an experiment)
-    keep_checkpoint_max: int = 5
-    log_every_steps: int = 100
-    seed: int = 0
-    strategy: str = "default"
-    tpu: str = None
-    num_cpu_devices: int = 0
-    mixed_precision: str = "float32"
-    jit_compile: bool = False
-    steps_per_execution: int = 1
-    vocab_file: str = None
-    # The tokenizer's casing and accent handling, saved with the model; default: what the data's manifest records.
-    do_lower_case: bool = None
-    strip_accents: bool = None
-    optimizer: str = "adam_weight_decay"
-    weight_decay: float = 0.01
-    adam_epsilon: float = 1e-6
-    bias_correction: bool = False
-    lr_schedule: str = "multiply"
-    clip_norm: float = 1.0
-    model_overrides: dict = dataclasses.field(default_factory=dict)  # ElectraConfig fields, e.g. mask_prob
-    progress_bar: bool = True
-    nonfinite_loss: str = "stop"  # stop | skip, see callbacks.NonFiniteLossGuard
-    deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by `seed`)
-    worker_hosts: str = None  # host:port,... writes TF_CONFIG for strategy=multi_worker
-    task_index: int = 0
-    # Continued pre-training: weights to start from (any format convert_checkpoint.py reads); a model_dir that already
-    # holds a checkpoint resumes from it instead.
-    init_checkpoint: str = None
-    init_generator_checkpoint: str = None  # a generator for an init_checkpoint that holds only a discriminator
-    init_checkpoint_format: str = "auto"
-    # Held-out evaluation of the pre-training objective (see training.evaluation).
-    mode: str = "train"  # train, or eval: evaluate the latest checkpoint (or init_checkpoint) once
-    eval_tfrecords: str = None
-    eval_every_steps: int = 0  # 0: only at the end of training
-    num_eval_steps: int = 100
-    eval_batch_size: int = None  # default: train_batch_size
-
-    def validate(self):
-        positive = ("max_seq_length", "train_batch_size", "num_train_steps", "log_every_steps", "steps_per_execution")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}", arguments=(name,))
-        for name in ("num_warmup_steps", "save_checkpoints_steps", "keep_checkpoint_max"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}", arguments=(name,))
-        # 0 is allowed: a run at learning rate 0 evaluates or exports a checkpoint through the whole pipeline.
-        if self.learning_rate < 0:
-            raise ConfigError(f"learning_rate must be >= 0, got {self.learning_rate}", arguments=("learning_rate",))
-        if self.mode not in MODES:
-            raise ConfigError(f"unknown mode={self.mode!r}; choose one of {list(MODES)}", arguments=("mode",))
-        if self.mode == "train" and not self.pretrain_tfrecords:
-            raise ConfigError("pretrain_tfrecords is required: a glob of TFRecord shards from "
-                              "data_prep/build_pretraining_dataset.py", arguments=("pretrain_tfrecords",))
-        self._validate_evaluation()
-        if self.init_generator_checkpoint and not self.init_checkpoint:
-            raise ConfigError("init_generator_checkpoint pairs a generator with init_checkpoint; pass init_checkpoint "
-                              "(the discriminator) too", arguments=("init_generator_checkpoint", "init_checkpoint"))
-        if not self.model_dir:
-            raise ConfigError("model_dir is required", arguments=("model_dir",))
-        if self.nonfinite_loss not in callbacks_lib.NONFINITE_LOSS_POLICIES:
-            raise ConfigError(f"unknown nonfinite_loss={self.nonfinite_loss!r}; choose one of "
-                              f"{list(callbacks_lib.NONFINITE_LOSS_POLICIES)}", arguments=("nonfinite_loss",))
-        if any(step % self.steps_per_execution for step in self.checkpoint_steps):
-            raise ConfigError(f"checkpoint_steps {list(self.checkpoint_steps)} must be multiples of "
-                              f"steps_per_execution={self.steps_per_execution}",
-                              arguments=("checkpoint_steps", "steps_per_execution"))
-        for name in ("save_checkpoints_steps", "log_every_steps"):
-            if getattr(self, name) % self.steps_per_execution:
-                raise ConfigError(f"{name}={getattr(self, name)} is not a multiple of steps_per_execution="
-                                  f"{self.steps_per_execution}; callbacks only run between executions",
-                                  arguments=(name, "steps_per_execution"))
-        self._validate_distribution()
-
-    def _validate_evaluation(self):
-        if self.mode == "eval" and not self.eval_tfrecords:
-            raise ConfigError("mode=eval needs eval_tfrecords: a glob of held-out TFRecord shards",
-                              arguments=("mode", "eval_tfrecords"))
-        if self.eval_every_steps and not self.eval_tfrecords:
-            raise ConfigError("eval_every_steps needs eval_tfrecords: a glob of held-out TFRecord shards",
-                              arguments=("eval_every_steps", "eval_tfrecords"))
-        if self.eval_every_steps < 0:
-            raise ConfigError(f"eval_every_steps must be >= 0, got {self.eval_every_steps}",
-                              arguments=("eval_every_steps",))
-        for name in ("num_eval_steps", "eval_batch_size"):
-            if getattr(self, name) is not None and getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}", arguments=(name,))
-        if self.eval_every_steps % self.steps_per_execution:
-            raise ConfigError(f"eval_every_steps={self.eval_every_steps} is not a multiple of steps_per_execution="
-                              f"{self.steps_per_execution}; evaluations only run between executions",
-                              arguments=("eval_every_steps", "steps_per_execution"))
-
-    def _validate_distribution(self):
-        two_stage_steps = self.model_overrides.get("two_stage_steps", 0)
-        if two_stage_steps and self.strategy != "default":
-            raise ConfigError(f"two_stage_steps runs on a single device; use strategy=default, not {self.strategy}",
-                              arguments=("two_stage_steps", "strategy"))
-        if two_stage_steps >= self.num_train_steps:
-            raise ConfigError(f"two_stage_steps={two_stage_steps} leaves no step for the discriminator: use fewer "
-                              f"than num_train_steps={self.num_train_steps}",
-                              arguments=("two_stage_steps", "num_train_steps"))
-        if self.jit_compile and self.strategy in ("mirrored", "multi_worker"):
-            raise ConfigError(f"jit_compile does not work under strategy={self.strategy} with Keras 3; "
-                              "use jit_compile=false", arguments=("jit_compile", "strategy"))
-        if self.worker_hosts and self.strategy != "multi_worker":
-            raise ConfigError(f"worker_hosts is only used with strategy=multi_worker (got strategy={self.strategy})",
-                              arguments=("worker_hosts", "strategy"))
-        if self.strategy == "tpu" and self.tpu and self.tpu != "local":
-            # A TPU node (not a TPU VM) runs the input pipeline and writes checkpoints on hosts that cannot see this
-            # machine's disk.
-            for name in ("pretrain_tfrecords", "model_dir"):
-                if not getattr(self, name).startswith("gs://"):
-                    raise ConfigError(f"{name}={getattr(self, name)} must be a gs:// path with tpu={self.tpu}: "
-                                      "a Cloud TPU node reads and writes only Cloud Storage (use tpu=local on a "
-                                      "TPU VM)",
-                                      arguments=(name, "tpu"))
-
-    def model_config(self):
-        """The ElectraConfig: the preset, the overrides, and the vocabulary of `vocab_file` when given."""
-        config = ElectraConfig.from_preset(self.model_size, **self.model_overrides)
-        if self.vocab_file:
-            from electra_tf.tokenizer import ElectraTokenizer
-
-            tokenizer = ElectraTokenizer(self.vocab_file)
-            config = config.with_vocab(tokenizer.vocab_size, pad_id=tokenizer.pad_id, unk_id=tokenizer.unk_id,
-                                       cls_id=tokenizer.cls_id, sep_id=tokenizer.sep_id, mask_id=tokenizer.mask_id)
-        return config
-
-
-    def tokenizer_settings(self, manifest, default=None):
-        """The `TokenizerSettings` to save with the model: the data manifest's, which `do_lower_case` and
-        `strip_accents` must agree with when given; theirs (over `default`, else BERT uncased) for data without one."""
-        given = (default or BERT_UNCASED).overridden(self.do_lower_case, self.strip_accents)
-        recorded = recorded_tokenizer_settings(manifest or {})
-        if recorded is None:
-            return given
-        for name in ("do_lower_case", "strip_accents"):
-            if getattr(self, name) is not None and getattr(given, name) != getattr(recorded, name):
-                raise ConfigError(f"{name}={getattr(self, name)} contradicts the pre-training data, tokenised with "
-                                  f"{name}={getattr(recorded, name)} (see its manifest.json); leave {name} unset to "
-                                  "use the data's", arguments=(name,))
-        return recorded
 
 
 def _check_same_config(model_dir, config):
@@ -250,8 +91,19 @@ def run(job, extra_files=None):
         tf.config.experimental.enable_op_determinism()
     chief = distribution.is_chief()
     checkpoint_dir = _checkpoint_directory(job, chief)
+    new_model_dir = not tf.io.gfile.exists(job.model_dir)
     try:
         return _run(job, chief, checkpoint_dir, extra_files or {})
+    except DataError as error:
+        # A corrupt record met in training: the last checkpoint stays; a model_dir this run created and that holds
+        # none yet is removed, so a rejected run leaves nothing behind.
+        latest = tf.train.latest_checkpoint(job.model_dir)
+        if chief and new_model_dir and latest is None:
+            shutil.rmtree(job.model_dir, ignore_errors=True)
+        if "corrupt record" in str(error):
+            kept = f"model_dir keeps its last checkpoint {latest}" if latest else "no checkpoint was written"
+            raise DataError(f"{error}; {kept}", arguments=(*error.arguments, "model_dir")) from None
+        raise
     finally:
         if checkpoint_dir != job.model_dir:
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
@@ -301,7 +153,8 @@ def _resolve_tokenizer_settings(job, manifest, initial):
 
 
 def _run(job, chief, checkpoint_dir, extra_files):
-    from electra_tf.data.pretraining_dataset import check_pretraining_data, make_pretraining_dataset
+    from electra_tf.data.pretraining_dataset import (check_pretraining_data, corrupt_records_reported,
+                                                     make_pretraining_dataset)
     from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
 
     distribution.set_precision(job.mixed_precision)
@@ -311,12 +164,13 @@ def _run(job, chief, checkpoint_dir, extra_files):
     # Every input is checked before anything is written to model_dir.
     manifest = {}
     if job.mode == "train":
-        manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length,
+        manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, verify_data=job.verify_data,
                                           vocab_size=None if initial else config.vocab_size,
                                           vocab_file=None if initial else vocab_file)
     eval_manifest = {}
     if job.eval_tfrecords:
         eval_manifest = check_pretraining_data(job.eval_tfrecords, job.max_seq_length, argument="eval_tfrecords",
+                                               verify_data=job.verify_data,
                                                vocab_size=None if initial else config.vocab_size,
                                                vocab_file=None if initial else vocab_file)
     if initial is not None:
@@ -351,15 +205,18 @@ def _run(job, chief, checkpoint_dir, extra_files):
                                                 job.eval_batch_size or job.train_batch_size, seed=job.seed,
                                                 is_training=False, validate=False, argument="eval_tfrecords")
         evaluator = PretrainingEvaluator(model, eval_dataset, job.num_eval_steps)
+    sources = {"pretrain_tfrecords": job.pretrain_tfrecords if job.mode == "train" else None,
+               "eval_tfrecords": job.eval_tfrecords}
     if job.mode == "eval":
-        return _evaluate_once(job, chief, evaluator)
+        with corrupt_records_reported(sources):
+            return _evaluate_once(job, chief, evaluator)
 
     if chief:
         os.makedirs(job.model_dir, exist_ok=True)
         write_text_files(job.model_dir, extra_files)
         config.save(os.path.join(job.model_dir, CONFIG_FILE))
         # With the vocabulary and the tokenizer settings resolved, so that a conversion of the run
-        # (convert_checkpoint.py) finds them.
+        # (electra-convert) finds them.
         atomic_write_json(os.path.join(job.model_dir, JOB_FILE), dataclasses.asdict(
             dataclasses.replace(job, vocab_file=vocab_file, **tokenizer_settings.to_dict())))
     # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
@@ -375,7 +232,8 @@ def _run(job, chief, checkpoint_dir, extra_files):
     remaining = job.num_train_steps - initial_step
     if remaining > 0:
         dataset = make_pretraining_dataset(job.pretrain_tfrecords, job.max_seq_length, job.train_batch_size,
-                                           seed=job.seed, is_training=True, skip_batches=initial_step)
+                                           seed=job.seed, is_training=True, skip_batches=initial_step,
+                                           validate=False)  # checked above
         stop_on_sigterm = preemption.StopOnSigterm()
         callbacks = [
             stop_on_sigterm,
@@ -387,8 +245,9 @@ def _run(job, chief, checkpoint_dir, extra_files):
         ]
         if evaluator is not None:
             callbacks.append(PeriodicEvaluation(evaluator, job.model_dir, job.eval_every_steps, enabled=chief))
-        history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
-                            shuffle=False, verbose=1 if job.progress_bar else 2)
+        with corrupt_records_reported(sources):
+            history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
+                                shuffle=False, verbose=1 if job.progress_bar else 2)
         logs = {name: values[-1] for name, values in history.history.items()}
         if stop_on_sigterm.requested:
             keras.backend.clear_session(free_memory=False)

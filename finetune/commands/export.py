@@ -1,16 +1,16 @@
 """Export a pre-trained discriminator or generator, or a fine-tuned classifier, tagger or SQuAD model, as a SavedModel
 for TF Serving.
 
-    python export_model.py --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
-    python export_model.py --init_checkpoint=<run>/trial_0/model.keras --model=tagger --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
+    electra-export --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
+    electra-export --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/trial_0/model.keras --model=tagger --output_dir=<dir>/1
 
-`--init_checkpoint` is any format `convert_checkpoint.py` reads: our pretrained directory or pre-training run, a
+`--init_checkpoint` is any format `electra-convert` reads: our pretrained directory or pre-training run, a
 reference TF1 checkpoint prefix, a Hugging Face directory (model.safetensors + config.json) or a keras-hub preset.
 The vocabulary (for the raw-text signature) is the vocab.txt beside the checkpoint unless --vocab_file is given.
-A classifier is the model.keras of `run_finetuning.py --save_models`: it carries its own vocabulary and sequence length,
+A classifier is the model.keras of `electra-finetune --save_models`: it carries its own vocabulary and sequence length,
 and its raw-text signature takes pairs (`text_a`, `text_b`) when the fine-tuning task does (see --text_inputs). A
 tagger's raw-text signature returns one tag per word with the word's byte offsets.
 """
@@ -24,11 +24,12 @@ from absl import flags  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", "classifier", "tagger", "squad"],
+FINETUNED_MODELS = ("classifier", "tagger", "squad")  # read from a fine-tuning run's model.keras
+flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", *FINETUNED_MODELS],
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
                   "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]), tagger (tags per word) "
                   "or SQuAD model (span logits); for the last three --init_checkpoint is the model.keras of "
-                  "run_finetuning.py --save_models.")
+                  "electra-finetune --save_models.")
 flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
 flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature (a classifier keeps the one it "
                      "was fine-tuned with).")
@@ -49,10 +50,19 @@ flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
                   "pairs (`text_a`, `text_b`); auto reads the task from the fine-tuning run's results.json.")
 
 
+def _check_flags(argv):
+    """The checks that need no model (and no TensorFlow)."""
+    from electra_tf.preflight import require_checkpoint
+
+    cli.require_flags("init_checkpoint", "output_dir")
+    if FLAGS.model not in FINETUNED_MODELS:  # a fine-tuned model.keras is checked, with its own message, by its reader
+        require_checkpoint(FLAGS.init_checkpoint, "init_checkpoint")
+
+
 def main(argv):
     from electra_tf.checkpoints import load_checkpoint
 
-    cli.require_flags("init_checkpoint", "output_dir")
+    _check_flags(argv)
     if FLAGS.model == "classifier":
         _export_classifier()
         return
@@ -110,7 +120,7 @@ def _export_squad():
 def console_main():
     """The installed console command."""
     # The library's names for what this program calls --model and --checkpoint_format.
-    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"})
+    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"}, precheck=_check_flags)
 
 
 if __name__ == "__main__":

@@ -1,26 +1,26 @@
 """Fine-tune a pre-trained ELECTRA discriminator: a GLUE task, SQuAD (--task=squad for 2.0, squadv1 for 1.1), token
 tagging (chunk, ner, pos, ged, tagging) or your own CSV / TSV / JSON-lines files (classification, regression).
 
-    python run_finetuning.py --flagfile=configs/glue_mrpc.flags --model_size=small \\
+    electra-finetune --flagfile=configs/glue_mrpc.flags --model_size=small \\
         --init_checkpoint=<model_dir>/pretrained --data_dir=<GLUE dir> --output_dir=<dir> --num_trials=10
 
 Hyperparameters not given take the reference's values for --task and --model_size. Writes results.json (each
 trial's dev metrics; median, mean and std per metric), dev predictions in glue_eval's format and, when the test file
 exists, GLUE-submission test predictions; see finetune/runner.py and finetune/glue/task.py for the layout.
 
-    python run_finetuning.py --flagfile=configs/squad.flags --model_size=small \\
+    electra-finetune --flagfile=configs/squad.flags --model_size=small \\
         --init_checkpoint=<model_dir>/pretrained --data_dir=<dir with train-v2.0.json, dev-v2.0.json> --output_dir=<dir>
 
 SQuAD writes results.json and per trial the official predictions.json, nbest_predictions.json (and null_odds.json for
 2.0); see finetune/squad/task.py.
 
-    python run_finetuning.py --task=chunk --init_checkpoint=<model_dir>/pretrained \\
+    electra-finetune --task=chunk --init_checkpoint=<model_dir>/pretrained \\
         --train_file=conll2000/train.txt --dev_file=conll2000/test.txt --output_dir=<dir>
 
 Tagging (chunk, ner, pos, ged, tagging) reads CoNLL-style column files and writes per trial dev_predictions.txt
 (word gold predicted); see finetune/tagging/task.py.
 
-    python run_finetuning.py --task=classification --init_checkpoint=<model_dir>/pretrained \\
+    electra-finetune --task=classification --init_checkpoint=<model_dir>/pretrained \\
         --train_file=train.csv --dev_file=dev.csv --text_column=review --label_column=sentiment --output_dir=<dir>
 
 Own files keep their label strings: per trial dev_predictions.tsv (line, label, prediction); see
@@ -42,7 +42,7 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE or WNLI; squad "
                     "(SQuAD 2.0) or squadv1 (SQuAD 1.1); a tagging task: chunk, ner, pos, ged or tagging; or "
                     "classification / regression on your own --train_file and --dev_file.")
-flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (run_pretraining.py writes "
+flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (electra-pretrain writes "
                     "<model_dir>/pretrained).")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
                     "by download_glue_data.py.")
@@ -87,6 +87,14 @@ flags.DEFINE_boolean("save_models", False, "Save each trial's fine-tuned model (
 flags.DEFINE_boolean("keep_best_epoch", False, "End each trial on the weights of the epoch with the lowest dev loss "
                      "(the dev split is then also the selection set: its scores are optimistic).")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per epoch).")
+flags.DEFINE_integer("save_checkpoints_steps", None, "Also save the trial's state every N batches (it is always saved "
+                     "at the end of every epoch); rerunning the command resumes an interrupted run from there.")
+flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: an interrupted and resumed run ends with "
+                     "the weights and dev results of an uninterrupted one.")
+flags.DEFINE_integer("max_train_examples", None, "Train on the first N examples only (SQuAD: questions; tagging: "
+                     "sentences; before MRPC/STS-B's swapped pairs are added).")
+flags.DEFINE_integer("max_eval_examples", None, "Evaluate on the first N examples of each evaluation split (dev, test) "
+                     "only.")
 # SQuAD only.
 flags.DEFINE_enum("squad_head", "joint", ["joint", "simple"], "SQuAD: joint = the paper's start-conditioned end "
                   "head with a 20 x 20 beam (and for 2.0 an answerability classifier); simple = independent start/end.")
@@ -95,8 +103,6 @@ flags.DEFINE_integer("max_query_length", 64, "SQuAD: questions are cut to this m
 flags.DEFINE_integer("n_best_size", 20, "SQuAD: n-best answers kept per question (and the joint head's beam).")
 flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in word pieces.")
 flags.DEFINE_float("null_score_threshold", 0.0, "SQuAD 2.0: answer \"\" when the null odds exceed this.")
-flags.DEFINE_integer("max_train_questions", None, "SQuAD: train on the first N questions only (a slice).")
-flags.DEFINE_integer("max_dev_questions", None, "SQuAD: evaluate on the first N dev questions only (a slice).")
 # Tagging, classification and regression on files of your own.
 flags.DEFINE_string("train_file", None, "Tagging: training file, CoNLL columns (one word per line, a blank line "
                     "between sentences; -DOCSTART- lines are document breaks), .conllu, .pos, or FCE's token TSV for "
@@ -110,24 +116,36 @@ flags.DEFINE_integer("tag_column", -1, "Tagging: column of the tag (0-based; -1 
 # Own files (--task=classification or regression) in CSV, TSV (with a header row) or JSON lines.
 flags.DEFINE_string("text_column", None, "classification/regression: column (or JSON key) of the text.")
 flags.DEFINE_string("text_pair_column", None, "classification/regression: column of the second text of a pair.")
+flags.DEFINE_string("input_encoding", "utf-8", "Encoding of every data file read (own files, tagging files, GLUE TSV, "
+                    "SQuAD JSON): a Python codec name such as latin-1 or cp1252.")
+flags.DEFINE_string("encoding_errors", "strict", "Bytes not valid in --input_encoding: strict (stop naming file, line "
+                    "and column), replace, ignore, or another Python codecs error handler.")
 flags.DEFINE_string("label_column", "label", "classification/regression: column of the label (strings are kept: "
                     "predictions and the exported model give them back).")
 
 
-def main(argv):
+def _job(argv):
+    """The validated `FinetuningJob` of the flags (files and init_checkpoint checked to exist); needs no TensorFlow."""
     from absl import app
+
+    from finetune.runner import FinetuningJob
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    from finetune.runner import FinetuningJob, run
-
     job = FinetuningJob(**{field.name: getattr(FLAGS, field.name) for field in dataclasses.fields(FinetuningJob)})
-    run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
+    job.validate()
+    return job
+
+
+def main(argv):
+    from finetune.runner import run
+
+    run(_job(argv), extra_files={"flags.txt": FLAGS.flags_into_string()})
 
 
 def console_main():
     """The installed console command."""
-    cli.run(main)
+    cli.run(main, precheck=_job)
 
 
 if __name__ == "__main__":

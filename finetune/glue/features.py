@@ -144,11 +144,10 @@ def encode_examples(examples, tokenizer, task, max_seq_length=None):
     return GlueFeatures(input_ids, input_mask, segment_ids, label_ids(examples, spec.name))
 
 
-def features_to_dataset(features, batch_size, shuffle_seed=None, pad_to_max_length=False, in_length_order=False):
-    """Batches of (inputs dict, label) from GlueFeatures, cut to their bucket width unless `pad_to_max_length`
-    (`finetune.batching.length_bucketed_batches`): shuffled anew every epoch and drawn from length buckets when
-    `shuffle_seed` is given; otherwise in the features' order, or sorted by length with `in_length_order` (evaluation,
-    where the order does not matter)."""
+def features_to_dataset(features, batch_size=None, pad_to_max_length=False, in_length_order=False):
+    """(inputs dict, label) from GlueFeatures: unbatched in order without `batch_size`, else in batches cut to their
+    bucket width unless `pad_to_max_length` (`finetune.batching.length_bucketed_batches`), in the features' order or
+    sorted by length with `in_length_order` (evaluation, where the order does not matter)."""
     import tensorflow as tf  # only callers that build input pipelines pay for the import
 
     from finetune.batching import length_bucketed_batches, length_order
@@ -158,5 +157,6 @@ def features_to_dataset(features, batch_size, shuffle_seed=None, pad_to_max_leng
         order = length_order(features.input_mask)
         inputs, labels = {name: value[order] for name, value in inputs.items()}, labels[order]
     dataset = tf.data.Dataset.from_tensor_slices((inputs, labels))
-    return length_bucketed_batches(dataset, batch_size, shuffle=shuffle_seed is not None, seed=shuffle_seed,
-                                   pad_to_max_length=pad_to_max_length)
+    if not batch_size:
+        return dataset
+    return length_bucketed_batches(dataset, batch_size, pad_to_max_length=pad_to_max_length)

@@ -13,9 +13,9 @@ from typing import List, Optional
 from absl import logging
 
 from electra_tf.errors import DataError
+from electra_tf.text_files import read_text
 from finetune.glue.tasks import get_task
 
-_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,16 +47,18 @@ def task_file(data_dir, task, split):
     return os.path.join(data_dir, spec.directory, spec.splits[split].file_name)
 
 
-def read_examples(data_dir, task, split, source="tsv", tfds_data_dir=None, tfds_download=False):
+def read_examples(data_dir, task, split, source="tsv", tfds_data_dir=None, tfds_download=False, encoding="utf-8",
+                  encoding_errors="strict"):
     """Examples of `task`/`split` from `<data_dir>/<TASK>/<file>.tsv` (source="tsv") or tfds `glue/<task>`.
 
     Args:
         data_dir: the GLUE directory (as written by download_glue_data.py); ignored for source="tfds".
         task: a task name, e.g. "MRPC"; split: "train", "dev", "test" (MNLI: "dev_matched", ... ; "dev" = matched).
         tfds_data_dir, tfds_download: where tfds keeps prepared datasets and whether it may download them.
+        encoding, encoding_errors: the TSV files' encoding and Python's codecs error handler.
     """
     if source == "tsv":
-        result = read_tsv(task_file(data_dir, task, split), task, split)
+        result = read_tsv(task_file(data_dir, task, split), task, split, encoding, encoding_errors)
         if result.skipped_lines:
             logging.warning("%s: skipped %d malformed lines (first at line %d), as the reference does",
                             task_file(data_dir, task, split), len(result.skipped_lines), result.skipped_lines[0])
@@ -66,7 +68,7 @@ def read_examples(data_dir, task, split, source="tsv", tfds_data_dir=None, tfds_
     raise DataError(f"unknown GLUE data source {source!r}; choose 'tsv' or 'tfds'")
 
 
-def read_tsv(path, task, split):
+def read_tsv(path, task, split, encoding="utf-8", encoding_errors="strict"):
     """Parses one GLUE TSV file of `task`'s `split` into a TsvReadResult.
 
     Rows with the wrong number of columns or an unknown label raise DataError naming the file and line, except for
@@ -79,27 +81,22 @@ def read_tsv(path, task, split):
         raise DataError(f"GLUE file {path} does not exist: pass data_dir=<directory holding {spec.directory}/> "
                         "as written by download_glue_data.py", arguments=("data_dir",))
     examples, skipped = [], []
-    # Binary mode: text mode's universal newlines would also split on a stray \r inside a sentence.
-    with open(path, "rb") as f:
-        for line_number, raw in enumerate(f, start=1):
-            if line_number == 1:
-                raw = raw[len(_UTF8_BOM):] if raw.startswith(_UTF8_BOM) else raw
-                if layout.has_header:
-                    continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise DataError(f"{path}, line {line_number}: not UTF-8 ({error}); re-download the GLUE data") from None
-            line = line[:-1] if line.endswith("\n") else line
-            line = line[:-1] if line.endswith("\r") else line
-            try:
-                examples.append(_parse_row(line.split("\t"), layout, spec, f"{split}-{len(examples)}"))
-            except _MalformedRow as problem:
-                if spec.skip_malformed_lines:
-                    skipped.append(line_number)
-                    continue
-                raise DataError(f"{path}, line {line_number}: {problem} for {spec.name} {split}; check that the "
-                                f"file is the GLUE {spec.name} {split} file, unmodified") from None
+    # Split on \n only: universal newlines would also split on a stray \r inside a sentence.
+    lines = read_text(path, encoding, encoding_errors).split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    for line_number, line in enumerate(lines, start=1):
+        if line_number == 1 and layout.has_header:
+            continue
+        line = line[:-1] if line.endswith("\r") else line
+        try:
+            examples.append(_parse_row(line.split("\t"), layout, spec, f"{split}-{len(examples)}"))
+        except _MalformedRow as problem:
+            if spec.skip_malformed_lines:
+                skipped.append(line_number)
+                continue
+            raise DataError(f"{path}, line {line_number}: {problem} for {spec.name} {split}; check that the "
+                            f"file is the GLUE {spec.name} {split} file, unmodified") from None
     if not examples:
         raise DataError(f"GLUE file {path} has no examples; re-download the GLUE data")
     return TsvReadResult(examples, skipped)

@@ -60,16 +60,15 @@ class GlueTask(Task):
         from finetune.glue.task_data import load_task_data
 
         return load_task_data(self.name, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
-                              tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download)
+                              tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download,
+                              max_train_examples=job.max_train_examples, max_eval_examples=job.max_eval_examples,
+                              encoding=job.input_encoding, encoding_errors=job.encoding_errors)
 
     def describe_data(self, data):
         return {"num_train_examples": len(data.train)}
 
     def describe_training(self, data):
         return f"{len(data.train)} train examples"
-
-    def num_train_features(self, data):
-        return len(data.train)
 
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
@@ -88,11 +87,10 @@ class GlueTask(Task):
             metrics = [keras.metrics.SparseCategoricalAccuracy("accuracy")]
         model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
+    def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset
 
-        return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed,
-                                   pad_to_max_length=pad_to_max_length)
+        return features_to_dataset(data.train)
 
     def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         from finetune.glue.features import features_to_dataset

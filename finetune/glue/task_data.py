@@ -9,6 +9,7 @@ from finetune.glue import features as features_lib
 from finetune.glue.metrics import score_key
 from finetune.glue.readers import read_examples, task_file
 from finetune.glue.tasks import get_task
+from finetune.task import first_examples
 
 
 @dataclasses.dataclass
@@ -35,18 +36,24 @@ def _available_test_splits(spec, data_dir, source):
     return [name for name in test_splits if os.path.isfile(task_file(data_dir, spec.name, name))]
 
 
-def load_task_data(task, data_dir, tokenizer, max_seq_length, source="tsv", tfds_data_dir=None, tfds_download=False):
-    """Reads and encodes `task`'s train split (doubled with swapped pairs for MRPC and STS-B, as the reference),
-    its labelled dev splits and whichever test splits exist. Missing train/dev data raises DataError."""
+def load_task_data(task, data_dir, tokenizer, max_seq_length, source="tsv", tfds_data_dir=None, tfds_download=False,
+                   max_train_examples=None, max_eval_examples=None, encoding="utf-8", encoding_errors="strict"):
+    """Reads and encodes `task`'s train split (its first `max_train_examples`, then doubled with swapped pairs for
+    MRPC and STS-B, as the reference), its labelled dev splits and whichever test splits exist (the first
+    `max_eval_examples` of each), decoding files with `encoding` / `encoding_errors`. Missing train/dev data raises
+    DataError."""
     spec = get_task(task)
 
+    def read(split, limit):
+        return first_examples(read_examples(data_dir, spec.name, split, source=source, tfds_data_dir=tfds_data_dir,
+                                            tfds_download=tfds_download, encoding=encoding,
+                                            encoding_errors=encoding_errors), limit)
+
     def encoded(split):
-        examples = read_examples(data_dir, spec.name, split, source=source, tfds_data_dir=tfds_data_dir,
-                                 tfds_download=tfds_download)
+        examples = read(split, max_eval_examples)
         return examples, features_lib.encode_examples(examples, tokenizer, spec.name, max_seq_length)
 
-    train_examples = read_examples(data_dir, spec.name, "train", source=source, tfds_data_dir=tfds_data_dir,
-                                   tfds_download=tfds_download)
+    train_examples = read("train", max_train_examples)
     num_original = len(train_examples)
     if spec.swap_augment:
         train_examples = features_lib.with_swapped_pairs(train_examples)

@@ -1,4 +1,4 @@
-"""Reading a fine-tuned classifier's or tagger's `model.keras` (as `run_finetuning.py --save_models` writes it) for
+"""Reading a fine-tuned classifier's or tagger's `model.keras` (as `electra-finetune --save_models` writes it) for
 export."""
 
 import json
@@ -25,24 +25,24 @@ def load_token_classifier(path):
 
 
 def load_finetuned_model(path, model_class, what):
-    """The `model_class` instance saved in the `.keras` file at `path` (the model.keras of run_finetuning.py
+    """The `model_class` instance saved in the `.keras` file at `path` (the model.keras of electra-finetune
     --save_models); `what` names it in errors."""
     import keras
 
     if not os.path.isfile(path):
         state = "is a directory" if os.path.isdir(path) else "does not exist"
         raise CheckpointError(f"{path} {state}: a {what} is read from the model.keras file of a fine-tuned "
-                              f"{what} (run_finetuning.py --save_models writes trial_<k>/model.keras)")
+                              f"{what} (electra-finetune --save_models writes trial_<k>/model.keras)")
     if not zipfile.is_zipfile(path):
         raise CheckpointError(f"{path} is not a .keras file: a {what} is read from the model.keras that "
-                              "run_finetuning.py --save_models writes")
+                              "electra-finetune --save_models writes")
     try:
         model = keras.saving.load_model(path, compile=False)
     except (ValueError, TypeError, KeyError, OSError) as error:
         raise CheckpointError(f"cannot load {path} as a fine-tuned {what}: {str(error).splitlines()[0]}") from error
     if not isinstance(model, model_class):
         raise CheckpointError(f"{path} holds a {type(model).__name__}, not a fine-tuned {model_class.__name__} (the "
-                              "model.keras of run_finetuning.py --save_models)")
+                              "model.keras of electra-finetune --save_models)")
     return model
 
 

@@ -1,7 +1,7 @@
 """SavedModel export of a fine-tuned `ElectraTextClassifier` for TF Serving, with a token-id and a raw-text signature.
 
 Written the way the discriminator's and generator's exports are (`write_serving_model`); `ElectraTextClassifier.export`
-and `export_model.py --model=classifier` (with `saved_classifier` reading the `.keras` file) call it.
+and `electra-export --model=classifier` (with `saved_classifier` reading the `.keras` file) call it.
 """
 
 import tensorflow as tf

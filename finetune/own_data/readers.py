@@ -1,16 +1,18 @@
 """The user's own labelled files for sentence and sentence-pair tasks: CSV, TSV or JSON lines, columns by name.
 
 The format comes from the extension: `.csv` (comma-separated, a header row, RFC 4180 quoting), `.tsv` (tab-separated,
-a header row) or `.jsonl` / `.json` (one JSON object per line). Files are UTF-8 (a byte-order mark is skipped). Every
-problem is a `DataError` naming the file and the line.
+a header row) or `.jsonl` / `.json` (one JSON object per line). Files are UTF-8 (a byte-order mark is skipped) unless
+`encoding` says otherwise. Every problem is a `DataError` naming the file and the line.
 """
 
 import csv
 import dataclasses
+import io
 import json
 import os
 
 from electra_tf.errors import DataError
+from electra_tf.text_files import read_text
 
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl"}
 
@@ -31,9 +33,9 @@ def file_format(path, argument="train_file"):
     return FORMATS[extension]
 
 
-def _records(path, kind):
+def _records(path, kind, encoding, encoding_errors):
     """(line number, {column: value}) of each record."""
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with io.StringIO(read_text(path, encoding, encoding_errors), newline="") as handle:
         if kind == "jsonl":
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -60,13 +62,14 @@ def _records(path, kind):
 
 
 def read_labelled_file(path, text_column, text_pair_column=None, label_column="label", regression=False,
-                       argument="train_file", require_labels=True):
-    """The `LabelledText`s of `path`. Labels are kept as strings (classification) or read as numbers (regression)."""
+                       argument="train_file", require_labels=True, encoding="utf-8", encoding_errors="strict"):
+    """The `LabelledText`s of `path`. Labels are kept as strings (classification) or read as numbers (regression).
+    `encoding` and `encoding_errors` are Python's codec name and error handler (e.g. "latin-1", "replace")."""
     if not os.path.isfile(path):
         raise DataError(f"{argument}={path} does not exist", arguments=(argument,))
     kind = file_format(path, argument)
     examples = []
-    for number, record in _records(path, kind):
+    for number, record in _records(path, kind, encoding, encoding_errors):
         columns = [text_column] + ([text_pair_column] if text_pair_column else [])
         if require_labels:
             columns.append(label_column)

@@ -15,7 +15,7 @@ import numpy as np
 
 from electra_tf.errors import ConfigError, DataError
 from finetune.hyperparameters import size_defaults
-from finetune.task import Task
+from finetune.task import Task, first_examples
 
 EPOCHS = 3
 MAX_SEQ_LENGTH = 128
@@ -42,18 +42,22 @@ class OwnDataTask(Task):
         for argument in ("train_file", "dev_file", "text_column"):
             if not getattr(job, argument):
                 raise ConfigError(f"task={self.name} needs {argument}", arguments=(argument, "task"))
+        from electra_tf.preflight import require_file
         from finetune.own_data.readers import file_format
 
         for argument in ("train_file", "dev_file", "test_file"):
             if getattr(job, argument):
                 file_format(getattr(job, argument), argument)
+                require_file(getattr(job, argument), argument)
 
     def _read(self, job, argument):
         from finetune.own_data.readers import read_labelled_file
 
-        return read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
-                                  regression=self.regression, argument=argument,
-                                  require_labels=argument != "test_file")
+        examples = read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
+                                      regression=self.regression, argument=argument,
+                                      require_labels=argument != "test_file", encoding=job.input_encoding,
+                                      encoding_errors=job.encoding_errors)
+        return first_examples(examples, job.max_train_examples if argument == "train_file" else job.max_eval_examples)
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.models.labels import LabelMapping
@@ -95,9 +99,6 @@ class OwnDataTask(Task):
     def describe_training(self, data):
         return f"{len(data.train)} train examples"
 
-    def num_train_features(self, data):
-        return len(data.train)
-
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
@@ -108,11 +109,10 @@ class OwnDataTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
+    def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset
 
-        return features_to_dataset(data.train, batch_size, shuffle_seed=shuffle_seed,
-                                   pad_to_max_length=pad_to_max_length)
+        return features_to_dataset(data.train)
 
     def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         from finetune.glue.features import features_to_dataset

@@ -10,6 +10,7 @@ import os
 from typing import List, Tuple
 
 from electra_tf.errors import DataError
+from electra_tf.text_files import read_text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,22 +61,22 @@ def file_version(dataset_json):
     return "1.1"
 
 
-def load_json(path):
+def load_json(path, encoding="utf-8", encoding_errors="strict"):
     if not os.path.isfile(path):
         raise DataError(f"SQuAD file {path} does not exist: pass the official train/dev JSON (e.g. dev-v1.1.json)")
+    text = read_text(path, encoding, encoding_errors)
     try:
-        with open(path, encoding="utf-8") as handle:
-            dataset_json = json.load(handle)
-    except (ValueError, UnicodeDecodeError) as error:
+        dataset_json = json.loads(text)
+    except ValueError as error:
         raise DataError(f"SQuAD file {path} is not valid JSON ({error}); re-download it") from None
     if not isinstance(dataset_json, dict) or not isinstance(dataset_json.get("data"), list):
         raise DataError(f"SQuAD file {path} has no top-level 'data' list; is it an official SQuAD JSON file?")
     return dataset_json
 
 
-def read_squad_json(path):
+def read_squad_json(path, encoding="utf-8", encoding_errors="strict"):
     """All questions of an official SQuAD 1.1 or 2.0 JSON file, in file order, as `SquadData`."""
-    dataset_json = load_json(path)
+    dataset_json = load_json(path, encoding, encoding_errors)
     version = file_version(dataset_json)
     contexts, questions = [], []
     try:

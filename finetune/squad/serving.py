@@ -1,4 +1,4 @@
-"""SavedModel of a fine-tuned SQuAD model (`run_finetuning.py --task=squad* --save_models`'s model.keras).
+"""SavedModel of a fine-tuned SQuAD model (`electra-finetune --task=squad* --save_models`'s model.keras).
 
 `serving_default`: int32 `input_ids`, `input_mask`, `segment_ids` [batch, seq] (windows built as
 `finetune.squad.features` builds them) -> the head's outputs: `start_logits` and `end_logits` [batch, seq] for the
@@ -51,7 +51,7 @@ def load_squad_model(path):
 
     if not (os.path.isfile(path) and path.endswith(".keras")):
         raise CheckpointError(f"{path} is not a .keras file: a SQuAD model is read from the model.keras that "
-                              "run_finetuning.py --task=squad|squadv1 --save_models writes")
+                              "electra-finetune --task=squad|squadv1 --save_models writes")
     loaded = keras.saving.load_model(path, compile=False)
     if type(loaded).__name__ != "ElectraSquadModel":
         raise CheckpointError(f"{path} holds a {type(loaded).__name__}, not a fine-tuned SQuAD model")

@@ -14,7 +14,7 @@ from finetune.squad.task_data import SQUAD_TASKS, squad_file
 from finetune.task import Task
 
 SQUAD_EPOCHS = 2
-FILE_SOURCES = ("json", "tsv")  # "tsv" is run_finetuning.py's default data_source: files in data_dir
+FILE_SOURCES = ("json", "tsv")  # "tsv" is electra-finetune's default data_source: files in data_dir
 
 
 def smallest_width(model):
@@ -24,19 +24,15 @@ def smallest_width(model):
     return max(SMALLEST_WIDTH, getattr(model, "beam_size", 0))
 
 
-def training_dataset(model, features, batch_size, shuffle_seed, pad_to_max_length=False):
-    """(inputs, labels) batches drawn from length buckets, shuffled anew every epoch; the joint head also sees the
-    gold starts as an input (teacher forcing)."""
+def training_examples(model, features):
+    """(inputs, labels) per window, in order; the joint head also sees the gold starts as an input (teacher
+    forcing)."""
     import tensorflow as tf
-
-    from finetune.batching import length_bucketed_batches
 
     inputs = features.inputs()
     if model.uses_teacher_forcing:
         inputs = dict(inputs, start_positions=features.start_positions)
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
-    return length_bucketed_batches(dataset, batch_size, length_key="input_mask", shuffle=True, seed=shuffle_seed,
-                                   pad_to_max_length=pad_to_max_length, smallest_width=smallest_width(model))
+    return tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
 
 
 def span_candidates(model, features, batch_size, pad_to_max_length=False):
@@ -68,7 +64,7 @@ class SquadTask(Task):
 
     records_train_loss = True
     options = ("squad_head", "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
-               "null_score_threshold", "max_train_questions", "max_dev_questions")
+               "null_score_threshold")
 
     def __init__(self, name):
         self.name = name
@@ -97,9 +93,6 @@ class SquadTask(Task):
                               arguments=("data_source",))
         check_positive(doc_stride=job.doc_stride, max_query_length=job.max_query_length, n_best_size=job.n_best_size,
                        max_answer_length=job.max_answer_length)
-        for name in ("max_train_questions", "max_dev_questions"):
-            if getattr(job, name) is not None:
-                check_positive(**{name: getattr(job, name)})
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.squad.task_data import load_squad_data
@@ -107,8 +100,9 @@ class SquadTask(Task):
         source = "json" if job.data_source in FILE_SOURCES else job.data_source
         return load_squad_data(self.name, job.data_dir, tokenizer, max_seq_length, job.doc_stride,
                                job.max_query_length, source=source, tfds_data_dir=job.tfds_data_dir,
-                               tfds_download=job.tfds_download, max_train_questions=job.max_train_questions,
-                               max_dev_questions=job.max_dev_questions)
+                               tfds_download=job.tfds_download, max_train_examples=job.max_train_examples,
+                               max_eval_examples=job.max_eval_examples, encoding=job.input_encoding,
+                               encoding_errors=job.encoding_errors)
 
     def describe_data(self, data):
         return {"version": data.version, "num_train_questions": len(data.train.questions),
@@ -116,9 +110,6 @@ class SquadTask(Task):
 
     def describe_training(self, data):
         return f"{len(data.train.questions)} questions in {len(data.train_features)} windows"
-
-    def num_train_features(self, data):
-        return len(data.train_features)
 
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
@@ -130,8 +121,11 @@ class SquadTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)  # the model computes its own span losses
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
-        return training_dataset(model, data.train_features, batch_size, shuffle_seed, pad_to_max_length)
+    def train_examples(self, model, data):
+        return training_examples(model, data.train_features)
+
+    def bucketing(self, model):
+        return {"length_key": "input_mask", "smallest_width": smallest_width(model)}
 
     def evaluate(self, model, data, trial_dir, job):
         from finetune.squad.postprocess import postprocess
@@ -146,7 +140,7 @@ class SquadTask(Task):
         from electra_tf.checkpoints.tokenizer_files import write_tokenizer_files
 
         model.save(path)
-        # The model takes ids: its tokenizer (vocabulary, casing) goes beside it, for export_model.py.
+        # The model takes ids: its tokenizer (vocabulary, casing) goes beside it, for electra-export.
         write_tokenizer_files(os.path.dirname(os.path.abspath(path)), tokenizer.vocab_file, tokenizer.settings)
 
 

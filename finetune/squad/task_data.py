@@ -42,14 +42,15 @@ def restrict_dataset_json(dataset_json, qas_ids):
     return dict(dataset_json, data=articles)
 
 
-def _read(task, split, data_dir, source, tfds_data_dir, tfds_download):
+def _read(task, split, data_dir, source, tfds_data_dir, tfds_download, encoding, encoding_errors):
     version, _, tfds_config = SQUAD_TASKS[task]
     if source == "tfds":
         data = readers.read_tfds(TFDS_SPLITS[split], tfds_data_dir, tfds_download, config=tfds_config)
         dataset_json = None
     else:
         path = squad_file(data_dir, task, split)
-        data, dataset_json = readers.read_squad_json(path), readers.load_json(path)
+        data = readers.read_squad_json(path, encoding, encoding_errors)
+        dataset_json = readers.load_json(path, encoding, encoding_errors)
     if data.version != version:
         raise DataError(f"task={task} is SQuAD {version} but the {split} data is SQuAD {data.version}; use "
                         f"task={'squad' if data.version == '2.0' else 'squadv1'}", arguments=("task",))
@@ -57,14 +58,16 @@ def _read(task, split, data_dir, source, tfds_data_dir, tfds_download):
 
 
 def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_query_length, source="json",
-                    tfds_data_dir=None, tfds_download=False, max_train_questions=None, max_dev_questions=None):
-    """Reads and featurises `task`'s train and dev files (optionally only their first questions)."""
+                    tfds_data_dir=None, tfds_download=False, max_train_examples=None, max_eval_examples=None,
+                    encoding="utf-8", encoding_errors="strict"):
+    """Reads and featurises `task`'s train and dev files (only their first `max_train_examples` /
+    `max_eval_examples` questions when given), decoding them with `encoding` / `encoding_errors`."""
     task = task.lower()
     if task not in SQUAD_TASKS:
         raise ConfigError(f"unknown SQuAD task={task!r}; choose one of {', '.join(SQUAD_TASKS)}", arguments=("task",))
-    train, _ = _read(task, "train", data_dir, source, tfds_data_dir, tfds_download)
-    dev, dev_json = _read(task, "dev", data_dir, source, tfds_data_dir, tfds_download)
-    train, dev = train.sliced(max_train_questions), dev.sliced(max_dev_questions)
+    train, _ = _read(task, "train", data_dir, source, tfds_data_dir, tfds_download, encoding, encoding_errors)
+    dev, dev_json = _read(task, "dev", data_dir, source, tfds_data_dir, tfds_download, encoding, encoding_errors)
+    train, dev = train.sliced(max_train_examples), dev.sliced(max_eval_examples)
     if dev_json is None:  # tfds: rebuild the official layout the scorer reads
         dev_json = {"version": f"v{dev.version}", "data": [{"title": "", "paragraphs": [
             {"context": dev.contexts[q.context_index], "qas": [

@@ -1,9 +1,9 @@
 """Readers of tagged text: CoNLL column files, CoNLL-U, FCE's token TSV and Penn Treebank `.pos` files.
 
 Every reader returns `TaggedSentence`s that remember their file and the line of their first word, so that later errors
-(a tag never seen in training, ...) can point at the line. Files are UTF-8 (a byte-order mark is skipped), with LF or
-CRLF line ends. A reader raises `DataError` naming the file and line for a missing or empty file and for malformed
-lines.
+(a tag never seen in training, ...) can point at the line. Files are UTF-8 (a byte-order mark is skipped) unless a
+reader's `encoding` says otherwise (`encoding_errors`: Python's codecs error handler), with LF or CRLF line ends.
+A reader raises `DataError` naming the file and line for a missing or empty file and for malformed lines.
 """
 
 import dataclasses
@@ -12,6 +12,7 @@ import os
 import re
 
 from electra_tf.errors import DataError
+from electra_tf.text_files import read_text
 
 DOCSTART = "-DOCSTART-"
 FCE_LABELS = ("c", "i", "NA")
@@ -25,14 +26,10 @@ class TaggedSentence:
     line: int  # 1-based line of the first word; word k is on line `line + k` in column files
 
 
-def _lines(path, argument):
+def _lines(path, argument, encoding, encoding_errors):
     if not os.path.isfile(path):
         raise DataError(f"{argument}={path} does not exist", arguments=(argument,))
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        try:
-            return handle.read().replace("\r\n", "\n").split("\n")
-        except UnicodeDecodeError as error:
-            raise DataError(f"{path} is not UTF-8 ({error})") from None
+    return read_text(path, encoding, encoding_errors).replace("\r\n", "\n").split("\n")
 
 
 def _nonempty(sentences, path, argument):
@@ -42,12 +39,13 @@ def _nonempty(sentences, path, argument):
     return sentences
 
 
-def read_conll(path, word_column=0, tag_column=-1, separator=None, argument="train_file"):
+def read_conll(path, word_column=0, tag_column=-1, separator=None, argument="train_file", encoding="utf-8",
+               encoding_errors="strict"):
     """Sentences of a CoNLL column file: one word per line, columns separated by whitespace (or `separator`), a blank
     line between sentences; `-DOCSTART-` lines (documents, as in CoNLL-2003) are skipped. Every word line must have the
     same number of columns."""
     sentences, words, tags, first_line, width = [], [], [], None, None
-    for number, line in enumerate(_lines(path, argument) + [""], start=1):
+    for number, line in enumerate(_lines(path, argument, encoding, encoding_errors) + [""], start=1):
         columns = line.split(separator) if separator else line.split()
         if not line.strip() or columns[0] == DOCSTART:
             if words:
@@ -70,10 +68,11 @@ def read_conll(path, word_column=0, tag_column=-1, separator=None, argument="tra
     return _nonempty(sentences, path, argument)
 
 
-def read_fce(path, argument="train_file"):
+def read_fce(path, argument="train_file", encoding="utf-8", encoding_errors="strict"):
     """FCE's token TSV (MultiGED 2023): `word<TAB>c|i|NA`, a blank line between sentences. `NA` (undocumented, on
     about 1 % of the tokens) is kept as a tag; the `ged` task neither trains on nor scores such words."""
-    sentences = read_conll(path, word_column=0, tag_column=1, separator="\t", argument=argument)
+    sentences = read_conll(path, word_column=0, tag_column=1, separator="\t", argument=argument, encoding=encoding,
+                           encoding_errors=encoding_errors)
     for sentence in sentences:
         for offset, tag in enumerate(sentence.tags):
             if tag not in FCE_LABELS:
@@ -82,12 +81,12 @@ def read_fce(path, argument="train_file"):
     return sentences
 
 
-def read_conllu(path, tag_field="upos", argument="train_file"):
+def read_conllu(path, tag_field="upos", argument="train_file", encoding="utf-8", encoding_errors="strict"):
     """Universal Dependencies CoNLL-U: the FORM and the UPOS (or XPOS) of each word; comments, multiword-token ranges
     (`1-2`) and empty nodes (`1.1`) are skipped."""
     column = {"upos": 3, "xpos": 4}[tag_field]
     sentences, words, tags, first_line = [], [], [], None
-    for number, line in enumerate(_lines(path, argument) + [""], start=1):
+    for number, line in enumerate(_lines(path, argument, encoding, encoding_errors) + [""], start=1):
         if not line.strip():
             if words:
                 sentences.append(TaggedSentence(tuple(words), tuple(tags), path, first_line))
@@ -119,7 +118,7 @@ def expand_paths(paths):
 _PTB_TOKEN = re.compile(r"(?P<word>(?:\\/|[^/])+)/(?P<tag>[^/\s]+)$")
 
 
-def read_ptb_pos(paths, argument="train_file"):
+def read_ptb_pos(paths, argument="train_file", encoding="utf-8", encoding_errors="strict"):
     """Penn Treebank `.pos` files (`word/TAG` tokens, `[ ... ]` base-NP brackets to ignore, `======` page breaks).
     `paths`: a list, or comma-separated paths and globs. Sentences end after a token tagged `.`, at a page break and at
     the end of a file (NLTK's reading: blank lines also fall inside sentences). `\\/` is a slash inside a word; of
@@ -136,7 +135,7 @@ def read_ptb_pos(paths, argument="train_file"):
             words.clear()
             tags.clear()
 
-        for number, line in enumerate(_lines(path, argument), start=1):
+        for number, line in enumerate(_lines(path, argument, encoding, encoding_errors), start=1):
             if line.startswith("======"):
                 flush()
                 continue

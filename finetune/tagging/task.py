@@ -20,7 +20,7 @@ from absl import logging
 
 from electra_tf.errors import ConfigError, DataError
 from finetune.hyperparameters import size_defaults
-from finetune.task import Task
+from finetune.task import Task, first_examples
 
 EPOCHS = 3
 MAX_SEQ_LENGTH = 128
@@ -97,22 +97,29 @@ class TaggingTask(Task):
         path = getattr(job, f"{split}_file")
         return self.read(job, path) if path else None
 
+    def read_examples(self, job, split):
+        """`read_split`'s sentences, only the first `max_train_examples` (train) or `max_eval_examples`."""
+        sentences = self.read_split(job, split)
+        limit = job.max_train_examples if split == "train" else job.max_eval_examples
+        return None if sentences is None else first_examples(sentences, limit)
+
     def read(self, job, path):
         from finetune.tagging import readers
 
+        encoding = {"encoding": job.input_encoding, "encoding_errors": job.encoding_errors}
         if self.spec.metric == DETECTION:
-            return readers.read_fce(path)
+            return readers.read_fce(path, **encoding)
         if path.endswith(".conllu"):
-            return readers.read_conllu(path)
+            return readers.read_conllu(path, **encoding)
         if path.endswith(".pos"):
-            return readers.read_ptb_pos(path)
-        return readers.read_conll(path, word_column=job.word_column, tag_column=job.tag_column)
+            return readers.read_ptb_pos(path, **encoding)
+        return readers.read_conll(path, word_column=job.word_column, tag_column=job.tag_column, **encoding)
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.models.labels import LabelMapping
         from finetune.tagging.features import featurize
 
-        train = self.read_split(job, "train")
+        train = self.read_examples(job, "train")
         tags = sorted({tag for sentence in train for tag in sentence.tags} - set(self.spec.ignored_tags))
         if len(tags) < 2:
             raise DataError(f"train_file={job.train_file} has only the tag {tags}: a tagger needs two or more",
@@ -123,7 +130,7 @@ class TaggingTask(Task):
         tag_ids = LabelMapping(tags, argument="tags").index
         evaluation, unseen_counts = {}, {}
         for split in ("dev", "test"):
-            sentences = self.read_split(job, split)
+            sentences = self.read_examples(job, split)
             if sentences is not None:
                 unseen = unseen_tags(sentences, set(tag_ids) | set(self.spec.ignored_tags))
                 _warn_unseen_tags(unseen, f"{split}_file")
@@ -140,9 +147,6 @@ class TaggingTask(Task):
     def describe_training(self, data):
         return f"{len(data.train_sentences)} train sentences in {len(data.train.windows)} windows"
 
-    def num_train_features(self, data):
-        return len(data.train.windows)
-
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTokenClassifier
@@ -152,8 +156,8 @@ class TaggingTask(Task):
     def compile_model(self, model, optimizer):
         model.compile(optimizer=optimizer)
 
-    def train_dataset(self, model, data, batch_size, shuffle_seed, pad_to_max_length=False):
-        return data.train.dataset(batch_size, shuffle_seed=shuffle_seed, pad_to_max_length=pad_to_max_length)
+    def train_examples(self, model, data):
+        return data.train.dataset()
 
     def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         # Words with a tag unseen in training weigh 0 here (no loss), while the official score counts them.

@@ -274,3 +274,17 @@ def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data):
     assert result["skipped"] == {}
     assert result["within_budget"] and 0 < result["reference_seconds"] < result["seconds"]
     assert result["ratio_to_reference"] == pytest.approx(result["seconds"] / result["reference_seconds"])
+
+
+def test_peer_sizes_give_the_generator_the_sizing_rule_of_the_config():
+    """The peer builds its generator from these flags: they must be the generator our pre-training model builds."""
+    from electra_tf.config import ElectraConfig
+
+    peer_runner = load_bench_module("peer_runner")
+    config = ElectraConfig.from_preset("small")
+    generator = config.generator_architecture()
+    sizes = peer_runner.peer_sizes(config)
+    assert (sizes["generator_hidden_size"], sizes["generator_num_layers"], sizes["generator_num_heads"],
+            sizes["generator_intermediate_size"]) == (generator.hidden_size, generator.num_layers,
+                                                      generator.num_heads, generator.intermediate_size)
+    assert sizes["hidden_size"] == config.hidden_size and generator.hidden_size == config.hidden_size // 4

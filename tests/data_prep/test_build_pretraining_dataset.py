@@ -45,7 +45,7 @@ def test_module_reports_user_errors_in_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: vocabulary file {tmp_path}/missing.txt does not exist: pass --vocab_file=<path to vocab.txt> "
-        "(build one with data_prep/build_vocab.py)")
+        "(build one with electra-build-vocab)")
     assert "Traceback" not in result.stderr
 
 

@@ -3,6 +3,7 @@ import gzip
 import pytest
 
 from data_prep import corpus as corpus_lib
+from electra_tf import text_files
 from electra_tf.errors import DataError
 
 
@@ -58,7 +59,7 @@ def test_chunked_reading_equals_line_by_line_reading(tmp_path, monkeypatch):
     path.write_text(" \n" + text.replace("\n\n", "\n \t\n\n", 5) + "\n\u3000\n", encoding="utf-8")
     expected = list(_naive_documents([str(path)]))
     for chunk_bytes in (1, 2, 3, 7, 64, 1 << 20):
-        monkeypatch.setattr(corpus_lib, "_CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(text_files, "_CHUNK_BYTES", chunk_bytes)
         assert list(corpus_lib.iter_file_documents([str(path)])) == expected
 
 

@@ -84,6 +84,15 @@ def test_manifest_records_counts_and_settings(tmp_path, small_corpus, vocab_file
     assert manifest["arguments"]["corpus"] == small_corpus and manifest["arguments"]["seed"] == 12345
 
 
+def test_progress_bar_ends_on_the_whole_corpus_and_the_example_count(tmp_path, small_corpus, vocab_file, capsys):
+    manifest = pipeline.build_pretraining_data(small_corpus, vocab_file, str(tmp_path / "out"), max_seq_length=48,
+                                               num_shards=2)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    kib = -(-os.path.getsize(small_corpus) // 1024)
+    assert f"{kib}/{kib}" in last and "/KiB" in last
+    assert f" - examples: {manifest['num_examples']}.0000 - examples/s: " in last
+
+
 def test_processes_are_capped_by_shards_and_data_size():
     mib = 1024 * 1024
     assert pipeline.processes_worth_starting(8, 10 * mib, 8) == 1

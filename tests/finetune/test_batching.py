@@ -4,7 +4,9 @@ seeded epochs that differ, the reference's padding on request, predictions back 
 import numpy as np
 import tensorflow as tf
 
-from finetune.batching import bucket_widths, length_bucketed_batches, length_order, predict_in_buckets
+from finetune.batching import (bucket_widths, length_bucketed_batches, length_order, num_shuffled_batches,
+                               predict_in_buckets)
+from finetune.trial_state import training_batches
 
 MAX_SEQ_LENGTH = 128
 
@@ -46,6 +48,26 @@ def test_training_batches_hold_every_example_once_cut_to_their_bucket_and_reshuf
     again = _epoch(length_bucketed_batches(tf.data.Dataset.from_tensor_slices((inputs, labels)), 16, shuffle=True,
                                            seed=3))
     assert [batch[2].tolist() for batch in again] == [batch[2].tolist() for batch in epochs[0]]
+
+
+def test_an_epoch_has_a_batch_per_batch_size_examples_of_each_bucket_whatever_the_seed():
+    inputs, labels = _examples()
+    examples = tf.data.Dataset.from_tensor_slices((inputs, labels))
+    lengths = inputs["padding_mask"].sum(axis=1)
+    widths = np.array(bucket_widths(MAX_SEQ_LENGTH))
+    per_bucket = np.bincount(np.searchsorted(widths, lengths, side="left"))
+    expected = int(sum(-(-count // 16) for count in per_bucket))
+    assert expected > -(-len(labels) // 16), "more batches than the padded epoch's: each bucket ends with a partial one"
+    assert num_shuffled_batches(examples, 16) == expected
+    assert num_shuffled_batches(examples, 16, pad_to_max_length=True) == -(-len(labels) // 16)
+    for seed in (0, 1):
+        dataset = training_batches(examples, 16, seed, first_epoch=0, num_epochs=2)
+        batches = _epoch(dataset)
+        assert _epoch(dataset)[0][2].tolist() == batches[0][2].tolist(), "the seed's order on every iteration"
+        assert len(batches) == 2 * expected
+        assert len({ids.shape[1] for ids, _, _ in batches}) > 3, "cut to their buckets"
+        resumed = _epoch(training_batches(examples, 16, seed, first_epoch=1, num_epochs=2, skip_batches=3))
+        assert [batch[2].tolist() for batch in resumed] == [batch[2].tolist() for batch in batches[expected + 3:]]
 
 
 def test_padding_to_the_maximum_keeps_the_reference_batches():

@@ -1,5 +1,6 @@
 """The fine-tuning optimiser: per-variable layer-wise learning rates really scale each update; reference schedule."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -9,7 +10,9 @@ from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from electra_tf.models import build_discriminator
 from finetune.models import ElectraTextClassifier
-from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer, num_train_steps
+from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer
+from finetune.squad.model import ElectraSquadModel
+from tests.electra_tf.training.reference_optimizer import decayed_by, reference_adam_weight_decay
 
 CONFIG = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
 
@@ -57,6 +60,12 @@ def test_one_step_updates_are_the_plain_updates_times_the_layer_multipliers(vari
     assert len(checked) == 4, "embeddings, both layers and the head are all checked"
 
 
+def _decays(path):
+    """The reference's rule written out for these models: kernels and embedding tables decay, LayerNorm parameters and
+    biases do not."""
+    return path.endswith(("/kernel", "/embeddings"))
+
+
 def test_weight_decay_uses_the_layer_learning_rate_and_skips_layer_norm_and_biases():
     model = ElectraTextClassifier(build_discriminator(CONFIG).backbone, num_classes=2)
     initial = model.get_weights()
@@ -65,18 +74,46 @@ def test_weight_decay_uses_the_layer_learning_rate_and_skips_layer_norm_and_bias
     deltas, before = _one_step_deltas(model, initial, optimizer, zero_gradients)
     multipliers = layerwise_lr_multipliers([v.path for v in model.trainable_variables], 2, 0.5)
     for variable, delta, value in zip(model.trainable_variables, deltas, before):
-        if "bias" in variable.path or "layer_norm" in variable.path:
+        if not _decays(variable.path):
             assert not np.any(delta), variable.path
         else:
             np.testing.assert_allclose(delta, -0.1 * multipliers[variable.path] * 0.2 * value, rtol=1e-4, atol=1e-9,
                                        err_msg=variable.path)
 
 
+def test_squad_model_decays_kernels_and_embedding_tables_only():
+    model = ElectraSquadModel(build_discriminator(CONFIG).backbone, head="joint", version_2=True, beam_size=3)
+    decayed = decayed_by(LayerwiseAdamWeightDecay(learning_rate=0.1, num_layers=2, weight_decay=0.5), model)
+    assert [flag for _, flag in decayed] == [_decays(path) for path, _ in decayed]
+    assert ("span_head/end_norm/gamma", False) in decayed and ("span_head/end_hidden/kernel", True) in decayed
+
+
+@pytest.mark.parametrize("bias_correction", [False, True])
+def test_several_steps_match_the_numpy_transcription_with_layer_learning_rates(bias_correction):
+    model = ElectraTextClassifier(build_discriminator(CONFIG).backbone, num_classes=2)
+    variables = model.trainable_variables
+    assert len({v.path for v in variables}) == len(variables)
+    schedule = WarmupLinearDecay(0.1, num_train_steps=10, num_warmup_steps=2)
+    optimizer = LayerwiseAdamWeightDecay(schedule, num_layers=2, layerwise_lr_decay=0.5, weight_decay=0.01,
+                                         bias_correction=bias_correction)
+    rng = np.random.default_rng(4)
+    initial = {v.path: v.numpy() for v in variables}
+    steps = [{v.path: rng.normal(size=v.shape) for v in variables} for _ in range(4)]
+    for grads in steps:
+        optimizer.apply([grads[v.path].astype(np.float32) for v in variables], variables)
+    multipliers = layerwise_lr_multipliers([v.path for v in variables], 2, 0.5)
+    expected = reference_adam_weight_decay(initial, steps, [float(schedule(step)) for step in range(4)],
+                                           {v.path: _decays(v.path) for v in variables}, multipliers,
+                                           bias_correction=bias_correction)
+    for variable in variables:
+        np.testing.assert_allclose(variable.numpy(), expected[variable.path], rtol=1e-6, atol=1e-6,
+                                   err_msg=variable.path)
+
+
 def test_factory_gives_the_reference_settings_and_serialises():
-    steps = num_train_steps(num_examples=3668, batch_size=32, epochs=3)
-    assert steps == 115 * 3
+    steps = 115 * 3  # MRPC's 3668 examples in batches of 32, 3 epochs
     optimizer = create_finetuning_optimizer(12, 3e-4, steps, layerwise_lr_decay=0.8)
-    schedule = optimizer._learning_rate
+    schedule = keras.optimizers.schedules.deserialize(optimizer.get_config()["learning_rate"])
     assert isinstance(schedule, WarmupLinearDecay)
     assert (schedule.num_warmup_steps, schedule.num_train_steps, schedule.mode) == (34, 345, "multiply")
     assert float(schedule(34)) == pytest.approx(3e-4 * (1 - 34 / 345))
@@ -84,4 +121,5 @@ def test_factory_gives_the_reference_settings_and_serialises():
     clone = LayerwiseAdamWeightDecay.from_config(optimizer.get_config())
     assert (clone.num_layers, clone.layerwise_lr_decay, clone.layerwise_lr_variant, clone.decoupled_weight_decay) == \
         (12, 0.8, "reference", 0.01)
-    assert clone._learning_rate.get_config() == schedule.get_config()
+    assert clone.get_config() == optimizer.get_config()
+    assert float(optimizer.learning_rate) == 0.0  # warm-up multiplied: the first step's rate is 0

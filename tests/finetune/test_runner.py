@@ -1,6 +1,7 @@
 """The fine-tuning runner in-process: a regression task (STS-B layout) with squared error, scores and swap
 augmentation; job validation in Python terms."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -27,7 +28,7 @@ def _write_stsb(glue_dir, rng):
         (task_dir / f"{split}.tsv").write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
 
 
-def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path):
+def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path, capsys):
     _write_stsb(tmp_path / "glue", np.random.default_rng(0))
     job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path / "glue"),
                         output_dir=str(tmp_path / "out"), model_size="tiny", num_train_epochs=1, train_batch_size=16,
@@ -47,6 +48,19 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert saved["job"]["task"] == "STS-B" and saved["job"]["max_seq_length"] == 16
     assert "doc_stride" not in saved["job"] and "squad_head" not in saved["job"], "SQuAD's options only in its runs"
     assert not (tmp_path / "out" / "trial_0" / "submission").exists(), "no test.tsv, no submission file"
+
+    # The same job again: the finished trial is not trained again, its results are read back.
+    logs = sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir())
+    capsys.readouterr()
+    again = run(job)
+    assert again["trials"] == results["trials"]
+    assert f"trial 0: finished earlier, results from {tmp_path / 'out' / 'trial_0' / 'trial.json'}" in \
+        capsys.readouterr().out
+    assert sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir()) == logs, "no new TensorBoard events"
+    with pytest.raises(ConfigError, match=f"^{tmp_path / 'out' / 'trial_0'} holds a trial of another job "
+                                          r"\(learning_rate, seed differ\): rerun with its settings or pass another "
+                                          "output_dir$"):
+        run(dataclasses.replace(job, learning_rate=1e-3, seed=4, num_trials=2))
 
 
 def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):

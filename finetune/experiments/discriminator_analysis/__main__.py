@@ -20,7 +20,7 @@ from absl import flags  # noqa: E402
 from finetune.experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format run_finetuning.py reads).")
+flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format electra-finetune reads).")
 flags.DEFINE_string("data_dir", None, "Directory holding ged/fce/en_fce_{dev,test}.tsv, tagging/ptb_sample/, "
                     "tagging/ud_english_ewt/, tagging/switchboard/ and blimp/<paradigm>.jsonl.")
 flags.DEFINE_string("output_dir", None, "Where results.json, report.md, ged_tokens.jsonl and plots are written.")
@@ -42,22 +42,34 @@ flags.DEFINE_integer("representation_words", 10000, "representations: words of e
                      "the start; half train the probes, half test them).")
 
 
-def main(argv):
+def _analyses(argv):
+    """The analyses to run, after the checks of the flags that need no model (and no TensorFlow)."""
     from absl import app
 
     from electra_tf.errors import ConfigError
-    from finetune.experiments.discriminator_analysis.analysis import run_analyses
+    from finetune.experiments.discriminator_analysis.analysis import check_arguments
 
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     for name in ("init_checkpoint", "data_dir", "output_dir"):
         if not getattr(FLAGS, name):
             raise ConfigError(f"{name} is required", arguments=(name,))
+    return check_arguments(FLAGS.init_checkpoint, FLAGS.data_dir, _chosen_analyses(), FLAGS.compare_checkpoint,
+                           FLAGS.heldout_tfrecords)
+
+
+def _chosen_analyses():
+    return None if FLAGS.analyses is None else [name.strip() for name in FLAGS.analyses if name.strip()]
+
+
+def main(argv):
+    from finetune.experiments.discriminator_analysis.analysis import run_analyses
+
+    _analyses(argv)
     command = " ".join(["python -m finetune.experiments.discriminator_analysis"] +
                        [shlex.quote(arg) for arg in sys.argv[1:] if arg != "--verbosity=-1"])
     results = run_analyses(FLAGS.init_checkpoint, FLAGS.data_dir, FLAGS.output_dir,
-                           analyses=None if FLAGS.analyses is None else
-                           [name.strip() for name in FLAGS.analyses if name.strip()],
+                           analyses=_chosen_analyses(),
                            max_seq_length=FLAGS.max_seq_length, max_sentences=FLAGS.max_sentences,
                            blimp_pairs_per_paradigm=FLAGS.blimp_pairs_per_paradigm,
                            bootstrap_resamples=FLAGS.bootstrap_resamples, seed=FLAGS.seed,
@@ -99,7 +111,7 @@ def main(argv):
 
 def console_main():
     """The installed console command (electra-analyze)."""
-    cli.run(main)
+    cli.run(main, precheck=_analyses)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,24 @@ def check_data(analyses, data_dir):
                         "data/ directory)", arguments=("data_dir",))
 
 
+def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint=None, heldout_tfrecords=None):
+    """The checks of `run_analyses`'s arguments that need neither a model nor TensorFlow; returns the analyses."""
+    from electra_tf import preflight
+
+    analyses = list(ANALYSES if analyses is None else analyses)
+    check_analyses(analyses)
+    preflight.require_checkpoint(init_checkpoint, "init_checkpoint")
+    if compare_checkpoint and "representations" not in analyses:
+        raise ConfigError("compare_checkpoint is read by the representations analysis, which does not run here "
+                          f"(analyses={','.join(analyses)})", arguments=("compare_checkpoint", "analyses"))
+    if compare_checkpoint:
+        preflight.require_checkpoint(compare_checkpoint, "compare_checkpoint")
+    if heldout_tfrecords:
+        preflight.require_tfrecord_matches(heldout_tfrecords, "heldout_tfrecords")
+    check_data(analyses, data_dir)
+    return analyses
+
+
 def load_generator(init_checkpoint):
     """The generator stored with the discriminator at `init_checkpoint` (a pre-training run directory, a Hugging Face
     discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only."""
@@ -70,18 +88,15 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     needing a generator are skipped, and listed under "skipped", when it holds none); named ones that cannot run are
     an error. `compare_checkpoint` (any format the discriminator's) is the second model of `representations`, which
     reads the first `representation_words` words of each POS corpus."""
-    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint, require_checkpoint
+    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
     from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
 
     chosen = analyses is not None
-    analyses = list(ANALYSES if analyses is None else analyses)
-    check_analyses(analyses)
-    if compare_checkpoint and "representations" not in analyses:
-        raise ConfigError("compare_checkpoint is read by the representations analysis, which does not run here "
-                          f"(analyses={','.join(analyses)})", arguments=("compare_checkpoint", "analyses"))
-    if compare_checkpoint:
-        require_checkpoint(compare_checkpoint, "compare_checkpoint")
-    check_data(analyses, data_dir)
+    analyses = check_arguments(init_checkpoint, data_dir, analyses, compare_checkpoint, heldout_tfrecords)
+    if heldout_tfrecords:  # sizes, settings and (small data) checksums, before anything is written
+        from electra_tf.data.pretraining_dataset import check_pretraining_data
+
+        check_pretraining_data(heldout_tfrecords, max_seq_length, argument="heldout_tfrecords")
     pretrained = load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint")
     compared = (load_checkpoint(compare_checkpoint, DISCRIMINATOR, allow_missing_head=True,
                                 argument="compare_checkpoint") if compare_checkpoint else None)

@@ -18,7 +18,6 @@ import numpy as np
 
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
-from electra_tf.scoring import pseudo_log_likelihoods, score_texts
 
 PAIRS_FILE = "blimp_pairs.jsonl"
 
@@ -57,6 +56,8 @@ def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128
               generator=None):
     """Scores the pairs (and with `generator`, their pseudo-log-likelihoods), writes `blimp_pairs.jsonl`, returns
     {"accuracy", "num_pairs", "by_paradigm"} (and "accuracy_pll", "by_paradigm_pll")."""
+    from electra_tf.scoring import pseudo_log_likelihoods, score_texts  # TensorFlow: imported to score
+
     pairs = read_pairs(data_dir, pairs_per_paradigm)
     texts = [text for _, _, good, bad in pairs for text in (good, bad)]
     columns = {"score": [result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length,

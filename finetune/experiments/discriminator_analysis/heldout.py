@@ -22,13 +22,15 @@ BATCH_SIZE = 16
 def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_length=128, max_windows=1024, seed=0):
     """Scores up to `max_windows` records of `file_patterns`, writes `heldout_pieces.jsonl` (`window`, `position`,
     `replaced`, `p_replaced`), returns `split_calibration` of the pieces."""
-    from electra_tf.data.pretraining_dataset import make_pretraining_dataset
+    from electra_tf.data.pretraining_dataset import corrupt_records_reported, make_pretraining_dataset
 
     config = generator.electra_config
     dataset = make_pretraining_dataset(file_patterns, max_seq_length, BATCH_SIZE, is_training=False,
                                        argument="heldout_tfrecords")
     pieces, windows = [], 0
-    for batch_index, batch in enumerate(dataset):
+    with corrupt_records_reported({"heldout_tfrecords": file_patterns}):
+        batches = [batch for _, batch in zip(range(-(-max_windows // BATCH_SIZE)), dataset)]
+    for batch_index, batch in enumerate(batches):
         if windows >= max_windows:
             break
         keep = max_windows - windows
@@ -43,7 +45,7 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
         windows += len(inputs["token_ids"])
     if windows < 2:
         raise DataError(f"{file_patterns}: fewer than {BATCH_SIZE} records; heldout_tfrecords needs held-out "
-                        "pre-training shards (data_prep/build_pretraining_dataset.py output)",
+                        "pre-training shards (electra-build-data output)",
                         arguments=("heldout_tfrecords",))
     path = os.path.join(output_dir, PIECES_FILE)
     atomic_write_json_lines(path, pieces)

@@ -22,7 +22,6 @@ from electra_tf.analysis import detection_metrics
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from finetune.experiments.discriminator_analysis import ged
-from finetune.experiments.discriminator_analysis.corruption import corrupt
 from finetune.experiments.discriminator_analysis.word_scores import per_sentence, window_logits
 
 WORDS_FILE = "pos_words.jsonl"
@@ -58,6 +57,7 @@ def read_corpora(data_dir, max_sentences=None):
 def scored_words(discriminator, generator, tokenizer, corpora, max_seq_length=128, seed=0):
     """Per-word records (`corpus`, `sentence_id`, `word_index`, `word`, `tag`, `p_clean`, and with a generator
     `masked`, `replaced`, `p_corrupted`)."""
+    from finetune.experiments.discriminator_analysis.corruption import corrupt
     from finetune.tagging.features import featurize
 
     records = []

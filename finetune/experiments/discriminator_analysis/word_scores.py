@@ -8,7 +8,6 @@ words (`finetune.tagging.features`), so each word is scored in some context and 
 
 import numpy as np
 
-from finetune.tagging.features import featurize
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
@@ -53,6 +52,8 @@ def word_logits(discriminator, tokenizer, sentences, max_seq_length=128, batch_s
         tokenizer: the `ElectraTokenizer` the discriminator was trained with.
         sentences: objects with `words` (and `tags`, unused here).
     """
+    from finetune.tagging.features import featurize  # TensorFlow: imported when a model is scored
+
     features = featurize(sentences, tokenizer, max_seq_length, tag_ids={})
     logits = window_logits(discriminator, features.inputs(), batch_size)
     return [values.astype(np.float64) for values in per_sentence(features, logits)]

@@ -7,7 +7,8 @@ import numpy as np
 from electra_tf.data import make_pretraining_dataset
 from electra_tf.data.keras_input import keras_input_options
 from finetune.glue.features import GlueFeatures, features_to_dataset
-from finetune.squad.task import training_dataset
+from finetune.squad.task import training_examples
+from finetune.trial_state import training_batches
 from tests.electra_tf.data.test_pretraining_dataset import _write_shards
 
 
@@ -32,13 +33,13 @@ def test_pretraining_reader_uses_them_and_keeps_its_sharding_policy(tmp_path):
 def test_glue_training_batches_use_them():
     ids = _ids(6)
     features = GlueFeatures(ids, np.ones_like(ids), np.zeros_like(ids), np.arange(6, dtype=np.int32) % 2)
-    dataset = features_to_dataset(features, batch_size=4, shuffle_seed=1)
+    dataset = features_to_dataset(features, batch_size=4)
     assert dataset.options().autotune.enabled is False
     assert sorted(label for _, labels in dataset for label in labels.numpy()) == [0, 0, 0, 1, 1, 1]
 
 
 class _SquadFeatures:
-    """The part of finetune.squad.features.SquadFeatures that training_dataset reads."""
+    """The part of finetune.squad.features.SquadFeatures that training_examples reads."""
 
     def __init__(self, n):
         ids = _ids(n)
@@ -57,7 +58,8 @@ class _SquadFeatures:
 
 def test_squad_training_batches_use_them():
     model = types.SimpleNamespace(uses_teacher_forcing=True)
-    dataset = training_dataset(model, _SquadFeatures(5), batch_size=2, shuffle_seed=0)
+    dataset = training_batches(training_examples(model, _SquadFeatures(5)), batch_size=2, seed=0, first_epoch=0,
+                               num_epochs=1)
     assert dataset.options().autotune.enabled is False
     batches = list(dataset)
     assert sum(int(batch[1]["start_positions"].shape[0]) for batch in batches) == 5

@@ -110,7 +110,7 @@ def test_wrong_max_seq_length_fails_before_tensorflow_parses(tmp_path):
     pattern = _write_shards(tmp_path / "d", length=16)
     manifest_path = tmp_path / "d" / "manifest.json"
     message = (rf"built with max_seq_length=16 \(see {manifest_path}\); pass max_seq_length=16 or rebuild the "
-               rf"data with data_prep/build_pretraining_dataset.py --max_seq_length=128")
+               rf"data with electra-build-data --max_seq_length=128")
     with pytest.raises(DataError, match=message):
         make_pretraining_dataset(pattern, 128, 4)
     # Without a manifest the first record is read.
@@ -157,6 +157,67 @@ def test_truncated_file_without_manifest_is_named(tmp_path):
 
 def test_builder_shards_without_manifest_are_an_unfinished_build(tmp_path):
     pattern = _write_shards(tmp_path / "d", manifest=False)
-    with pytest.raises(DataError, match=r"has no manifest\.json beside it: the data_prep/build_pretraining_dataset\.py "
+    with pytest.raises(DataError, match=r"has no manifest\.json beside it: the electra-build-data "
                                         r"run that wrote it did not finish"):
         check_pretraining_data(pattern, 16)
+
+
+def _flip_middle_record(path):
+    """Flips bytes inside the payload of the record in the middle of `path` (the size stays); returns that record's
+    byte offset."""
+    data = bytearray(path.read_bytes())
+    record_bytes = len(data) // 10  # the shards hold 10 records of one size
+    offset = 5 * record_bytes
+    data[offset + 20:offset + 24] = bytes(255 - byte for byte in data[offset + 20:offset + 24])
+    path.write_bytes(bytes(data))
+    return offset
+
+
+def test_the_manifest_records_each_shards_sha256(tmp_path):
+    import hashlib
+
+    _write_shards(tmp_path / "d")
+    manifest = manifest_lib.read_manifest(str(tmp_path / "d"))
+    for entry in manifest["shards"]:
+        assert entry["sha256"] == hashlib.sha256((tmp_path / "d" / entry["file"]).read_bytes()).hexdigest()
+
+
+def test_a_corrupt_shard_of_the_same_size_fails_verification_before_training(tmp_path):
+    pattern = _write_shards(tmp_path / "d")
+    shard = tmp_path / "d" / "pretrain-00001-of-00003.tfrecord"
+    _flip_middle_record(shard)
+    message = (rf"^shard {shard} is corrupt: its sha256 differs from the one {tmp_path}/d/manifest\.json records; "
+               r"restore the file or rebuild the data with electra-build-data$")
+    with pytest.raises(DataError, match=message):
+        check_pretraining_data(pattern, 16)  # small data: verified by default
+    with pytest.raises(DataError, match=message):
+        check_pretraining_data(pattern, 16, verify_data=True)
+    check_pretraining_data(pattern, 16, verify_data=False)
+
+
+def test_verification_by_default_stops_above_the_size_limit(tmp_path, monkeypatch):
+    pattern = _write_shards(tmp_path / "d")
+    _flip_middle_record(tmp_path / "d" / "pretrain-00001-of-00003.tfrecord")
+    monkeypatch.setattr(manifest_lib, "VERIFY_DATA_MAX_BYTES", 100)
+    check_pretraining_data(pattern, 16)
+    with pytest.raises(DataError, match="is corrupt: its sha256 differs"):
+        check_pretraining_data(pattern, 16, verify_data=True)
+
+
+@pytest.mark.parametrize("is_training", [False, True])
+def test_a_corrupt_record_met_while_reading_names_the_shard_and_offset(tmp_path, is_training):
+    pattern = _write_shards(tmp_path / "d")
+    shard = tmp_path / "d" / "pretrain-00002-of-00003.tfrecord"
+    offset = _flip_middle_record(shard) + 12  # TensorFlow names the checked payload, after the 12-byte header
+    dataset = make_pretraining_dataset(pattern, 16, 4, is_training=is_training, validate=False)
+    with pytest.raises(tf.errors.DataLossError, match=rf"corrupted record at {offset}"):
+        for _ in dataset.take(40):
+            pass
+    message = (rf"^{shard} holds a corrupt record at byte {offset} \(its checksum does not match\): restore the "
+               r"shard or rebuild the data with electra-build-data, or leave it out of "
+               r"eval_tfrecords$")
+    with pytest.raises(DataError, match=message) as raised:
+        with pretraining_dataset.corrupt_records_reported({"pretrain_tfrecords": None, "eval_tfrecords": pattern}):
+            for _ in dataset.take(40):
+                pass
+    assert raised.value.arguments == ("eval_tfrecords",)

@@ -199,7 +199,7 @@ def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tm
 @pytest.mark.parametrize("case, error, message", [
     ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a model directory"),
     ("vocabulary", DataError, "built with a vocabulary of .* tokens .* but init_checkpoint=.* has 50: rebuild the "
-                              "data with data_prep/build_pretraining_dataset.py --vocab_file="),
+                              "data with electra-build-data --vocab_file="),
     ("generator_width", CheckpointError, "init_generator_checkpoint=.* has word embeddings of shape \\(50, 24\\) but "
                                          "init_checkpoint=.* has \\(50, 16\\)"),
     ("generator_alone", ConfigError, "init_generator_checkpoint pairs a generator with init_checkpoint"),

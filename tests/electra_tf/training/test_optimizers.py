@@ -1,86 +1,143 @@
+import subprocess
+import sys
+
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
-from electra_tf.training.optimizers import AdamWeightDecay, create_optimizer
+from electra_tf.training.optimizers import AdamWeightDecay, create_optimizer, weight_decay_applies
+from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.schedules import WarmupLinearDecay
+from tests.conftest import REPO_ROOT
+from tests.electra_tf.training.reference_optimizer import decayed_by, reference_adam_weight_decay
 
-
-def _reference_adam_weight_decay(params, grads_per_step, lrs, decayed, wd=0.01, b1=0.9, b2=0.999, eps=1e-6,
-                                 bias_correction=False):
-    """NumPy transcription of the reference's AdamWeightDecayOptimizer.apply_gradients."""
-    params = {k: v.astype(np.float64).copy() for k, v in params.items()}
-    m = {k: np.zeros_like(v) for k, v in params.items()}
-    v = {k: np.zeros_like(p) for k, p in params.items()}
-    for t, (grads, lr) in enumerate(zip(grads_per_step, lrs), start=1):
-        for name, grad in grads.items():
-            m[name] = b1 * m[name] + (1 - b1) * grad
-            v[name] = b2 * v[name] + (1 - b2) * grad ** 2
-            m_used, v_used = m[name], v[name]
-            if bias_correction:
-                m_used, v_used = m_used / (1 - b1 ** t), v_used / (1 - b2 ** t)
-            update = m_used / (np.sqrt(v_used) + eps)
-            if decayed[name]:
-                update += wd * params[name]
-            params[name] = params[name] - lr * update
-    return params
+VOCAB = 7
 
 
 def _model():
-    inputs = keras.Input((3,))
-    hidden = keras.layers.Dense(4, name="dense")(inputs)
+    inputs = keras.Input((5,), dtype="int32")
+    hidden = keras.layers.Embedding(VOCAB, 3, name="word_embeddings")(inputs)
+    hidden = keras.layers.Dense(4, name="dense")(hidden)
     outputs = keras.layers.LayerNormalization(name="layer_norm")(hidden)
     return keras.Model(inputs, outputs)
+
+
+def _decayed(variables):
+    return {v.path: v.path in ("word_embeddings/embeddings", "dense/kernel") for v in variables}
+
+
+def _assert_close(variables, expected):
+    # float32 against the float64 transcription: updates are ~lr = 0.1 a step, so 1e-6 catches any wrong term.
+    for variable in variables:
+        np.testing.assert_allclose(variable.numpy(), expected[variable.path], rtol=1e-6, atol=1e-6,
+                                   err_msg=variable.path)
 
 
 @pytest.mark.parametrize("bias_correction", [False, True])
 def test_matches_numpy_transcription_of_reference_update(bias_correction):
     model = _model()
     variables = model.trainable_variables
-    names = [v.path for v in variables]
-    decayed = {name: name.endswith("dense/kernel") for name in names}
     schedule = WarmupLinearDecay(0.1, num_train_steps=10, num_warmup_steps=3)
     optimizer = AdamWeightDecay(schedule, weight_decay=0.01, bias_correction=bias_correction)
     rng = np.random.default_rng(0)
     initial = {v.path: v.numpy() for v in variables}
-    steps = [{name: rng.normal(size=v.shape) for name, v in zip(names, variables)} for _ in range(5)]
+    steps = [{v.path: rng.normal(size=v.shape) for v in variables} for _ in range(5)]
     for grads in steps:
-        optimizer.apply([grads[name].astype(np.float32) for name in names], variables)
+        optimizer.apply([grads[v.path].astype(np.float32) for v in variables], variables)
     lrs = [float(schedule(step)) for step in range(5)]
-    expected = _reference_adam_weight_decay(initial, steps, lrs, decayed, bias_correction=bias_correction)
-    for variable in variables:
-        # float32 against a float64 transcription: updates are ~lr = 0.1 a step, so 2e-5 still catches any wrong term.
-        # (Without bias correction the update is TensorFlow's fused Adam kernel, which rounds 1 - beta_2 in float32:
-        # 0.00100005, so v is 5e-5 relatively larger than the reference's and an update ~2e-5 relatively smaller.)
-        np.testing.assert_allclose(variable.numpy(), expected[variable.path], rtol=1e-4, atol=2e-5)
+    _assert_close(variables, reference_adam_weight_decay(initial, steps, lrs, _decayed(variables),
+                                                         bias_correction=bias_correction))
     assert lrs[0] == 0.0  # the reference's first update has learning rate 0 (warm-up multiplied)
+    assert int(optimizer.iterations) == 5
 
 
-def test_decay_skips_layer_norm_and_biases():
+def test_embedding_gradients_as_indexed_slices_update_like_their_dense_sum():
     model = _model()
-    optimizer = AdamWeightDecay(0.1, weight_decay=0.5)
-    optimizer.build(model.trainable_variables)
-    decayed = sorted(v.path for v in model.trainable_variables if optimizer._use_weight_decay(v))
-    assert decayed == ["dense/kernel"]
+    variables = model.trainable_variables
+    optimizer = AdamWeightDecay(0.1, weight_decay=0.01)
+    rng = np.random.default_rng(1)
+    initial = {v.path: v.numpy() for v in variables}
+    steps = []
+    for _ in range(3):
+        ids = rng.integers(0, VOCAB - 2, size=(2, 5)).astype("int32")  # repeated ids, two rows never looked up
+        target = rng.normal(size=(2, 5, 4)).astype("float32")
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(model(ids) - target))
+        grads = tape.gradient(loss, variables)
+        table = variables[0]
+        assert isinstance(grads[0], tf.IndexedSlices)
+        dense = np.zeros(table.shape)
+        np.add.at(dense, grads[0].indices.numpy(), grads[0].values.numpy())
+        steps.append({table.path: dense, **{v.path: g.numpy() for v, g in zip(variables[1:], grads[1:])}})
+        optimizer.apply(grads, variables)
+    _assert_close(variables, reference_adam_weight_decay(initial, steps, [0.1] * 3, _decayed(variables)))
 
 
-def test_schedule_values_at_chosen_steps():
-    multiply = WarmupLinearDecay(1.0, num_train_steps=100, num_warmup_steps=10)
-    sequential = WarmupLinearDecay(1.0, num_train_steps=100, num_warmup_steps=10, mode="sequential")
-    steps = [0, 5, 10, 50, 100, 150]
-    np.testing.assert_allclose([float(multiply(s)) for s in steps], [0, 0.475, 0.9, 0.5, 0, 0], atol=1e-7)
-    np.testing.assert_allclose([float(sequential(s)) for s in steps], [0, 0.5, 0.9, 0.5, 0, 0], atol=1e-7)
-    no_warmup = WarmupLinearDecay(2.0, num_train_steps=4)
-    np.testing.assert_allclose([float(no_warmup(s)) for s in range(5)], [2, 1.5, 1, 0.5, 0], atol=1e-7)
+TWO_REPLICAS = """
+import numpy as np, tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from electra_tf.training.optimizers import AdamWeightDecay
+from tests.conftest import REPO_ROOT
+from tests.electra_tf.training.reference_optimizer import reference_adam_weight_decay
+from tests.electra_tf.training.test_optimizers import _decayed, _model
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    model = _model()
+    optimizer = AdamWeightDecay(0.1, weight_decay=0.01, bias_correction=True)
+    variables = model.trainable_variables
+    optimizer.build(variables)
+rng = np.random.default_rng(2)
+initial = {v.path: v.numpy() for v in variables}
+steps = [{v.path: rng.normal(size=v.shape) for v in variables} for _ in range(3)]
+for grads in steps:
+    halves = [tf.constant(grads[v.path] / 2, tf.float32) for v in variables]  # the optimizer sums the replicas'
+    tf.function(lambda: strategy.run(optimizer.apply, args=(halves, variables)))()
+expected = reference_adam_weight_decay(initial, steps, [0.1] * 3, _decayed(variables), bias_correction=True)
+print(max(float(np.max(np.abs(copy.numpy() - expected[v.path])))
+          for v in variables for copy in strategy.experimental_local_results(v.value)))
+"""
+
+
+def test_update_on_two_replicas_equals_the_reference():
+    """Under a strategy update_step receives each replica's copy of a variable, whose slots are that replica's."""
+    result = subprocess.run([sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert float(result.stdout.split()[-1]) < 1e-6
+
+
+@pytest.mark.parametrize("name", ["adam_weight_decay", "keras_adamw", "lamb"])
+def test_every_optimizer_decays_kernels_and_embedding_tables_only(name):
+    """The reference's rule (no decay for LayerNorm and bias parameters) on the generator, discriminator and shared
+    embeddings of a real pre-training model: kernels and embedding tables decay, nothing else."""
+    config = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    model = ElectraPretrainer(config, max_seq_length=16)
+    decayed = decayed_by(create_optimizer(name, 0.1, weight_decay=0.5), model)
+    assert [flag for _, flag in decayed] == [path.endswith(("/kernel", "/embeddings")) for path, _ in decayed]
+    assert [flag for _, flag in decayed] == [weight_decay_applies(path) for path, _ in decayed]
+    assert {path.rsplit("/", 1)[-1] for path, flag in decayed if not flag} == {"bias", "gamma", "beta", "output_bias"}
+
+
+def test_weight_decay_rule_on_paths():
+    decays = ["transformer_layer_0/query/kernel", "embeddings/word_embeddings/embeddings", "classifier/kernel",
+              "bias_head/kernel"]
+    exempt = ["transformer_layer_0/query/bias", "generator_predictions/output_bias", "squad/end_norm/gamma",
+              "embeddings/layer_norm/beta"]
+    assert [weight_decay_applies(path) for path in decays + exempt] == [True] * 4 + [False] * 4
 
 
 def test_optimizer_and_schedule_serialise():
     optimizer = AdamWeightDecay(WarmupLinearDecay(3e-4, 1000, 100, mode="sequential"), bias_correction=True)
     clone = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
     assert isinstance(clone, AdamWeightDecay) and clone.bias_correction and clone.epsilon == 1e-6
+    assert clone.decoupled_weight_decay == 0.01
     assert float(clone.learning_rate) == float(optimizer.learning_rate)
-    assert clone._learning_rate.get_config() == optimizer._learning_rate.get_config()
+    assert clone.get_config() == optimizer.get_config()
+    assert clone.get_config()["learning_rate"]["config"]["mode"] == "sequential"
 
 
 def test_factory_options_and_errors():

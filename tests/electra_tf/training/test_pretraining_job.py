@@ -132,3 +132,32 @@ def test_two_stage_needs_a_single_device_and_room_for_the_second_stage(pretraini
         _job(pretraining_data, tmp_path, strategy="mirrored", model_overrides={"two_stage_steps": 2}).validate()
     with pytest.raises(ConfigError, match="leaves no step for the discriminator"):
         _job(pretraining_data, tmp_path, model_overrides={"two_stage_steps": 6}).validate()
+
+
+def _corrupt_copy(source, target):
+    """`source` with four bytes flipped in the middle: same size, one record failing its checksum."""
+    data = bytearray(open(source, "rb").read())
+    middle = len(data) // 2
+    data[middle:middle + 4] = bytes(255 - byte for byte in data[middle:middle + 4])
+    target.write_bytes(bytes(data))
+    return str(target)
+
+
+def test_a_corrupt_record_in_training_names_the_shard_and_keeps_the_last_checkpoint(pretraining_data, tmp_path):
+    records, _ = pretraining_data
+    shard = tmp_path / "data" / "train.tfrecord"
+    shard.parent.mkdir()
+    shutil.copy(records, shard)
+    model_dir = tmp_path / "run"
+    run(_job(pretraining_data, str(model_dir), pretrain_tfrecords=str(shard), num_train_steps=2,
+             save_checkpoints_steps=2))
+    _corrupt_copy(records, shard)
+    with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
+                                        r"match\): .*; model_dir keeps its last checkpoint .*/ckpt-2$"):
+        run(_job(pretraining_data, str(model_dir), pretrain_tfrecords=str(shard), num_train_steps=4,
+                 save_checkpoints_steps=2))
+    assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-2")
+    new_dir = tmp_path / "new_run"
+    with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record .*; no checkpoint was written$"):
+        run(_job(pretraining_data, str(new_dir), pretrain_tfrecords=str(shard)))
+    assert not new_dir.exists()

@@ -153,3 +153,22 @@ def test_calibration_needs_a_generator_unless_left_to_the_default(pretrained_tin
     assert results["skipped"] == {"calibration": f"{pretrained_tiny} holds no generator"}
     assert "calibration" not in results and results["pos"]["ptb"]["NN"]["words"] >= 20
     assert not [values for by_tag in results["pos"].values() for values in by_tag.values() if "replaced_rate" in values]
+
+
+def test_a_corrupt_heldout_record_names_the_shard_before_any_model_runs(pretraining_data, tmp_path):
+    from types import SimpleNamespace
+
+    from electra_tf.errors import DataError
+    from finetune.experiments.discriminator_analysis.heldout import run_heldout
+
+    records, _ = pretraining_data
+    data = bytearray(open(records, "rb").read())
+    middle = len(data) // 2
+    data[middle:middle + 4] = bytes(255 - byte for byte in data[middle:middle + 4])
+    shard = tmp_path / "heldout.tfrecord"
+    shard.write_bytes(bytes(data))
+    generator = SimpleNamespace(electra_config=None)  # never called: the records are read first
+    with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
+                                        r"match\): .* or leave it out of heldout_tfrecords$"):
+        run_heldout(None, generator, str(shard), str(tmp_path / "out"), max_seq_length=32)
+    assert not (tmp_path / "out").exists()

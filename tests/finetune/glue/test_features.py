@@ -138,7 +138,7 @@ def test_mixed_pairs_and_singles_are_refused(tokenizer):
 def test_dataset_batches(tokenizer):
     examples = [Example(f"dev-{i}", f"sentence number {i}", "the other one", "entailment") for i in range(5)]
     features = encode_examples(examples, tokenizer, "RTE", max_seq_length=16)
-    batches = list(features_to_dataset(features, batch_size=2, shuffle_seed=3))
+    batches = list(features_to_dataset(features, batch_size=2))
     assert [batch[1].shape[0] for batch in batches] == [2, 2, 1]
     inputs, labels = batches[0]
     assert set(inputs) == {"token_ids", "segment_ids", "padding_mask"}  # the backbone's inputs

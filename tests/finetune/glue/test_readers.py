@@ -147,8 +147,12 @@ def test_missing_empty_and_non_utf8_files(tmp_path):
         read_tsv(_write(tmp_path / "empty.tsv", ["index\tsentence1\tsentence2\tlabel"]), "RTE", "dev")
     latin1 = tmp_path / "latin1.tsv"
     latin1.write_bytes(b"gj04\t1\t\tC\xe6sar came.\n")
-    with pytest.raises(DataError, match=r"latin1\.tsv, line 1: not UTF-8"):
+    with pytest.raises(DataError, match=r"latin1\.tsv line 1 is not valid utf-8 \(byte 0xe6 at column 10\); pass "
+                                        r"input_encoding=latin-1"):
         read_tsv(str(latin1), "CoLA", "train")
+    assert read_tsv(str(latin1), "CoLA", "train", encoding="latin-1").examples[0].text_a == "C\u00e6sar came."
+    replaced = read_tsv(str(latin1), "CoLA", "train", encoding_errors="replace").examples[0].text_a
+    assert replaced == "C\ufffdsar came."
 
 
 def test_crlf_endings_and_stray_carriage_return_inside_text(tmp_path):

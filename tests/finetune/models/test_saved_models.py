@@ -3,8 +3,10 @@ string labels in a fresh process, predicting the same label strings; the README'
 
 import ast
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import keras
 
@@ -19,21 +21,16 @@ import finetune.models
 model = keras.saving.load_model(sys.argv[1])
 print(json.dumps({"class": type(model).__name__, "predictions": model.predict_labels(json.loads(sys.argv[2]))}))
 """
-README_EXAMPLE = """
-import keras
-import finetune.models  # registers every task model with Keras: all keras.saving.load_model needs
+README = Path(__file__).resolve().parents[3] / "README.md"
+README_PRESET = '"runs/small/pretrained"'
 
-texts = ["a great film", "a dull plot", "great acting", "dull and slow"]
-labels = ["positive", "negative", "positive", "negative"]
-classifier = finetune.models.ElectraTextClassifier.from_preset(PRESET, labels=["negative", "positive"])
-classifier.compile()
-classifier.fit(texts, labels, batch_size=2, epochs=2)
-print(classifier.predict_labels(["a great plot", "a dull film"]))  # e.g. ['positive', 'negative']
-classifier.save("classifier.keras")
 
-restored = keras.saving.load_model("classifier.keras")  # in a fresh process too, after `import finetune.models`
-assert restored.predict_labels(texts) == classifier.predict_labels(texts)
-"""
+def readme_example():
+    """The README's Python block, as written."""
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 1, "README.md should have one Python example"
+    return blocks[0]
 
 
 def _in_fresh_process(path, texts):
@@ -76,8 +73,9 @@ def test_tagger_reloads_in_a_fresh_process(pretrained_tiny, tmp_path):
 
 
 def test_the_readme_example_runs_as_written(pretrained_tiny, tmp_path):
-    assert len(README_EXAMPLE.strip().splitlines()) <= 15
-    script = README_EXAMPLE.replace("PRESET", repr(pretrained_tiny))
+    example = readme_example()
+    assert len(example.strip().splitlines()) <= 15 and README_PRESET in example
+    script = example.replace(README_PRESET, repr(pretrained_tiny))
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
     predictions = ast.literal_eval(result.stdout.strip().splitlines()[-1])

@@ -129,3 +129,22 @@ def test_export_tells_single_from_pair_inputs_by_the_runs_results(tmp_path, task
     (tmp_path / "results.json").write_text(json.dumps({"task": task, "job": {"task": task, **job}}))
     assert is_pair_classifier(str(tmp_path / "trial_0" / "model.keras")) is pair
     assert is_pair_classifier(str(tmp_path / "trial_0" / "model.keras"), "single") is False
+
+
+@pytest.mark.parametrize("name, content, column", [
+    ("train.csv", b"review,sentiment\n\"Tr\xe8s bien\",positive\n", 4),
+    ("train.tsv", b"review\tsentiment\nTr\xe8s bien\tpositive\n", 3),
+    ("train.jsonl", b'{"review": "Tr\xe8s bien", "sentiment": "positive"}\n', 15),
+])
+def test_latin1_files_name_file_line_column_and_read_with_their_encoding(tmp_path, name, content, column):
+    path = tmp_path / name
+    path.write_bytes(content)
+    line = 1 if name.endswith(".jsonl") else 2
+    with pytest.raises(DataError, match=rf"{name} line {line} is not valid utf-8 \(byte 0xe8 at column {column}\); "
+                                        r"pass input_encoding=latin-1 \(or the file's encoding\) or "
+                                        r"encoding_errors=replace"):
+        read_labelled_file(str(path), "review", label_column="sentiment")
+    [example] = read_labelled_file(str(path), "review", label_column="sentiment", encoding="latin-1")
+    assert (example.text_a, example.label, example.line) == ("Tr\u00e8s bien", "positive", line)
+    [replaced] = read_labelled_file(str(path), "review", label_column="sentiment", encoding_errors="replace")
+    assert replaced.text_a == "Tr\ufffds bien"

@@ -50,3 +50,16 @@ def test_tfds_records_map_to_questions():
     assert data.questions[0].answer_start == 12 and data.questions[0].gold_answers == ("France", "in France")
     v2 = questions_from_tfds_records([dict(records[1], is_impossible=True, answers={"text": [], "answer_start": []})])
     assert v2.version == "2.0" and v2.questions[0].is_impossible
+
+
+def test_a_latin1_file_names_line_and_column_and_reads_with_its_encoding(tmp_path):
+    dataset = {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "C\u00e6sar came.", "qas": [
+        {"id": "q1", "question": "Who came?", "answers": [{"text": "C\u00e6sar", "answer_start": 0}]}]}]}]}
+    path = tmp_path / "dev.json"
+    path.write_bytes(json.dumps(dataset, ensure_ascii=False, indent=0).encode("latin-1"))
+    line = path.read_bytes()[:path.read_bytes().index(b"\xe6")].count(b"\n") + 1
+    with pytest.raises(DataError, match=rf"dev\.json line {line} is not valid utf-8 \(byte 0xe6 at column 14\); "
+                                        r"pass input_encoding=latin-1"):
+        read_squad_json(str(path))
+    data = read_squad_json(str(path), encoding="latin-1")
+    assert data.contexts == ["C\u00e6sar came."] and data.questions[0].answer_text == "C\u00e6sar"

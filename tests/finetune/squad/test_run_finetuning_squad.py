@@ -31,7 +31,7 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
                   f"--init_checkpoint={pretrained_tiny}", f"--data_dir={data_dir}", f"--output_dir={output_dir}",
                   "--model_size=tiny", f"--squad_head={head}", "--learning_rate=5e-4", "--num_train_epochs=5",
                   "--train_batch_size=16", "--max_seq_length=40", "--doc_stride=16", "--max_query_length=8",
-                  "--max_dev_questions=40", "--noprogress_bar")
+                  "--max_eval_examples=40", "--noprogress_bar")
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     assert results["version"] == ("2.0" if version_2 else "1.1") and results["job"]["doc_stride"] == 16
@@ -96,7 +96,7 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
     result = _run(f"--flagfile={REPO_ROOT / 'configs' / 'squadv1.flags'}", f"--init_checkpoint={tmp_path / 'model'}",
                   f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--model_size=tiny", "--squad_head=simple",
                   "--learning_rate=1e-3", "--num_train_epochs=4", "--train_batch_size=16", "--max_seq_length=128",
-                  "--doc_stride=64", "--max_query_length=32", "--max_train_questions=64", "--max_dev_questions=16",
+                  "--doc_stride=64", "--max_query_length=32", "--max_train_examples=64", "--max_eval_examples=16",
                   "--noprogress_bar")
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())

@@ -80,3 +80,21 @@ def test_missing_files_and_bad_labels(tmp_path):
     path.write_text("[ The/DT cat ]\n", encoding="utf-8")
     with pytest.raises(DataError, match=rf"{path} line 1: 'cat' is not word/TAG"):
         read_ptb_pos(str(path))
+
+
+@pytest.mark.parametrize("reader, content, column", [
+    (read_conll, b"Der DET\nK\xf6nig NOUN\n", 2),
+    (read_fce, b"Der\tc\nK\xf6nig\ti\n", 2),
+    (read_conllu, b"1\tDer\tder\tDET\t_\t_\t2\tdet\t_\t_\n2\tK\xf6nig\tK\xf6nig\tNOUN\t_\t_\t0\troot\t_\t_\n", 4),
+    (read_ptb_pos, b"Der/DT\nK\xf6nig/NN ./.\n", 2),
+])
+def test_every_reader_takes_an_encoding_and_names_file_line_and_column(tmp_path, reader, content, column):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=rf"latin1\.txt line 2 is not valid utf-8 \(byte 0xf6 at column {column}\); "
+                                        r"pass input_encoding=latin-1"):
+        reader(str(path))
+    words = [word for sentence in reader(str(path), encoding="latin-1") for word in sentence.words]
+    assert words == ["Der", "K\u00f6nig"] + (["."] if reader is read_ptb_pos else [])
+    replaced = [word for sentence in reader(str(path), encoding_errors="replace") for word in sentence.words]
+    assert replaced[1] == "K\ufffdnig"

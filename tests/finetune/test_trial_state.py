@@ -1,0 +1,117 @@
+"""Resumable fine-tuning: a run killed with SIGKILL mid-epoch and rerun ends, under --deterministic, with exactly the
+weights, dev results, predictions and TensorBoard history of an uninterrupted run; the data order behind it."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+
+import h5py
+import numpy as np
+import tensorflow as tf
+
+from finetune.trial_state import epoch_seed, training_batches
+from tests.conftest import REPO_ROOT
+
+STEPS_PER_EPOCH = 12  # 96 examples in batches of 8
+
+
+def _command(pretrained_tiny, glue_dir, output_dir):
+    return [sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--task=SST-2",
+            f"--init_checkpoint={pretrained_tiny}",
+            f"--data_dir={glue_dir}", f"--output_dir={output_dir}", "--model_size=tiny", "--noprogress_bar",
+            "--learning_rate=1e-3", "--num_train_epochs=2", "--train_batch_size=8", "--max_seq_length=16",
+            "--max_train_examples=96", "--max_eval_examples=40", "--save_checkpoints_steps=5", "--deterministic",
+            "--seed=3", "--save_models"]
+
+
+def _start(command):
+    return subprocess.Popen(command, cwd=REPO_ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(process):
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stdout[-2000:] + stderr[-3000:]
+    return stdout
+
+
+def _weights(model_file):
+    """Every array in the .keras file's weights, by its HDF5 path."""
+    values = {}
+    with zipfile.ZipFile(model_file) as archive, archive.open("model.weights.h5") as handle, \
+            h5py.File(handle, "r") as weights:
+        weights.visititems(lambda name, item: values.__setitem__(name, item[()])
+                           if isinstance(item, h5py.Dataset) else None)
+    return values
+
+
+def _tensorboard_scalars(log_dir):
+    """[(tag, step, value)] over every events file under `log_dir`, sorted."""
+    scalars = []
+    for events_file in tf.io.gfile.glob(os.path.join(log_dir, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(events_file):
+            for value in event.summary.value:
+                if value.tag.startswith("epoch_"):
+                    scalars.append((value.tag, event.step, float(tf.make_ndarray(value.tensor))))
+    return sorted(scalars)
+
+
+def test_killed_mid_epoch_and_rerun_ends_as_an_uninterrupted_run(pretrained_tiny, keyword_glue_dir, tmp_path):
+    uninterrupted_dir, interrupted_dir = tmp_path / "uninterrupted", tmp_path / "interrupted"
+    uninterrupted = _start(_command(pretrained_tiny, keyword_glue_dir, uninterrupted_dir))
+    interrupted = _start(_command(pretrained_tiny, keyword_glue_dir, interrupted_dir))
+    state_file = interrupted_dir / "trial_0" / "state" / "checkpoint"
+    while interrupted.poll() is None and not state_file.exists():
+        time.sleep(0.005)
+    interrupted.send_signal(signal.SIGKILL)
+    interrupted.communicate()
+    assert interrupted.returncode == -signal.SIGKILL, "killed before it finished"
+    saved_step = int(tf.train.latest_checkpoint(str(state_file.parent)).rsplit("-", 1)[1])
+    assert 0 < saved_step < 2 * STEPS_PER_EPOCH and saved_step % STEPS_PER_EPOCH, "a save in the middle of an epoch"
+    assert not (interrupted_dir / "trial_0" / "trial.json").exists()
+
+    resumed = _finish(_start(_command(pretrained_tiny, keyword_glue_dir, interrupted_dir)))
+    expected = _finish(uninterrupted)
+    resumed_lines = [line for line in resumed.splitlines() if "resuming from" in line]
+    assert resumed_lines == [f"trial 0: resuming from {state_file.parent}/ckpt-{saved_step} (epoch "
+                             f"{saved_step // STEPS_PER_EPOCH + 1}, batch {saved_step % STEPS_PER_EPOCH} of "
+                             f"{STEPS_PER_EPOCH})"]
+    assert "resuming" not in expected
+
+    results = {name: json.loads((directory / "results.json").read_text())
+               for name, directory in (("expected", uninterrupted_dir), ("resumed", interrupted_dir))}
+    assert results["resumed"]["num_train_examples"] == 96
+    trial = results["resumed"]["trials"][0]
+    assert trial == results["expected"]["trials"][0]
+    assert len(trial["validation_per_epoch"]["loss"]) == 2
+    assert ((interrupted_dir / "trial_0" / "dev_predictions.tsv").read_bytes()
+            == (uninterrupted_dir / "trial_0" / "dev_predictions.tsv").read_bytes())
+    assert len((interrupted_dir / "trial_0" / "dev_predictions.tsv").read_text().splitlines()) == 1 + 40
+    expected_weights = _weights(uninterrupted_dir / "trial_0" / "model.keras")
+    resumed_weights = _weights(interrupted_dir / "trial_0" / "model.keras")
+    assert expected_weights.keys() == resumed_weights.keys() and len(expected_weights) > 10
+    for name, value in expected_weights.items():
+        np.testing.assert_array_equal(resumed_weights[name], value, err_msg=name)
+    for split in ("train", "validation"):
+        history = _tensorboard_scalars(interrupted_dir / "trial_0" / "logs" / split)
+        assert history == _tensorboard_scalars(uninterrupted_dir / "trial_0" / "logs" / split)
+        assert sorted({step for _, step, _ in history}) == [0, 1], "each epoch once, at its own step"
+    assert not (interrupted_dir / "trial_0" / "state").exists(), "a finished trial's state is deleted"
+
+
+def test_each_epoch_has_its_own_order_and_a_resumed_one_goes_on_where_it_stopped():
+    examples = tf.data.Dataset.range(10)
+    batches = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=0,
+                                                                     num_epochs=3)]
+    assert [len(batch) for batch in batches] == [4, 4, 2] * 3, "an epoch's last batch is partial"
+    epochs = [sorted(sum(batches[index:index + 3], [])) for index in (0, 3, 6)]
+    assert epochs == [list(range(10))] * 3
+    assert batches[0:3] != batches[3:6], "reshuffled every epoch"
+    resumed = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=1,
+                                                                    num_epochs=3, skip_batches=2)]
+    assert resumed == batches[5:]
+    assert epoch_seed(5, 1) != epoch_seed(6, 0) != epoch_seed(5, 0)

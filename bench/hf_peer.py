@@ -21,6 +21,13 @@ computes them only at the prediction slots, which `--mlm_positions=masked` imita
 --mode=infer: ElectraForPreTraining forward (logits and sigmoid) under torch.inference_mode, for each batch size of
 `--batch` (comma-separated) at `--seq_len`; `--steps` timed calls per batch size after `--warmup_steps`.
 
+--mode=finetune: a fine-tuning epoch's steps of ElectraForSequenceClassification as the Trainer runs them with
+`group_by_length=True` and its default collator's dynamic padding: `--features` (an .npz of `input_ids`,
+`input_mask`, `segment_ids` [n, max_seq_length] and `labels`, written by `bench/finetune_throughput.py` from real
+GLUE text) ordered by transformers' `LengthGroupedSampler`, each batch padded to its longest member, forward with the
+classification loss, backward, clipping to 1.0 (the Trainer's `max_grad_norm`), AdamW; `--steps` batches timed after
+`--warmup_steps`, examples per second reported.
+
 --autocast=bfloat16 runs the forward passes under torch.autocast("cpu", dtype=torch.bfloat16) (the counterpart of
 Keras' mixed_bfloat16 policy); the backward pass runs outside autocast as PyTorch recommends.
 
@@ -55,7 +62,9 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", default=None, help="One JSON object of any of these flags (flags given on the "
                         "command line as well take precedence).")
-    parser.add_argument("--mode", default="train", choices=["train", "infer"])
+    parser.add_argument("--mode", default="train", choices=["train", "infer", "finetune"])
+    parser.add_argument("--features", default=None, help="--mode=finetune: the .npz of encoded examples.")
+    parser.add_argument("--num_labels", type=int, default=2, help="--mode=finetune: classes of the task.")
     parser.add_argument("--batch", default="32", help="Batch size (infer: comma-separated batch sizes).")
     parser.add_argument("--seq_len", type=int, default=128)
     parser.add_argument("--steps", type=int, default=20, help="Timed steps (infer: timed calls per batch size).")
@@ -85,8 +94,10 @@ def parse_args(argv=None):
             if name not in given:
                 setattr(args, name, value)
     args.batches = [int(b) for b in str(args.batch).split(",")]
-    if args.mode == "train" and len(args.batches) != 1:
-        parser.error("--mode=train takes one --batch")
+    if args.mode in ("train", "finetune") and len(args.batches) != 1:
+        parser.error(f"--mode={args.mode} takes one --batch")
+    if args.mode == "finetune" and not args.features:
+        parser.error("--mode=finetune needs --features")
     return args
 
 
@@ -212,6 +223,54 @@ def infer(args):
     return {"per_batch": results}
 
 
+def finetune(args):
+    import numpy as np
+    import torch
+    import transformers
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    with np.load(args.features) as archive:  # read once: an NpzFile decompresses an array at every access
+        features = {name: archive[name] for name in archive.files}
+    config = discriminator_config(args)
+    config.num_labels = args.num_labels
+    model = transformers.ElectraForSequenceClassification(config)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, eps=1e-6, weight_decay=0.01)
+    batch_size = args.batches[0]
+    lengths = features["input_mask"].sum(axis=1)
+    generator = torch.Generator().manual_seed(args.seed)
+    order = list(LengthGroupedSampler(batch_size, lengths=lengths.tolist(), generator=generator))
+    needed = (args.warmup_steps + args.steps) * batch_size
+    if len(order) < needed:
+        raise SystemExit(f"--features has {len(order)} examples; {needed} are needed for the steps")
+
+    def batch(step):
+        rows = order[step * batch_size:(step + 1) * batch_size]
+        width = int(lengths[rows].max())  # DataCollatorWithPadding: to the longest of the batch
+        tensors = {name: torch.from_numpy(features[name][rows, :width]).long()
+                   for name in ("input_ids", "input_mask", "segment_ids")}
+        return tensors, torch.from_numpy(features["labels"][rows]).long()
+
+    def step(index):
+        inputs, labels = batch(index)
+        with autocast(args):
+            loss = model(input_ids=inputs["input_ids"], attention_mask=inputs["input_mask"],
+                         token_type_ids=inputs["segment_ids"], labels=labels).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.float().backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        return len(labels)
+
+    for index in range(args.warmup_steps):
+        step(index)
+    start = time.perf_counter()
+    examples = sum(step(args.warmup_steps + index) for index in range(args.steps))
+    seconds = time.perf_counter() - start
+    return {"batch": batch_size, "examples": examples, "seconds": seconds, "examples_per_s": examples / seconds,
+            "parameters": sum(p.numel() for p in model.parameters())}
+
+
 def matmul_peak(size, dtype, repeats=10):
     """Dense matmul FLOP/s torch reaches here for `dtype` (best of 3 after a warm-up), like the TF side's peak."""
     import torch
@@ -237,7 +296,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    result = train(args) if args.mode == "train" else infer(args)
+    result = {"train": train, "infer": infer, "finetune": finetune}[args.mode](args)
     if args.matmul_peak_size:
         dtype = torch.bfloat16 if args.autocast == "bfloat16" else torch.float32
         result["matmul_peak_flops_per_s"] = matmul_peak(args.matmul_peak_size, dtype)

@@ -6,8 +6,6 @@ on LayerNorm and bias variables (`electra_tf.training.optimizers.weight_decay_ap
 learning-rate decay (`finetune.layerwise_lr`).
 """
 
-import math
-
 import keras
 
 from electra_tf.errors import ConfigError
@@ -53,11 +51,6 @@ class LayerwiseAdamWeightDecay(AdamWeightDecay):
         config.update(num_layers=self.num_layers, layerwise_lr_decay=self.layerwise_lr_decay,
                       layerwise_lr_variant=self.layerwise_lr_variant)
         return config
-
-
-def num_train_steps(num_examples, batch_size, epochs):
-    """Optimizer steps of `epochs` passes over `num_examples` in batches of `batch_size` (last batch partial)."""
-    return math.ceil(num_examples / batch_size) * epochs
 
 
 def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwise_lr_decay=0.8,

@@ -78,6 +78,8 @@ class FinetuningJob:
     tpu: str = None
     num_cpu_devices: int = 0
     mixed_precision: str = "float32"
+    # The reference's batches, every one max_seq_length wide, instead of length buckets (forced under a TPU).
+    pad_to_max_length: bool = False
     save_models: bool = False
     keep_best_epoch: bool = False  # end on the weights of the epoch with the lowest dev loss (Keras validation)
     progress_bar: bool = True
@@ -188,7 +190,7 @@ def _job_record(job, hyperparameters):
     return {**job.as_record(), **dataclasses.asdict(hyperparameters)}
 
 
-def _fit(model, task, data, job, trial_dir, state, first_step, hyperparameters, seed, validation):
+def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation):
     """Trains from batch `first_step` to the end (an unfinished epoch in a fit of its own: Keras' epochs are whole)."""
     import keras
 
@@ -196,15 +198,14 @@ def _fit(model, task, data, job, trial_dir, state, first_step, hyperparameters, 
 
     steps_per_epoch, epochs = state.steps_per_epoch, hyperparameters.num_train_epochs
     saver = SaveTrialState(state, job.save_checkpoints_steps, keep_best=job.keep_best_epoch and validation is not None)
-    examples = task.train_examples(model, data)
-    num_examples = task.num_train_features(data)
     first_epoch, skip = divmod(first_step, steps_per_epoch)
     segments = [(first_epoch, first_epoch + 1, skip)] if skip else []
     segments.append((first_epoch + (1 if skip else 0), epochs, 0))
     for start, stop, skip in segments:
         if start >= stop:
             continue
-        dataset = training_batches(examples, num_examples, hyperparameters.train_batch_size, seed, start, stop, skip)
+        dataset = training_batches(examples, hyperparameters.train_batch_size, seed, start, stop, skip,
+                                   **bucketing)
         state.build_metrics(model, dataset)
         # TensorBoard's train/ and validation/ under trial_<k>/logs, at step = epoch: a resumed trial goes on at its
         # own epoch. Its writers close at the end of a fit, so each fit gets its own.
@@ -221,17 +222,21 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     returns results.json's entry for it."""
     import keras
 
-    from finetune.optimization import create_finetuning_optimizer, num_train_steps
+    from finetune.batching import num_shuffled_batches
+    from finetune.optimization import create_finetuning_optimizer
     from finetune.trial_state import TrialState, finish_trial
 
     seed = job.seed + trial
     trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
     os.makedirs(trial_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
-    steps_per_epoch = num_train_steps(task.num_train_features(data), hyperparameters.train_batch_size, 1)
-    train_steps = steps_per_epoch * hyperparameters.num_train_epochs
     with strategy.scope():
         model = task.build_model(pretrained.model, hyperparameters, job, data)
+        examples = task.train_examples(model, data)
+        bucketing = dict(task.bucketing(model), pad_to_max_length=job.pad_to_max_length)
+        # The true count of length-bucketed batches (every bucket's last one partial): the schedule's and resume's.
+        steps_per_epoch = num_shuffled_batches(examples, hyperparameters.train_batch_size, **bucketing)
+        train_steps = steps_per_epoch * hyperparameters.num_train_epochs
         task.compile_model(model, create_finetuning_optimizer(
             model.num_layers, hyperparameters.learning_rate, train_steps,
             layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,
@@ -245,8 +250,8 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
               f"{first_step // steps_per_epoch + 1}, batch {first_step % steps_per_epoch} of {steps_per_epoch})",
               flush=True)
     print(f"trial {trial} (seed {seed}): {task.describe_training(data)}, {train_steps} steps", flush=True)
-    validation = task.validation_dataset(model, data, job.eval_batch_size)
-    _fit(model, task, data, job, trial_dir, state, first_step, hyperparameters, seed, validation)
+    validation = task.validation_dataset(model, data, job.eval_batch_size, job.pad_to_max_length)
+    _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation)
     history = state.history
     best_epoch = state.best_epoch() if job.keep_best_epoch else None
     if best_epoch is not None:
@@ -277,6 +282,9 @@ def run(job, extra_files=None):
     from finetune.trial_state import TRIAL_FILE, finished_trial
 
     job.validate()
+    if job.strategy == "tpu" and not job.pad_to_max_length:
+        # A TPU compiles one program per input shape: the reference's fixed-width batches.
+        job = dataclasses.replace(job, pad_to_max_length=True)
     task = get_task(job.task)
     if job.deterministic:
         import tensorflow as tf

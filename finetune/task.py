@@ -11,8 +11,8 @@ and per trial, with the trial's seed set:
 
     model = task.build_model(pretrained_model, hyperparameters, job, data) # under the strategy's scope
     task.compile_model(model, optimizer)
-    model.fit(task.train_examples(model, data) shuffled per epoch and batched by the runner,
-              validation_data=task.validation_dataset(model, data, eval_batch_size), ...)
+    model.fit(task.train_examples(model, data) shuffled per epoch and batched in length buckets by the runner,
+              validation_data=task.validation_dataset(model, data, eval_batch_size, job.pad_to_max_length), ...)
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
     task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
 
@@ -61,10 +61,6 @@ class Task(abc.ABC):
         """What one epoch trains on, for the progress line (e.g. "96 train examples")."""
 
     @abc.abstractmethod
-    def num_train_features(self, data):
-        """Rows per training epoch (the optimiser's schedule counts its steps from them)."""
-
-    @abc.abstractmethod
     def build_model(self, pretrained_model, hyperparameters, job, data):
         """A fresh Keras model with a `num_layers` attribute (the depth layer-wise decay uses): this task's head on
         a copy of `pretrained_model`'s backbone (called under the strategy's scope); `data` is what `load_data`
@@ -77,9 +73,14 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def train_examples(self, model, data):
         """The training `tf.data.Dataset` of (inputs, labels) pairs, unbatched and in file order: the runner shuffles
-        each epoch by the trial's seed and batches it (`finetune.trial_state.training_batches`)."""
+        each epoch by the trial's seed and batches it in length buckets (`finetune.trial_state.training_batches`)."""
 
-    def validation_dataset(self, model, data, batch_size):
+    def bucketing(self, model):
+        """`finetune.batching.length_bucketed_batches`' keyword arguments for `model`'s training examples (the
+        mask that gives their length, the narrowest width the model takes)."""
+        return {}
+
+    def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         """(inputs, labels) batches of the dev split that Keras evaluates after every epoch (`validation_data`:
         `val_loss` and the compiled metrics, in the logs and TensorBoard's validation/), or None (no such split, or
         labels the training loss does not take)."""

@@ -22,6 +22,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json
 from electra_tf.training.pretraining_job import seed_generator_states
@@ -41,13 +42,17 @@ def epoch_seed(seed, epoch):
     return int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
 
 
-def training_batches(examples, num_examples, batch_size, seed, first_epoch, num_epochs, skip_batches=0):
+def training_batches(examples, batch_size, seed, first_epoch, num_epochs, skip_batches=0, **bucketing):
     """Batches of epochs `first_epoch` .. `num_epochs - 1` of the unbatched `examples`, each epoch shuffled by its
-    `epoch_seed` (last batch partial), without the first `skip_batches` batches."""
-    from electra_tf.data.keras_input import keras_input_options
+    `epoch_seed` and batched within length buckets (`finetune.batching.length_bucketed_batches` with `bucketing`,
+    e.g. `pad_to_max_length`; every bucket's last batch partial), without the first `skip_batches` batches. An
+    epoch's number of batches is `finetune.batching.num_shuffled_batches`."""
+    from finetune.batching import length_bucketed_batches
 
-    epochs = [examples.shuffle(num_examples, seed=epoch_seed(seed, epoch), reshuffle_each_iteration=False)
-              .batch(batch_size) for epoch in range(first_epoch, num_epochs)]
+    # Not reshuffled per iteration: Keras and `TrialState.build_metrics` may iterate an epoch's dataset more than once.
+    epochs = [length_bucketed_batches(examples, batch_size, shuffle=True, seed=epoch_seed(seed, epoch), reshuffle=False,
+                                      **bucketing)
+              for epoch in range(first_epoch, num_epochs)]
     return functools.reduce(lambda a, b: a.concatenate(b), epochs).skip(skip_batches).with_options(
         keras_input_options())
 

@@ -81,6 +81,8 @@ flags.DEFINE_string("tpu", None, "TPU name or grpc:// address, with --strategy=t
 flags.DEFINE_integer("num_cpu_devices", 0, "Split the CPU into this many logical devices (for --strategy=mirrored "
                      "on a CPU-only machine).")
 flags.DEFINE_enum("mixed_precision", "float32", list(PRECISIONS), "Keras dtype policy.")
+flags.DEFINE_boolean("pad_to_max_length", False, "Pad every batch to --max_seq_length, as the reference, instead of "
+                     "batching examples of similar length cut to their longest (always on with --strategy=tpu).")
 flags.DEFINE_boolean("save_models", False, "Save each trial's fine-tuned model (raw text in) as trial_<k>/model.keras.")
 flags.DEFINE_boolean("keep_best_epoch", False, "End each trial on the weights of the epoch with the lowest dev loss "
                      "(the dev split is then also the selection set: its scores are optimistic).")

@@ -144,14 +144,19 @@ def encode_examples(examples, tokenizer, task, max_seq_length=None):
     return GlueFeatures(input_ids, input_mask, segment_ids, label_ids(examples, spec.name))
 
 
-def features_to_dataset(features, batch_size=None, drop_remainder=False):
-    """A tf.data.Dataset of (inputs dict, label) from GlueFeatures, in order; batched when `batch_size` is given."""
+def features_to_dataset(features, batch_size=None, pad_to_max_length=False, in_length_order=False):
+    """(inputs dict, label) from GlueFeatures: unbatched in order without `batch_size`, else in batches cut to their
+    bucket width unless `pad_to_max_length` (`finetune.batching.length_bucketed_batches`), in the features' order or
+    sorted by length with `in_length_order` (evaluation, where the order does not matter)."""
     import tensorflow as tf  # only callers that build input pipelines pay for the import
 
-    from electra_tf.data.keras_input import keras_input_options
+    from finetune.batching import length_bucketed_batches, length_order
 
-    dataset = tf.data.Dataset.from_tensor_slices((features.inputs(), features.label_ids))
-    if batch_size:
-        dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    return dataset.with_options(keras_input_options())
-
+    inputs, labels = features.inputs(), features.label_ids
+    if in_length_order:
+        order = length_order(features.input_mask)
+        inputs, labels = {name: value[order] for name, value in inputs.items()}, labels[order]
+    dataset = tf.data.Dataset.from_tensor_slices((inputs, labels))
+    if not batch_size:
+        return dataset
+    return length_bucketed_batches(dataset, batch_size, pad_to_max_length=pad_to_max_length)

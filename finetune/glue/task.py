@@ -18,9 +18,12 @@ from finetune.task import Task
 DATA_SOURCES = ("tsv", "tfds")
 
 
-def predict_labels(classifier, features, batch_size):
-    """Class ids (argmax of the logits) or, for regression, the scores of `features`."""
-    outputs = classifier.predict(features.inputs(), batch_size=batch_size, verbose=0)
+def predict_labels(classifier, features, batch_size, pad_to_max_length=False):
+    """Class ids (argmax of the logits) or, for regression, the scores of `features`, predicted in length buckets
+    (`finetune.batching.predict_in_buckets`)."""
+    from finetune.batching import predict_in_buckets
+
+    outputs = predict_in_buckets(classifier, features.inputs(), batch_size, pad_to_max_length=pad_to_max_length)
     return outputs if classifier.regression else np.argmax(outputs, axis=-1)
 
 
@@ -67,9 +70,6 @@ class GlueTask(Task):
     def describe_training(self, data):
         return f"{len(data.train)} train examples"
 
-    def num_train_features(self, data):
-        return len(data.train)
-
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
@@ -92,12 +92,14 @@ class GlueTask(Task):
 
         return features_to_dataset(data.train)
 
-    def validation_dataset(self, model, data, batch_size):
+    def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         from finetune.glue.features import features_to_dataset
 
         # The first labelled dev split (MNLI: matched), as the reference's per-epoch evaluation would pick.
         labelled = [features for features in data.dev.values() if features.is_labelled()]
-        return features_to_dataset(labelled[0], batch_size) if labelled else None
+        if not labelled:
+            return None
+        return features_to_dataset(labelled[0], batch_size, pad_to_max_length=pad_to_max_length, in_length_order=True)
 
     def evaluate(self, model, data, trial_dir, job):
         from finetune.glue.metrics import score_key, task_metrics
@@ -106,11 +108,11 @@ class GlueTask(Task):
 
         results = {}
         for split, features in data.dev.items():
-            predictions = predict_labels(model, features, job.eval_batch_size)
+            predictions = predict_labels(model, features, job.eval_batch_size, job.pad_to_max_length)
             results[score_key(self.name, split)] = task_metrics(self.name, features.label_ids, predictions)
             write_predictions(os.path.join(trial_dir, dev_predictions_name(split)), predictions, self.name)
         for split, features in data.test.items():
-            predictions = predict_labels(model, features, job.eval_batch_size)
+            predictions = predict_labels(model, features, job.eval_batch_size, job.pad_to_max_length)
             write_predictions(os.path.join(trial_dir, "submission", submission_file_name(self.name, split)),
                               predictions, self.name)
         return results

@@ -1,6 +1,7 @@
 """What the text classifier and the tagger add to keras-hub's `Task` for data in memory: string labels mapped to ids
-through their `LabelMapping`, and Python lists / NumPy arrays batched with tf.data and shuffled every epoch (keras-hub
-batches them in order, and Keras ignores `shuffle=True` for the dataset it makes of them)."""
+through their `LabelMapping`, and Python lists / NumPy arrays batched with tf.data by length (`finetune.batching`)
+and shuffled every epoch (keras-hub batches them in order, and Keras ignores `shuffle=True` for the dataset it makes
+of them)."""
 
 import math
 
@@ -9,7 +10,11 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.errors import ConfigError
+from finetune.batching import length_bucketed_batches
 from finetune.models import labels
+
+# Examples per call of the preprocessor when data in memory are packed before they are batched by length.
+_PREPROCESS_CHUNK = 1024
 
 
 class LabelledTask:
@@ -38,15 +43,23 @@ class LabelledTask:
     def inputs_in_memory(self, x):
         return x
 
-    def in_memory_dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+    def in_memory_dataset(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False, bucketed=False):
         """A batched tf.data dataset of data in memory, labels as ids; with `shuffle`, in a new order every epoch,
-        drawn from TensorFlow's global seed (which `keras.utils.set_random_seed` sets)."""
+        drawn from TensorFlow's global seed (which `keras.utils.set_random_seed` sets).
+
+        With `bucketed` (training and evaluation, where outputs need not line up), the preprocessor packs the
+        examples first and the batches are cut to their length bucket, as the command line's
+        (`finetune.batching.length_bucketed_batches`); otherwise every batch is `max_seq_length` wide."""
         x = self.inputs_in_memory(x)
         y = None if y is None else self.label_ids(y)
         dataset = tf.data.Dataset.from_tensor_slices(keras.utils.pack_x_y_sample_weight(x, y, sample_weight))
-        if shuffle:
-            dataset = dataset.shuffle(dataset.cardinality(), reshuffle_each_iteration=True)
-        return dataset.batch(batch_size or 32)
+        if not bucketed:
+            if shuffle:
+                dataset = dataset.shuffle(dataset.cardinality(), reshuffle_each_iteration=True)
+            return dataset.batch(batch_size or 32)
+        if self.preprocessor is not None:
+            dataset = dataset.batch(_PREPROCESS_CHUNK).map(self.preprocess_samples).unbatch()
+        return length_bucketed_batches(dataset, batch_size or 32, shuffle=shuffle)
 
     def check_dataset_labels(self, data):
         """Before a tf.data dataset of label strings is traced: the one-line error of a model without labels."""
@@ -58,6 +71,9 @@ class LabelledTask:
     def preprocess_samples(self, x, y=None, sample_weight=None):
         if y is not None and labels.is_text(y):
             y = self.require_labels().lookup(y)
+        if isinstance(x, dict) and "padding_mask" in x:
+            # Already the backbone's inputs (`in_memory_dataset` packs before it batches by length).
+            return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
         return super().preprocess_samples(x, y, sample_weight)
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *, sample_weight=None, shuffle=True, validation_split=0.0,
@@ -70,9 +86,9 @@ class LabelledTask:
             (x, y, sample_weight), validation_data = split_off((x, y, sample_weight), validation_split)
         if validation_data is not None and in_memory(keras.utils.unpack_x_y_sample_weight(validation_data)[0]):
             validation_data = self.in_memory_dataset(*keras.utils.unpack_x_y_sample_weight(validation_data),
-                                                     batch_size=batch_size)
+                                                     batch_size=batch_size, bucketed=True)
         if in_memory(x):
-            x = self.in_memory_dataset(x, y, sample_weight, batch_size, shuffle)
+            x = self.in_memory_dataset(x, y, sample_weight, batch_size, shuffle, bucketed=True)
             y = sample_weight = batch_size = None
         # The data reach Keras as a dataset, shuffled or not as it was built.
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight, shuffle=False,
@@ -81,7 +97,7 @@ class LabelledTask:
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
         self.check_dataset_labels(x)
         if in_memory(x):
-            x = self.in_memory_dataset(x, y, sample_weight, batch_size)
+            x = self.in_memory_dataset(x, y, sample_weight, batch_size, bucketed=True)
             y = sample_weight = batch_size = None
         return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
 

@@ -99,9 +99,6 @@ class OwnDataTask(Task):
     def describe_training(self, data):
         return f"{len(data.train)} train examples"
 
-    def num_train_features(self, data):
-        return len(data.train)
-
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
@@ -117,17 +114,22 @@ class OwnDataTask(Task):
 
         return features_to_dataset(data.train)
 
-    def validation_dataset(self, model, data, batch_size):
+    def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         from finetune.glue.features import features_to_dataset
 
-        return features_to_dataset(data.evaluation["dev"][1], batch_size) if "dev" in data.evaluation else None
+        if "dev" not in data.evaluation:
+            return None
+        return features_to_dataset(data.evaluation["dev"][1], batch_size, pad_to_max_length=pad_to_max_length,
+                                   in_length_order=True)
 
     def evaluate(self, model, data, trial_dir, job):
+        from finetune.batching import predict_in_buckets
         from finetune.glue import metrics
 
         results = {}
         for split, (examples, features) in data.evaluation.items():
-            outputs = model.predict(features.inputs(), batch_size=job.eval_batch_size, verbose=0)
+            outputs = predict_in_buckets(model, features.inputs(), job.eval_batch_size,
+                                         pad_to_max_length=job.pad_to_max_length)
             predictions = model.output_labels(outputs)
             _write_predictions(os.path.join(trial_dir, f"{split}_predictions.tsv"), examples, predictions)
             if split == "test" and any(example.label is None for example in examples):

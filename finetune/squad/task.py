@@ -17,6 +17,13 @@ SQUAD_EPOCHS = 2
 FILE_SOURCES = ("json", "tsv")  # "tsv" is electra-finetune's default data_source: files in data_dir
 
 
+def smallest_width(model):
+    """The narrowest batch the model takes: the joint head keeps `beam_size` positions per window."""
+    from finetune.batching import SMALLEST_WIDTH
+
+    return max(SMALLEST_WIDTH, getattr(model, "beam_size", 0))
+
+
 def training_examples(model, features):
     """(inputs, labels) per window, in order; the joint head also sees the gold starts as an input (teacher
     forcing)."""
@@ -28,11 +35,15 @@ def training_examples(model, features):
     return tf.data.Dataset.from_tensor_slices((inputs, features.labels()))
 
 
-def span_candidates(model, features, batch_size):
+def span_candidates(model, features, batch_size, pad_to_max_length=False):
     """The model's candidate spans for every window of `features` (`postprocess.SpanCandidates`)."""
+    from finetune.batching import predict_in_buckets
+    from finetune.squad.heads import MASKED_LOGIT
     from finetune.squad.postprocess import beam_pairs, top_k_pairs
 
-    outputs = model.predict(features.inputs(), batch_size=batch_size, verbose=0)
+    outputs = predict_in_buckets(model, features.inputs(), batch_size, length_key="input_mask",
+                                 pad_to_max_length=pad_to_max_length, sequence_outputs=("start_logits", "end_logits"),
+                                 pad_value=MASKED_LOGIT, smallest_width=smallest_width(model))
     if model.head_name == "simple":
         return top_k_pairs(outputs["start_logits"], outputs["end_logits"], k=model.beam_size)
     return beam_pairs(outputs["start_top_log_probs"], outputs["start_top_index"], outputs["end_top_log_probs"],
@@ -100,9 +111,6 @@ class SquadTask(Task):
     def describe_training(self, data):
         return f"{len(data.train.questions)} questions in {len(data.train_features)} windows"
 
-    def num_train_features(self, data):
-        return len(data.train_features)
-
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraSquadModel
@@ -116,10 +124,13 @@ class SquadTask(Task):
     def train_examples(self, model, data):
         return training_examples(model, data.train_features)
 
+    def bucketing(self, model):
+        return {"length_key": "input_mask", "smallest_width": smallest_width(model)}
+
     def evaluate(self, model, data, trial_dir, job):
         from finetune.squad.postprocess import postprocess
 
-        candidates = span_candidates(model, data.dev_features, job.eval_batch_size)
+        candidates = span_candidates(model, data.dev_features, job.eval_batch_size, job.pad_to_max_length)
         answers = postprocess(data.dev, data.dev_features, candidates, n_best_size=job.n_best_size,
                               max_answer_length=job.max_answer_length, null_score_threshold=job.null_score_threshold)
         answers.write(trial_dir)

@@ -31,10 +31,15 @@ class TaggingFeatures:
         return {"token_ids": self.token_ids, "segment_ids": np.zeros_like(self.token_ids),
                 "padding_mask": self.padding_mask, "word_positions": self.word_positions}
 
-    def dataset(self, batch_size=None):
-        """(inputs, tags, weights) of the windows in order, in batches of `batch_size` if given."""
+    def dataset(self, batch_size=None, pad_to_max_length=False):
+        """(inputs, tags, weights) of the windows in order: unbatched without `batch_size`, else in batches cut to
+        their bucket width unless `pad_to_max_length` (`finetune.batching.length_bucketed_batches`)."""
+        from finetune.batching import length_bucketed_batches
+
         dataset = tf.data.Dataset.from_tensor_slices((self.inputs(), self.tags, self.weights))
-        return dataset.batch(batch_size) if batch_size else dataset
+        if not batch_size:
+            return dataset
+        return length_bucketed_batches(dataset, batch_size, pad_to_max_length=pad_to_max_length)
 
     def sentence_predictions(self, window_predictions):
         """Per sentence, the predicted tag ids of its words, from [num_windows, max_seq_length] window predictions."""

@@ -147,9 +147,6 @@ class TaggingTask(Task):
     def describe_training(self, data):
         return f"{len(data.train_sentences)} train sentences in {len(data.train.windows)} windows"
 
-    def num_train_features(self, data):
-        return len(data.train.windows)
-
     def build_model(self, pretrained_model, hyperparameters, job, data):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTokenClassifier
@@ -162,14 +159,19 @@ class TaggingTask(Task):
     def train_examples(self, model, data):
         return data.train.dataset()
 
-    def validation_dataset(self, model, data, batch_size):
+    def validation_dataset(self, model, data, batch_size, pad_to_max_length=False):
         # Words with a tag unseen in training weigh 0 here (no loss), while the official score counts them.
-        return data.evaluation["dev"][1].dataset(batch_size) if "dev" in data.evaluation else None
+        if "dev" not in data.evaluation:
+            return None
+        return data.evaluation["dev"][1].dataset(batch_size, pad_to_max_length=pad_to_max_length)
 
     def evaluate(self, model, data, trial_dir, job):
+        from finetune.batching import predict_in_buckets
+
         results = {}
         for split, (sentences, features) in data.evaluation.items():
-            logits = model.predict(features.inputs(), batch_size=job.eval_batch_size, verbose=0)
+            logits = predict_in_buckets(model, features.inputs(), job.eval_batch_size,
+                                        pad_to_max_length=job.pad_to_max_length, sequence_outputs=True)
             predicted = [model.label_mapping.strings(sentence)
                          for sentence in features.sentence_predictions(np.argmax(logits, axis=-1))]
             write_conll_predictions(os.path.join(trial_dir, f"{split}_predictions.txt"), sentences, predicted)

@@ -144,6 +144,37 @@ def test_pretrain_scaling_two_configurations(tmp_path):
     assert "tokens/s vs 4x16" in result.stdout
 
 
+FINETUNE_KEYS = {"examples_per_s_padded", "examples_per_s", "peer_examples_per_s", "speedup_vs_padded", "ratio_vs_peer",
+                 "mean_length", "mean_batch_width", "mean_batch_width_padded", "num_train_examples"}
+
+
+def run_finetune_throughput(shared_data, *arguments):
+    result = last_json(run_script("finetune_throughput.py", "--task=RTE", f"--glue_dir={shared_data}/glue",
+                                  f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt", "--preset=tiny",
+                                  "--batch=4", "--max_seq_length=64", "--steps=2", "--warmup_steps=1", *arguments,
+                                  timeout=600))
+    assert FINETUNE_KEYS <= set(result), FINETUNE_KEYS - set(result)
+    assert (result["task"], result["batch"], result["num_train_examples"]) == ("RTE", 4, 2490)
+    assert result["examples_per_s_padded"] > 0 and result["examples_per_s"] > 0
+    assert result["speedup_vs_padded"] == pytest.approx(result["examples_per_s"] / result["examples_per_s_padded"])
+    # Padded batches are 64 wide; bucketed ones are cut to a width holding their longest member.
+    assert result["mean_batch_width_padded"] == 64 and result["mean_batch_width"] <= 64
+    assert 10 < result["mean_length"] < 64
+    return result
+
+
+def test_finetune_throughput_smoke(shared_data):
+    result = run_finetune_throughput(shared_data, "--peer=off")
+    assert result["peer_examples_per_s"] is None and result["ratio_vs_peer"] is None
+
+
+@pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
+def test_finetune_throughput_with_the_peer(shared_data):
+    result = run_finetune_throughput(shared_data, "--peer=on", f"--peer_python={peer_python()}")
+    assert result["peer_examples_per_s"] > 0 and result["peer_threads"] == result["threads"]
+    assert result["ratio_vs_peer"] == pytest.approx(result["examples_per_s"] / result["peer_examples_per_s"])
+
+
 def test_hf_peer_flags_from_json_and_command_line():
     hf_peer = load_bench_module("hf_peer")  # only the standard library at import: torch is imported by its functions
     assert "torch" not in sys.modules

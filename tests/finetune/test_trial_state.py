@@ -105,13 +105,13 @@ def test_killed_mid_epoch_and_rerun_ends_as_an_uninterrupted_run(pretrained_tiny
 
 def test_each_epoch_has_its_own_order_and_a_resumed_one_goes_on_where_it_stopped():
     examples = tf.data.Dataset.range(10)
-    batches = [batch.numpy().tolist() for batch in training_batches(examples, 10, 4, seed=5, first_epoch=0,
+    batches = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=0,
                                                                      num_epochs=3)]
     assert [len(batch) for batch in batches] == [4, 4, 2] * 3, "an epoch's last batch is partial"
     epochs = [sorted(sum(batches[index:index + 3], [])) for index in (0, 3, 6)]
     assert epochs == [list(range(10))] * 3
     assert batches[0:3] != batches[3:6], "reshuffled every epoch"
-    resumed = [batch.numpy().tolist() for batch in training_batches(examples, 10, 4, seed=5, first_epoch=1,
+    resumed = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=1,
                                                                     num_epochs=3, skip_batches=2)]
     assert resumed == batches[5:]
     assert epoch_seed(5, 1) != epoch_seed(6, 0) != epoch_seed(5, 0)

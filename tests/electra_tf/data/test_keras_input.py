@@ -58,7 +58,7 @@ class _SquadFeatures:
 
 def test_squad_training_batches_use_them():
     model = types.SimpleNamespace(uses_teacher_forcing=True)
-    dataset = training_batches(training_examples(model, _SquadFeatures(5)), 5, batch_size=2, seed=0, first_epoch=0,
+    dataset = training_batches(training_examples(model, _SquadFeatures(5)), batch_size=2, seed=0, first_epoch=0,
                                num_epochs=1)
     assert dataset.options().autotune.enabled is False
     batches = list(dataset)

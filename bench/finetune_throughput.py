@@ -1,0 +1,183 @@
+"""Fine-tuning throughput on real GLUE text: this project with the reference's padding, this project with
+length-bucketed batches, and Hugging Face transformers with dynamic padding and `group_by_length`, in one run.
+
+    .venv/bin/python bench/finetune_throughput.py --task=SST-2 --glue_dir=../shared/data/glue --preset=small
+    .venv/bin/python bench/finetune_throughput.py --task=RTE --glue_dir=... --preset=tiny --steps=2 --peer=off  # smoke
+
+Our side: `--steps` training steps (forward, backward, the fine-tuning optimiser of `finetune.optimization`) of
+`ElectraTextClassifier` at the preset's sizes (random weights: the speed does not depend on them) in Keras `fit`, on
+the first batches of a training epoch of `--task`'s train.tsv (tokenised with `--vocab_file`, cut to
+`--max_seq_length`), as `finetune.glue.features.features_to_dataset` builds them for the runner: padded to the
+maximum (`pad_to_max_length`) and bucketed (`finetune.batching`). The same batches run once untimed (every shape
+traced) and once timed at batch ends, the first step of the timed pass left out; examples per second count the
+examples of the timed batches.
+
+The peer (`--peer=auto|on|off`, interpreter `--peer_python`, `$ELECTRA_PEER_PYTHON` or `<repo>/.venv-peer/bin/python`,
+as `bench/pretrain_throughput.py`): `bench/hf_peer.py --mode=finetune` on the same encoded examples, with
+ElectraForSequenceClassification at the same sizes, transformers' LengthGroupedSampler, batches padded to their
+longest member, AdamW, the same batch size, steps and threads; under `--mixed_precision=mixed_bfloat16` its forward
+runs under torch.autocast bfloat16.
+
+The last line is one JSON object: `examples_per_s_padded`, `examples_per_s` (bucketed), `peer_examples_per_s`,
+`speedup_vs_padded` (bucketed over padded) and `ratio_vs_peer` (bucketed over the peer), with the mean example length
+and batch widths.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import peer_runner  # noqa: E402  (standard library only)
+from pretrain_throughput import batch_end_clock, cpu_threads  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "vocab", "bert-uncased-vocab.txt")
+TASKS = ("SST-2", "MRPC", "RTE", "CoLA", "QNLI")
+PEER_SIZES = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+              "max_position_embeddings", "type_vocab_size", "layer_norm_epsilon", "hidden_dropout", "attention_dropout")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default="SST-2", choices=TASKS)
+    parser.add_argument("--glue_dir", required=True, help="Directory holding <TASK>/train.tsv.")
+    parser.add_argument("--vocab_file", default=DEFAULT_VOCAB)
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=60, help="Training steps timed on each side.")
+    parser.add_argument("--warmup_steps", type=int, default=3, help="Untimed steps of the peer.")
+    parser.add_argument("--seed", type=int, default=0, help="Shuffling seed of the epoch.")
+    parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
+    parser.add_argument("--threads", type=int, default=None,
+                        help="Threads of both sides (TensorFlow's intra-op pool, torch.set_num_threads); default: "
+                             "the CPUs this process may use. On a host busier than its cores, torch's OpenMP threads "
+                             "wait on each other for far longer than they compute: 1 keeps the comparison fair.")
+    peer_runner.add_peer_flags(parser)
+    args = parser.parse_args(argv)
+    if args.steps < 2:
+        parser.error("--steps must be at least 2 (the first timed step is left out)")
+    return args
+
+
+def encoded_train_split(args):
+    """GlueFeatures of `--task`'s training examples."""
+    from electra_tf.tokenizer import ElectraTokenizer
+    from finetune.glue.features import encode_examples
+    from finetune.glue.readers import read_examples
+
+    examples = read_examples(args.glue_dir, args.task, "train")
+    return encode_examples(examples, ElectraTokenizer(args.vocab_file), args.task, args.max_seq_length)
+
+
+def time_batches(model, dataset):
+    """(examples per second, batch widths) of one timed `fit` over `dataset`, after an untimed one."""
+    import numpy as np
+
+    widths = [int(inputs["token_ids"].shape[1]) for inputs, _ in dataset]
+    sizes = [int(labels.shape[0]) for _, labels in dataset]
+    model.fit(dataset, steps_per_epoch=len(sizes), shuffle=False, verbose=0)  # traces every width
+    clock = batch_end_clock()
+    model.fit(dataset, steps_per_epoch=len(sizes), shuffle=False, verbose=0, callbacks=[clock])
+    seconds = clock.times[-1] - clock.times[0]
+    return sum(sizes[1:]) / seconds, float(np.mean(widths))
+
+
+def measure_ours(args, features):
+    import keras
+
+    from electra_tf.config import ElectraConfig
+    from electra_tf.models import build_discriminator
+    from electra_tf.training.distribution import set_precision
+    from finetune.glue.features import features_to_dataset
+    from finetune.glue.tasks import get_task
+    from finetune.models import ElectraTextClassifier
+    from finetune.optimization import create_finetuning_optimizer
+    from finetune.trial_state import training_batches
+
+    set_precision(args.mixed_precision)
+    config = ElectraConfig.from_preset(args.preset)
+    keras.utils.set_random_seed(args.seed)
+    model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=get_task(args.task).num_labels)
+    model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    result = {}
+    for name, padded in (("padded", True), ("bucketed", False)):
+        dataset = training_batches(features_to_dataset(features), args.batch, args.seed, 0, 1, pad_to_max_length=padded)
+        result[name] = time_batches(model, dataset.take(args.steps).cache())
+    keras.mixed_precision.set_global_policy("float32")
+    return config, result
+
+
+def measure_peer(args, config, features, threads):
+    import numpy as np
+
+    from finetune.glue.tasks import get_task
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "features.npz")
+        np.savez(path, input_ids=features.input_ids, input_mask=features.input_mask, segment_ids=features.segment_ids,
+                 labels=features.label_ids)
+        # The discriminator's sizes: hf_peer.py's flags of the same names.
+        sizes = {name: getattr(config, name) for name in PEER_SIZES}
+        settings = dict(sizes, mode="finetune", features=path, num_labels=get_task(args.task).num_labels,
+                        batch=str(args.batch), seq_len=args.max_seq_length, steps=args.steps,
+                        warmup_steps=args.warmup_steps, threads=threads, seed=args.seed, matmul_peak_size=0,
+                        autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none")
+        return peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    run_peer = peer_runner.resolve_peer(args)  # before measuring, so --peer=on fails at once
+    if args.threads:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    threads = cpu_threads()
+    start = time.perf_counter()
+    features = encoded_train_split(args)
+    lengths = features.input_mask.sum(axis=1)
+    config, ours = measure_ours(args, features)
+    (padded, padded_width), (bucketed, bucketed_width) = ours["padded"], ours["bucketed"]
+    result = {"task": args.task, "preset": args.preset, "batch": args.batch, "max_seq_length": args.max_seq_length,
+              "steps": args.steps, "mixed_precision": args.mixed_precision, "threads": threads,
+              "num_train_examples": len(features), "mean_length": float(lengths.mean()),
+              "examples_per_s_padded": padded, "examples_per_s": bucketed, "speedup_vs_padded": bucketed / padded,
+              "mean_batch_width_padded": padded_width, "mean_batch_width": bucketed_width,
+              "peer_examples_per_s": None, "ratio_vs_peer": None}
+    # Our figures come first: they survive a peer that fails or times out.
+    print(json.dumps({name: result[name] for name in ("examples_per_s_padded", "examples_per_s", "speedup_vs_padded")}),
+          file=sys.stderr, flush=True)
+    if run_peer:
+        try:
+            peer = measure_peer(args, config, features, threads)
+        except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as error:  # a timeout included
+            if args.peer == "on":
+                sys.exit(f"--peer=on: {error}")
+            print(f"peer skipped: {error}", file=sys.stderr)
+            result["peer_error"] = str(error)
+        else:
+            result.update(peer_examples_per_s=peer["examples_per_s"], ratio_vs_peer=bucketed / peer["examples_per_s"],
+                          peer_threads=peer["threads"], peer_versions=peer["versions"],
+                          peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32")
+    result["seconds"] = time.perf_counter() - start
+    for name in ("examples_per_s_padded", "examples_per_s", "peer_examples_per_s", "speedup_vs_padded",
+                 "ratio_vs_peer", "mean_length", "mean_batch_width"):
+        value = result[name]
+        print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")
+    print(json.dumps(result, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

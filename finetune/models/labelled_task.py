@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.errors import ConfigError
-from finetune.batching import length_bucketed_batches
+from finetune.batching import length_bucketed_batches, num_shuffled_batches
 from finetune.models import labels
 
 # Examples per call of the preprocessor when data in memory are packed before they are batched by length.
@@ -59,7 +59,10 @@ class LabelledTask:
             return dataset.batch(batch_size or 32)
         if self.preprocessor is not None:
             dataset = dataset.batch(_PREPROCESS_CHUNK).map(self.preprocess_samples).unbatch()
-        return length_bucketed_batches(dataset, batch_size or 32, shuffle=shuffle)
+        batches = length_bucketed_batches(dataset, batch_size or 32, shuffle=shuffle)
+        # Buckets fill in the shuffle's order, so tf.data cannot count the batches; Keras would take the first epoch
+        # for a dataset that ran out early and warn.
+        return batches.apply(tf.data.experimental.assert_cardinality(num_shuffled_batches(dataset, batch_size or 32)))
 
     def check_dataset_labels(self, data):
         """Before a tf.data dataset of label strings is traced: the one-line error of a model without labels."""

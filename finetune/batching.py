@@ -2,8 +2,8 @@
 width that holds the longest of them, instead of padded to `max_seq_length` (the reference's batches, kept with
 `pad_to_max_length`).
 
-Features are stored padded to `max_seq_length`; a batch is cut to the smallest of a few fixed widths (16, 24, 32, 48,
-64, 96, 128, ... up to `max_seq_length`, see `bucket_widths`) that holds its longest member, so a training step is
+Features are stored padded to `max_seq_length`; a batch is cut to the smallest of a few fixed widths (8, 12, 16, 24,
+32, 48, 64, 96, 128, ... up to `max_seq_length`, see `bucket_widths`) that holds its longest member, so a training step is
 traced for a bounded number of shapes. The model output of an example does not depend on its batch's padding (the
 attention mask hides it), which tests/finetune/test_padding_invariance.py checks for every task head.
 """
@@ -13,12 +13,12 @@ import tensorflow as tf
 
 from electra_tf.data.keras_input import keras_input_options
 
-SMALLEST_WIDTH = 16
+SMALLEST_WIDTH = 8
 
 
 def bucket_widths(max_seq_length, smallest=SMALLEST_WIDTH):
     """The widths batches are cut to: p and 1.5 p for powers of two p from `smallest`, below `max_seq_length`, then
-    `max_seq_length` itself; (16, 24, 32, 48, 64, 96, 128) for 128."""
+    `max_seq_length` itself; (8, 12, 16, 24, 32, 48, 64, 96, 128) for 128."""
     widths, power = [], smallest
     while power < max_seq_length:
         widths.extend(width for width in (power, power * 3 // 2) if width < max_seq_length)

@@ -24,9 +24,10 @@ def _epoch(dataset):
 
 
 def test_widths_are_a_few_fixed_ones_ending_at_the_maximum():
-    assert bucket_widths(128) == (16, 24, 32, 48, 64, 96, 128)
-    assert bucket_widths(100) == (16, 24, 32, 48, 64, 96, 100)
-    assert bucket_widths(16) == (16,)
+    assert bucket_widths(128) == (8, 12, 16, 24, 32, 48, 64, 96, 128)
+    assert bucket_widths(100) == (8, 12, 16, 24, 32, 48, 64, 96, 100)
+    assert bucket_widths(16) == (8, 12, 16)
+    assert bucket_widths(8) == (8,)
     assert bucket_widths(128, smallest=20) == (20, 30, 40, 60, 80, 120, 128)
 
 

@@ -45,18 +45,30 @@ def distinct_texts(utterances):
 
 def load_models(init_checkpoint, scorer_names):
     """({model name: (model, tokenizer)}, chosen scorers, {scorer: why skipped}). `scorer_names` None: every scorer
-    whose model the checkpoint holds, the others skipped; a named scorer that cannot load is an error."""
+    whose model the checkpoint holds, the others skipped (none at all: the first model's error); a named scorer that
+    cannot load is an error."""
     names = list(scorers.SCORERS) if scorer_names is None else list(dict.fromkeys(scorer_names))
-    models, skipped = {}, {}
+    models, skipped, failures = {}, {}, []
     for model_name in dict.fromkeys(scorers.SCORERS[name].model for name in names):
+        needing = [name for name in names if scorers.SCORERS[name].model == model_name]
+        reason = scorers.missing_support(model_name)
+        if reason is not None and scorer_names is not None:
+            raise ConfigError(f"scorers={','.join(needing)}: {reason}; choose among the others",
+                              arguments=("scorers",))
         try:
-            models[model_name] = scorers.load_model(model_name, init_checkpoint)
+            if reason is None:
+                models[model_name] = scorers.load_model(model_name, init_checkpoint)
         except CheckpointError as error:
-            needing = [name for name in names if scorers.SCORERS[name].model == model_name]
             if scorer_names is not None:
                 raise CheckpointError(f"scorers={','.join(needing)} needs the checkpoint's {model_name}: {error}",
                                       arguments=("scorers", "init_checkpoint")) from None
-            skipped.update({name: f"{init_checkpoint} has no usable {model_name} ({error})" for name in needing})
+            reason = f"{init_checkpoint} holds no {model_name}"
+            failures.append(error)
+        if reason is not None:
+            skipped.update({name: reason for name in needing})
+    if not models:  # nothing to score with: the checkpoint itself is at fault
+        raise failures[0] if failures else ConfigError("no scorer can run here: " + "; ".join(
+            f"{name}: {reason}" for name, reason in skipped.items()), arguments=("scorers",))
     return models, [name for name in names if name not in skipped], skipped
 
 

@@ -35,17 +35,24 @@ SCORERS = {scorer.name: scorer for scorer in (
 )}
 
 
+def missing_support(model):
+    """Why this electra_tf cannot score with `model` at all (None when it can): Electric needs its model kind and
+    `electra_tf.scoring.electric_pseudo_log_likelihoods`."""
+    if model != ELECTRIC:
+        return None
+    from electra_tf import scoring
+    from electra_tf.checkpoints import MODEL_KINDS
+
+    if ELECTRIC not in MODEL_KINDS or not hasattr(scoring, "electric_pseudo_log_likelihoods"):
+        return "this electra_tf has no Electric model to score with"
+    return None
+
+
 def load_model(model, init_checkpoint):
     """(model, tokenizer) of `model` (one of the `Scorer.model` values) at `init_checkpoint`; CheckpointError when
     the checkpoint holds no such model (a discriminator-only checkpoint has no generator)."""
-    from electra_tf.checkpoints import MODEL_KINDS, load_checkpoint
+    from electra_tf.checkpoints import load_checkpoint
 
-    if model == ELECTRIC:
-        from electra_tf import scoring
-
-        if ELECTRIC not in MODEL_KINDS or not hasattr(scoring, "electric_pseudo_log_likelihoods"):
-            raise CheckpointError("this electra_tf has no Electric model to score with; choose other scorers",
-                                  arguments=("scorers",))
     loaded = load_checkpoint(init_checkpoint, model, argument="init_checkpoint")
     return loaded.model, loaded.tokenizer()
 

@@ -1,8 +1,9 @@
 """How many reference transcripts occur verbatim in a pre-training corpus: a language model that has read a test
 sentence scores it well for that reason alone.
 
-Both sides are normalised (lower case, punctuation dropped, white space collapsed to single spaces: `normalise`); a reference of at
-least `min_words` words counts as found in a corpus file when it occurs there as a run of whole words. TensorFlow-free.
+Both sides are normalised (`normalise`: lower case, punctuation dropped, white space collapsed to single spaces); a
+reference of at least `min_words` words counts as found in a corpus file when it occurs there as a run of whole
+words. TensorFlow-free.
 """
 
 import os

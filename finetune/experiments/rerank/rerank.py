@@ -132,9 +132,9 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
             picked[referenced], first[referenced], reference_words[referenced], bootstrap_resamples, seed)
     records = [{"index": utterance.index, **({} if utterance.id is None else {"id": utterance.id}),
                 "split": "development" if utterance.index % 2 == 0 else "test",
-                "hypotheses": list(utterance.hypotheses), "recogniser_scores": None if utterance.scores is None else list(
-                    utterance.scores), "reference": utterance.reference,
-                "scores": {name: raw[name][row] for name in scores},
+                "hypotheses": list(utterance.hypotheses),
+                "recogniser_scores": None if utterance.scores is None else list(utterance.scores),
+                "reference": utterance.reference, "scores": {name: raw[name][row] for name in scores},
                 "chosen": {name: int(chosen[name][row]) for name in scores}}
                for row, utterance in enumerate(utterances)]
     return records, summary

@@ -103,8 +103,10 @@ def test_json_lines_with_scores_and_a_missing_reference(pretrained_tiny, tmp_pat
              {"hypotheses": ["w8 w9", "w8"], "scores": [0.0, 3.0], "reference": "w8 w9"}]
     nbest = tmp_path / "lists.jsonl"
     nbest.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("W1, w2 w3.\nw4 w5 w6\n", encoding="utf-8")
     summary = run_rerank(str(nbest), pretrained_tiny, str(tmp_path / "out"), ["disc_sum"], max_seq_length=16,
-                         bootstrap_resamples=50)
+                         bootstrap_resamples=50, overlap_corpus=str(corpus), overlap_min_words=2)
     records = [json.loads(line) for line in (tmp_path / "out" / "utterances.jsonl").read_text().splitlines()]
     assert summary["format"] == "jsonl" and summary["scorers"] == ["disc_sum"]
     assert summary["utterances"] == 4 and summary["utterances_with_reference"] == 3
@@ -120,6 +122,8 @@ def test_json_lines_with_scores_and_a_missing_reference(pretrained_tiny, tmp_pat
     for record in records:
         assert record["chosen"]["disc_sum"] == rechosen(record, "disc_sum", summary["weights"]["disc_sum"])
     assert np.isfinite(summary["cost"]["disc_sum"]["seconds_per_hypothesis"])
+    assert summary["overlap"]["files"][str(corpus)] == {"checked": 3, "found": 1, "fraction": 1 / 3,
+                                                        "examples": ["w1 w2 w3"]}
     with pytest.raises(Exception, match="scorers=pll needs the checkpoint's generator"):
         run_rerank(str(nbest), pretrained_tiny, str(tmp_path / "pll"), ["pll"])
     assert not (tmp_path / "pll").exists()

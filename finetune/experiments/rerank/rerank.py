@@ -88,11 +88,11 @@ def _evaluation(utterances):
             combine.padded(errors, 0.0), np.array(reference_words, np.float64))
 
 
-def _weights(lm_scores, evidence, lengths, errors, reference_words, lm_weight, length_weight):
+def _weights(lm_scores, evidence, lengths, errors, reference_words, has_reference, lm_weight, length_weight):
     development = combine.development_half(len(reference_words))
     lm_weights = combine.LM_WEIGHTS if lm_weight is None else (lm_weight,)
     length_weights = combine.LENGTH_WEIGHTS if length_weight is None else (length_weight,)
-    if reference_words[development].sum() == 0 and len(lm_weights) * len(length_weights) > 1:
+    if not has_reference[development].any() and len(lm_weights) * len(length_weights) > 1:
         raise ConfigError("no utterance of the development half (even positions) has a reference to tune the "
                           "weights on: pass lm_weight= and length_weight= to re-rank with fixed weights",
                           arguments=("lm_weight", "length_weight"))
@@ -108,11 +108,12 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
     count = len(utterances)
     position = {text: index for index, text in enumerate(texts)}
     rows, test = np.arange(count), combine.test_half(count)
+    has_reference = np.array([utterance.reference is not None for utterance in utterances])
+    referenced = test[has_reference[test]]  # the bootstrap's utterances
     first = errors[:, 0]
     oracle = np.array([min(errors[row, :len(utterance.hypotheses)]) for row, utterance in enumerate(utterances)])
     summary = {"utterances": count, "utterances_development": len(combine.development_half(count)),
-               "utterances_test": len(test), "utterances_with_reference": int(sum(
-                   utterance.reference is not None for utterance in utterances)),
+               "utterances_test": len(test), "utterances_with_reference": int(has_reference.sum()),
                "wer_first": corpus_wer(first, reference_words), "wer_oracle": corpus_wer(oracle, reference_words),
                "wer_first_test": corpus_wer(first[test], reference_words[test]),
                "wer_oracle_test": corpus_wer(oracle[test], reference_words[test]),
@@ -121,13 +122,13 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
     for name, values in scores.items():
         raw[name] = [[float(values[position[text]]) for text in utterance.hypotheses] for utterance in utterances]
         lm_scores = combine.padded(raw[name], 0.0)
-        weights = _weights(lm_scores, evidence, lengths, errors, reference_words, lm_weight, length_weight)
+        weights = _weights(lm_scores, evidence, lengths, errors, reference_words, has_reference, lm_weight,
+                           length_weight)
         chosen[name] = combine.choose(lm_scores, evidence, lengths, weights["lm_weight"], weights["length_weight"])
         picked = errors[rows, chosen[name]]
         summary["weights"][name] = weights
         summary["wer_reranked"][name] = corpus_wer(picked, reference_words)
         summary["wer_reranked_test"][name] = corpus_wer(picked[test], reference_words[test])
-        referenced = test[reference_words[test] > 0]
         summary["bootstrap_test"][name] = bootstrap_wer_difference(
             picked[referenced], first[referenced], reference_words[referenced], bootstrap_resamples, seed)
     records = [{"index": utterance.index, **({} if utterance.id is None else {"id": utterance.id}),

@@ -61,8 +61,8 @@ def _discriminator_scores(model, tokenizer, texts, max_seq_length, batch_size):
     from electra_tf.scoring import score_texts
 
     results = score_texts(model, tokenizer, texts, max_seq_length, batch_size)
-    return ({"disc_mean": np.array([result["score"] for result in results], np.float64),
-             "disc_sum": np.array([result["score_sum"] for result in results], np.float64)})
+    return {"disc_mean": np.array([result["score"] for result in results], np.float64),
+            "disc_sum": np.array([result["score_sum"] for result in results], np.float64)}
 
 
 def _pieces(tokenizer, texts, max_seq_length, batch_size):
@@ -88,14 +88,14 @@ def _electric_scores(model, tokenizer, texts, max_seq_length, batch_size):
     return {"electric": np.asarray(values, np.float64)}
 
 
-def _texts(tokenizer, texts, max_seq_length, batch_size):
+def _one_per_text(tokenizer, texts, max_seq_length, batch_size):
     return len(texts)
 
 
 SCORE_FUNCTIONS = {DISCRIMINATOR: _discriminator_scores, GENERATOR: _pseudo_log_likelihoods,
                    ELECTRIC: _electric_scores}
 # Sequences each model's scorers put through the network for `texts`.
-FORWARD_PASSES = {DISCRIMINATOR: _texts, GENERATOR: _pieces, ELECTRIC: _texts}
+FORWARD_PASSES = {DISCRIMINATOR: _one_per_text, GENERATOR: _pieces, ELECTRIC: _one_per_text}
 
 
 def score(model_name, model, tokenizer, texts, max_seq_length=128, batch_size=64):

@@ -150,6 +150,13 @@ def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_le
     fix a weight instead of tuning it; `overlap_corpus` adds the count of references found in that corpus."""
     file_format, utterances = check_arguments(nbest, init_checkpoint, scorer_names, input_encoding, encoding_errors,
                                               max_utterances, overlap_corpus)
+    overlap = None
+    if overlap_corpus:  # before any model loads: an unreadable corpus stops the command at once
+        from finetune.experiments.rerank.overlap import reference_overlap
+
+        overlap = {"corpus": overlap_corpus, "min_words": overlap_min_words, "files": reference_overlap(
+            [utterance.reference for utterance in utterances if utterance.reference], overlap_corpus,
+            overlap_min_words, input_encoding, encoding_errors)}
     models, names, skipped = load_models(init_checkpoint, scorer_names)
     texts = distinct_texts(utterances)
     scores, cost = {}, {}
@@ -166,12 +173,8 @@ def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_le
     summary.update({"nbest": nbest, "format": file_format, "init_checkpoint": init_checkpoint, "scorers": names,
                     "skipped": skipped, "cost": cost, "distinct_hypotheses": len(texts),
                     "recogniser_evidence": evidence, "max_seq_length": max_seq_length, "command": command})
-    if overlap_corpus:
-        from finetune.experiments.rerank.overlap import reference_overlap
-
-        summary["overlap"] = {"corpus": overlap_corpus, "min_words": overlap_min_words, "files": reference_overlap(
-            [utterance.reference for utterance in utterances if utterance.reference], overlap_corpus,
-            overlap_min_words, input_encoding, encoding_errors)}
+    if overlap is not None:
+        summary["overlap"] = overlap
     with staged_directory(output_dir) as staging:
         atomic_write_json_lines(os.path.join(staging, "utterances.jsonl"), records)
         atomic_write_json(os.path.join(staging, "summary.json"), summary)

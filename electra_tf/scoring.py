@@ -10,7 +10,8 @@ from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
 
 
 def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=32):
-    """One dict per text: `text`, `tokens`, `replaced_probability` (per piece), `score`, `truncated`."""
+    """One dict per text: `text`, `tokens`, `replaced_probability` (per piece), `score` (the mean over its pieces of
+    log P(original), natural log), `score_sum` (their sum: it grows with the text's length) and `truncated`."""
     results = []
     for start in range(0, len(texts), batch_size):
         chunk = texts[start:start + batch_size]
@@ -28,6 +29,7 @@ def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=
                 "tokens": tokenizer.convert_ids_to_tokens(ids.tolist()),
                 "replaced_probability": [round(float(p), 6) for p in 1.0 / (1.0 + np.exp(-piece_logits))],
                 "score": float(log_p_original.mean()) if len(ids) else 0.0,
+                "score_sum": float(log_p_original.sum()),
                 "truncated": bool(truncated[row]),
             })
     return results

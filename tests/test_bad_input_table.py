@@ -28,6 +28,7 @@ EXPORT = "export_model.py"
 CONVERT = "convert_checkpoint.py"
 SCORE = "-m electra_tf.commands.score"
 ANALYZE = "-m finetune.experiments.discriminator_analysis"
+RERANK = "-m finetune.experiments.rerank"
 # Lines TensorFlow's C++ runtime logs by itself (absl C++ log format), not part of the program's reporting.
 RUNTIME_LOG_LINE = re.compile(r"^([EWIF]\d{4} |WARNING: All log messages before absl)")
 
@@ -55,6 +56,16 @@ def _write_inputs(tmp):
     with gzip.open(tmp / "ok.txt.gz", "wt") as handle:
         handle.write("fine\n")
     _write_latin1_files(tmp)
+    _write_nbest_files(tmp)
+
+
+def _write_nbest_files(tmp):
+    """n-best lists for electra-rerank: a valid one, a JSON array cut inside its second utterance, and JSON lines
+    whose second utterance holds its hypotheses as one string."""
+    first = {"input": ["the cat sat", "the cat sad"], "output": "the cat sat"}
+    (tmp / "nbest.json").write_text(json.dumps([first]), encoding="utf-8")
+    (tmp / "nbest_malformed.json").write_text(f"[{json.dumps(first)},\n{{\"input\": [\"a\", ]}}]", encoding="utf-8")
+    (tmp / "nbest_not_list.jsonl").write_text('{"hypotheses": ["a b"]}\n{"hypotheses": "a b"}\n', encoding="utf-8")
 
 
 def _write_latin1_files(tmp):
@@ -278,6 +289,27 @@ CASES = [
      "--compare_checkpoint={tmp}/none does not exist"),
     ("analyze-corrupt-checkpoint", ANALYZE, ["--init_checkpoint={tmp}/garbage_checkpoint", "--data_dir={shared}",
                                              "--output_dir={tmp}/out", "--analyses=ged"], "garbage_checkpoint"),
+    # --- the n-best re-ranker
+    ("rerank-missing-flags", RERANK, [], "--nbest, --init_checkpoint and --output_dir are required"),
+    ("rerank-nbest-missing", RERANK, ["--nbest={tmp}/none.json", "--init_checkpoint={tmp}/empty_dir",
+                                      "--output_dir={tmp}/out"], "--nbest={tmp}/none.json does not exist"),
+    ("rerank-nbest-malformed", RERANK, ["--nbest={tmp}/nbest_malformed.json", "--init_checkpoint={tmp}/empty_dir",
+                                        "--output_dir={tmp}/out"],
+     "nbest_malformed.json utterance 1 is not valid JSON (line 2 column 17: Expecting value); fix the file or pass "
+     "--nbest="),
+    ("rerank-hypotheses-not-a-list", RERANK, ["--nbest={tmp}/nbest_not_list.jsonl",
+                                              "--init_checkpoint={tmp}/empty_dir", "--output_dir={tmp}/out"],
+     "nbest_not_list.jsonl line 2 (utterance 1): `hypotheses` must be a non-empty list of hypothesis strings"),
+    ("rerank-unknown-scorer", RERANK, ["--nbest={tmp}/nbest.json", "--init_checkpoint={tmp}/empty_dir",
+                                       "--output_dir={tmp}/out", "--scorers=disc_mean,bleu"],
+     "--scorers=bleu: unknown (available: disc_mean, disc_sum, pll, electric)"),
+    ("rerank-checkpoint-not-found", RERANK, ["--nbest={tmp}/nbest.json", "--init_checkpoint={tmp}/none",
+                                             "--output_dir={tmp}/out"], "--init_checkpoint={tmp}/none does not exist"),
+    ("rerank-corrupt-checkpoint", RERANK, ["--nbest={tmp}/nbest.json", "--init_checkpoint={tmp}/garbage_checkpoint",
+                                           "--output_dir={tmp}/out"], "garbage_checkpoint"),
+    ("rerank-pll-without-generator", RERANK, ["--nbest={tmp}/nbest.json", "--init_checkpoint={pretrained}",
+                                              "--output_dir={tmp}/out", "--scorers=pll"],
+     "--scorers=pll needs the checkpoint's generator"),
     # --- export_model.py
     ("export-missing-flags", EXPORT, [], "--init_checkpoint and --output_dir are required"),
     ("export-checkpoint-not-found", EXPORT, ["--init_checkpoint={tmp}/none", "--output_dir={tmp}/out"], "none"),
@@ -358,6 +390,8 @@ FAST_CASES = [
     "score-input-file-missing", "score-latin1-input-file", "score-bad-encoding", "analyze-missing-flags",
     "analyze-checkpoint-not-found", "analyze-unknown-analysis", "analyze-data-dir-lacks-fce",
     "analyze-heldout-no-match", "analyze-compare-without-representations", "analyze-compare-not-found",
+    "rerank-missing-flags", "rerank-nbest-missing", "rerank-nbest-malformed", "rerank-hypotheses-not-a-list",
+    "rerank-unknown-scorer", "rerank-checkpoint-not-found",
 ]
 # Reports, when the process ends, whether TensorFlow was ever imported; then runs the entry point as `python` does.
 _REPORT_TENSORFLOW = ("import atexit, runpy, sys; atexit.register(lambda: print('tensorflow imported:', "
@@ -381,5 +415,5 @@ def test_checks_that_need_no_model_answer_before_tensorflow(request, tmp_path, c
 
 def test_the_table_is_large_enough():
     assert len(CASES) >= 90 and {case[1] for case in CASES} == {BUILD, PRETRAIN, FINETUNE, EXPORT, CONVERT, SCORE,
-                                                                 ANALYZE}
+                                                                 ANALYZE, RERANK}
     assert set(FAST_CASES) <= {case[0] for case in CASES}

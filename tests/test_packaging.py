@@ -30,6 +30,7 @@ def test_pip_install_gives_console_commands_that_answer_help_anywhere(tmp_path):
         "electra-finetune": "finetune.commands.finetune:console_main",
         "electra-export": "finetune.commands.export:console_main",
         "electra-analyze": "finetune.experiments.discriminator_analysis.__main__:console_main",
+        "electra-rerank": "finetune.experiments.rerank.__main__:console_main",
         "electra-build-vocab": "data_prep.build_vocab:console_main",
         "electra-build-data": "data_prep.build_pretraining_dataset:console_main",
     }

@@ -30,6 +30,7 @@ def test_scores_are_the_discriminator_probabilities(pretraining_data):
     assert first["tokens"] == ["w1", "w2", "w3"] and not first["truncated"]
     np.testing.assert_allclose(first["replaced_probability"], 1 / (1 + np.exp(-logits)), atol=1e-5)
     np.testing.assert_allclose(first["score"], np.mean(np.log(1 - 1 / (1 + np.exp(-logits)))), atol=1e-5)
+    np.testing.assert_allclose(first["score_sum"], np.sum(np.log(1 - 1 / (1 + np.exp(-logits)))), atol=1e-5)
     assert results[1]["truncated"] and len(results[1]["tokens"]) == 6
 
 

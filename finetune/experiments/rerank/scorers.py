@@ -1,0 +1,111 @@
+"""The sentence scorers re-ranking can use, by name: the model each needs (read with
+`electra_tf.checkpoints.load_checkpoint`) and how it scores a list of texts (higher = more likely).
+
+Scorers that need the same model share one load and one pass over the texts (`disc_mean` and `disc_sum`). The names
+are known without TensorFlow, which the functions import when they run.
+"""
+
+import dataclasses
+import time
+
+import numpy as np
+
+from electra_tf.errors import CheckpointError
+
+DISCRIMINATOR = "discriminator"
+GENERATOR = "generator"
+ELECTRIC = "electric"
+
+
+@dataclasses.dataclass(frozen=True)
+class Scorer:
+    """A scorer: its `name`, the `model` it needs, what it computes, and its forward passes per hypothesis."""
+
+    name: str
+    model: str
+    description: str
+    forward_passes: str
+
+
+SCORERS = {scorer.name: scorer for scorer in (
+    Scorer("disc_mean", DISCRIMINATOR, "the discriminator's mean over word pieces of log P(original)", "1"),
+    Scorer("disc_sum", DISCRIMINATOR, "the discriminator's sum over word pieces of log P(original)", "1"),
+    Scorer("pll", GENERATOR, "the generator's pseudo-log-likelihood (each piece masked in turn)", "one per piece"),
+    Scorer("electric", ELECTRIC, "Electric's pseudo-log-likelihood in one pass", "1"),
+)}
+
+
+def missing_support(model):
+    """Why this electra_tf cannot score with `model` at all (None when it can): Electric needs its model kind and
+    `electra_tf.scoring.electric_pseudo_log_likelihoods`."""
+    if model != ELECTRIC:
+        return None
+    from electra_tf import scoring
+    from electra_tf.checkpoints import MODEL_KINDS
+
+    if ELECTRIC not in MODEL_KINDS or not hasattr(scoring, "electric_pseudo_log_likelihoods"):
+        return "this electra_tf has no Electric model to score with"
+    return None
+
+
+def load_model(model, init_checkpoint):
+    """(model, tokenizer) of `model` (one of the `Scorer.model` values) at `init_checkpoint`; CheckpointError when
+    the checkpoint holds no such model (a discriminator-only checkpoint has no generator)."""
+    from electra_tf.checkpoints import load_checkpoint
+
+    loaded = load_checkpoint(init_checkpoint, model, argument="init_checkpoint")
+    return loaded.model, loaded.tokenizer()
+
+
+def _discriminator_scores(model, tokenizer, texts, max_seq_length, batch_size):
+    from electra_tf.scoring import score_texts
+
+    results = score_texts(model, tokenizer, texts, max_seq_length, batch_size)
+    return {"disc_mean": np.array([result["score"] for result in results], np.float64),
+            "disc_sum": np.array([result["score_sum"] for result in results], np.float64)}
+
+
+def _pieces(tokenizer, texts, max_seq_length, batch_size):
+    from electra_tf.inputs import encode_single_segments
+
+    return sum(int(encode_single_segments(tokenizer, texts[start:start + batch_size], max_seq_length)[1].sum())
+               for start in range(0, len(texts), batch_size))
+
+
+def _pseudo_log_likelihoods(model, tokenizer, texts, max_seq_length, batch_size):
+    from electra_tf.scoring import pseudo_log_likelihoods
+
+    # Its batches are masked copies, one per piece: it keeps its own (larger) batch size.
+    values = pseudo_log_likelihoods(model, tokenizer, texts, max_seq_length)
+    return {"pll": np.asarray(values, np.float64)}
+
+
+def _electric_scores(model, tokenizer, texts, max_seq_length, batch_size):
+    from electra_tf.scoring import electric_pseudo_log_likelihoods
+
+    values = electric_pseudo_log_likelihoods(model, tokenizer, texts, max_seq_length=max_seq_length,
+                                             batch_size=batch_size)
+    return {"electric": np.asarray(values, np.float64)}
+
+
+def _one_per_text(tokenizer, texts, max_seq_length, batch_size):
+    return len(texts)
+
+
+SCORE_FUNCTIONS = {DISCRIMINATOR: _discriminator_scores, GENERATOR: _pseudo_log_likelihoods,
+                   ELECTRIC: _electric_scores}
+# Sequences each model's scorers put through the network for `texts`.
+FORWARD_PASSES = {DISCRIMINATOR: _one_per_text, GENERATOR: _pieces, ELECTRIC: _one_per_text}
+
+
+def score(model_name, model, tokenizer, texts, max_seq_length=128, batch_size=64):
+    """({scorer name: float64 score per text} of every scorer of `model_name`, cost): the cost holds the forward
+    passes (sequences through the network) and seconds per text."""
+    start = time.perf_counter()
+    texts = list(texts)
+    values = SCORE_FUNCTIONS[model_name](model, tokenizer, texts, max_seq_length, batch_size)
+    seconds = time.perf_counter() - start
+    passes = FORWARD_PASSES[model_name](tokenizer, texts, max_seq_length, batch_size)
+    count = max(len(texts), 1)
+    return values, {"forward_passes_per_hypothesis": passes / count, "seconds_per_hypothesis": seconds / count,
+                    "distinct_hypotheses": len(texts), "seconds": seconds}

@@ -117,7 +117,10 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
                "wer_first": corpus_wer(first, reference_words), "wer_oracle": corpus_wer(oracle, reference_words),
                "wer_first_test": corpus_wer(first[test], reference_words[test]),
                "wer_oracle_test": corpus_wer(oracle[test], reference_words[test]),
-               "wer_reranked": {}, "wer_reranked_test": {}, "weights": {}, "bootstrap_test": {}}
+               "wer_reranked": {}, "wer_reranked_test": {}, "wer_scorer_alone": {}, "wer_scorer_alone_test": {},
+               "weights": {}, "bootstrap_test": {}}
+    # The scorer's own choice, without the recogniser: how far it is from a re-ranker on its own.
+    no_evidence = np.where(np.isfinite(evidence), 0.0, -np.inf)
     raw, chosen = {}, {}
     for name, values in scores.items():
         raw[name] = [[float(values[position[text]]) for text in utterance.hypotheses] for utterance in utterances]
@@ -129,6 +132,9 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
         summary["weights"][name] = weights
         summary["wer_reranked"][name] = corpus_wer(picked, reference_words)
         summary["wer_reranked_test"][name] = corpus_wer(picked[test], reference_words[test])
+        alone = errors[rows, combine.choose(lm_scores, no_evidence, lengths, 1.0, 0.0)]
+        summary["wer_scorer_alone"][name] = corpus_wer(alone, reference_words)
+        summary["wer_scorer_alone_test"][name] = corpus_wer(alone[test], reference_words[test])
         summary["bootstrap_test"][name] = bootstrap_wer_difference(
             picked[referenced], first[referenced], reference_words[referenced], bootstrap_resamples, seed)
     records = [{"index": utterance.index, **({} if utterance.id is None else {"id": utterance.id}),

@@ -33,11 +33,15 @@ def recomputed_summary(records):
     summary = {"utterances": len(records), "wer_first": wer(first, words), "wer_oracle": wer(oracle, words),
                "wer_first_test": wer([first[i] for i in test], [words[i] for i in test]),
                "wer_oracle_test": wer([oracle[i] for i in test], [words[i] for i in test]),
-               "wer_reranked": {}, "wer_reranked_test": {}}
+               "wer_reranked": {}, "wer_reranked_test": {}, "wer_scorer_alone": {}, "wer_scorer_alone_test": {}}
     for name in records[0]["chosen"]:
         picked = [row[record["chosen"][name]] for row, record in zip(errors, records)]
         summary["wer_reranked"][name] = wer(picked, words)
         summary["wer_reranked_test"][name] = wer([picked[i] for i in test], [words[i] for i in test])
+        # The scorer's best hypothesis, the recogniser's earlier one on a tie.
+        alone = [row[record["scores"][name].index(max(record["scores"][name]))] for row, record in zip(errors, records)]
+        summary["wer_scorer_alone"][name] = wer(alone, words)
+        summary["wer_scorer_alone_test"][name] = wer([alone[i] for i in test], [words[i] for i in test])
     return summary
 
 

@@ -1,0 +1,94 @@
+"""One Markdown table of many `electra-rerank` runs: `python -m finetune.experiments.rerank.report --runs=DIR`.
+
+DIR holds `<model>/<set>/summary.json` (one `electra-rerank` output directory per model and n-best file). The table
+has a row per n-best file: its utterances, the test half's first-hypothesis and oracle WER, and per model and scorer
+the test half's re-ranked WER with the paired bootstrap interval of its difference from the first hypothesis, and
+the WER of the scorer choosing alone. A second table gives each scorer's cost.
+"""
+
+import json
+import os
+import sys
+
+SUMMARY = "summary.json"
+
+
+def read_runs(runs_dir):
+    """{model: {set: summary}} of every `<model>/<set>/summary.json` under `runs_dir`, in name order."""
+    runs = {}
+    for model in sorted(os.listdir(runs_dir)):
+        model_dir = os.path.join(runs_dir, model)
+        if not os.path.isdir(model_dir):
+            continue
+        for name in sorted(os.listdir(model_dir)):
+            path = os.path.join(model_dir, name, SUMMARY)
+            if os.path.isfile(path):
+                with open(path, encoding="utf-8") as file:
+                    runs.setdefault(model, {})[name] = json.load(file)
+    return runs
+
+
+def _wer(value):
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _reranked(summary, scorer):
+    interval = summary["bootstrap_test"][scorer]
+    if interval is None:
+        return _wer(summary["wer_reranked_test"][scorer])
+    return (f"{_wer(summary['wer_reranked_test'][scorer])} ({interval['difference']:+.2f} "
+            f"[{interval['low']:+.2f}, {interval['high']:+.2f}])")
+
+
+def wer_table(runs):
+    """The Markdown WER table of `read_runs`' result (the test halves)."""
+    columns = [(model, scorer) for model, sets in runs.items() for scorer in next(iter(sets.values()))["scorers"]]
+    sets = sorted({name for model_sets in runs.values() for name in model_sets})
+    header = ["n-best file", "utterances (test)", "first", "oracle"]
+    header += [f"{model} {scorer}" for model, scorer in columns]
+    header += [f"{model} {scorer} alone" for model, scorer in columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name in sets:
+        summaries = [runs[model].get(name) for model, _ in columns]
+        known = next(summary for summary in summaries if summary is not None)
+        row = [name, str(known["utterances_test"]), _wer(known["wer_first_test"]), _wer(known["wer_oracle_test"])]
+        row += [_reranked(summary, scorer) if summary else "–" for summary, (_, scorer) in zip(summaries, columns)]
+        row += [_wer(summary.get("wer_scorer_alone_test", {}).get(scorer)) if summary else "–"
+                for summary, (_, scorer) in zip(summaries, columns)]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def cost_table(runs):
+    """Per model and scorer: forward passes and milliseconds per distinct hypothesis, over every file."""
+    lines = ["| model | scorer | hypotheses | forward passes per hypothesis | ms per hypothesis |", "|---|---|---|---|---|"]
+    for model, sets in runs.items():
+        for scorer in next(iter(sets.values()))["scorers"]:
+            costs = [summary["cost"][scorer] for summary in sets.values()]
+            hypotheses = sum(cost["distinct_hypotheses"] for cost in costs)
+            passes = sum(cost["forward_passes_per_hypothesis"] * cost["distinct_hypotheses"] for cost in costs)
+            seconds = sum(cost["seconds"] for cost in costs)
+            lines.append(f"| {model} | {scorer} | {hypotheses} | {passes / hypotheses:.2f} | "
+                         f"{1000 * seconds / hypotheses:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv):
+    from absl import flags
+
+    runs_dir = flags.FLAGS.runs
+    if len(argv) > 1:
+        sys.exit(f"unexpected arguments: {' '.join(argv[1:])}")
+    if runs_dir is None or not os.path.isdir(runs_dir):
+        sys.exit(f"--runs={runs_dir} is not a directory: pass the directory of <model>/<set>/{SUMMARY}")
+    runs = read_runs(runs_dir)
+    if not runs:
+        sys.exit(f"--runs={runs_dir} holds no <model>/<set>/{SUMMARY}: pass the directory of electra-rerank outputs")
+    print(wer_table(runs) + "\n\n" + cost_table(runs))
+
+
+if __name__ == "__main__":
+    from absl import app, flags
+
+    flags.DEFINE_string("runs", None, "Directory of electra-rerank outputs, <model>/<set>/summary.json.")
+    app.run(main)

@@ -252,8 +252,9 @@ class PretrainingSettings:
     @property
     def reference_layout(self):
         """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
-        discriminator with their heads), so that it converts to the reference's and Hugging Face's checkpoints."""
-        return (self.objective in DISCRIMINATIVE_OBJECTIVES and not self.untied_embeddings
+        discriminator with their heads), so that it converts to the reference's checkpoints (and, but for Electric's
+        two-tower generator, to Hugging Face's)."""
+        return (self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric") and not self.untied_embeddings
                 and not self.uniform_generator and self.two_stage_steps == 0 and self.embedding_sharing == "shared")
 
     @property

@@ -86,10 +86,6 @@ def electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_len
         raise ConfigError(f"the discriminator was pre-trained with objective={objective!r}: its outputs are no "
                           "energies; pass the discriminator of an objective=electric run", arguments=("objective",))
 
-    @tf.function(reduce_retracing=True)  # one graph for every batch shape
-    def energies(inputs):
-        return tf.cast(discriminator(inputs, training=False), tf.float32)
-
     features, kept, _ = encode_single_segments(tokenizer, texts, max_seq_length)
     totals = np.zeros(len(texts), np.float64)
     order = np.argsort(kept, kind="stable")
@@ -97,7 +93,7 @@ def electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_len
         rows = order[start:start + batch_size]
         length = 2 + int(kept[rows].max(initial=0))
         inputs = {name: features[feature][rows, :length] for name, feature in FEATURE_NAMES.items()}
-        energy = np.asarray(energies(inputs), np.float64)
+        energy = np.asarray(discriminator(inputs, training=False), np.float64)
         pieces = np.arange(length)[None, :]
         in_text = (pieces >= 1) & (pieces <= kept[rows][:, None])
         totals[rows] = -np.where(in_text, energy, 0.0).sum(axis=1)

@@ -5,7 +5,7 @@ import numpy as np
 from scipy.special import erf
 
 from electra_tf.config import ElectraConfig
-from electra_tf.models.cloze_generator import TwoTowerClozeGenerator
+from electra_tf.models import TwoTowerClozeGenerator
 
 LENGTH = 7
 

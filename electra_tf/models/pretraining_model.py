@@ -29,7 +29,9 @@ class ElectraPretrainingModel(keras.Model):
     `config.objective` selects another objective of the paper's Table 5 (`pretraining.objectives`: which heads the
     discriminator-sized network carries) and the config's generator fields the variants of its section 3.2: untied or
     gradient-disentangled (gdes) embeddings, a generator tied to the discriminator, a uniform generator, two-stage
-    training and adversarial (or annealed: maximum likelihood turning adversarial) generator training.
+    training and adversarial (or annealed: maximum likelihood turning adversarial) generator training. Electric
+    (`objective="electric"`) replaces the generator by a two-tower cloze model on the unmasked input
+    (`models.cloze_generator`) and makes the discriminator's logits noise-contrastive (`objectives.ElectricObjective`).
 
     Every random draw is a function of (seed, step, example index in the global batch); see `pretraining.randomness`.
 

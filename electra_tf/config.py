@@ -8,7 +8,7 @@ from electra_tf.io_utils import atomic_write_text
 
 BERT_UNCASED_VOCAB_SIZE = 30522
 
-OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
+OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm", "electric")
 # Objectives with a replaced-token-detection discriminator: the generator variants of section 3.2 apply to them.
 DISCRIMINATIVE_OBJECTIVES = ("electra", "electra_15")
 GENERATOR_TRAINING = ("mle", "adversarial", "annealed")
@@ -30,6 +30,10 @@ CHOICE_EFFECTS = {
                       "discriminator": "the discriminator-sized network predicts the [MASK]ed tokens"},
     "objective=replace_mlm": {"discriminator": "the discriminator-sized network predicts the replaced tokens"},
     "objective=all_tokens_mlm": {"discriminator": "the discriminator-sized network predicts every token"},
+    "objective=electric": {"generator": "the generator is a two-tower cloze model",
+                           "embeddings": "the generator's towers share the discriminator's embedding block",
+                           "generator loss": "the generator is trained by maximum likelihood on every token",
+                           "discriminator": "the discriminator gives energies trained by noise-contrastive estimation"},
     "uniform_generator": {"generator": "uniform samples replace the generator network"},
     "tie_all_weights": {"generator": _NETWORK, "embeddings": "the generator is the discriminator's encoder",
                         "discriminator": _DETECTION},
@@ -248,8 +252,9 @@ class PretrainingSettings:
     @property
     def reference_layout(self):
         """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
-        discriminator with their heads), so that it converts to the reference's and Hugging Face's checkpoints."""
-        return (self.objective in DISCRIMINATIVE_OBJECTIVES and not self.untied_embeddings
+        discriminator with their heads), so that it converts to the reference's checkpoints (and, but for Electric's
+        two-tower generator, to Hugging Face's)."""
+        return (self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric") and not self.untied_embeddings
                 and not self.uniform_generator and self.two_stage_steps == 0 and self.embedding_sharing == "shared")
 
     @property

@@ -108,7 +108,16 @@ def mlm_pretraining_flops(config, seq_len, batch_size, train_steps=1, output_fra
     return network_training_flops(discriminator, batch_size, train_steps, discriminator=False)
 
 
-FLOPS_OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm")
+FLOPS_OBJECTIVES = ("electra", "mlm", "electra_15", "replace_mlm", "all_tokens_mlm", "electric")
+
+
+def two_tower_generator_training_flops(shape, batch_size, train_steps):
+    """FLOPs of training Electric's two-tower cloze generator: two towers of `shape` (each with its embedding lookup,
+    causal attention counted as full attention, as masking saves no multiply in the reference), and the cloze head at
+    every position, its dense layer reading both towers' states (2 x hidden)."""
+    tower = shape.layers * block_flops(shape) + input_embedding_flops(shape)
+    head = masked_lm_output_flops(dataclasses.replace(shape, hidden=2 * shape.hidden, output_fraction=1.0))
+    return 2 * batch_size * train_steps * (2 * tower + head)
 
 
 def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION):
@@ -120,9 +129,10 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
     - the generator (`config.generator_architecture()`: the discriminator's sizes with `tie_all_weights` or two-stage
       training): embeddings, encoder and MLM head at `output_fraction` of the positions, forward and backward; nothing
       when the objective has no generator (`mlm`) or with `uniform_generator` (uniform samples cost no network);
+      `electric`: the two-tower cloze generator (`two_tower_generator_training_flops`);
     - the discriminator-sized network: embeddings and encoder, and its head(s):
-      `electra`, `electra_15`: the replaced-token head on every position (ELECTRA 15 % computes it everywhere and
-      takes the loss at the masked positions only, so it costs the same as `electra`);
+      `electra`, `electra_15`, `electric`: the replaced-token head on every position (ELECTRA 15 % computes it
+      everywhere and takes the loss at the masked positions only, so it costs the same as `electra`);
       `mlm`: an MLM head at `output_fraction` of the positions (= `mlm_pretraining_flops`);
       `replace_mlm`: an MLM head at `output_fraction` of the positions;
       `all_tokens_mlm`: an MLM head at every position (output fraction 1) plus the 1-unit copy head on every
@@ -143,7 +153,7 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
     discriminator, generator = network_shapes(config, seq_len, output_fraction)
 
     def model_flops(steps):
-        if objective in ("electra", "electra_15"):
+        if objective in ("electra", "electra_15", "electric"):
             return network_training_flops(discriminator, batch_size, steps, discriminator=True)
         if objective == "replace_mlm":
             return network_training_flops(discriminator, batch_size, steps, discriminator=False)
@@ -154,6 +164,8 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
     def generator_flops(steps):
         if getattr(config, "uniform_generator", False):
             return 0.0
+        if objective == "electric":
+            return two_tower_generator_training_flops(generator, batch_size, steps)
         return network_training_flops(generator, batch_size, steps, discriminator=False)
 
     two_stage_steps = min(getattr(config, "two_stage_steps", 0) or 0, train_steps)

@@ -1,5 +1,5 @@
-"""Replaced-token detection with a pre-trained discriminator (the library behind electra-score,
-`python -m electra_tf.commands.score`)."""
+"""Text scorers: replaced-token detection with a pre-trained discriminator (the library behind electra-score,
+`python -m electra_tf.commands.score`), a generator's pseudo-log-likelihood and Electric's one-pass one."""
 
 import numpy as np
 import tensorflow as tf
@@ -7,6 +7,7 @@ import tensorflow as tf
 from electra_tf.inputs import encode_single_segments
 from electra_tf.models.backbone import FEATURE_NAMES, backbone_inputs
 from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
+from electra_tf.errors import ConfigError
 
 
 def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=32):
@@ -68,6 +69,36 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
         inputs["token_ids"][rows, positions] = tokenizer.mask_id
         log_probabilities = original_log_probabilities({**inputs, "mask_positions": positions[:, None]}, original)
         np.add.at(totals, list(text_indices), np.asarray(log_probabilities, np.float64))
+    return totals
+
+
+def electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_length=128, batch_size=128):
+    """Per text, Electric's pseudo-log-likelihood (Clark et al., 2020) from one pass of its discriminator over the
+    unmasked text: the sum over its word pieces (at most `max_seq_length - 2`; [CLS] and [SEP] left out) of the
+    negative energies -E(x)_t, natural log, float64.
+
+    -E(x)_t is log p(x_t | the rest) up to the log partition function, which noise-contrastive training leaves near
+    zero (the model is self-normalised), so it stands for the PLL that a masked LM needs one pass per piece for.
+    `discriminator`: an `ElectraDiscriminator` pre-trained with objective="electric" (its head gives the energies),
+    e.g. `load_checkpoint(model_dir, kind="discriminator").model` of an Electric run. Texts are batched `batch_size`
+    at a time in order of length, each batch cut to its longest text. A text with no piece scores 0.
+    """
+    objective = discriminator.electra_config.objective
+    if objective != "electric":
+        raise ConfigError(f"the discriminator was pre-trained with objective={objective!r}: its outputs are no "
+                          "energies; pass the discriminator of an objective=electric run", arguments=("objective",))
+
+    features, kept, _ = encode_single_segments(tokenizer, texts, max_seq_length)
+    totals = np.zeros(len(texts), np.float64)
+    order = np.argsort(kept, kind="stable")
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        length = 2 + int(kept[rows].max(initial=0))
+        inputs = {name: features[feature][rows, :length] for name, feature in FEATURE_NAMES.items()}
+        energy = np.asarray(discriminator(inputs, training=False), np.float64)
+        pieces = np.arange(length)[None, :]
+        in_text = (pieces >= 1) & (pieces <= kept[rows][:, None])
+        totals[rows] = -np.where(in_text, energy, 0.0).sum(axis=1)
     return totals
 
 

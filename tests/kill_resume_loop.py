@@ -27,8 +27,9 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
     sys.path.insert(0, REPO_ROOT)
 
 
-def run_args(records, vocab, model_dir, num_train_steps, save_checkpoints_steps):
+def run_args(records, vocab, model_dir, num_train_steps, save_checkpoints_steps, objective="electra"):
     return [sys.executable, os.path.join(REPO_ROOT, "run_pretraining.py"), "--flagfile=configs/tiny.flags",
+            f"--objective={objective}",
             f"--pretrain_tfrecords={records}", f"--vocab_file={vocab}", f"--model_dir={model_dir}",
             "--max_seq_length=32", "--train_batch_size=8", f"--num_train_steps={num_train_steps}",
             "--num_warmup_steps=5", f"--save_checkpoints_steps={save_checkpoints_steps}", "--keep_checkpoint_max=3",
@@ -133,6 +134,7 @@ def main():
     parser.add_argument("--max_delay", type=float, default=2.0, help="seconds after a new step before the kill")
     parser.add_argument("--seed", type=int, default=0, help="seed of the kill times")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--objective", default="electra", help="pre-training objective of both runs")
     options = parser.parse_args()
     from tests import synthetic_data
     import pathlib
@@ -143,11 +145,12 @@ def main():
     vocab = synthetic_data.write_vocab(workdir / "vocab.txt")
     started = time.time()
     reference = workdir / "uninterrupted"
-    subprocess.run(run_args(records, vocab, reference, options.num_train_steps, options.save_checkpoints_steps),
+    subprocess.run(run_args(records, vocab, reference, options.num_train_steps, options.save_checkpoints_steps,
+                            options.objective),
                    cwd=REPO_ROOT, env=_env(), check=True, capture_output=True)
     interrupted = workdir / "interrupted"
     delivered = interrupted_run(run_args(records, vocab, interrupted, options.num_train_steps,
-                                         options.save_checkpoints_steps),
+                                         options.save_checkpoints_steps, options.objective),
                                 interrupted, options.kills, random.Random(options.seed), options.max_delay)
     compare(reference, interrupted, options.num_train_steps)
     print(json.dumps({"kills_requested": options.kills, "kills_delivered": delivered, "identical": True,

@@ -9,7 +9,7 @@ is refused here rather than loaded wrongly.
 
 import os
 
-from electra_tf.checkpoints.matching import counterpart_name, describe, network_sizes
+from electra_tf.checkpoints.matching import cloze_generator_sizes, counterpart_name, describe, network_sizes
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, NETWORK_SCOPES, PRETRAINER
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
@@ -112,6 +112,11 @@ def infer_config(weights, kind, source, num_heads=None, generator_num_heads=None
         values.update(special_token_ids(vocab_file, values["vocab_size"], source))
     discriminator = network_sizes(weights, DISCRIMINATOR)
     generator = network_sizes(weights, GENERATOR)
+    towers = cloze_generator_sizes(weights)
+    if towers is not None and generator is None:
+        # An Electric checkpoint: its discriminator's head gives energies, its generator is the two-tower cloze model.
+        values["objective"] = "electric"
+        generator = towers
     if kind == GENERATOR:
         generator = _require(generator, GENERATOR, kind, weights, source)
         heads = generator_num_heads or default_num_heads(generator["hidden"])

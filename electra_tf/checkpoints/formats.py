@@ -136,6 +136,9 @@ def _write_hf(model, kind, path, vocab_file=None, tokenizer_settings=None):
     weights, config = collect_weights(model, kind), model.electra_config
     if kind != PRETRAINER:
         return huggingface.write_hf_directory(weights, config, kind, path, vocab_file, tokenizer_settings)
+    if model.objective.cloze_generator:
+        raise CheckpointError("Hugging Face has no model for Electric's two-tower cloze generator: write the "
+                              "pre-training model as tf1 or ours, or its discriminator as hf", arguments=("format",))
     with staged_directory(path) as staging:
         for network in (DISCRIMINATOR, GENERATOR):
             huggingface.write_hf_directory(weights, config, network, os.path.join(staging, network), vocab_file,

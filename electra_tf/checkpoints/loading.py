@@ -10,7 +10,7 @@ import dataclasses
 
 from electra_tf.checkpoints import config_inference, ours
 from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_model
-from electra_tf.checkpoints.matching import assign_weights, has_head, network_sizes
+from electra_tf.checkpoints.matching import assign_weights, cloze_generator_sizes, has_head, network_sizes
 from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER, model_kind_of
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
@@ -52,7 +52,7 @@ def default_kind(source):
     weights = source.weights
     has_discriminator = network_sizes(weights, DISCRIMINATOR) is not None
     has_generator = network_sizes(weights, GENERATOR) is not None and has_head(weights, GENERATOR)
-    if has_discriminator and has_generator:
+    if has_discriminator and (has_generator or cloze_generator_sizes(weights) is not None):
         return PRETRAINER
     return GENERATOR if has_generator else DISCRIMINATOR
 
@@ -109,6 +109,9 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
                               arguments=("kind",))
     source = read_source(path, format, allow_embedding_mismatch, argument)
     kind = kind or default_kind(source)
+    if kind == GENERATOR and cloze_generator_sizes(source.weights) is not None:
+        raise CheckpointError(f"{argument}={path} holds Electric's two-tower cloze generator, which is no stand-alone "
+                              "generator model: load kind=pretrainer (or kind=discriminator)", arguments=("kind",))
     vocab_file = vocab_file or source.vocab_file
     settings = source.tokenizer_settings
     if source.model is not None and source.kind == kind:

@@ -7,8 +7,9 @@ than only the first differing shape.
 
 import re
 
-from electra_tf.checkpoints.naming import (DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES,
-                                           PRETRAINER, is_head_name, model_slots)
+from electra_tf.checkpoints.naming import (CLOZE_HEAD_SCOPE, CLOZE_TOWER_SCOPES, DISCRIMINATOR, EMBEDDINGS_SCOPE,
+                                           GENERATOR, HEAD_SCOPES, NETWORK_SCOPES, PRETRAINER, is_head_name,
+                                           model_slots)
 from electra_tf.errors import CheckpointError
 
 _LAYER = re.compile(r"^(?P<scope>[^/]+)/encoder/layer_(?P<index>\d+)/")
@@ -16,7 +17,11 @@ _LAYER = re.compile(r"^(?P<scope>[^/]+)/encoder/layer_(?P<index>\d+)/")
 
 def network_sizes(weights, network):
     """{hidden, layers, intermediate} of the discriminator's or generator's encoder in `weights`, or None."""
-    scope = NETWORK_SCOPES[network]
+    return scope_sizes(weights, NETWORK_SCOPES[network])
+
+
+def scope_sizes(weights, scope):
+    """{hidden, layers, intermediate} of the encoder under the network scope `scope` in `weights`, or None."""
     output = weights.get(f"{scope}/encoder/layer_0/attention/output/dense/kernel")
     if output is None:
         return None
@@ -27,8 +32,17 @@ def network_sizes(weights, network):
 
 
 def has_head(weights, network):
-    prefix = HEAD_SCOPES[network] + "/"
-    return any(name.startswith(prefix) for name in weights)
+    return has_scope(weights, HEAD_SCOPES[network])
+
+
+def has_scope(weights, scope):
+    return any(name.startswith(scope + "/") for name in weights)
+
+
+def cloze_generator_sizes(weights):
+    """The towers' sizes of Electric's two-tower cloze generator with its head in `weights`, or None."""
+    sizes = scope_sizes(weights, CLOZE_TOWER_SCOPES[0])
+    return sizes if sizes is not None and has_scope(weights, CLOZE_HEAD_SCOPE) else None
 
 
 def describe(weights):
@@ -40,6 +54,9 @@ def describe(weights):
             continue
         what = network if has_head(weights, network) else f"{network} encoder without its head"
         parts.append(f"a {what} (hidden {sizes['hidden']}, {sizes['layers']} layers)")
+    towers = cloze_generator_sizes(weights)
+    if towers is not None:
+        parts.append(f"a two-tower cloze generator (hidden {towers['hidden']}, {towers['layers']} layers)")
     if not parts:
         return "no ELECTRA encoder" + (" (only embeddings)" if f"{EMBEDDINGS_SCOPE}/word_embeddings" in weights else "")
     return " and ".join(parts)
@@ -70,6 +87,8 @@ def counterpart_name(name, network):
 
 def _missing_cause(weights, kind, model, name):
     network = _network_of_name(name)
+    if name.startswith((*CLOZE_TOWER_SCOPES, CLOZE_HEAD_SCOPE)):
+        return f"the checkpoint holds {describe(weights)}, not Electric's two-tower cloze generator"
     if network is None:
         return f"the checkpoint holds {describe(weights)} but lacks the embeddings"
     model_sizes = _model_network_sizes(model, kind, network)
@@ -108,6 +127,8 @@ def _shape_cause(weights, kind, model, name, stored_shape, expected_shape):
         return (f"embedding sizes differ (checkpoint {stored_shape[-1]}, model {expected_shape[-1]}): the config's "
                 "embedding_size does not match the checkpoint")
     network = _network_of_name(name)
+    if network is None:  # Electric's towers and cloze head
+        return f"the checkpoint holds {describe(weights)}, which does not match the model's config"
     sizes = network_sizes(weights, network)
     model_sizes = _model_network_sizes(model, kind, network)
     if sizes is not None and sizes["hidden"] != model_sizes["hidden"]:

@@ -4,7 +4,9 @@ Canonical weights are a dict {reference name: NumPy array in the reference's lay
 projections [H, H]). The names are those of a reference pre-training checkpoint: the shared embeddings under
 `electra/embeddings`, the discriminator's encoder under `electra/`, the generator's under `generator/`, and the heads
 under `discriminator_predictions/` and `generator_predictions/`. A lone discriminator or generator uses the subset of
-these names it owns, so any of the three models can be read from a full pre-training checkpoint.
+these names it owns, so any of the three models can be read from a full pre-training checkpoint. An Electric
+pre-training model (`objective="electric"`) has the two-tower cloze generator instead of the generator: its towers
+under `generator_ltr/` and `generator_rtl/`, its head under `cloze_predictions/`.
 """
 
 import dataclasses
@@ -22,6 +24,9 @@ EMBEDDINGS_SCOPE = "electra/embeddings"
 # The network scope of each model's encoder in a reference checkpoint.
 NETWORK_SCOPES = {DISCRIMINATOR: "electra", GENERATOR: "generator"}
 HEAD_SCOPES = {DISCRIMINATOR: "discriminator_predictions", GENERATOR: "generator_predictions"}
+# Electric's two-tower cloze generator (`models.cloze_generator`): the towers' network scopes and the head's.
+CLOZE_TOWER_SCOPES = ("generator_ltr", "generator_rtl")
+CLOZE_HEAD_SCOPE = "cloze_predictions"
 
 # keras-hub's attention stores its projections per head ([H, heads, head_dim]); the reference and our
 # ElectraTransformerLayer store them flat ([H, H]).
@@ -109,11 +114,21 @@ def discriminator_head_slots(discriminator):
 
 
 def generator_head_slots(generator):
-    scope = HEAD_SCOPES[GENERATOR]
-    head = generator.lm_head
-    # The output kernel is the shared word table (tied), so only the bias is the head's own.
+    return masked_lm_head_slots(generator.lm_head, HEAD_SCOPES[GENERATOR])
+
+
+def masked_lm_head_slots(head, scope):
+    """An `ElectraMaskedLMHead`: the output kernel is the shared word table (tied), so only the bias is its own."""
     return (_dense(f"{scope}/dense", head.dense) + _layer_norm(f"{scope}/LayerNorm", head.layer_norm)
             + [Slot(f"{scope}/output_bias", head.output_bias)])
+
+
+def cloze_generator_slots(generator):
+    """Both towers of a `TwoTowerClozeGenerator` and its head (not the shared embedding block)."""
+    slots = []
+    for backbone, scope in zip(generator.backbones, CLOZE_TOWER_SCOPES):
+        slots += backbone_slots(backbone, scope)
+    return slots + masked_lm_head_slots(generator.cloze_head, CLOZE_HEAD_SCOPE)
 
 
 def model_slots(model, kind):
@@ -133,16 +148,18 @@ def model_slots(model, kind):
                 f"{config.untied_embeddings}, uniform_generator={config.uniform_generator}, two_stage_steps="
                 f"{config.two_stage_steps}, embedding_sharing={config.embedding_sharing!r} has no reference checkpoint "
                 "layout; use its discriminator instead: the run's <model_dir>/pretrained directory")
-        return (embedding_slots(model.embeddings)
-                + backbone_slots(model.discriminator.backbone, NETWORK_SCOPES[DISCRIMINATOR])
-                + discriminator_head_slots(model.discriminator)
-                + backbone_slots(model.generator.backbone, NETWORK_SCOPES[GENERATOR])
+        discriminator = (embedding_slots(model.embeddings)
+                         + backbone_slots(model.discriminator.backbone, NETWORK_SCOPES[DISCRIMINATOR])
+                         + discriminator_head_slots(model.discriminator))
+        if model.objective.cloze_generator:
+            return discriminator + cloze_generator_slots(model.generator)
+        return (discriminator + backbone_slots(model.generator.backbone, NETWORK_SCOPES[GENERATOR])
                 + generator_head_slots(model.generator))
     raise ValueError(f"unknown model kind {kind!r}; expected one of {MODEL_KINDS}")
 
 
 def is_head_name(name):
-    return name.split("/", 1)[0] in HEAD_SCOPES.values()
+    return name.split("/", 1)[0] in (*HEAD_SCOPES.values(), CLOZE_HEAD_SCOPE)
 
 
 def collect_weights(model, kind):

@@ -16,7 +16,8 @@ SKIPPED_SUFFIXES = ("/adam_m", "/adam_v")
 SKIPPED_NAMES = ("global_step",)
 # A TF2 object-based checkpoint (ours, from tf.train.Checkpoint) stores its object graph under this key.
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-_ELECTRA_SCOPES = ("electra/", "generator/", "discriminator_predictions/", "generator_predictions/")
+_ELECTRA_SCOPES = ("electra/", "generator/", "discriminator_predictions/", "generator_predictions/", "generator_ltr/",
+                   "generator_rtl/", "cloze_predictions/")
 
 
 def resolve_prefix(path):

@@ -58,7 +58,9 @@ flags.DEFINE_float("gen_weight", None, "Weight of the generator's MLM loss (1)."
 flags.DEFINE_float("temperature", None, "Generator sampling temperature (1.0).")
 flags.DEFINE_enum("objective", None, list(OBJECTIVES), "Pre-training objective (electra): electra; mlm (BERT's "
                   "masked LM, no generator); electra_15 (discriminator loss only at masked positions); replace_mlm "
-                  "(MLM on generator-replaced inputs); all_tokens_mlm (predict every token, with a copy mechanism).")
+                  "(MLM on generator-replaced inputs); all_tokens_mlm (predict every token, with a copy mechanism); "
+                  "electric (two-tower cloze generator, discriminator energies trained by noise-contrastive "
+                  "estimation).")
 flags.DEFINE_float("generator_hidden_size", None, "Generator width as a fraction of the discriminator's (the "
                    "reference's name; preset 0.25, base 1/3).")
 flags.DEFINE_alias("generator_hidden_fraction", "generator_hidden_size")

@@ -12,14 +12,26 @@ from electra_tf.layers.initializers import truncated_normal
 PADDING_ATTENTION_BIAS = -10000.0
 
 
-def attention_bias_from_padding_mask(padding_mask, dtype):
-    """[batch, 1, 1, length] additive attention bias: 0 for real keys, -10000 for padded ones.
+ATTENTION_DIRECTIONS = ("left_to_right", "right_to_left")
+
+
+def attention_bias_from_padding_mask(padding_mask, dtype, direction=None):
+    """Additive attention bias: 0 for visible keys, -10000 for padded ones, [batch, 1, 1, length].
 
     Computed once per forward pass and shared by every layer (the reference's `create_attention_mask_from_input_mask`
-    followed by its `adder`).
+    followed by its `adder`). With `direction` ("left_to_right": a query sees the keys at and before it;
+    "right_to_left": at and after it) the keys on the other side are hidden too, [batch, 1, length, length], as the
+    reference's causal towers (one -10000 whatever hides a key).
     """
     # keras.ops rather than tf: the backbone also calls this on symbolic inputs when it builds its functional graph.
     keep = ops.cast(ops.expand_dims(ops.expand_dims(padding_mask, 1), 1), dtype)
+    if direction is not None:
+        if direction not in ATTENTION_DIRECTIONS:
+            raise ValueError(f"unknown attention direction {direction!r}; choose one of {list(ATTENTION_DIRECTIONS)}")
+        length = ops.shape(padding_mask)[1]
+        visible = ops.ones((length, length), dtype=dtype)
+        visible = ops.tril(visible) if direction == "left_to_right" else ops.triu(visible)
+        keep = keep * visible[None, None]
     return (1.0 - keep) * PADDING_ATTENTION_BIAS
 
 
@@ -38,7 +50,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
     (a `tensordot`), not as the broadcast batch matmul, one small GEMM per sequence, that made `EinsumDense` 1.7x
     slower (see docs/PERFORMANCE.md). Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy).
 
-    Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1, length]
+    Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1 or length, length]
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
     """
 

@@ -26,22 +26,23 @@ def backbone_inputs(features):
 
 
 def encode_tokens(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
-                  word_vectors=None, training=None):
+                  word_vectors=None, training=None, direction=None):
     """The backbone's computation on explicit layers; `word_vectors` [batch, length, E], when given, replace the word
-    table lookup (pre-training variants that modify the looked-up vectors)."""
+    table lookup (pre-training variants that modify the looked-up vectors); `direction` makes the attention causal
+    (see `attention_bias_from_padding_mask`)."""
     return encoder_states(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
-                          word_vectors, training)[-1]
+                          word_vectors, training, direction)[-1]
 
 
 def encoder_states(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
-                   word_vectors=None, training=None):
+                   word_vectors=None, training=None, direction=None):
     """Every hidden state of `encode_tokens`: [the embedding block's output (projected to H), the output of each
     Transformer layer], each [batch, length, H]."""
     hidden = embeddings(token_ids, segment_ids, training=training, word_vectors=word_vectors)
     if embeddings_project is not None:
         hidden = embeddings_project(hidden)
     states = [hidden]
-    attention_bias = attention_bias_from_padding_mask(padding_mask, hidden.dtype)
+    attention_bias = attention_bias_from_padding_mask(padding_mask, hidden.dtype, direction)
     for layer in transformer_layers:
         states.append(layer(states[-1], attention_bias, training=training))
     return states
@@ -121,13 +122,14 @@ class ElectraBackbone(keras_hub.models.Backbone):
     def transformer_layers(self):
         return [getattr(self, f"transformer_layer_{i}") for i in range(self.num_layers)]
 
-    def encode(self, inputs, word_vectors=None, training=None):
+    def encode(self, inputs, word_vectors=None, training=None, direction=None):
         """`sequence_output` for `inputs` (either naming, see `backbone_inputs`), optionally with `word_vectors`
-        [batch, length, E] replacing the word-table lookup."""
+        [batch, length, E] replacing the word-table lookup, and with causal attention in `direction`
+        ("left_to_right" or "right_to_left": the towers of a two-tower cloze model)."""
         inputs = backbone_inputs(inputs)
         return encode_tokens(self.embeddings, self.embeddings_project, self.transformer_layers,
                              inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"],
-                             word_vectors=word_vectors, training=training)
+                             word_vectors=word_vectors, training=training, direction=direction)
 
     def hidden_states(self, inputs, training=False):
         """[embedding output, transformer_layer_0 output, ...]: the `num_layers + 1` states [batch, length, H] of

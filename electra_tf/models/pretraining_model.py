@@ -7,11 +7,12 @@ from electra_tf.config import as_config
 from electra_tf.errors import ConfigError
 from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
 from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.models.cloze_generator import TwoTowerClozeGenerator
 from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
 from electra_tf.models.generator import ElectraGenerator
 from electra_tf.pretraining import objectives, randomness
-from electra_tf.pretraining.masking import mask_inputs
-from electra_tf.pretraining.positions import scatter_vectors
+from electra_tf.pretraining.masking import candidate_mask, mask_inputs
+from electra_tf.pretraining.positions import gather_positions, scatter_vectors
 from electra_tf.pretraining.sampling import (
     annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, linear_ramp, replace_tokens)
 
@@ -28,7 +29,9 @@ class ElectraPretrainingModel(keras.Model):
     `config.objective` selects another objective of the paper's Table 5 (`pretraining.objectives`: which heads the
     discriminator-sized network carries) and the config's generator fields the variants of its section 3.2: untied or
     gradient-disentangled (gdes) embeddings, a generator tied to the discriminator, a uniform generator, two-stage
-    training and adversarial (or annealed: maximum likelihood turning adversarial) generator training.
+    training and adversarial (or annealed: maximum likelihood turning adversarial) generator training. Electric
+    (`objective="electric"`) replaces the generator by a two-tower cloze model on the unmasked input
+    (`models.cloze_generator`) and makes the discriminator's logits noise-contrastive (`objectives.ElectricObjective`).
 
     Every random draw is a function of (seed, step, example index in the global batch); see `pretraining.randomness`.
 
@@ -75,6 +78,9 @@ class ElectraPretrainingModel(keras.Model):
         if config.tie_all_weights:
             # The generator is the discriminator's backbone with its own MLM head.
             self.generator = ElectraGenerator(self.discriminator.backbone, electra_config=config)
+        elif self.objective.cloze_generator:
+            self.generator = TwoTowerClozeGenerator(config.generator_architecture().architecture(),
+                                                    embeddings=self.embeddings, dtype=dtype)
         elif config.has_generator_network:
             self.generator = ElectraGenerator(ElectraBackbone(
                 **config.generator_architecture().architecture(),
@@ -107,8 +113,10 @@ class ElectraPretrainingModel(keras.Model):
         batch's position in the evaluation set, so that every evaluation masks and samples alike.
 
         Returns a dict: `masked` (MaskedInputs), `input_ids` and `input_mask`; with a generator `mlm_logits`
-        [B, N, V] float32, `sampled_ids` [B, N], `corrupted_ids` and `labels` [B, L]; and the heads of the objective:
-        `disc_logits` [B, L], `model_mlm_logits` [B, P, V], `copy_logits` [B, L] (float32).
+        [B, N, V] float32, `sampled_ids` [B, N], `corrupted_ids` and `labels` [B, L] (with a cloze generator also
+        `cloze_logits` [B, L, V] and its loss's `cloze_weights` [B, L]); and the heads of the objective: `disc_logits`
+        [B, L] (Electric's: the NCE logits, see `objectives.ElectricObjective`), `model_mlm_logits` [B, P, V],
+        `copy_logits` [B, L] (float32).
         """
         config = self.electra_config
         input_ids = tf.cast(features["input_ids"], tf.int32)
@@ -133,10 +141,21 @@ class ElectraPretrainingModel(keras.Model):
         model_inputs = {"input_ids": masked.input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
         if self.objective.uses_generator:
             sampling_noise = noise(randomness.STREAM_SAMPLING, [self.max_predictions, config.vocab_size])
-            mlm_logits = self._generator_logits(masked, input_mask, segment_ids, training)
+            if self.objective.cloze_generator:
+                # The cloze model reads the unmasked input: its logits at t never depend on x_t.
+                cloze_logits = tf.cast(self.generator(
+                    {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids},
+                    training=training), tf.float32)
+                special_ids = (config.cls_id, config.sep_id, config.mask_id)
+                outputs.update(cloze_logits=cloze_logits, cloze_weights=tf.cast(
+                    candidate_mask(input_ids, input_mask, special_ids), tf.float32))
+                mlm_logits = gather_positions(cloze_logits, masked.masked_lm_positions)
+            else:
+                mlm_logits = self._generator_logits(masked, input_mask, segment_ids, training)
             sampled_ids = gumbel_max_sample(mlm_logits, sampling_noise, config.temperature)
             corrupted_ids, labels = replace_tokens(input_ids, sampled_ids, masked.masked_lm_positions,
                                                    masked.masked_lm_weights)
+            labels = self.objective.detection_labels(labels, masked)
             outputs.update(mlm_logits=mlm_logits, sampled_ids=sampled_ids, corrupted_ids=corrupted_ids, labels=labels)
             model_inputs["input_ids"] = corrupted_ids
             if config.generator_training in ("adversarial", "annealed"):
@@ -148,7 +167,8 @@ class ElectraPretrainingModel(keras.Model):
         hidden = self.discriminator.backbone.encode(
             model_inputs, word_vectors=self.discriminator_word_vectors(model_inputs), training=training)
         if objectives.REPLACED_TOKEN_HEAD in self.objective.heads:
-            outputs["disc_logits"] = tf.cast(self.discriminator.replaced_token_head(hidden), tf.float32)
+            outputs["disc_logits"] = self.objective.detection_logits(
+                tf.cast(self.discriminator.replaced_token_head(hidden), tf.float32), outputs, config)
         if self.model_mlm_head is not None:
             positions = self.objective.model_mlm_positions(masked, sequence_length)
             outputs["model_mlm_logits"] = tf.cast(self.model_mlm_head(hidden, mask_positions=positions), tf.float32)
@@ -202,7 +222,7 @@ class ElectraPretrainingModel(keras.Model):
 
     def call(self, inputs, step=0, training=False):
         outputs = self.pretraining_outputs(inputs, step, training=training)
-        names = ("mlm_logits", "disc_logits", "labels", "model_mlm_logits", "copy_logits")
+        names = ("mlm_logits", "disc_logits", "labels", "model_mlm_logits", "copy_logits", "cloze_logits")
         results = {name: outputs[name] for name in names if name in outputs}
         results["masked_lm_positions"] = outputs["masked"].masked_lm_positions
         return results

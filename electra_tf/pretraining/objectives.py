@@ -10,6 +10,9 @@ per-replica sums and counts (`pretraining.statistics`), all-reduced once, so los
 - `replace_mlm`: the discriminator-sized network predicts the masked positions' original tokens from an input in which
   they hold generator samples instead of [MASK] ("Replace MLM").
 - `all_tokens_mlm`: as Replace MLM, but predicting every token, with a copy probability per token ("All-Tokens MLM").
+- `electric`: Electric (Clark et al. 2020, an energy-based cloze model): a two-tower cloze generator trained on every
+  candidate token of the unmasked input, and noise-contrastive estimation for the discriminator, whose output is an
+  energy.
 """
 
 import math
@@ -29,20 +32,32 @@ GENERATOR_METRICS = ("masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_
 DISCRIMINATOR_METRICS = ("disc_loss", "disc_accuracy", "disc_precision", "disc_recall", "disc_auc",
                          "disc_replaced_fraction")
 MODEL_MLM_METRICS = ("model_mlm_loss", "model_mlm_accuracy")
+CLOZE_METRICS = ("cloze_loss", "cloze_accuracy")
 
 
 class Objective:
     """Base class. `uses_generator`: a generator corrupts the model's input (else the model sees the [MASK]ed input).
-    `heads`: heads of the discriminator-sized network. `metric_names`: what the step reports besides `loss`."""
+    `cloze_generator`: the generator is a two-tower cloze model reading the unmasked input (else an MLM reading the
+    [MASK]ed one). `heads`: heads of the discriminator-sized network. `metric_names`: what the step reports besides
+    `loss`."""
 
     name = None
     uses_generator = True
+    cloze_generator = False
     heads = (REPLACED_TOKEN_HEAD,)
     metric_names = GENERATOR_METRICS + DISCRIMINATOR_METRICS
 
     def model_mlm_positions(self, masked, length):
         """Positions [batch, P] at which the model's MLM head predicts (only for objectives with that head)."""
         return masked.masked_lm_positions
+
+    def detection_labels(self, labels, masked):
+        """The discriminator's labels [B, L] from the replaced tokens' `labels` and the `masked` inputs."""
+        return labels
+
+    def detection_logits(self, logits, outputs, config):
+        """The discriminator's logits [B, L] (float32) from its head's output `logits` and the step's `outputs`."""
+        return logits
 
     def statistics(self, outputs):
         """Per-replica sums and counts of the step's `outputs` (see `ElectraPretrainer.pretraining_outputs`)."""
@@ -175,9 +190,46 @@ class AllTokensMLMObjective(Objective):
                 "model": _mean(sums, counts, "model_mlm")}
 
 
+class ElectricObjective(Objective):
+    """Electric: the cloze model's loss (weight gen_weight) over every candidate token (real, not [CLS], [SEP] or
+    [MASK]) of the unmasked input, and noise-contrastive estimation (weight disc_weight) over every real token.
+
+    The discriminator's head gives an energy E(x)_t; the binary classifier's logit of "noise" at t is
+    E(x)_t + log q(x_t | rest) + log(mask_prob / (1 - mask_prob)), with q the cloze model's probability of the token
+    at t of the discriminator's input, without gradient (the NCE loss trains the discriminator alone). Every masked
+    position is noise (label 1), even where the sample equals the original token, as the reference. The generator's
+    metrics (`masked_lm_*`) are the cloze model's at the masked positions.
+    """
+
+    name = "electric"
+    cloze_generator = True
+    metric_names = GENERATOR_METRICS + CLOZE_METRICS + DISCRIMINATOR_METRICS
+
+    def detection_labels(self, labels, masked):
+        length = tf.shape(labels)[1]
+        return tf.cast(positions_indicator(masked.masked_lm_positions, masked.masked_lm_weights > 0, length), tf.int32)
+
+    def detection_logits(self, logits, outputs, config):
+        log_q = tf.gather(tf.nn.log_softmax(outputs["cloze_logits"], axis=-1), outputs["corrupted_ids"], batch_dims=2)
+        noise_odds = math.log(config.mask_prob / (1.0 - config.mask_prob))
+        return tf.cast(logits, tf.float32) + tf.stop_gradient(log_q) + noise_odds
+
+    def statistics(self, outputs):
+        stats = _generator_statistics(outputs)
+        stats.update(statistics.masked_lm_statistics(outputs["cloze_logits"], outputs["input_ids"],
+                                                     outputs["cloze_weights"], prefix="cloze"))
+        stats.update(statistics.discriminator_statistics(outputs["disc_logits"], outputs["labels"],
+                                                         outputs["input_mask"]))
+        return stats
+
+    def loss_terms(self, sums, counts, config):
+        return {"generator": config.gen_weight * _mean(sums, counts, "cloze"),
+                "model": config.disc_weight * _mean(sums, counts, "disc")}
+
+
 OBJECTIVES = {objective.name: objective for objective in
               (ElectraObjective(), Electra15Objective(), MaskedLMObjective(), ReplaceMLMObjective(),
-               AllTokensMLMObjective())}
+               AllTokensMLMObjective(), ElectricObjective())}
 
 
 def get_objective(name):

@@ -42,6 +42,11 @@ class BinnedAUC(keras.metrics.Metric):
         return {**super().get_config(), "num_bins": self.num_bins}
 
 
+# (statistics prefix, metric name prefix) of the masked-LM-like losses: the generator's, the discriminator-sized
+# network's, Electric's cloze model's.
+MLM_PREFIXES = (("mlm", "masked_lm"), ("model_mlm", "model_mlm"), ("cloze", "cloze"))
+
+
 def make_pretraining_metrics(names=METRIC_NAMES):
     """The metrics called `names` (the total loss is always there), by name. Ratios are `Mean`s weighted by their
     denominators, so a window's value is the pooled ratio over all its steps."""
@@ -57,7 +62,7 @@ def update_pretraining_metrics(metrics, totals, loss, loss_weight=1.0):
         metrics[name].update_state(safe_divide(numerator, denominator), sample_weight=denominator)
 
     metrics["loss"].update_state(loss, sample_weight=loss_weight)
-    for prefix, name in (("mlm", "masked_lm"), ("model_mlm", "model_mlm")):
+    for prefix, name in MLM_PREFIXES:
         if f"{name}_loss" in metrics:
             ratio(f"{name}_loss", totals[f"{prefix}_loss_sum"], totals[f"{prefix}_count"])
             ratio(f"{name}_accuracy", totals[f"{prefix}_correct"], totals[f"{prefix}_count"])

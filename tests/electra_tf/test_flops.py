@@ -144,6 +144,15 @@ def test_objective_flops_by_hand():
     expected = 2 * batch * steps * (model + generator)
     assert flops.objective_pretraining_flops(config, s, batch, steps) == pytest.approx(expected, rel=1e-12)
 
+    # Electric: the replaced-token head on the discriminator; two generator towers (each with its embedding lookup)
+    # and the cloze head at every position, its dense layer reading both towers' states (2 x 16 -> E).
+    electric = dataclasses.replace(config, objective="electric")
+    model = s * (block(32, 64) + embeddings(32) + copy_head)
+    cloze_head = 2 * e * v + 2 * 32 * e + e + 8 * e + 5 * e + 5 * v + 2 * v
+    generator = 2 * s * (block(16, 64) + embeddings(16)) + s * cloze_head
+    expected = 2 * batch * steps * (model + generator)
+    assert flops.objective_pretraining_flops(electric, s, batch, steps) == pytest.approx(expected, rel=1e-12)
+
 
 def test_objective_flops_covers_every_objective():
     from electra_tf import config as config_lib

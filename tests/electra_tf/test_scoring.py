@@ -127,3 +127,33 @@ def test_cli_flags_the_off_topic_word_in_json_lines(pretrained_detector):
     assert [line["text"] for line in lines] == [clean, corrupted]
     assert lines[1]["tokens"] == corrupted.split() and not lines[1]["truncated"]
     assert int(np.argmax(lines[1]["replaced_probability"])) == position and lines[0]["score"] > lines[1]["score"]
+
+
+def test_electric_pseudo_log_likelihood_sums_the_negative_energies_of_one_pass(pretraining_data):
+    import pytest
+
+    from electra_tf.errors import ConfigError
+    from electra_tf.scoring import electric_pseudo_log_likelihoods
+
+    tokenizer = ElectraTokenizer(pretraining_data[1])
+    config = ElectraConfig.from_preset("tiny", vocab_size=tokenizer.vocab_size, pad_id=0, unk_id=1, cls_id=2, sep_id=3,
+                                       mask_id=4, objective="electric")
+    discriminator = build_discriminator(config)
+    vocabulary = open(pretraining_data[1], encoding="utf-8").read().split()  # whole-word pieces
+    texts = ["w1 w2 w3", "", "w4 " * 20, "w5 w1", "w2"]
+    length = 10
+    expected = []
+    for text in texts:  # one text at a time, unpadded: the energies of its pieces, [CLS] and [SEP] left out
+        ids = [tokenizer.cls_id] + [vocabulary.index(word) for word in text.split()][:length - 2] + [tokenizer.sep_id]
+        energies = discriminator(backbone_inputs({"input_ids": np.array([ids], np.int32),
+                                                  "input_mask": np.ones((1, len(ids)), np.int32),
+                                                  "segment_ids": np.zeros((1, len(ids)), np.int32)})).numpy()[0]
+        expected.append(-energies[1:-1].astype(np.float64).sum())
+    scores = electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_length=length, batch_size=2)
+    assert scores.dtype == np.float64 and scores[1] == 0.0
+    np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-5)
+
+    with pytest.raises(ConfigError) as error:
+        electric_pseudo_log_likelihoods(_model(tokenizer), tokenizer, texts)
+    assert str(error.value) == ("the discriminator was pre-trained with objective='electra': its outputs are no "
+                                "energies; pass the discriminator of an objective=electric run")

@@ -126,3 +126,63 @@ def test_expected_initial_losses():
     assert objectives.get_objective("mlm").expected_initial_loss(CONFIG) == pytest.approx(ln_v)
     assert objectives.get_objective("replace_mlm").expected_initial_loss(CONFIG) == pytest.approx(2 * ln_v)
     assert objectives.get_objective("all_tokens_mlm").expected_initial_loss(CONFIG) is None
+
+
+def _electric_outputs():
+    """`_outputs()` with Electric's: cloze logits at every position, the candidate weights (real tokens but [CLS]
+    at position 0 and [SEP] at the last real one) and the labels of every masked position, replaced or not."""
+    outputs = _outputs()
+    rng = np.random.default_rng(3)
+    outputs["cloze_logits"] = tf.Variable(rng.normal(size=(BATCH, LENGTH, VOCAB)).astype(np.float32))
+    candidates = REAL_TOKENS.copy()
+    candidates[:, 0] = False
+    candidates[0, 4] = candidates[1, 5] = False
+    outputs["cloze_weights"] = tf.constant(candidates.astype(np.float32))
+    outputs["labels"] = objectives.get_objective("electric").detection_labels(outputs["labels"], outputs["masked"])
+    return outputs, candidates
+
+
+def _log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def test_electric_nce_logits_labels_and_losses_match_a_numpy_computation():
+    objective = objectives.get_objective("electric")
+    outputs, candidates = _electric_outputs()
+    energies = outputs["disc_logits"].numpy().astype(np.float64)
+    # Every masked position is noise, including example 0's position 3, whose sample equals the original.
+    np.testing.assert_array_equal(outputs["labels"].numpy(), MASKED_POSITIONS.astype(np.int32))
+    logits = objective.detection_logits(outputs["disc_logits"], outputs, CONFIG).numpy()
+    log_q = _log_softmax(outputs["cloze_logits"].numpy().astype(np.float64))
+    corrupted = outputs["corrupted_ids"].numpy()
+    expected = (energies + np.take_along_axis(log_q, corrupted[..., None], -1)[..., 0]
+                + math.log(0.15 / 0.85))
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+
+    outputs["disc_logits"] = tf.constant(logits)
+    stats = objective.statistics(outputs)
+    terms = objective.loss_terms(stats, stats, CONFIG)
+    labels = MASKED_POSITIONS.astype(np.float64)
+    nce = np.logaddexp(0.0, expected) - labels * expected  # sigmoid cross-entropy, "noise" = 1
+    np.testing.assert_allclose(terms["model"], 50.0 * nce[REAL_TOKENS].mean(), rtol=1e-5)
+    input_ids = outputs["input_ids"].numpy()
+    cloze = -np.take_along_axis(log_q, input_ids[..., None], -1)[..., 0]
+    np.testing.assert_allclose(terms["generator"], cloze[candidates].mean(), rtol=1e-5)
+    assert float(stats["cloze_count"]) == 7.0 and float(stats["disc_count"]) == 11.0
+    assert objective.expected_initial_loss(CONFIG) is None
+
+
+def test_electric_nce_loss_does_not_reach_the_cloze_logits():
+    objective = objectives.get_objective("electric")
+    outputs, candidates = _electric_outputs()
+    with tf.GradientTape(persistent=True) as tape:
+        outputs["disc_logits"] = objective.detection_logits(outputs["disc_logits"], outputs, CONFIG)
+        stats = objective.statistics(outputs)
+        terms = objective.loss_terms(stats, stats, CONFIG)
+    nce_to_cloze = tape.gradient(terms["model"], outputs["cloze_logits"])
+    assert nce_to_cloze is None
+    cloze_rows = np.abs(tape.gradient(terms["generator"], outputs["cloze_logits"]).numpy()).sum(-1) > 0
+    np.testing.assert_array_equal(cloze_rows, candidates)
+    # The masked-LM metrics at the slots carry no loss: the cloze loss already covers those positions.
+    assert tape.gradient(terms["generator"], outputs["mlm_logits"]) is None

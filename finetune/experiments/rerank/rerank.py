@@ -51,21 +51,14 @@ def load_models(init_checkpoint, scorer_names):
     models, skipped, failures = {}, {}, []
     for model_name in dict.fromkeys(scorers.SCORERS[name].model for name in names):
         needing = [name for name in names if scorers.SCORERS[name].model == model_name]
-        reason = scorers.missing_support(model_name)
-        if reason is not None and scorer_names is not None:
-            raise ConfigError(f"scorers={','.join(needing)}: {reason}; choose among the others",
-                              arguments=("scorers",))
         try:
-            if reason is None:
-                models[model_name] = scorers.load_model(model_name, init_checkpoint)
+            models[model_name] = scorers.load_model(model_name, init_checkpoint)
         except CheckpointError as error:
             if scorer_names is not None:
                 raise CheckpointError(f"scorers={','.join(needing)} needs the checkpoint's {model_name}: {error}",
                                       arguments=("scorers", "init_checkpoint")) from None
-            reason = f"{init_checkpoint} holds no {model_name}"
+            skipped.update({name: str(error) for name in needing})
             failures.append(error)
-        if reason is not None:
-            skipped.update({name: reason for name in needing})
     if not models:  # nothing to score with: the checkpoint itself is at fault
         raise failures[0] if failures else ConfigError("no scorer can run here: " + "; ".join(
             f"{name}: {reason}" for name, reason in skipped.items()), arguments=("scorers",))

@@ -35,25 +35,22 @@ SCORERS = {scorer.name: scorer for scorer in (
 )}
 
 
-def missing_support(model):
-    """Why this electra_tf cannot score with `model` at all (None when it can): Electric needs its model kind and
-    `electra_tf.scoring.electric_pseudo_log_likelihoods`."""
-    if model != ELECTRIC:
-        return None
-    from electra_tf import scoring
-    from electra_tf.checkpoints import MODEL_KINDS
-
-    if ELECTRIC not in MODEL_KINDS or not hasattr(scoring, "electric_pseudo_log_likelihoods"):
-        return "this electra_tf has no Electric model to score with"
-    return None
-
-
 def load_model(model, init_checkpoint):
     """(model, tokenizer) of `model` (one of the `Scorer.model` values) at `init_checkpoint`; CheckpointError when
-    the checkpoint holds no such model (a discriminator-only checkpoint has no generator)."""
+    the checkpoint holds no such model: a discriminator-only checkpoint has no generator, and an Electric
+    discriminator (objective=electric) gives energies where the others give replaced-token logits, so each of the two
+    serves only its own scorers."""
     from electra_tf.checkpoints import load_checkpoint
 
-    loaded = load_checkpoint(init_checkpoint, model, argument="init_checkpoint")
+    loaded = load_checkpoint(init_checkpoint, GENERATOR if model == GENERATOR else DISCRIMINATOR,
+                             argument="init_checkpoint")
+    electric = model != GENERATOR and loaded.model.electra_config.objective == ELECTRIC
+    if model == ELECTRIC and not electric:
+        raise CheckpointError(f"{init_checkpoint} holds no Electric model (it was pre-trained with objective="
+                              f"{loaded.model.electra_config.objective})", arguments=("init_checkpoint",))
+    if model == DISCRIMINATOR and electric:
+        raise CheckpointError(f"{init_checkpoint} holds an Electric model: its discriminator gives energies, not "
+                              "replaced-token probabilities (score it with electric)", arguments=("init_checkpoint",))
     return loaded.model, loaded.tokenizer()
 
 

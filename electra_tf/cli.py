@@ -17,7 +17,7 @@ import tempfile
 
 from absl import app, flags
 
-from electra_tf.errors import ConfigError, ElectraError
+from electra_tf.errors import ConfigError, ElectraError, WorkerLostError
 
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
@@ -180,6 +180,12 @@ def _wrap(main, flag_names, precheck):
             if _is_verbose():
                 raise
             print(f"error: {message_for_command_line(error, flag_names=flag_names)}", file=sys.stderr)
+            if isinstance(error, WorkerLostError):
+                # TensorFlow's runtime is unusable after a failed collective, and its exit handlers wait for the lost
+                # peer: leave without them, so that a scheduler sees the exit now.
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(USER_ERROR_EXIT_CODE)
             sys.exit(USER_ERROR_EXIT_CODE)
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)

@@ -15,7 +15,8 @@ import sys  # noqa: E402
 from absl import flags  # noqa: E402
 
 from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES  # noqa: E402
-from electra_tf.training.choices import OPTIMIZERS, PRECISIONS, STRATEGIES  # noqa: E402  (TensorFlow-free: fast --help)
+from electra_tf.training.choices import (  # noqa: E402  (TensorFlow-free: fast --help)
+    DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, OPTIMIZERS, PRECISIONS, STRATEGIES)
 
 FLAGS = flags.FLAGS
 
@@ -91,6 +92,12 @@ flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: two run
 flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, "
                     "comma-separated, the same on every worker (worker 0 is the chief).")
 flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
+flags.DEFINE_float("collective_timeout_seconds", DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "With --strategy=multi_worker: "
+                   "how long a worker waits for the others in one exchange (an all-reduce of a step) before it "
+                   "stops with an error naming the lost worker and the checkpoint to resume from (0: wait forever). "
+                   "Five minutes is far above the longest legitimate wait (the others compiling the first step, the "
+                   "chief writing a checkpoint) and far below the hours a run otherwise hangs when a worker stops "
+                   "answering.")
 flags.DEFINE_string("init_checkpoint", None, "Start from these weights (continued pre-training): a reference TF1 "
                     "checkpoint, a Hugging Face discriminator directory (or discriminator/ + generator/), a keras-hub "
                     "preset, a pretrained/ directory or another run's --model_dir. The architecture comes from it; the "

@@ -1,10 +1,14 @@
 """Two MultiWorkerMirroredStrategy workers on 127.0.0.1 train (and evaluate on held-out data) exactly as
-one process with the same global batch, and only the chief writes to --model_dir."""
+one process with the same global batch, and only the chief writes to --model_dir; a lost worker stops the other with
+one line, and starting both again resumes from the last checkpoint."""
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -62,3 +66,64 @@ def test_two_workers_on_loopback_equal_one_process(pretraining_data, tmp_path):
     assert not os.listdir(worker_tmp[1]), "the non-chief's temporary checkpoint directory is removed"
     # The evaluation sums both workers' statistics: the single process's numbers, written once (by the chief).
     assert_same_single_evaluation(tmp_path / "single", tmp_path / "cluster", eval_batches=2)
+
+
+COLLECTIVE_TIMEOUT = 20
+
+
+def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint(pretraining_data, tmp_path):
+    """kill -9 of worker 1 once the chief has checkpointed: the chief exits within --collective_timeout_seconds with
+    one line naming worker 1, the step and the checkpoint; both workers started again with the same command resume
+    from that checkpoint and end with the weights of an uninterrupted run."""
+    settings = (*SETTINGS[:1], "--num_train_steps=20", *SETTINGS[1:], "--save_checkpoints_steps=2",
+                f"--collective_timeout_seconds={COLLECTIVE_TIMEOUT}")
+    ports = _free_ports(2)
+    hosts = ",".join(f"127.0.0.1:{port}" for port in ports)
+    model_dir = tmp_path / "cluster"
+    worker_tmp = [tmp_path / f"tmp{index}" for index in range(2)]
+    for tmpdir in worker_tmp:
+        tmpdir.mkdir()
+
+    def start_workers():
+        return [_start([*_common(pretraining_data, model_dir, *settings), "--strategy=multi_worker",
+                        f"--worker_hosts={hosts}", f"--task_index={index}"], worker_tmp[index]) for index in range(2)]
+
+    workers = start_workers()
+    try:
+        deadline = time.monotonic() + 300
+        while not (model_dir / "ckpt-2.index").exists():
+            assert all(worker.poll() is None for worker in workers), workers[0].communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "no checkpoint within 300 s"
+            time.sleep(0.05)
+        workers[1].kill()
+        workers[1].communicate()
+        output, _ = workers[0].communicate(timeout=COLLECTIVE_TIMEOUT + 60)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.communicate()
+    assert workers[0].returncode == 2, output[-3000:]
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
+    match = re.fullmatch(rf"error: worker 1 \(127\.0\.0\.1:{ports[1]}\) stopped answering during step (\d+); the last "
+                         rf"checkpoint in {re.escape(str(model_dir))} is ckpt-(\d+): restart every worker with the "
+                         r"same command to resume from step (\d+)", errors[0])
+    assert match, errors[0]
+    failed_step, checkpoint_step, resume_step = (int(group) for group in match.groups())
+    assert checkpoint_step == resume_step and checkpoint_step % 2 == 0 and checkpoint_step < failed_step < 20
+
+    workers = start_workers()
+    outputs = [worker.communicate(timeout=600)[0] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    assert f"resumed from {model_dir / f'ckpt-{resume_step}'}" in outputs[0]
+    with open(model_dir / "metrics.jsonl", encoding="utf-8") as handle:
+        assert [json.loads(line)["step"] for line in handle] == list(range(1, 21))
+
+    single = _start(_common(pretraining_data, tmp_path / "single", *settings), tmp_path)
+    output, _ = single.communicate(timeout=300)
+    assert single.returncode == 0, output[-3000:]
+    expected, actual = _final_weights(tmp_path / "single"), _final_weights(model_dir)
+    assert len(expected) > 200 and expected.keys() == actual.keys()
+    for name, value in expected.items():
+        np.testing.assert_allclose(actual[name], value, atol=1e-5, err_msg=name)

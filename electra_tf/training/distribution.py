@@ -140,7 +140,7 @@ def _describe(job_name, index, cluster):
     return f"{job_name} {index}{address}"
 
 
-def lost_worker_error(error, step, model_dir):
+def lost_worker_error(error, step, model_dir, collective_timeout_seconds=None):
     """The one-line `WorkerLostError` for `error` (see `is_lost_worker_error`), raised while `step` ran (None: before
     training started): the peers TensorFlow's message names (else every other task of TF_CONFIG), and the checkpoint
     of `model_dir` every worker resumes from when started again with the same command."""
@@ -152,20 +152,21 @@ def lost_worker_error(error, step, model_dir):
     for job_name, index in _TASK_IN_ERROR.findall(str(error)):
         if (job_name, int(index)) != own and (job_name, int(index)) not in named:
             named.append((job_name, int(index)))
-    if named:
-        lost = " and ".join(_describe(job_name, index, cluster) for job_name, index in named) + " stopped answering"
+    if not named:
+        named = [(job_name, index) for job_name, hosts in sorted(cluster.items()) for index in range(len(hosts))
+                 if (job_name, index) != own]
+    lost = ", ".join(_describe(job_name, index, cluster) for job_name, index in named) or "a peer"
+    if len(named) > 1:
+        lost = f"one of {lost}"
+    if isinstance(error, tf.errors.DeadlineExceededError) and collective_timeout_seconds:
+        lost += f" did not answer within collective_timeout_seconds={collective_timeout_seconds:g}"
     else:
-        peers = [_describe(job_name, index, cluster) for job_name, hosts in sorted(cluster.items())
-                 for index in range(len(hosts)) if (job_name, index) != own]
-        reason = ("no answer within collective_timeout_seconds" if isinstance(error, tf.errors.DeadlineExceededError)
-                  else str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
-        lost = f"a peer ({', '.join(peers) or 'unknown'}) stopped answering ({reason})"
+        lost += " stopped answering"
     when = f"during step {step}" if step is not None else "before training started"
     latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.exists(model_dir) else None
     if latest:
-        resume_step = latest.rsplit("-", 1)[-1]
-        after = (f"the last checkpoint in {model_dir} is {os.path.basename(latest)}; restart every worker with the "
-                 f"same command to resume from step {resume_step}")
+        after = (f"the last checkpoint in {model_dir} is {os.path.basename(latest)}: restart every worker with the "
+                 f"same command to resume from step {latest.rsplit('-', 1)[-1]}")
     else:
-        after = f"{model_dir} holds no checkpoint yet; restart every worker with the same command to start again"
+        after = f"{model_dir} holds no checkpoint yet: restart every worker with the same command to start again"
     return WorkerLostError(f"{lost} {when}; {after}", arguments=("collective_timeout_seconds",))

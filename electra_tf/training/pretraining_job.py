@@ -97,7 +97,8 @@ def run(job, extra_files=None):
         return _run(job, chief, checkpoint_dir, extra_files or {}, progress)
     except tf.errors.OpError as error:
         if job.strategy == "multi_worker" and distribution.is_lost_worker_error(error):
-            raise distribution.lost_worker_error(error, progress.step, job.model_dir) from error
+            raise distribution.lost_worker_error(error, progress.step, job.model_dir,
+                                                 job.collective_timeout_seconds) from error
         raise
     except DataError as error:
         # A corrupt record met in training: the last checkpoint stays; a model_dir this run created and that holds

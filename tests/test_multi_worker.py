@@ -39,6 +39,7 @@ def _start(args, tmpdir):
 
 def test_two_workers_on_loopback_equal_one_process(pretraining_data, tmp_path):
     evaluation = (f"--eval_tfrecords={pretraining_data[0]}", "--eval_every_steps=3", "--num_eval_steps=2")
+    print("PHASE single", time.monotonic(), flush=True)
     single = _start(_common(pretraining_data, tmp_path / "single", *SETTINGS, *evaluation), tmp_path)
     output, _ = single.communicate(timeout=300)
     assert single.returncode == 0, output[-3000:]
@@ -88,6 +89,7 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
         return [_start([*_common(pretraining_data, model_dir, *settings), "--strategy=multi_worker",
                         f"--worker_hosts={hosts}", f"--task_index={index}"], worker_tmp[index]) for index in range(2)]
 
+    print("PHASE start", time.monotonic(), flush=True)
     workers = start_workers()
     try:
         deadline = time.monotonic() + 300
@@ -95,6 +97,7 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
             assert all(worker.poll() is None for worker in workers), workers[0].communicate()[0][-3000:]
             assert time.monotonic() < deadline, "no checkpoint within 300 s"
             time.sleep(0.05)
+        print("PHASE kill", time.monotonic(), flush=True)
         workers[1].kill()
         workers[1].communicate()
         output, _ = workers[0].communicate(timeout=COLLECTIVE_TIMEOUT + 60)
@@ -103,6 +106,7 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
             if worker.poll() is None:
                 worker.kill()
                 worker.communicate()
+    print("PHASE chiefexit", time.monotonic(), flush=True)
     assert workers[0].returncode == 2, output[-3000:]
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
@@ -113,6 +117,7 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
     failed_step, checkpoint_step, resume_step = (int(group) for group in match.groups())
     assert checkpoint_step == resume_step and checkpoint_step % 2 == 0 and checkpoint_step < failed_step < 20
 
+    print("PHASE start", time.monotonic(), flush=True)
     workers = start_workers()
     outputs = [worker.communicate(timeout=600)[0] for worker in workers]
     assert [worker.returncode for worker in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
@@ -120,9 +125,11 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
     with open(model_dir / "metrics.jsonl", encoding="utf-8") as handle:
         assert [json.loads(line)["step"] for line in handle] == list(range(1, 21))
 
+    print("PHASE single", time.monotonic(), flush=True)
     single = _start(_common(pretraining_data, tmp_path / "single", *settings), tmp_path)
     output, _ = single.communicate(timeout=300)
     assert single.returncode == 0, output[-3000:]
+    print("PHASE end", time.monotonic(), flush=True)
     expected, actual = _final_weights(tmp_path / "single"), _final_weights(model_dir)
     assert len(expected) > 200 and expected.keys() == actual.keys()
     for name, value in expected.items():

@@ -52,7 +52,8 @@ def test_a_lost_worker_is_named_with_its_address_and_the_checkpoint_to_resume_fr
     _checkpoint_at(tmp_path, 4)
     _checkpoint_at(tmp_path, 6)
     # The chief's own task (named in TensorFlow's op name) is not the lost one.
-    error = tf.errors.UnavailableError(None, None, "{{function_node _device_/job:worker/replica:0/task:0/device:CPU:0}} "
+    own_op = "{{function_node _device_/job:worker/replica:0/task:0/device:CPU:0}} "
+    error = tf.errors.UnavailableError(None, None, own_op
                                        + LOST_PEER)
     assert distribution.is_lost_worker_error(error)
     assert str(distribution.lost_worker_error(error, 7, str(tmp_path), 20)) == (

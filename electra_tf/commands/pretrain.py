@@ -93,11 +93,12 @@ flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead 
                     "comma-separated, the same on every worker (worker 0 is the chief).")
 flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
 flags.DEFINE_float("collective_timeout_seconds", DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "With --strategy=multi_worker: "
-                   "how long a worker waits for the others in one exchange (an all-reduce of a step) before it "
-                   "stops with an error naming the lost worker and the checkpoint to resume from (0: wait forever). "
-                   "Five minutes is far above the longest legitimate wait (the others compiling the first step, the "
-                   "chief writing a checkpoint) and far below the hours a run otherwise hangs when a worker stops "
-                   "answering.")
+                   "stop when one exchange between the workers (an all-reduce of a step) waits longer than this, "
+                   "naming the workers and the checkpoint to resume from. 0 (default): no limit; a worker that dies "
+                   "or freezes is still noticed within about 10 seconds by TensorFlow's own heartbeats, and this "
+                   "limit only adds a bound for a worker that is alive but never joins the exchange. It costs one "
+                   "sleeping thread per exchange for the whole timeout (about 100 per step), so use it only while "
+                   "looking for such a hang.")
 flags.DEFINE_string("init_checkpoint", None, "Start from these weights (continued pre-training): a reference TF1 "
                     "checkpoint, a Hugging Face discriminator directory (or discriminator/ + generator/), a keras-hub "
                     "preset, a pretrained/ directory or another run's --model_dir. The architecture comes from it; the "

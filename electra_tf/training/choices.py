@@ -8,9 +8,11 @@ PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 OPTIMIZERS = ("adam_weight_decay", "keras_adamw", "lamb")
 NONFINITE_LOSS_POLICIES = ("stop", "skip")  # see callbacks.NonFiniteLossGuard
 
-# Five minutes: far above the longest legitimate wait for a peer (compiling the first step, the chief writing a
-# checkpoint), far below the hours a run otherwise hangs when a peer stops answering without closing its connections.
-DEFAULT_COLLECTIVE_TIMEOUT_SECONDS = 300
+# No limit by default: TensorFlow's coordination service already stops the survivors within about 10 seconds when a
+# worker dies or freezes (missed heartbeats, closed connections), and TensorFlow implements a collective's timeout
+# with one sleeping thread per collective for the whole timeout (about 100 collectives per pre-training step), so a
+# limit of minutes at several steps a second means tens of thousands of threads.
+DEFAULT_COLLECTIVE_TIMEOUT_SECONDS = 0
 
 
 def check_collective_timeout(seconds):

@@ -82,7 +82,8 @@ def run(job, extra_files=None):
 
     `extra_files` ({name: text}, e.g. the entry point's flags.txt) are written to model_dir with the run's config,
     after every input check has passed, so a rejected run leaves nothing behind. Raises
-    `preemption.TrainingPreempted` after saving a checkpoint when SIGTERM arrives.
+    `preemption.TrainingPreempted` after saving a checkpoint when SIGTERM arrives, and under strategy=multi_worker
+    `WorkerLostError` when another worker dies or stops answering (TensorFlow cannot go on in this process then).
     """
     job.validate()
     if job.worker_hosts:

@@ -152,12 +152,13 @@ def lost_worker_error(error, step, model_dir, collective_timeout_seconds=None):
     for job_name, index in _TASK_IN_ERROR.findall(str(error)):
         if (job_name, int(index)) != own and (job_name, int(index)) not in named:
             named.append((job_name, int(index)))
-    if not named:
-        named = [(job_name, index) for job_name, hosts in sorted(cluster.items()) for index in range(len(hosts))
+    if named:  # TensorFlow says which
+        lost = " and ".join(_describe(job_name, index, cluster) for job_name, index in named)
+    else:
+        peers = [(job_name, index) for job_name, hosts in sorted(cluster.items()) for index in range(len(hosts))
                  if (job_name, index) != own]
-    lost = ", ".join(_describe(job_name, index, cluster) for job_name, index in named) or "a peer"
-    if len(named) > 1:
-        lost = f"one of {lost}"
+        lost = ", ".join(_describe(job_name, index, cluster) for job_name, index in peers) or "a peer"
+        lost = f"one of {lost}" if len(peers) > 1 else lost
     if isinstance(error, tf.errors.DeadlineExceededError) and collective_timeout_seconds:
         lost += f" did not answer within collective_timeout_seconds={collective_timeout_seconds:g}"
     else:

@@ -72,3 +72,13 @@ def test_only_collective_failures_count_as_a_lost_worker():
     assert distribution.is_lost_worker_error(tf.errors.CancelledError(None, None, "Collective ops is aborted by: x"))
     assert not distribution.is_lost_worker_error(tf.errors.InternalError(None, None, "Blas GEMM launch failed"))
     assert not distribution.is_lost_worker_error(tf.errors.InvalidArgumentError(None, None, "Collective shape"))
+
+
+def test_every_task_the_coordination_service_names_is_reported(monkeypatch, tmp_path):
+    import tensorflow as tf
+
+    monkeypatch.setenv("TF_CONFIG", json.dumps(distribution.tf_config_for_workers("h0:1,h1:2,h2:3", 0)))
+    error = tf.errors.UnavailableError(None, None, "The following tasks are unhealthy (stopped sending heartbeats):\n"
+                                       "/job:worker/replica:0/task:1\n/job:worker/replica:0/task:2\n")
+    assert str(distribution.lost_worker_error(error, None, str(tmp_path))).startswith(
+        "worker 1 (h1:2) and worker 2 (h2:3) stopped answering before training started; ")

@@ -206,6 +206,15 @@ def test_blimp_and_switchboard_decode_with_the_shared_reader(shared_data, tmp_pa
     # The real Switchboard sample is UTF-8: read strictly, it gives what the analysis has always read.
     turns, _ = read_switchboard(str(shared_data), max_turns=5)
     assert len(turns) == 5 and all(turn["words"] for turn in turns)
+    switchboard = tmp_path / "tagging" / "switchboard"
+    switchboard.mkdir(parents=True)
+    (switchboard / "tagged").write_bytes("A.1: caf\u00e9/NN\n".encode("latin-1"))
+    (switchboard / "disfluency").write_bytes("A.1: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(DataError, match=f"^{switchboard}/tagged line 1 is not valid utf-8 \\(byte 0xe9 at "
+                                        "column 9\\)"):
+        read_switchboard(str(tmp_path))
+    turns, _ = read_switchboard(str(tmp_path), encoding="latin-1")
+    assert [turn["words"] for turn in turns] == [("caf\u00e9",)]
 
 
 def test_a_failed_run_leaves_the_previous_report_whole(pretrained_tiny, shared_data, tmp_path):

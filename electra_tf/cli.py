@@ -14,10 +14,11 @@ import os
 import re
 import sys
 import tempfile
+import traceback
 
 from absl import app, flags
 
-from electra_tf.errors import ConfigError, ElectraError
+from electra_tf.errors import ConfigError, ElectraError, WorkerLostError
 
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
@@ -168,6 +169,17 @@ def require_flags(*names):
                           arguments=tuple(missing))
 
 
+def _leave_after_lost_worker(error, flag_names):
+    """Report `error` (a `WorkerLostError`) and end the process at once: TensorFlow's runtime is unusable after a failed
+    collective, and its exit handlers wait for the lost peer, so they are skipped so that a scheduler sees the exit."""
+    if _is_verbose():
+        traceback.print_exc()
+    print(f"error: {message_for_command_line(error, flag_names=flag_names)}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(USER_ERROR_EXIT_CODE)
+
+
 def _wrap(main, flag_names, precheck):
     def wrapped(argv):
         try:
@@ -177,6 +189,8 @@ def _wrap(main, flag_names, precheck):
             return main(argv)
         except ElectraError as error:
             _STARTUP_FILTER.stop()
+            if isinstance(error, WorkerLostError):
+                _leave_after_lost_worker(error, flag_names)
             if _is_verbose():
                 raise
             print(f"error: {message_for_command_line(error, flag_names=flag_names)}", file=sys.stderr)

@@ -41,3 +41,7 @@ class NonFiniteLossError(ElectraError, FloatingPointError):
 
 class BackendError(ElectraError, ImportError):
     """Keras is set to a backend other than TensorFlow, the only one the library runs on."""
+
+
+class WorkerLostError(ElectraError, RuntimeError):
+    """A peer of a multi-worker run died or stopped answering; every worker must be started again to resume."""

@@ -87,6 +87,14 @@ def _write_latin1_files(tmp):
     for name, text in files.items():
         (latin1 / name).write_bytes(text.encode("latin-1"))
     (tmp / "scores.txt").write_bytes("tr\u00e8s bien\n".encode("latin-1"))
+    # The analysis' data directory: FCE and BLiMP files with the same byte.
+    (latin1 / "analysis" / "ged" / "fce").mkdir(parents=True)
+    for split in ("dev", "test"):
+        (latin1 / "analysis" / "ged" / "fce" / f"en_fce_{split}.tsv").write_bytes("Tr\u00e8s\tc\n".encode("latin-1"))
+    (latin1 / "analysis" / "blimp").mkdir()
+    (latin1 / "analysis" / "blimp" / "island.jsonl").write_bytes(
+        '{"UID": "island", "pairID": "0", "sentence_good": "Tr\u00e8s.", "sentence_bad": "Tr\u00e8s"}\n'.encode(
+            "latin-1"))
 
 
 def _write_corrupt_shards(tmp, records):
@@ -201,6 +209,9 @@ CASES = [
     ("pretrain-checkpoint-steps-not-int", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--checkpoint_steps=a,b"],
      "--checkpoint_steps=a,b must be comma-separated integers"),
     ("pretrain-eval-mode-without-data", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--mode=eval"], "--eval_tfrecords"),
+    ("pretrain-negative-collective-timeout", PRETRAIN, [
+        *PRETRAIN_OK, MODEL_DIR, "--strategy=multi_worker", "--worker_hosts=127.0.0.1:1,127.0.0.1:2",
+        "--collective_timeout_seconds=-1"], "--collective_timeout_seconds must be >= 0 (0: wait forever), got -1.0"),
     ("pretrain-generator-without-init", PRETRAIN, [*PRETRAIN_OK, MODEL_DIR, "--init_generator_checkpoint={tmp}/x"],
      "--init_checkpoint"),
     ("build-bad-encoding", BUILD, ["--corpus={tmp}/corpus.txt", "--vocab_file={vocab}", "--output_dir={tmp}/out",
@@ -287,6 +298,14 @@ CASES = [
     ("analyze-compare-not-found", ANALYZE, ["--init_checkpoint={tmp}/empty_dir", "--data_dir={shared}",
                                             "--output_dir={tmp}/out", "--compare_checkpoint={tmp}/none"],
      "--compare_checkpoint={tmp}/none does not exist"),
+    ("analyze-bad-encoding", ANALYZE, ["--init_checkpoint={tmp}/empty_dir", "--data_dir={shared}",
+                                       "--output_dir={tmp}/out", "--input_encoding=klingon"],
+     "--input_encoding='klingon' is not an encoding Python knows"),
+    *[(f"analyze-latin1-{name}", ANALYZE, ["--init_checkpoint={pretrained}", "--data_dir={tmp}/latin1/analysis",
+                                           "--output_dir={tmp}/out", f"--analyses={name}"],
+       f"{{tmp}}/latin1/analysis/{path} line 1 is not valid utf-8 (byte 0xe8 at column {column}); pass "
+       "--input_encoding=latin-1 (or the file's encoding) or --encoding_errors=replace")
+      for name, path, column in (("ged", "ged/fce/en_fce_dev.tsv", 3), ("blimp", "blimp/island.jsonl", 54))],
     ("analyze-corrupt-checkpoint", ANALYZE, ["--init_checkpoint={tmp}/garbage_checkpoint", "--data_dir={shared}",
                                              "--output_dir={tmp}/out", "--analyses=ged"], "garbage_checkpoint"),
     # --- the n-best re-ranker
@@ -392,6 +411,7 @@ FAST_CASES = [
     "analyze-heldout-no-match", "analyze-compare-without-representations", "analyze-compare-not-found",
     "rerank-missing-flags", "rerank-nbest-missing", "rerank-nbest-malformed", "rerank-hypotheses-not-a-list",
     "rerank-unknown-scorer", "rerank-checkpoint-not-found",
+    "pretrain-negative-collective-timeout", "analyze-bad-encoding",
 ]
 # Reports, when the process ends, whether TensorFlow was ever imported; then runs the entry point as `python` does.
 _REPORT_TENSORFLOW = ("import atexit, runpy, sys; atexit.register(lambda: print('tensorflow imported:', "

@@ -1,19 +1,27 @@
 """Two MultiWorkerMirroredStrategy workers on 127.0.0.1 train (and evaluate on held-out data) exactly as
-one process with the same global batch, and only the chief writes to --model_dir."""
+one process with the same global batch, and only the chief writes to --model_dir; a lost worker stops the other with
+one line, and starting both again resumes from the last checkpoint."""
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
+import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.test_run_pretraining import _common, _final_weights, assert_same_single_evaluation
 
+STEPS = 20
 # Dropout off: Keras draws dropout masks per replica. jit_compile stays off (Keras 3 under tf.distribute).
-SETTINGS = ("--num_train_steps=3", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
-            "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=3", "--log_every_steps=1")
+SETTINGS = (f"--num_train_steps={STEPS}", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
+            "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=2", "--log_every_steps=1",
+            f"--eval_every_steps={STEPS}", "--num_eval_steps=2")
+COLLECTIVE_TIMEOUT = 20
 
 
 def _free_ports(count):
@@ -33,32 +41,92 @@ def _start(args, tmpdir):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def test_two_workers_on_loopback_equal_one_process(pretraining_data, tmp_path):
-    evaluation = (f"--eval_tfrecords={pretraining_data[0]}", "--eval_every_steps=3", "--num_eval_steps=2")
-    single = _start(_common(pretraining_data, tmp_path / "single", *SETTINGS, *evaluation), tmp_path)
+def _settings(pretraining_data):
+    return (*SETTINGS, f"--eval_tfrecords={pretraining_data[0]}")
+
+
+@pytest.fixture(scope="module")
+def single_process_run(pretraining_data, tmp_path_factory):
+    """The model_dir of the uninterrupted one-process run that every cluster run here must equal."""
+    tmp_path = tmp_path_factory.mktemp("single")
+    single = _start(_common(pretraining_data, tmp_path / "model", *_settings(pretraining_data)), tmp_path)
     output, _ = single.communicate(timeout=300)
     assert single.returncode == 0, output[-3000:]
+    return tmp_path / "model"
 
-    hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
+
+def _start_cluster(pretraining_data, model_dir, hosts, worker_tmp, *extra):
+    return [_start([*_common(pretraining_data, model_dir, *_settings(pretraining_data), *extra),
+                    "--strategy=multi_worker", f"--worker_hosts={hosts}", f"--task_index={index}"], tmpdir)
+            for index, tmpdir in enumerate(worker_tmp)]
+
+
+def _worker_tmp(tmp_path):
     worker_tmp = [tmp_path / f"tmp{index}" for index in range(2)]
-    workers = []
-    for index, tmpdir in enumerate(worker_tmp):
+    for tmpdir in worker_tmp:
         tmpdir.mkdir()
-        args = [*_common(pretraining_data, tmp_path / "cluster", *SETTINGS, *evaluation), "--strategy=multi_worker",
-                f"--worker_hosts={hosts}", f"--task_index={index}"]
-        workers.append(_start(args, tmpdir))
-    for worker in workers:
-        output, _ = worker.communicate(timeout=600)
-        assert worker.returncode == 0, output[-3000:]
+    return worker_tmp
 
-    expected, actual = _final_weights(tmp_path / "single"), _final_weights(tmp_path / "cluster")
+
+def _assert_equal_runs(expected_dir, actual_dir):
+    """Same weights, Adam slots and step; the same held-out evaluation (summed over both workers, written once)."""
+    expected, actual = _final_weights(expected_dir), _final_weights(actual_dir)
     assert len(expected) > 200 and expected.keys() == actual.keys()
     for name, value in expected.items():
         np.testing.assert_allclose(actual[name], value, atol=1e-5, err_msg=name)
-    # Only the chief wrote: one metrics history, one set of checkpoints; the other worker's checkpoint directory is
+    assert_same_single_evaluation(expected_dir, actual_dir, eval_batches=2)
+    with open(actual_dir / "metrics.jsonl", encoding="utf-8") as handle:
+        assert [json.loads(line)["step"] for line in handle] == list(range(1, STEPS + 1))
+
+
+def test_two_workers_on_loopback_equal_one_process(pretraining_data, single_process_run, tmp_path):
+    hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
+    worker_tmp = _worker_tmp(tmp_path)
+    for worker in _start_cluster(pretraining_data, tmp_path / "cluster", hosts, worker_tmp):
+        output, _ = worker.communicate(timeout=600)
+        assert worker.returncode == 0, output[-3000:]
+    # Only the chief wrote (one metrics history, one set of checkpoints); the other worker's checkpoint directory is
     # gone.
-    with open(tmp_path / "cluster" / "metrics.jsonl", encoding="utf-8") as handle:
-        assert len(handle.readlines()) == 3
+    _assert_equal_runs(single_process_run, tmp_path / "cluster")
     assert not os.listdir(worker_tmp[1]), "the non-chief's temporary checkpoint directory is removed"
-    # The evaluation sums both workers' statistics: the single process's numbers, written once (by the chief).
-    assert_same_single_evaluation(tmp_path / "single", tmp_path / "cluster", eval_batches=2)
+
+
+def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint(pretraining_data,
+                                                                                  single_process_run, tmp_path):
+    """kill -9 of worker 1 once the chief has checkpointed: the chief exits within --collective_timeout_seconds with
+    one line naming worker 1, the step and the checkpoint; both workers started again with the same command resume
+    from that checkpoint and end as an uninterrupted run."""
+    ports = _free_ports(2)
+    hosts = ",".join(f"127.0.0.1:{port}" for port in ports)
+    model_dir, worker_tmp = tmp_path / "cluster", _worker_tmp(tmp_path)
+    timeout = f"--collective_timeout_seconds={COLLECTIVE_TIMEOUT}"
+    workers = _start_cluster(pretraining_data, model_dir, hosts, worker_tmp, timeout)
+    try:
+        deadline = time.monotonic() + 300
+        while not (model_dir / "ckpt-2.index").exists():
+            assert all(worker.poll() is None for worker in workers), workers[0].communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "no checkpoint within 300 s"
+            time.sleep(0.05)
+        workers[1].kill()
+        workers[1].communicate()
+        output, _ = workers[0].communicate(timeout=COLLECTIVE_TIMEOUT + 60)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.communicate()
+    assert workers[0].returncode == 2, output[-3000:]
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
+    match = re.fullmatch(rf"error: worker 1 \(127\.0\.0\.1:{ports[1]}\) stopped answering during step (\d+); the last "
+                         rf"checkpoint in {re.escape(str(model_dir))} is ckpt-(\d+): restart every worker with the "
+                         r"same command to resume from step (\d+)", errors[0])
+    assert match, errors[0]
+    failed_step, checkpoint_step, resume_step = (int(group) for group in match.groups())
+    assert checkpoint_step == resume_step and checkpoint_step % 2 == 0 and checkpoint_step < failed_step < STEPS
+
+    workers = _start_cluster(pretraining_data, model_dir, hosts, worker_tmp, timeout)
+    outputs = [worker.communicate(timeout=600)[0] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    assert f"resumed from {model_dir / f'ckpt-{resume_step}'}" in outputs[0]
+    _assert_equal_runs(single_process_run, model_dir)

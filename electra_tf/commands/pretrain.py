@@ -15,7 +15,8 @@ import sys  # noqa: E402
 from absl import flags  # noqa: E402
 
 from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES  # noqa: E402
-from electra_tf.training.choices import OPTIMIZERS, PRECISIONS, STRATEGIES  # noqa: E402  (TensorFlow-free: fast --help)
+from electra_tf.training.choices import (  # noqa: E402  (TensorFlow-free: fast --help)
+    DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, OPTIMIZERS, PRECISIONS, STRATEGIES)
 
 FLAGS = flags.FLAGS
 
@@ -93,6 +94,13 @@ flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: two run
 flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, "
                     "comma-separated, the same on every worker (worker 0 is the chief).")
 flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
+flags.DEFINE_float("collective_timeout_seconds", DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "With --strategy=multi_worker: "
+                   "stop when one exchange between the workers (an all-reduce of a step) waits longer than this, "
+                   "naming the workers and the checkpoint to resume from. 0 (default): no limit; a worker that dies "
+                   "or freezes is still noticed within about 10 seconds by TensorFlow's own heartbeats, and this "
+                   "limit only adds a bound for a worker that is alive but never joins the exchange. It costs one "
+                   "sleeping thread per exchange for the whole timeout (about 100 per step), so use it only while "
+                   "looking for such a hang.")
 flags.DEFINE_string("init_checkpoint", None, "Start from these weights (continued pre-training): a reference TF1 "
                     "checkpoint, a Hugging Face discriminator directory (or discriminator/ + generator/), a keras-hub "
                     "preset, a pretrained/ directory or another run's --model_dir. The architecture comes from it; the "

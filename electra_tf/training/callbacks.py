@@ -122,6 +122,21 @@ class CheckpointSaver(keras.callbacks.Callback):
             self.manager.save(checkpoint_number=step)
 
 
+class StepProgress(keras.callbacks.Callback):
+    """`step`: the step being run (None before training starts). Counted from Keras' batch index rather than read from
+    a variable, so it is still known when a failed collective has left TensorFlow's runtime unusable."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = None
+        self._initial_step = 0
+
+    def on_train_begin(self, logs=None):
+        self._initial_step = current_step(self.model)
+        self.step = self._initial_step + 1
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.step = self._initial_step + batch + 2
 
 
 class NonFiniteLossGuard(keras.callbacks.Callback):

@@ -1,13 +1,15 @@
-"""Strategy selection and mixed precision."""
+"""Strategy selection, mixed precision, and the report of a worker lost in a multi-worker run."""
 
 import json
 import os
+import re
 
 import keras
 import tensorflow as tf
 
-from electra_tf.errors import ConfigError
+from electra_tf.errors import ConfigError, WorkerLostError
 from electra_tf.training.choices import PRECISIONS, STRATEGIES  # noqa: F401  (part of this module's interface)
+from electra_tf.training.choices import check_collective_timeout
 
 
 def split_cpu(num_devices):
@@ -26,14 +28,17 @@ def split_cpu(num_devices):
                               f"{error}") from error
 
 
-def create_strategy(strategy="default", tpu=None, num_cpu_devices=None):
+def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collective_timeout_seconds=None):
     """The tf.distribute strategy named `strategy`.
 
     default: one device. mirrored: all local GPUs, or the logical CPUs made by `num_cpu_devices`.
-    multi_worker: MultiWorkerMirroredStrategy from TF_CONFIG. tpu: TPUStrategy on `tpu` (name or grpc address).
+    multi_worker: MultiWorkerMirroredStrategy from TF_CONFIG; each of its collectives (all-reduces of a step, variable
+    broadcasts) fails with `tf.errors.DeadlineExceededError` after `collective_timeout_seconds` (None or 0: waits as
+    long as it takes). tpu: TPUStrategy on `tpu` (name or grpc address).
     """
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy={strategy!r}; choose one of {list(STRATEGIES)}", arguments=("strategy",))
+    check_collective_timeout(collective_timeout_seconds)
     if strategy != "tpu" and tpu:
         raise ConfigError(f"tpu={tpu!r} is only used with strategy=tpu (got strategy={strategy})",
                           arguments=("tpu", "strategy"))
@@ -53,7 +58,8 @@ def create_strategy(strategy="default", tpu=None, num_cpu_devices=None):
             json.loads(os.environ["TF_CONFIG"])
         except json.JSONDecodeError as error:
             raise ConfigError(f"TF_CONFIG is not valid JSON: {error}") from error
-        return tf.distribute.MultiWorkerMirroredStrategy()
+        options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=collective_timeout_seconds or None)
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     if not tpu:
         raise ConfigError("strategy=tpu needs tpu=<TPU name or grpc://address> ('local' for a TPU VM)",
                           arguments=("strategy", "tpu"))
@@ -111,3 +117,57 @@ def is_chief():
         return True
     has_chief = "chief" in tf_config.get("cluster", {})
     return task.get("type") == "worker" and int(task.get("index", 0)) == 0 and not has_chief
+
+
+# What a collective of MultiWorkerMirroredStrategy raises when a peer is gone: Unavailable (its socket closed, or the
+# coordination service missed its heartbeats), DeadlineExceeded (collective_timeout_seconds passed); Cancelled and
+# Internal only count when they come from a collective, since elsewhere they are no sign of a lost worker.
+_LOST_PEER_ERRORS = (tf.errors.UnavailableError, tf.errors.DeadlineExceededError)
+_COLLECTIVE_ERRORS = (tf.errors.CancelledError, tf.errors.InternalError)
+_TASK_IN_ERROR = re.compile(r"/job:(\w+)(?:/replica:\d+)?/task:(\d+)")
+
+
+def is_lost_worker_error(error):
+    """True when `error`, raised in a multi-worker run, says that a peer stopped answering."""
+    if isinstance(error, _LOST_PEER_ERRORS):
+        return True
+    return isinstance(error, _COLLECTIVE_ERRORS) and "collective" in str(error).lower()
+
+
+def _describe(job_name, index, cluster):
+    hosts = cluster.get(job_name) or []
+    address = f" ({hosts[index]})" if index < len(hosts) else ""
+    return f"{job_name} {index}{address}"
+
+
+def lost_worker_error(error, step, model_dir, collective_timeout_seconds=None):
+    """The one-line `WorkerLostError` for `error` (see `is_lost_worker_error`), raised while `step` ran (None: before
+    training started): the peers TensorFlow's message names (else every other task of TF_CONFIG), and the checkpoint
+    of `model_dir` every worker resumes from when started again with the same command."""
+    tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    cluster = tf_config.get("cluster") or {}
+    task = tf_config.get("task") or {}
+    own = (task.get("type"), int(task.get("index", 0)))
+    named = []
+    for job_name, index in _TASK_IN_ERROR.findall(str(error)):
+        if (job_name, int(index)) != own and (job_name, int(index)) not in named:
+            named.append((job_name, int(index)))
+    if named:  # TensorFlow says which
+        lost = " and ".join(_describe(job_name, index, cluster) for job_name, index in named)
+    else:
+        peers = [(job_name, index) for job_name, hosts in sorted(cluster.items()) for index in range(len(hosts))
+                 if (job_name, index) != own]
+        lost = ", ".join(_describe(job_name, index, cluster) for job_name, index in peers) or "a peer"
+        lost = f"one of {lost}" if len(peers) > 1 else lost
+    if isinstance(error, tf.errors.DeadlineExceededError) and collective_timeout_seconds:
+        lost += f" did not answer within collective_timeout_seconds={collective_timeout_seconds:g}"
+    else:
+        lost += " stopped answering"
+    when = f"during step {step}" if step is not None else "before training started"
+    latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.exists(model_dir) else None
+    if latest:
+        after = (f"the last checkpoint in {model_dir} is {os.path.basename(latest)}: restart every worker with the "
+                 f"same command to resume from step {latest.rsplit('-', 1)[-1]}")
+    else:
+        after = f"{model_dir} holds no checkpoint yet: restart every worker with the same command to start again"
+    return WorkerLostError(f"{lost} {when}; {after}", arguments=("collective_timeout_seconds",))

@@ -82,7 +82,8 @@ def run(job, extra_files=None):
 
     `extra_files` ({name: text}, e.g. the entry point's flags.txt) are written to model_dir with the run's config,
     after every input check has passed, so a rejected run leaves nothing behind. Raises
-    `preemption.TrainingPreempted` after saving a checkpoint when SIGTERM arrives.
+    `preemption.TrainingPreempted` after saving a checkpoint when SIGTERM arrives, and under strategy=multi_worker
+    `WorkerLostError` when another worker dies or stops answering (TensorFlow cannot go on in this process then).
     """
     job.validate()
     if job.worker_hosts:
@@ -92,8 +93,14 @@ def run(job, extra_files=None):
     chief = distribution.is_chief()
     checkpoint_dir = _checkpoint_directory(job, chief)
     new_model_dir = not tf.io.gfile.exists(job.model_dir)
+    progress = callbacks_lib.StepProgress()
     try:
-        return _run(job, chief, checkpoint_dir, extra_files or {})
+        return _run(job, chief, checkpoint_dir, extra_files or {}, progress)
+    except tf.errors.OpError as error:
+        if job.strategy == "multi_worker" and distribution.is_lost_worker_error(error):
+            raise distribution.lost_worker_error(error, progress.step, job.model_dir,
+                                                 job.collective_timeout_seconds) from error
+        raise
     except DataError as error:
         # A corrupt record met in training: the last checkpoint stays; a model_dir this run created and that holds
         # none yet is removed, so a rejected run leaves nothing behind.
@@ -152,13 +159,14 @@ def _resolve_tokenizer_settings(job, manifest, initial):
     return settings
 
 
-def _run(job, chief, checkpoint_dir, extra_files):
+def _run(job, chief, checkpoint_dir, extra_files, progress):
     from electra_tf.data.pretraining_dataset import (check_pretraining_data, corrupt_records_reported,
                                                      make_pretraining_dataset)
     from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
 
     distribution.set_precision(job.mixed_precision)
-    strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
+    strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices,
+                                            collective_timeout_seconds=job.collective_timeout_seconds)
     latest = tf.train.latest_checkpoint(job.model_dir)
     config, initial, vocab_file = _resolve_model(job, latest)
     # Every input is checked before anything is written to model_dir.
@@ -236,6 +244,7 @@ def _run(job, chief, checkpoint_dir, extra_files):
                                            validate=False)  # checked above
         stop_on_sigterm = preemption.StopOnSigterm()
         callbacks = [
+            progress,
             stop_on_sigterm,
             callbacks_lib.NonFiniteLossGuard(job.model_dir, job.nonfinite_loss),
             callbacks_lib.LossScaleMonitor(),

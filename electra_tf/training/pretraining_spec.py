@@ -7,7 +7,8 @@ import os
 from electra_tf import preflight
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
-from electra_tf.training.choices import NONFINITE_LOSS_POLICIES
+from electra_tf.training.choices import DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, NONFINITE_LOSS_POLICIES, \
+    check_collective_timeout
 
 MODES = ("train", "eval")
 
@@ -51,6 +52,8 @@ class PretrainingJob:
     deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by `seed`)
     worker_hosts: str = None  # host:port,... writes TF_CONFIG for strategy=multi_worker
     task_index: int = 0
+    # strategy=multi_worker: how long a collective waits for the other workers before the run stops (0: forever).
+    collective_timeout_seconds: float = DEFAULT_COLLECTIVE_TIMEOUT_SECONDS
     # Continued pre-training: weights to start from (any format electra-convert reads); a model_dir that already
     # holds a checkpoint resumes from it instead.
     init_checkpoint: str = None
@@ -132,6 +135,7 @@ class PretrainingJob:
         if self.jit_compile and self.strategy in ("mirrored", "multi_worker"):
             raise ConfigError(f"jit_compile does not work under strategy={self.strategy} with Keras 3; "
                               "use jit_compile=false", arguments=("jit_compile", "strategy"))
+        check_collective_timeout(self.collective_timeout_seconds)
         if self.worker_hosts and self.strategy != "multi_worker":
             raise ConfigError(f"worker_hosts is only used with strategy=multi_worker (got strategy={self.strategy})",
                               arguments=("worker_hosts", "strategy"))

@@ -72,6 +72,34 @@ def test_entry_point_prints_the_translated_message_on_one_line(tmp_path):
         "error: --output_dir is required (num_layers is not a flag)"
 
 
+@pytest.mark.parametrize("verbose", [False, True])
+def test_a_lost_worker_ends_the_process_at_once_without_the_exit_handlers(tmp_path, verbose):
+    """TensorFlow's exit handlers wait for the lost peer; here an exit handler that would hang stands for them."""
+    script = tmp_path / "entry.py"
+    script.write_text(textwrap.dedent("""
+        import atexit, time
+        from absl import flags
+        from electra_tf import cli
+        from electra_tf.errors import WorkerLostError
+
+        flags.DEFINE_float("collective_timeout_seconds", 0, "limit")
+
+        def main(argv):
+            atexit.register(lambda: time.sleep(600))
+            raise WorkerLostError("worker 1 (h:2) did not answer within collective_timeout_seconds=20 during step 3",
+                                  arguments=("collective_timeout_seconds",))
+
+        cli.run(main)
+    """))
+    result = subprocess.run([sys.executable, str(script), *(["--verbose"] if verbose else [])], cwd=REPO_ROOT,
+                            capture_output=True, text=True, env={"PYTHONPATH": str(REPO_ROOT), "PATH": ""},
+                            timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == \
+        "error: worker 1 (h:2) did not answer within --collective_timeout_seconds=20 during step 3"
+    assert ("Traceback" in result.stderr) == verbose
+
+
 def test_start_up_filter_drops_only_the_known_notices_and_keeps_order(tmp_path):
     # A child process writes native-style notices and real lines to descriptor 2 inside the filter's window.
     script = textwrap.dedent("""

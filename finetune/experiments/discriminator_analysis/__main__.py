@@ -23,7 +23,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format electra-finetune reads).")
 flags.DEFINE_string("data_dir", None, "Directory holding ged/fce/en_fce_{dev,test}.tsv, tagging/ptb_sample/, "
                     "tagging/ud_english_ewt/, tagging/switchboard/ and blimp/<paradigm>.jsonl.")
-flags.DEFINE_string("output_dir", None, "Where results.json, report.md, ged_tokens.jsonl and plots are written.")
+flags.DEFINE_string("output_dir", None, "Where results.json, report.md, ged_tokens.jsonl and plots are written (the "
+                    "directory is replaced as a whole once every analysis has finished).")
 flags.DEFINE_list("analyses", None, "Analyses to run: " + ", ".join(ANALYSES) + " (default: every one the "
                   "checkpoint allows; calibration needs its generator).")
 flags.DEFINE_integer("max_seq_length", 128, "Word pieces per window (longer sentences are split at word boundaries).")
@@ -38,6 +39,10 @@ flags.DEFINE_integer("blimp_pairs_per_paradigm", None, "BLiMP: keep the first N 
                      "1,000).")
 flags.DEFINE_string("compare_checkpoint", None, "representations: a second model (e.g. the MLM twin of the "
                     "compute-matched experiment) compared layer by layer with the discriminator.")
+flags.DEFINE_string("input_encoding", "utf-8", "Encoding of every text file of --data_dir (FCE, the POS corpora, "
+                    "Switchboard, BLiMP): a Python codec name such as latin-1 or cp1252.")
+flags.DEFINE_string("encoding_errors", "strict", "Bytes not valid in --input_encoding: strict (stop naming file, line "
+                    "and column), replace, ignore, or another Python codecs error handler.")
 flags.DEFINE_integer("representation_words", 10000, "representations: words of each POS corpus (whole sentences from "
                      "the start; half train the probes, half test them).")
 
@@ -55,7 +60,7 @@ def _analyses(argv):
         if not getattr(FLAGS, name):
             raise ConfigError(f"{name} is required", arguments=(name,))
     return check_arguments(FLAGS.init_checkpoint, FLAGS.data_dir, _chosen_analyses(), FLAGS.compare_checkpoint,
-                           FLAGS.heldout_tfrecords)
+                           FLAGS.heldout_tfrecords, FLAGS.input_encoding, FLAGS.encoding_errors)
 
 
 def _chosen_analyses():
@@ -75,7 +80,8 @@ def main(argv):
                            bootstrap_resamples=FLAGS.bootstrap_resamples, seed=FLAGS.seed,
                            heldout_tfrecords=FLAGS.heldout_tfrecords, max_heldout_windows=FLAGS.max_heldout_windows,
                            compare_checkpoint=FLAGS.compare_checkpoint,
-                           representation_words=FLAGS.representation_words, command=command)
+                           representation_words=FLAGS.representation_words, command=command,
+                           input_encoding=FLAGS.input_encoding, encoding_errors=FLAGS.encoding_errors)
     for split, values in results.get("ged", {}).items():
         print(f"ged {split}: F0.5 {values['f0_5']:.3f} AUROC {values['auroc']:.3f} ECE {values['ece']:.3f} -> "
               f"{values['ece_calibrated']:.3f} (T={values['temperature']:.2f})")

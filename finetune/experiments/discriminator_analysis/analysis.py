@@ -6,12 +6,16 @@ generator-corrupted text: the POS corpora, `pos.py`, and held-out pre-training s
 (minimal pairs, with the generator's pseudo-log-likelihood when there is a generator, `blimp.py`) and
 `representations` (anisotropy, linear POS probes and CKA by layer, against a second checkpoint when one is given,
 `representations.py`).
+
+Every file goes into a staging directory that replaces `output_dir` only when all analyses have finished, so an
+interrupted or failed run leaves the previous report (or none), never half of a new one.
 """
 
 import os
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
-from electra_tf.io_utils import atomic_write_json, atomic_write_text
+from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
+from electra_tf.text_files import check_encoding
 from finetune.experiments.discriminator_analysis.report import report
 
 ANALYSES = ("ged", "calibration", "pos", "blimp", "representations")
@@ -49,12 +53,14 @@ def check_data(analyses, data_dir):
                         "data/ directory)", arguments=("data_dir",))
 
 
-def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint=None, heldout_tfrecords=None):
+def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint=None, heldout_tfrecords=None,
+                    input_encoding="utf-8", encoding_errors="strict"):
     """The checks of `run_analyses`'s arguments that need neither a model nor TensorFlow; returns the analyses."""
     from electra_tf import preflight
 
     analyses = list(ANALYSES if analyses is None else analyses)
     check_analyses(analyses)
+    check_encoding(input_encoding, encoding_errors)
     preflight.require_checkpoint(init_checkpoint, "init_checkpoint")
     if compare_checkpoint and "representations" not in analyses:
         raise ConfigError("compare_checkpoint is read by the representations analysis, which does not run here "
@@ -80,19 +86,23 @@ def load_generator(init_checkpoint):
 
 def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_length=128, max_sentences=None,
                  blimp_pairs_per_paradigm=None, bootstrap_resamples=200, seed=0, heldout_tfrecords=None,
-                 max_heldout_windows=1024, compare_checkpoint=None, representation_words=10000, command=None):
+                 max_heldout_windows=1024, compare_checkpoint=None, representation_words=10000, command=None,
+                 input_encoding="utf-8", encoding_errors="strict"):
     """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its generator
     where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and returns the
     results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
     (`heldout.py`, up to `max_heldout_windows` records). `analyses` None: every analysis the checkpoint allows (those
     needing a generator are skipped, and listed under "skipped", when it holds none); named ones that cannot run are
     an error. `compare_checkpoint` (any format the discriminator's) is the second model of `representations`, which
-    reads the first `representation_words` words of each POS corpus."""
+    reads the first `representation_words` words of each POS corpus. Every text file of `data_dir` is decoded with
+    `input_encoding` / `encoding_errors` (see `electra_tf.text_files`); `output_dir` is replaced as a whole once every
+    analysis has finished."""
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
     from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
 
     chosen = analyses is not None
-    analyses = check_arguments(init_checkpoint, data_dir, analyses, compare_checkpoint, heldout_tfrecords)
+    analyses = check_arguments(init_checkpoint, data_dir, analyses, compare_checkpoint, heldout_tfrecords,
+                               input_encoding, encoding_errors)
     if heldout_tfrecords:  # sizes, settings and (small data) checksums, before anything is written
         from electra_tf.data.pretraining_dataset import check_pretraining_data
 
@@ -122,41 +132,42 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
         raise DataError(f"{compare_checkpoint} holds no vocabulary (vocab.txt): its words are tokenised as it was "
                         "trained", arguments=("compare_checkpoint",))
     tokenizer = pretrained.tokenizer()
-    os.makedirs(output_dir, exist_ok=True)
     results = {"init_checkpoint": init_checkpoint, "checkpoint_format": pretrained.source_format,
                "max_seq_length": max_seq_length, "max_sentences": max_sentences,
                "blimp_pairs_per_paradigm": blimp_pairs_per_paradigm, "bootstrap_resamples": bootstrap_resamples,
                "seed": seed, "has_generator": generator is not None, "analyses": analyses, "skipped": skipped,
                "compare_checkpoint": compare_checkpoint, "command": command}
-    if "ged" in analyses:
-        results["ged"] = ged.run_ged(pretrained.model, tokenizer, data_dir, output_dir, max_seq_length,
-                                     max_sentences)
-    if {"pos", "calibration"} & set(analyses):
-        by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, data_dir, output_dir, max_seq_length,
-                                          max_sentences, bootstrap_resamples, seed)
-        if "pos" in analyses:
-            results["pos"] = by_tag
-            results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer, data_dir, output_dir,
-                                                              max_seq_length, max_sentences, bootstrap_resamples,
-                                                              seed)
-        if "calibration" in analyses:
-            results["calibration"] = {"in_domain": calibration}
-            if heldout_tfrecords:
-                results["calibration"]["heldout_tfrecords"] = heldout.run_heldout(
-                    pretrained.model, generator, heldout_tfrecords, output_dir, max_seq_length, max_heldout_windows,
-                    seed)
-            if "ged" in results:
-                results["calibration"]["fce"] = results["ged"]
-    if "blimp" in analyses:
-        results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, data_dir, output_dir, max_seq_length,
-                                           blimp_pairs_per_paradigm, generator)
-    if "representations" in analyses:
-        models, tokenizers = {"checkpoint": pretrained.model.backbone}, {"checkpoint": tokenizer}
-        if compared is not None:
-            models["compare"] = compared.model.backbone
-            tokenizers["compare"] = compared.tokenizer()
-        results["representations"] = representations.run_representations(
-            models, tokenizers, data_dir, output_dir, max_seq_length, representation_words, seed)
-    atomic_write_json(os.path.join(output_dir, "results.json"), results)
-    atomic_write_text(os.path.join(output_dir, "report.md"), report(results))
+    decoding = {"encoding": input_encoding, "encoding_errors": encoding_errors}
+    with staged_directory(output_dir) as staging:
+        if "ged" in analyses:
+            results["ged"] = ged.run_ged(pretrained.model, tokenizer, data_dir, staging, max_seq_length, max_sentences,
+                                         **decoding)
+        if {"pos", "calibration"} & set(analyses):
+            by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, data_dir, staging,
+                                              max_seq_length, max_sentences, bootstrap_resamples, seed, **decoding)
+            if "pos" in analyses:
+                results["pos"] = by_tag
+                results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer, data_dir, staging,
+                                                                  max_seq_length, max_sentences, bootstrap_resamples,
+                                                                  seed, **decoding)
+            if "calibration" in analyses:
+                results["calibration"] = {"in_domain": calibration}
+                if heldout_tfrecords:
+                    results["calibration"]["heldout_tfrecords"] = heldout.run_heldout(
+                        pretrained.model, generator, heldout_tfrecords, staging, max_seq_length, max_heldout_windows,
+                        seed)
+                if "ged" in results:
+                    results["calibration"]["fce"] = results["ged"]
+        if "blimp" in analyses:
+            results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, data_dir, staging, max_seq_length,
+                                               blimp_pairs_per_paradigm, generator, **decoding)
+        if "representations" in analyses:
+            models, tokenizers = {"checkpoint": pretrained.model.backbone}, {"checkpoint": tokenizer}
+            if compared is not None:
+                models["compare"] = compared.model.backbone
+                tokenizers["compare"] = compared.tokenizer()
+            results["representations"] = representations.run_representations(
+                models, tokenizers, data_dir, staging, max_seq_length, representation_words, seed, **decoding)
+        atomic_write_json(os.path.join(staging, "results.json"), results)
+        atomic_write_text(os.path.join(staging, "report.md"), report(results))
     return results

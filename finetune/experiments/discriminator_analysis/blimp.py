@@ -18,6 +18,7 @@ import numpy as np
 
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
+from electra_tf.text_files import read_text
 
 PAIRS_FILE = "blimp_pairs.jsonl"
 
@@ -26,39 +27,38 @@ def blimp_dir(data_dir):
     return os.path.join(data_dir, "blimp")
 
 
-def read_pairs(data_dir, pairs_per_paradigm=None):
-    """[(paradigm, pair_id, sentence_good, sentence_bad)] of every `<data_dir>/blimp/*.jsonl`, files in name order."""
+def read_pairs(data_dir, pairs_per_paradigm=None, encoding="utf-8", encoding_errors="strict"):
+    """[(paradigm, pair_id, sentence_good, sentence_bad)] of every `<data_dir>/blimp/*.jsonl`, files in name order,
+    decoded with `encoding` / `encoding_errors` (see `electra_tf.text_files`)."""
     paths = sorted(glob.glob(os.path.join(blimp_dir(data_dir), "*.jsonl")))
     if not paths:
         raise DataError(f"{blimp_dir(data_dir)} holds no BLiMP .jsonl file: data_dir must hold blimp/<paradigm>.jsonl",
                         arguments=("data_dir",))
     pairs = []
     for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            kept = 0
-            for number, line in enumerate(handle, start=1):
-                if pairs_per_paradigm is not None and kept >= pairs_per_paradigm:
-                    break
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    pairs.append((record["UID"], str(record["pairID"]), record["sentence_good"],
-                                  record["sentence_bad"]))
-                except (ValueError, KeyError) as error:
-                    raise DataError(f"{path} line {number} is not a BLiMP pair ({type(error).__name__}: {error})") \
-                        from None
-                kept += 1
+        kept = 0
+        for number, line in enumerate(read_text(path, encoding, encoding_errors).split("\n"), start=1):
+            if pairs_per_paradigm is not None and kept >= pairs_per_paradigm:
+                break
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                pairs.append((record["UID"], str(record["pairID"]), record["sentence_good"], record["sentence_bad"]))
+            except (ValueError, KeyError) as error:
+                raise DataError(f"{path} line {number} is not a BLiMP pair ({type(error).__name__}: {error})") \
+                    from None
+            kept += 1
     return pairs
 
 
 def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, pairs_per_paradigm=None,
-              generator=None):
+              generator=None, encoding="utf-8", encoding_errors="strict"):
     """Scores the pairs (and with `generator`, their pseudo-log-likelihoods), writes `blimp_pairs.jsonl`, returns
     {"accuracy", "num_pairs", "by_paradigm"} (and "accuracy_pll", "by_paradigm_pll")."""
     from electra_tf.scoring import pseudo_log_likelihoods, score_texts  # TensorFlow: imported to score
 
-    pairs = read_pairs(data_dir, pairs_per_paradigm)
+    pairs = read_pairs(data_dir, pairs_per_paradigm, encoding, encoding_errors)
     texts = [text for _, _, good, bad in pairs for text in (good, bad)]
     columns = {"score": [result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length,
                                                                    batch_size=128)]}

@@ -27,6 +27,7 @@ import numpy as np
 from electra_tf.analysis import detection_metrics
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
+from electra_tf.text_files import read_text
 from finetune.experiments.discriminator_analysis.pos import bootstrap_ci
 from finetune.experiments.discriminator_analysis.word_scores import word_logits
 
@@ -91,26 +92,27 @@ def check_switchboard(data_dir):
                             "(the NLTK Switchboard sample)", arguments=("data_dir",))
 
 
-def _turns(path):
+def _turns(path, encoding, encoding_errors):
     turns = []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            match = TURN.match(line.strip())
-            if match:
-                turns.append((number, match.group(1), match.group(2)))
+    for number, line in enumerate(read_text(path, encoding, encoding_errors).split("\n"), start=1):
+        match = TURN.match(line.strip())
+        if match:
+            turns.append((number, match.group(1), match.group(2)))
     if not turns:
         raise DataError(f"{path} holds no 'A.n:' / 'B.n:' turn: data_dir must hold the NLTK Switchboard sample",
                         arguments=("data_dir",))
     return turns
 
 
-def read_switchboard(data_dir, max_turns=None):
+def read_switchboard(data_dir, max_turns=None, encoding="utf-8", encoding_errors="strict"):
     """(turns, num_unaligned): turns are dicts with `line` (of the tagged file), `turn` (`A.n`), `words`, `tags`
-    and `classes` (a class per word, None for punctuation); `max_turns` keeps the first aligned turns."""
+    and `classes` (a class per word, None for punctuation); `max_turns` keeps the first aligned turns. Files are
+    decoded with `encoding` / `encoding_errors` (see `electra_tf.text_files`)."""
     check_switchboard(data_dir)
     tagged_path, markup_path = switchboard_paths(data_dir)
-    tagged = [(number, turn, *tagged_words(text)) for number, turn, text in _turns(tagged_path)]
-    markup = [markup_classes(text) for _, _, text in _turns(markup_path)]
+    tagged = [(number, turn, *tagged_words(text))
+              for number, turn, text in _turns(tagged_path, encoding, encoding_errors)]
+    markup = [markup_classes(text) for _, _, text in _turns(markup_path, encoding, encoding_errors)]
     tagged_spellings = [spelling("".join(words)) for _, _, words, _ in tagged]
     matcher = difflib.SequenceMatcher(None, tagged_spellings, [spelled for spelled, _ in markup], autojunk=False)
     turns = []
@@ -197,9 +199,9 @@ def summary(records, num_unaligned=0, num_resamples=200, seed=0, min_words=20):
 
 
 def run_disfluency(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, max_turns=None,
-                   num_resamples=200, seed=0):
+                   num_resamples=200, seed=0, encoding="utf-8", encoding_errors="strict"):
     """Scores the aligned Switchboard turns, writes `switchboard_words.jsonl`, returns `summary`."""
-    turns, num_unaligned = read_switchboard(data_dir, max_turns)
+    turns, num_unaligned = read_switchboard(data_dir, max_turns, encoding, encoding_errors)
     records = scored_words(discriminator, tokenizer, turns, max_seq_length)
     path = os.path.join(output_dir, WORDS_FILE)
     atomic_write_json_lines(path, records)

@@ -186,3 +186,56 @@ def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tin
         single = {name: value[row:row + 1] for name, value in inputs.items()}
         expected = np.asarray(discriminator(single, training=False))[0, :lengths[row]]
         np.testing.assert_allclose(logits[row, :lengths[row]], expected, atol=1e-5)
+
+
+LATIN1_PAIR = '{"UID": "island", "pairID": "0", "sentence_good": "Un caf\u00e9.", "sentence_bad": "Caf\u00e9 un."}\n'
+
+
+def test_blimp_and_switchboard_decode_with_the_shared_reader(shared_data, tmp_path):
+    from finetune.experiments.discriminator_analysis.blimp import read_pairs
+    from finetune.experiments.discriminator_analysis.disfluency import read_switchboard
+
+    (tmp_path / "blimp").mkdir()
+    (tmp_path / "blimp" / "island.jsonl").write_bytes(LATIN1_PAIR.encode("latin-1"))
+    with pytest.raises(DataError, match=f"^{tmp_path}/blimp/island.jsonl line 1 is not valid utf-8 \\(byte 0xe9 at "
+                                        "column 58\\); pass input_encoding=latin-1 \\(or the file's encoding\\) or "
+                                        "encoding_errors=replace$"):
+        read_pairs(str(tmp_path))
+    assert read_pairs(str(tmp_path), encoding="latin-1") == [("island", "0", "Un caf\u00e9.", "Caf\u00e9 un.")]
+    assert read_pairs(str(tmp_path), encoding_errors="replace")[0][2] == "Un caf\ufffd."
+    # The real Switchboard sample is UTF-8: read strictly, it gives what the analysis has always read.
+    turns, _ = read_switchboard(str(shared_data), max_turns=5)
+    assert len(turns) == 5 and all(turn["words"] for turn in turns)
+    switchboard = tmp_path / "tagging" / "switchboard"
+    switchboard.mkdir(parents=True)
+    (switchboard / "tagged").write_bytes("A.1: caf\u00e9/NN\n".encode("latin-1"))
+    (switchboard / "disfluency").write_bytes("A.1: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(DataError, match=f"^{switchboard}/tagged line 1 is not valid utf-8 \\(byte 0xe9 at "
+                                        "column 9\\)"):
+        read_switchboard(str(tmp_path))
+    turns, _ = read_switchboard(str(tmp_path), encoding="latin-1")
+    assert [turn["words"] for turn in turns] == [("caf\u00e9",)]
+
+
+def test_a_failed_run_leaves_the_previous_report_whole(pretrained_tiny, shared_data, tmp_path):
+    """ged writes its per-word file, then blimp meets an undecodable byte: the output directory keeps the previous
+    report alone, and no staging directory is left beside it."""
+    data_dir = tmp_path / "data"
+    (data_dir / "ged").mkdir(parents=True)
+    os.symlink(shared_data / "ged" / "fce", data_dir / "ged" / "fce")
+    (data_dir / "blimp").mkdir()
+    (data_dir / "blimp" / "island.jsonl").write_bytes(LATIN1_PAIR.encode("latin-1"))
+    output_dir = tmp_path / "out"
+    output_dir.mkdir()
+    (output_dir / "report.md").write_text("the previous report\n", encoding="utf-8")
+    with pytest.raises(DataError, match="island.jsonl line 1 is not valid utf-8"):
+        run_analyses(pretrained_tiny, str(data_dir), str(output_dir), analyses=["ged", "blimp"], max_seq_length=32,
+                     max_sentences=5)
+    assert os.listdir(output_dir) == ["report.md"]
+    assert (output_dir / "report.md").read_text(encoding="utf-8") == "the previous report\n"
+    assert sorted(os.listdir(tmp_path)) == ["data", "out"]
+    results = run_analyses(pretrained_tiny, str(data_dir), str(output_dir), analyses=["ged", "blimp"],
+                           max_seq_length=32, max_sentences=5, input_encoding="latin-1")
+    assert results["blimp"]["num_pairs"] == 1
+    assert sorted(os.listdir(output_dir)) == ["blimp_pairs.jsonl", "ged_reliability.png", "ged_tokens.jsonl",
+                                              "report.md", "results.json"]

@@ -58,8 +58,11 @@ class CheckpointFormat:
 # ---------------------------------------------------------------------------------------------- ours
 def _read_ours(path, allow_embedding_mismatch=False):
     kind, model, vocab, settings = ours.read(path)
-    return Source(path, OURS, collect_weights(model, kind), vocab_file=vocab, config=model.electra_config, kind=kind,
-                  model=model, tokenizer_settings=settings)
+    # A pre-training model without the reference's variables (e.g. objective=mlm) has no canonical weights: its parts
+    # come from the model itself (`ours.model_part`).
+    weights = collect_weights(model, kind) if kind != PRETRAINER or model.electra_config.reference_layout else {}
+    return Source(path, OURS, weights, vocab_file=vocab, config=model.electra_config, kind=kind, model=model,
+                  tokenizer_settings=settings)
 
 
 # ---------------------------------------------------------------------------------------------- tf1

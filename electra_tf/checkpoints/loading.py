@@ -108,6 +108,11 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
         raise CheckpointError(f"kind={kind!r} is not a model; choose one of {', '.join(MODEL_KINDS)}",
                               arguments=("kind",))
     source = read_source(path, format, allow_embedding_mismatch, argument)
+    if source.kind == PRETRAINER and not source.config.reference_layout:
+        kind = kind or PRETRAINER
+        return LoadedModel(ours.model_part(source.model, kind, path), kind, vocab_file or source.vocab_file,
+                           source.format, source.tokenizer_settings or BERT_UNCASED,
+                           source.tokenizer_settings is not None, path, argument)
     kind = kind or default_kind(source)
     if kind == GENERATOR and cloze_generator_sizes(source.weights) is not None:
         raise CheckpointError(f"{argument}={path} holds Electric's two-tower cloze generator, which is no stand-alone "

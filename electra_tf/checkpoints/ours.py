@@ -14,6 +14,7 @@
   when there is one, else the one `pretraining_job.json` names.
 """
 
+import dataclasses
 import json
 import os
 
@@ -43,6 +44,31 @@ def build_model(kind, config):
     if kind == GENERATOR:
         return build_generator(config)
     return ElectraPretrainingModel(config, max_seq_length=min(128, config.max_position_embeddings))
+
+
+def model_part(pretrainer, kind, path):
+    """The `kind` part of a pre-training model of ours that has no reference layout (e.g. objective=mlm): the model
+    itself, its discriminator-sized network as an `ElectraDiscriminator`, or, for objectives whose network has a
+    masked-LM head (mlm), that network with its head as an `ElectraGenerator` (the model's own masked LM)."""
+    from electra_tf.models import ElectraGenerator
+    from electra_tf.models.backbone import ElectraBackbone
+
+    if kind == PRETRAINER:
+        return pretrainer
+    if kind == DISCRIMINATOR:
+        return pretrainer.pretrained_discriminator()
+    config = pretrainer.electra_config
+    if pretrainer.model_mlm_head is None:
+        raise CheckpointError(f"{path} was pre-trained with objective={config.objective} and generator variants that "
+                              "have no reference layout; of such runs only a masked LM (objective=mlm) loads as a "
+                              "generator: load kind=discriminator or kind=pretrainer")
+    # Its sizes are the discriminator's: a config whose sizing rule keeps them.
+    masked_lm = ElectraGenerator(ElectraBackbone(**config.architecture(), dtype="float32"),
+                                 electra_config=dataclasses.replace(config, generator_hidden_fraction=1.0,
+                                                                    generator_layers_fraction=1.0))
+    masked_lm.backbone.set_weights(pretrainer.discriminator.backbone.get_weights())
+    masked_lm.lm_head.set_weights(pretrainer.model_mlm_head.get_weights())
+    return masked_lm
 
 
 # ---------------------------------------------------------------------------------------------- detection

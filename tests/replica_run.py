@@ -1,13 +1,16 @@
 """Run the pre-training step on several replicas and on one device, and save what the tests compare.
 
-    python -m tests.replica_run mirrored N OUT.npz         # Mirrored on N logical CPUs
+    python -m tests.replica_run mirrored N OUT.npz [SIZES]  # Mirrored on N logical CPUs
     TF_CONFIG=... python -m tests.replica_run multi_worker N OUT.npz   # one of the N workers of a cluster
 
 Logical devices and a cluster can only be set up before TensorFlow initialises, and two Mirrored strategies of one
 process clash in their collectives' group keys, hence a process per layout
-(`tests/electra_tf/training/test_replica_updates.py` starts it). Saved arrays (`name/index` per trainable variable):
+(`tests/electra_tf/training/test_replica_updates.py` starts it). The single-device references are computed by the
+process given SIZES (comma-separated replica counts), once for every layout: every process starts from the same seeded
+weights. Saved arrays (`name/index` per trainable variable):
 `reference/*` the single-device gradients of the global batch, `slice0_n{N}/*` the single-device gradients of the first
-1/N of the batch with the global batch's counts (what replica 0 of N must compute), `replica{r}_n{N}/*` replica r's own
+1/N of the batch with the global batch's counts (what replica 0 of N must compute) for each N of SIZES,
+`replica{r}_n{N}/*` replica r's own
 gradients, `reduced{r}_n{N}/*` the all-reduced gradients replica r holds, `sgd_reference/*` and `sgd_n{N}/*` the
 weights after SGD_STEPS plain SGD steps without clipping (and `initial/*` before them); under mirrored also
 `all_reduce{r}/*` and `apply_if_{condition}/*` (see `mirrored_unit_checks`). Each worker saves its own replica only.
@@ -164,7 +167,7 @@ def mirrored_unit_checks(results, strategy):
         results[f"apply_if_{condition}/iterations"] = np.asarray(optimizer.iterations.numpy())
 
 
-def main(mode, size, out):
+def main(mode, size, out, reference_sizes=""):
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     import tensorflow as tf
 
@@ -179,8 +182,8 @@ def main(mode, size, out):
         tf_config = json.loads(os.environ["TF_CONFIG"])
         assert len(tf_config["cluster"]["worker"]) == size
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    # One worker computes the references (the other only needs the same initial weights).
-    initial = single_device(results, (size,), references=mode == "mirrored" or tf_config["task"]["index"] == 0)
+    sizes = [int(value) for value in reference_sizes.split(",") if value]
+    initial = single_device(results, sizes, references=bool(sizes))
     distributed(results, strategy, initial, size)
     if mode == "mirrored":
         mirrored_unit_checks(results, strategy)

@@ -112,18 +112,13 @@ def assert_same_single_evaluation(expected_dir, actual_dir, eval_batches):
         np.testing.assert_allclose(actual[name], value, rtol=1e-4, err_msg=name)
 
 
-def test_tiny_preset_learns_replaced_token_detection(pretraining_data, tmp_path):
+def test_tiny_preset_learns_replaced_token_detection(tiny_preset_run):
     """Within the tiny preset's 600 steps the discriminator beats the all-original baseline by far.
 
     The synthetic topic corpus (tests/synthetic_data.py) makes the generator's early mistakes detectable from context;
     on real text a model this small needs thousands of steps before detection goes beyond token frequency.
     """
-    result = _run("--flagfile=configs/tiny.flags", *_common(pretraining_data, tmp_path / "model"),
-                  "--train_batch_size=32", timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    import json
-
-    with open(tmp_path / "model" / "metrics.jsonl", encoding="utf-8") as handle:
+    with open(tiny_preset_run / "metrics.jsonl", encoding="utf-8") as handle:
         entries = [json.loads(line) for line in handle]
     assert [e["step"] for e in entries][-1] == 600
     last = entries[-1]
@@ -139,8 +134,6 @@ def test_float16_loss_scaling_skips_updates_but_not_steps(pretraining_data, tmp_
     result = _run(*_common(pretraining_data, tmp_path / "model"), "--mixed_precision=mixed_float16",
                   "--num_train_steps=6", "--log_every_steps=2", "--save_checkpoints_steps=3")
     assert result.returncode == 0, result.stderr[-3000:]
-    import json
-
     with open(tmp_path / "model" / "metrics.jsonl", encoding="utf-8") as handle:
         assert [json.loads(line)["step"] for line in handle] == [1, 2, 4, 6]
     path = str(tmp_path / "model" / "ckpt-6")

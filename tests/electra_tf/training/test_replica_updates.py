@@ -19,24 +19,25 @@ from tests.test_multi_worker import _free_ports
 LAYOUTS = ("mirrored_2", "mirrored_3", "workers_2")
 
 
-def _start(mode, size, out, tf_config=None):
+def _start(mode, size, out, tf_config=None, reference_sizes=""):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("TF_CONFIG", None)
     if tf_config:
         env["TF_CONFIG"] = tf_config
-    return subprocess.Popen([sys.executable, "-m", "tests.replica_run", mode, str(size), str(out)], cwd=REPO_ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen([sys.executable, "-m", "tests.replica_run", mode, str(size), str(out), reference_sizes],
+                            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """{layout: [saved arrays of each worker]}, all layouts started at once."""
+    """{layout: [saved arrays of each worker]}, all layouts started at once; Mirrored on 3 also computes the
+    single-device references of every layout."""
     import json
 
     directory = tmp_path_factory.mktemp("replica_runs")
     hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
     processes = {"mirrored_2": [_start("mirrored", 2, directory / "m2.npz")],
-                 "mirrored_3": [_start("mirrored", 3, directory / "m3.npz")],
+                 "mirrored_3": [_start("mirrored", 3, directory / "m3.npz", reference_sizes="2,3")],
                  "workers_2": [_start("multi_worker", 2, directory / f"w{index}.npz",
                                       json.dumps(tf_config_for_workers(hosts, index))) for index in range(2)]}
     outputs = {"mirrored_2": ["m2.npz"], "mirrored_3": ["m3.npz"], "workers_2": ["w0.npz", "w1.npz"]}
@@ -73,7 +74,7 @@ def _layout(runs, layout):
             if key.startswith("replica") and key.endswith(f"_n{size}/0"):
                 replicas[int(key[len("replica"):].split("_")[0])] = worker
     assert sorted(replicas) == list(range(size))
-    return saved[0], size, replicas
+    return runs["mirrored_3"][0], size, replicas
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

@@ -176,8 +176,8 @@ def test_missing_corpus_and_unknown_task_are_one_line_errors(tmp_path):
 # ---------------------------------------------------------------------- end to end
 @pytest.fixture(scope="module")
 def experiment(shared_data, tmp_path_factory):
-    """The experiment on a slice of the Gutenberg corpus: 20 ELECTRA steps of budget, ELECTRA vs MLM, evaluations at
-    half and all of it, 64 SST-2 training examples, one seed."""
+    """The experiment on a slice of the Gutenberg corpus: 20 ELECTRA steps (8 x 32) of budget, ELECTRA vs MLM,
+    evaluations at half and all of it, 64 SST-2 training examples, one seed."""
     root = tmp_path_factory.mktemp("compute_matched")
     corpus = root / "corpus"
     corpus.mkdir()
@@ -187,9 +187,8 @@ def experiment(shared_data, tmp_path_factory):
         (corpus / name).write_text("".join(lines), encoding="utf-8")
     settings = planning.Settings(
         output_dir=str(root / "out"), corpus=str(corpus), glue_dir=str(shared_data / "glue"),
-        objectives=["electra", "mlm"],
-        electra_steps=20, eval_fractions=[0.5, 1.0], max_seq_length=64, vocab_size=1000, train_examples=64,
-        eval_examples=64, seeds=[0], finetune_max_seq_length=32)
+        objectives=["electra", "mlm"], electra_steps=20, eval_fractions=[0.5, 1.0], max_seq_length=32,
+        train_batch_size=8, vocab_size=1000, train_examples=64, eval_examples=64, seeds=[0], finetune_max_seq_length=32)
     results = cm.run_experiment(settings, command="python -m finetune.experiments.compute_matched --electra_steps=20")
     return settings, results
 

@@ -17,27 +17,10 @@ from electra_tf.models import backbone_inputs, build_discriminator
 from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
 from finetune.models.serving import export_classifier
 from tests.conftest import REPO_ROOT
-from tests.serving_session import run_like_tf_serving
+from tests.serving_session import serve_in_fresh_process
 
 MAX_SEQ_LENGTH = 16
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-
-# Feeds each signature the JSON inputs it is given, as a TF Serving REST request's "inputs" would.
-_FRESH_PROCESS = """
-import json, sys
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the ops of the raw-text signature)
-model = tf.saved_model.load(sys.argv[1])
-requests = json.loads(sys.argv[2])
-dtypes = {"input_ids": tf.int32, "input_mask": tf.int32, "segment_ids": tf.int32}
-served = {}
-for signature, inputs in requests.items():
-    outputs = model.signatures[signature](**{name: tf.constant(value, dtypes.get(name, tf.string))
-                                            for name, value in inputs.items()})
-    served[signature] = {name: value.numpy().tolist() for name, value in outputs.items()}
-print(json.dumps(served))
-"""
-
 
 def _save_fine_tuned(vocab, path, regression=False):
     """A model.keras as `run_finetuning.py --save_models` writes it (compiled classifier + preprocessor)."""
@@ -50,13 +33,6 @@ def _save_fine_tuned(vocab, path, regression=False):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     classifier.save(path)
     return str(path)
-
-
-def _serve_in_fresh_process(export_dir, requests):
-    result = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, export_dir, json.dumps(requests)],
-                            capture_output=True, text=True, env=ENV, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def _export_model(*args):
@@ -75,9 +51,10 @@ def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_d
     texts = ["w1 w2 w3", "w7 w9 w1 w100 w2 w3 " * 4]  # the second is truncated to MAX_SEQ_LENGTH
     ids = np.array([[2, 6, 7, 8, 3, 0, 0, 0], [2, 12, 14, 6, 105, 7, 8, 3]], np.int32)
     features = {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32), "segment_ids": np.zeros_like(ids)}
-    served = _serve_in_fresh_process(export_dir, {
-        "serving_default": {name: value.tolist() for name, value in features.items()},
-        "serve_text": {"texts": texts}})
+    by_ids, by_text, by_session = serve_in_fresh_process(export_dir, [
+        ("saved_model", "serving_default", {name: value.tolist() for name, value in features.items()}),
+        ("saved_model", "serve_text", {"texts": texts}), ("session", "serve_text", {"texts": texts})])
+    served = {"serving_default": by_ids, "serve_text": by_text}
 
     model = keras.saving.load_model(model_file, compile=False)
     keras_logits = model(backbone_inputs(features), training=False).numpy()
@@ -94,7 +71,6 @@ def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_d
     assert "signature_def['serving_default']" in listing.stdout and "signature_def['serve_text']" in listing.stdout
     assert "inputs['texts']" in listing.stdout and "outputs['probabilities']" in listing.stdout
     # TF Serving's loader (a TF1 session) restores the variables and serves the same logits.
-    by_session = run_like_tf_serving(export_dir, "serve_text", {"texts": texts})
     np.testing.assert_allclose(by_session["logits"], served["serve_text"]["logits"], atol=1e-5)
 
 
@@ -103,14 +79,16 @@ def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, t
     model = keras.saving.load_model(model_file, compile=False)
     export_dir = export_classifier(model, str(tmp_path / "export" / "1"), text_pairs=True)
     text_a, text_b = ["w1 w2 w3", "w4 w5 " * 10], ["w9", "w6 w7 w8"]
-    served = _serve_in_fresh_process(export_dir, {"serve_text": {"text_a": text_a, "text_b": text_b}})["serve_text"]
+    # The Keras preprocessor's features: serve_text must make the same, so TF Serving's loader is fed them directly.
+    features = {name: np.asarray(value).tolist() for name, value in model.preprocessor.pack((text_a, text_b)).items()}
+    served, by_session = serve_in_fresh_process(export_dir, [
+        ("saved_model", "serve_text", {"text_a": text_a, "text_b": text_b}),
+        ("session", "serving_default", features)])
 
     assert np.array(served["logits"]).shape == (2,) and "probabilities" not in served
     np.testing.assert_allclose(served["logits"], model.predict((text_a, text_b), verbose=0), atol=1e-5)
     assert served["segment_ids"][0][:7] == [0, 0, 0, 0, 0, 1, 1]  # [CLS] w1 w2 w3 [SEP] | w9 [SEP]
-    ids = np.array(served["input_ids"], np.int32)
-    by_session = run_like_tf_serving(export_dir, "serving_default", {
-        "input_ids": ids.tolist(), "input_mask": served["input_mask"], "segment_ids": served["segment_ids"]})
+    assert {name: served[name] for name in features} == features
     np.testing.assert_allclose(by_session["logits"], served["logits"], atol=1e-5)
 
 

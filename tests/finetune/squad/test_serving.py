@@ -11,7 +11,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.models import build_discriminator
 from finetune.squad.model import ElectraSquadModel
 from tests.conftest import REPO_ROOT
-from tests.serving_session import run_like_tf_serving
+from tests.serving_session import serve_in_fresh_process
 
 
 def _export(*args):
@@ -32,17 +32,19 @@ def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data
                      "--max_seq_length=16", "--max_query_length=3")
     assert result.returncode == 0, result.stderr[-3000:]
 
-    served = run_like_tf_serving(export_dir, "serve_text", {"question": ["w1 w2 w3 w4"], "context": ["w5 w6 w7 w8"]})
     # The question is cut to 3 pieces: [CLS] w1 w2 w3 [SEP] w5 w6 w7 w8 [SEP], padded to 16.
-    assert served["input_ids"] == [[2, 6, 7, 8, 3, 10, 11, 12, 13, 3] + [0] * 6]
-    assert served["segment_ids"] == [[0] * 5 + [1] * 5 + [0] * 6]
-    features = {name: np.array(served[name], np.int32) for name in ("input_ids", "input_mask", "segment_ids")}
+    ids = np.array([[2, 6, 7, 8, 3, 10, 11, 12, 13, 3] + [0] * 6], np.int32)
+    features = {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32),
+                "segment_ids": np.array([[0] * 5 + [1] * 5 + [0] * 6], np.int32)}
+    served, by_ids = serve_in_fresh_process(export_dir, [
+        ("session", "serve_text", {"question": ["w1 w2 w3 w4"], "context": ["w5 w6 w7 w8"]}),
+        ("session", "serving_default", {name: value.tolist() for name, value in features.items()})])
+    for name, value in features.items():
+        assert served[name] == value.tolist(), name
     expected = keras.saving.load_model(model_file, compile=False)(features, training=False)
     assert set(expected) <= set(served)
     for name, value in expected.items():
         np.testing.assert_allclose(served[name], np.asarray(value), atol=1e-5, err_msg=name)
-    by_ids = run_like_tf_serving(export_dir, "serving_default", {name: value.tolist() for name, value in features.items()})
-    for name, value in expected.items():
         np.testing.assert_allclose(by_ids[name], np.asarray(value), atol=1e-5, err_msg=name)
 
 

@@ -1,9 +1,7 @@
 """One Markdown table of many `electra-rerank` runs: `python -m finetune.experiments.rerank.report --runs=DIR`.
 
 DIR holds `<model>/<set>/summary.json` (one `electra-rerank` output directory per model and n-best file). The table
-has a row per n-best file: its utterances, the test half's first-hypothesis and oracle WER, and per model and scorer
-the test half's re-ranked WER with the paired bootstrap interval of its difference from the first hypothesis, and
-the WER of the scorer choosing alone. A second table gives each scorer's cost.
+has a row per n-best file, model and scorer (`wer_table`). A second table gives each scorer's cost.
 """
 
 import json
@@ -32,30 +30,31 @@ def _wer(value):
     return "–" if value is None else f"{value:.2f}"
 
 
-def _reranked(summary, scorer):
-    interval = summary["bootstrap_test"][scorer]
-    if interval is None:
-        return _wer(summary["wer_reranked_test"][scorer])
-    return (f"{_wer(summary['wer_reranked_test'][scorer])} ({interval['difference']:+.2f} "
-            f"[{interval['low']:+.2f}, {interval['high']:+.2f}])")
+def _interval(interval):
+    return f"{interval['difference']:+.2f} [{interval['low']:+.2f}, {interval['high']:+.2f}]"
 
 
 def wer_table(runs):
-    """The Markdown WER table of `read_runs`' result (the test halves)."""
+    """The Markdown WER table of `read_runs`' result, the test halves: per n-best file the first hypothesis, the
+    oracle, the length-only baseline, then per model and scorer the re-ranked WER, its difference from the first
+    hypothesis and from the length-only baseline (paired bootstrap 95 % intervals), and the scorer choosing alone."""
     columns = [(model, scorer) for model, sets in runs.items() for scorer in next(iter(sets.values()))["scorers"]]
     sets = sorted({name for model_sets in runs.values() for name in model_sets})
-    header = ["n-best file", "utterances (test)", "first", "oracle"]
-    header += [f"{model} {scorer}" for model, scorer in columns]
-    header += [f"{model} {scorer} alone" for model, scorer in columns]
+    header = ["n-best file", "model", "scorer", "utterances (test)", "first", "oracle", "length only", "re-ranked",
+              "re-ranked - first", "re-ranked - length only", "scorer alone"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in sets:
-        summaries = [runs[model].get(name) for model, _ in columns]
-        known = next(summary for summary in summaries if summary is not None)
-        row = [name, str(known["utterances_test"]), _wer(known["wer_first_test"]), _wer(known["wer_oracle_test"])]
-        row += [_reranked(summary, scorer) if summary else "–" for summary, (_, scorer) in zip(summaries, columns)]
-        row += [_wer(summary.get("wer_scorer_alone_test", {}).get(scorer)) if summary else "–"
-                for summary, (_, scorer) in zip(summaries, columns)]
-        lines.append("| " + " | ".join(row) + " |")
+        for model, scorer in columns:
+            summary = runs[model].get(name)
+            if summary is None:
+                continue
+            row = [name, model, scorer, str(summary["utterances_test"]), _wer(summary["wer_first_test"]),
+                   _wer(summary["wer_oracle_test"]), _wer(summary.get("wer_length_only_test")),
+                   _wer(summary["wer_reranked_test"][scorer]), _interval(summary["bootstrap_test"][scorer]),
+                   _interval(summary["bootstrap_test_vs_length_only"][scorer])
+                   if "bootstrap_test_vs_length_only" in summary else "–",
+                   _wer(summary.get("wer_scorer_alone_test", {}).get(scorer))]
+            lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 

@@ -114,6 +114,16 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
                "weights": {}, "bootstrap_test": {}}
     # The scorer's own choice, without the recogniser: how far it is from a re-ranker on its own.
     no_evidence = np.where(np.isfinite(evidence), 0.0, -np.inf)
+    # The recogniser with the length term alone (lm_weight 0, length_weight tuned the same way): what the scorers add
+    # is measured against this.
+    no_scores = np.zeros_like(lengths)
+    summary["weights_length_only"] = _weights(no_scores, evidence, lengths, errors, reference_words, has_reference,
+                                              0.0, length_weight)
+    length_only = errors[rows, combine.choose(no_scores, evidence, lengths, 0.0,
+                                              summary["weights_length_only"]["length_weight"])]
+    summary["wer_length_only"] = corpus_wer(length_only, reference_words)
+    summary["wer_length_only_test"] = corpus_wer(length_only[test], reference_words[test])
+    summary["bootstrap_test_vs_length_only"] = {}
     raw, chosen = {}, {}
     for name, values in scores.items():
         raw[name] = [[float(values[position[text]]) for text in utterance.hypotheses] for utterance in utterances]
@@ -130,6 +140,8 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
         summary["wer_scorer_alone_test"][name] = corpus_wer(alone[test], reference_words[test])
         summary["bootstrap_test"][name] = bootstrap_wer_difference(
             picked[referenced], first[referenced], reference_words[referenced], bootstrap_resamples, seed)
+        summary["bootstrap_test_vs_length_only"][name] = bootstrap_wer_difference(
+            picked[referenced], length_only[referenced], reference_words[referenced], bootstrap_resamples, seed)
     records = [{"index": utterance.index, **({} if utterance.id is None else {"id": utterance.id}),
                 "split": "development" if utterance.index % 2 == 0 else "test",
                 "hypotheses": list(utterance.hypotheses),

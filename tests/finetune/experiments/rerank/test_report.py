@@ -9,7 +9,10 @@ from finetune.experiments.rerank.report import cost_table, read_runs, wer_table
 def _summary(first, reranked, alone, seconds):
     return {"scorers": ["pll"], "utterances_test": 3, "wer_first_test": first, "wer_oracle_test": 1.0,
             "wer_reranked_test": {"pll": reranked}, "wer_scorer_alone_test": {"pll": alone},
+            "wer_length_only_test": first - 0.5,
             "bootstrap_test": {"pll": {"difference": reranked - first, "low": -1.5, "high": 0.25}},
+            "bootstrap_test_vs_length_only": {"pll": {"difference": reranked - first + 0.5, "low": -1.0,
+                                                      "high": 0.75}},
             "cost": {"pll": {"distinct_hypotheses": 10, "forward_passes_per_hypothesis": 4.0, "seconds": seconds}}}
 
 
@@ -22,8 +25,11 @@ def test_tables_hold_every_run(tmp_path):
     runs = read_runs(tmp_path)
     assert list(runs["mlm"]) == ["ls_clean", "wsj"]
     rows = wer_table(runs).splitlines()
-    assert rows[0] == "| n-best file | utterances (test) | first | oracle | mlm pll | mlm pll alone |"
-    assert rows[2] == "| ls_clean | 3 | 5.00 | 1.00 | 4.00 (-1.00 [-1.50, +0.25]) | 9.00 |"
-    assert rows[3] == "| wsj | 3 | 6.00 | 1.00 | 6.50 (+0.50 [-1.50, +0.25]) | 8.00 |"
+    assert rows[0] == ("| n-best file | model | scorer | utterances (test) | first | oracle | length only | re-ranked | "
+                       "re-ranked - first | re-ranked - length only | scorer alone |")
+    assert rows[2] == ("| ls_clean | mlm | pll | 3 | 5.00 | 1.00 | 4.50 | 4.00 | -1.00 [-1.50, +0.25] | "
+                       "-0.50 [-1.00, +0.75] | 9.00 |")
+    assert rows[3] == ("| wsj | mlm | pll | 3 | 6.00 | 1.00 | 5.50 | 6.50 | +0.50 [-1.50, +0.25] | "
+                       "+1.00 [-1.00, +0.75] | 8.00 |")
     # 20 hypotheses, 4 passes each, 4 seconds in all.
     assert cost_table(runs).splitlines()[2] == "| mlm | pll | 20 | 4.00 | 200.00 |"

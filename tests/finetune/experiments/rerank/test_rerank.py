@@ -80,6 +80,13 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
     assert [record["reference"] for record in records] == [item["output"] for item in expected]
     recomputed = recomputed_summary(records)
     assert_same_summary(summary, recomputed)
+    # The length-only baseline: the documented combination with no scorer (lm_weight 0).
+    length_only = [rechosen({**record, "scores": {"none": [0.0] * len(record["hypotheses"])}}, "none",
+                            {"lm_weight": 0.0, "length_weight": summary["weights_length_only"]["length_weight"]})
+                   for record in records]
+    errors = [edit_distance(record["reference"].split(), record["hypotheses"][chosen].split())
+              for record, chosen in zip(records, length_only)]
+    assert summary["wer_length_only"] == pytest.approx(wer(errors, [len(r["reference"].split()) for r in records]))
     for record in records:
         for name in summary["scorers"]:
             assert record["chosen"][name] == rechosen(record, name, summary["weights"][name])
@@ -91,8 +98,9 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
     for name in summary["scorers"]:
         assert summary["cost"][name]["distinct_hypotheses"] == len({text for record in records
                                                                     for text in record["hypotheses"]})
-        interval = summary["bootstrap_test"][name]
-        assert interval["low"] <= interval["difference"] <= interval["high"]
+        for intervals in ("bootstrap_test", "bootstrap_test_vs_length_only"):
+            interval = summary[intervals][name]
+            assert interval["low"] <= interval["difference"] <= interval["high"]
     assert summary["cost"]["disc_mean"]["forward_passes_per_hypothesis"] == 1.0
     assert summary["cost"]["pll"]["forward_passes_per_hypothesis"] > 5  # one per word piece
     assert summary["nbest"] == str(nbest) and summary["init_checkpoint"] == run_dir

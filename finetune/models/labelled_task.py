@@ -60,8 +60,10 @@ class LabelledTask:
         if self.preprocessor is not None:
             dataset = dataset.batch(_PREPROCESS_CHUNK).map(self.preprocess_samples).unbatch()
         batches = length_bucketed_batches(dataset, batch_size or 32, shuffle=shuffle)
-        # Buckets fill in the shuffle's order, so tf.data cannot count the batches; Keras would take the first epoch
-        # for a dataset that ran out early and warn.
+        if not shuffle:
+            return batches
+        # Shuffled batches come from buckets filling in the shuffle's order, so tf.data cannot count them; Keras
+        # would take the first epoch for a dataset that ran out early and warn.
         return batches.apply(tf.data.experimental.assert_cardinality(num_shuffled_batches(dataset, batch_size or 32)))
 
     def check_dataset_labels(self, data):

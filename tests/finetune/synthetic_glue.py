@@ -19,9 +19,9 @@ def keyword_examples(num_examples, seed):
     for index in range(num_examples):
         words = list(rng.choice(_OTHER_WORDS, size=int(rng.integers(6, 13))))
         label = index % 2
-        if label:
-            for _ in range(int(rng.integers(1, 3))):
-                words.insert(int(rng.integers(0, len(words) + 1)), str(rng.choice(KEYWORDS)))
+        if label:  # keywords replace words: the length says nothing of the label (as in real data, mostly)
+            for position in rng.choice(len(words), size=int(rng.integers(1, 3)), replace=False):
+                words[position] = str(rng.choice(KEYWORDS))
         examples.append((" ".join(words), label))
     order = rng.permutation(num_examples)
     return [examples[i] for i in order]

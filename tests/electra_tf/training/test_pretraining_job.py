@@ -105,11 +105,16 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     exported = load_checkpoint(str(model_dir / "pretrained")).model
     np.testing.assert_allclose(exported.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
                                rtol=1e-6)
-    # The run's checkpoint itself has no reference layout: converting it names the directory to use instead.
+    # The run directory gives the same discriminator; its pre-training model has no reference layout, so converting
+    # that to the reference's format names the directory to use instead.
+    from electra_tf.checkpoints import save_checkpoint
     from electra_tf.errors import CheckpointError
 
+    from_run = load_checkpoint(str(model_dir), kind="discriminator").model
+    np.testing.assert_allclose(from_run.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
+                               rtol=1e-6)
     with pytest.raises(CheckpointError, match="pretrained directory"):
-        load_checkpoint(str(model_dir), kind="discriminator")
+        save_checkpoint(load_checkpoint(str(model_dir)).model, str(model_dir.parent / "tf1" / "model.ckpt"), "tf1")
 
 
 @pytest.mark.parametrize("objective, logged, absent", [

@@ -241,6 +241,7 @@ def test_cpu_breakdown_groups_perf_samples_by_kind_of_code():
     assert breakdown.group_shares("no samples\n") == dict.fromkeys(breakdown.GROUPS, 0.0)
 
 
+@pytest.mark.benchmark  # a minute of perf sampling at two precisions; the grouping itself is tested above
 def test_cpu_breakdown_smoke():
     breakdown = load_bench_module("cpu_breakdown")
     problem = breakdown.perf_problem()

@@ -60,7 +60,8 @@ def wer_table(runs):
 
 def cost_table(runs):
     """Per model and scorer: forward passes and milliseconds per distinct hypothesis, over every file."""
-    lines = ["| model | scorer | hypotheses | forward passes per hypothesis | ms per hypothesis |", "|---|---|---|---|---|"]
+    lines = ["| model | scorer | hypotheses | forward passes per hypothesis | ms per hypothesis |",
+             "|---|---|---|---|---|"]
     for model, sets in runs.items():
         for scorer in next(iter(sets.values()))["scorers"]:
             costs = [summary["cost"][scorer] for summary in sets.values()]

@@ -48,11 +48,11 @@ def load_models(init_checkpoint, scorer_names):
     whose model the checkpoint holds, the others skipped (none at all: the first model's error); a named scorer that
     cannot load is an error."""
     names = list(scorers.SCORERS) if scorer_names is None else list(dict.fromkeys(scorer_names))
-    models, skipped, failures = {}, {}, []
+    models, skipped, failures, loaded_kinds = {}, {}, [], {}
     for model_name in dict.fromkeys(scorers.SCORERS[name].model for name in names):
         needing = [name for name in names if scorers.SCORERS[name].model == model_name]
         try:
-            models[model_name] = scorers.load_model(model_name, init_checkpoint)
+            models[model_name] = scorers.load_model(model_name, init_checkpoint, loaded_kinds)
         except CheckpointError as error:
             if scorer_names is not None:
                 raise CheckpointError(f"scorers={','.join(needing)} needs the checkpoint's {model_name}: {error}",

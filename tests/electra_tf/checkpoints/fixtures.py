@@ -22,6 +22,14 @@ def write_vocab(path):
     return str(path)
 
 
+
+def assert_identical(before, after):
+    """Two {name: array} dicts hold the same names with bit-identical values of the same dtype."""
+    assert sorted(before) == sorted(after)
+    for name, value in before.items():
+        assert after[name].dtype == value.dtype and np.array_equal(after[name], value), name
+
+
 def hf_config(sizes, architecture):
     return {"architectures": [architecture], "model_type": "electra", "vocab_size": VOCAB_SIZE,
             "embedding_size": EMBEDDING_SIZE, "max_position_embeddings": MAX_POSITIONS, "type_vocab_size": 2,

@@ -3,7 +3,6 @@
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
@@ -14,15 +13,6 @@ from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY, model_weights, 
 ELECTRIC = dataclasses.replace(TINY, objective="electric")
 
 
-@pytest.fixture(scope="module")
-def vocab_file(tmp_path_factory):
-    return fixtures.write_vocab(tmp_path_factory.mktemp("vocab") / "vocab.txt")
-
-
-def _assert_identical(before, after):
-    assert sorted(before) == sorted(after)
-    for name, value in before.items():
-        assert after[name].dtype == value.dtype and np.array_equal(after[name], value), name
 
 
 def _reference_names():
@@ -69,10 +59,10 @@ def test_tf1_round_trip_is_exact_and_recognised_as_electric(tmp_path, vocab_file
     prefix = save_checkpoint(model, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
     loaded = load_checkpoint(prefix, num_heads=NUM_HEADS)
     assert loaded.kind == "pretrainer" and loaded.model.electra_config.objective == "electric"
-    _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
+    fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
     discriminator = load_checkpoint(prefix, "discriminator", num_heads=NUM_HEADS).model
     assert discriminator.electra_config.objective == "electric"
-    _assert_identical(collect_weights(model.discriminator, "discriminator"),
+    fixtures.assert_identical(collect_weights(model.discriminator, "discriminator"),
                       collect_weights(discriminator, "discriminator"))
     with pytest.raises(CheckpointError, match="two-tower cloze generator, which is no stand-alone generator"):
         load_checkpoint(prefix, "generator", num_heads=NUM_HEADS)
@@ -83,13 +73,13 @@ def test_run_directory_gives_the_pretrainer_and_its_discriminator(tmp_path, voca
     save_checkpoint(model, str(tmp_path / "run"), "ours", vocab_file=vocab_file)
     loaded = load_checkpoint(str(tmp_path / "run"))
     assert loaded.kind == "pretrainer" and loaded.model.electra_config == ELECTRIC
-    _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
+    fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
     expected = collect_weights(model.discriminator, "discriminator")
     for path in (tmp_path / "run", tmp_path / "run" / "pretrained"):
         discriminator = load_checkpoint(str(path), "discriminator")
         assert discriminator.kind == "discriminator" and discriminator.vocab_file.endswith("vocab.txt")
         assert discriminator.model.electra_config.objective == "electric"
-        _assert_identical(expected, collect_weights(discriminator.model, "discriminator"))
+        fixtures.assert_identical(expected, collect_weights(discriminator.model, "discriminator"))
 
 
 def test_hugging_face_holds_the_discriminator_only(tmp_path, vocab_file):
@@ -99,5 +89,5 @@ def test_hugging_face_holds_the_discriminator_only(tmp_path, vocab_file):
     save_checkpoint(model.pretrained_discriminator(), str(tmp_path / "hf"), "hf", vocab_file=vocab_file)
     discriminator = load_checkpoint(str(tmp_path / "hf"), "discriminator").model
     assert discriminator.electra_config.objective == "electric"
-    _assert_identical(collect_weights(model.discriminator, "discriminator"),
+    fixtures.assert_identical(collect_weights(model.discriminator, "discriminator"),
                       collect_weights(discriminator, "discriminator"))

@@ -30,9 +30,7 @@ def test_the_run_loads_as_itself_and_as_its_discriminator(run_dir):
     model, path = run_dir
     loaded = load_checkpoint(path)
     assert loaded.kind == "pretrainer" and loaded.model.electra_config == MLM
-    expected, actual = variables_by_path(model), variables_by_path(loaded.model)
-    assert sorted(expected) == sorted(actual)
-    assert all(np.array_equal(expected[name], actual[name]) for name in expected)
+    fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
     discriminator = load_checkpoint(path, "discriminator").model
     backbone = collect_weights(model.pretrained_discriminator(), "discriminator")
     for name, value in collect_weights(discriminator, "discriminator").items():

@@ -12,15 +12,6 @@ from tests.electra_tf.checkpoints.models import NUM_HEADS, tiny_model, variables
 KINDS = ["discriminator", "generator", "pretrainer"]
 
 
-@pytest.fixture(scope="module")
-def vocab_file(tmp_path_factory):
-    return fixtures.write_vocab(tmp_path_factory.mktemp("vocab") / "vocab.txt")
-
-
-def _assert_identical(before, after):
-    assert sorted(before) == sorted(after)
-    for path, value in before.items():
-        assert after[path].dtype == value.dtype and np.array_equal(after[path], value), path
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -31,7 +22,7 @@ def test_ours_to_hf_to_ours_is_exact(kind, tmp_path, vocab_file):
         assert sorted(os.listdir(tmp_path / "hf")) == ["discriminator", "generator"]
     loaded = load_checkpoint(str(tmp_path / "hf"), kind)
     assert loaded.kind == kind and loaded.model.electra_config == model.electra_config
-    _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
+    fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -39,7 +30,7 @@ def test_ours_to_tf1_to_ours_is_exact(kind, tmp_path, vocab_file):
     model = tiny_model(kind, seed=1)
     prefix = save_checkpoint(model, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
     loaded = load_checkpoint(prefix, kind, num_heads=NUM_HEADS)
-    _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
+    fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -48,7 +39,7 @@ def test_ours_to_ours_directory_is_exact(kind, tmp_path, vocab_file):
     save_checkpoint(model, str(tmp_path / "ours"), "ours", vocab_file=vocab_file)
     loaded = load_checkpoint(str(tmp_path / "ours"))
     assert loaded.kind == kind and loaded.vocab_file.endswith("vocab.txt")
-    _assert_identical(variables_by_path(model), variables_by_path(loaded.model))
+    fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
 
 
 def test_discriminator_and_generator_from_one_pretrainer_share_its_values(tmp_path, vocab_file):
@@ -56,7 +47,7 @@ def test_discriminator_and_generator_from_one_pretrainer_share_its_values(tmp_pa
     save_checkpoint(pretrainer, str(tmp_path / "tf1" / "model.ckpt"), "tf1", vocab_file=vocab_file)
     for kind in ("discriminator", "generator"):
         part = load_checkpoint(str(tmp_path / "tf1"), kind, num_heads=NUM_HEADS).model
-        _assert_identical(collect_weights(getattr(pretrainer, kind), kind), collect_weights(part, kind))
+        fixtures.assert_identical(collect_weights(getattr(pretrainer, kind), kind), collect_weights(part, kind))
 
 
 def test_keras_hub_backbone_round_trip_keeps_the_encoder(tmp_path, vocab_file):
@@ -71,7 +62,7 @@ def test_keras_hub_backbone_round_trip_keeps_the_encoder(tmp_path, vocab_file):
     loaded = load_checkpoint(str(tmp_path / "kh"), "discriminator", vocab_file=vocab_file, allow_missing_head=True).model
     before, after = variables_by_path(model), variables_by_path(loaded)
     encoder_paths = [path for path in before if "discriminator_predictions" not in path]
-    _assert_identical({p: before[p] for p in encoder_paths}, {p: after[p] for p in encoder_paths})
+    fixtures.assert_identical({p: before[p] for p in encoder_paths}, {p: after[p] for p in encoder_paths})
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -24,11 +24,11 @@ def _epoch(dataset):
 
 
 def test_widths_are_a_few_fixed_ones_ending_at_the_maximum():
-    assert bucket_widths(128) == (8, 12, 16, 24, 32, 48, 64, 96, 128)
-    assert bucket_widths(100) == (8, 12, 16, 24, 32, 48, 64, 96, 100)
-    assert bucket_widths(16) == (8, 12, 16)
+    assert bucket_widths(128) == (8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128)
+    assert bucket_widths(100) == (8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100)
+    assert bucket_widths(16) == (8, 10, 12, 14, 16)
     assert bucket_widths(8) == (8,)
-    assert bucket_widths(128, smallest=20) == (20, 30, 40, 60, 80, 120, 128)
+    assert bucket_widths(128, smallest=20) == (20, 25, 30, 35, 40, 50, 60, 70, 80, 100, 120, 128)
 
 
 def test_training_batches_hold_every_example_once_cut_to_their_bucket_and_reshuffled_each_epoch():

@@ -22,7 +22,11 @@ class ElectraDropout(keras.layers.Dropout):
         inputs = tf.convert_to_tensor(inputs)
         if inputs.dtype == tf.float32 or inputs.dtype == tf.float64:
             return super().call(inputs, training=training)
-        uniform = keras.random.uniform(tf.shape(inputs), dtype="float32", seed=self.seed_generator)
+        uniform = self.keep_uniforms(tf.shape(inputs))
         scaled = inputs * tf.constant(1.0 / (1.0 - self.rate), inputs.dtype)
         return tf.where(uniform >= self.rate, scaled, tf.zeros([], inputs.dtype))
 
+    def keep_uniforms(self, shape):
+        """Float32 uniforms of `shape` from this layer's seed generator: a unit is kept where its uniform is >=
+        `rate` (and scaled by 1 / (1 - rate)). For callers that apply the dropout inside a fused kernel."""
+        return keras.random.uniform(shape, dtype="float32", seed=self.seed_generator)

@@ -6,6 +6,7 @@ from keras import ops
 
 from electra_tf.layers.activations import get_activation
 from electra_tf.layers.dropout import ElectraDropout
+from electra_tf.layers.fused_ops import bias_dropout_residual_layer_norm, bias_gelu
 from electra_tf.layers.initializers import truncated_normal
 
 # The reference adds -10000 to the attention scores of padded keys; finite, so it is exact in float16 and bfloat16.
@@ -46,9 +47,12 @@ class ElectraTransformerLayer(keras.layers.Layer):
     `output_layer_norm` (output/LayerNorm). Kernels have the reference's [in, out] layout (attention projections
     [H, H], not per head).
 
-    The projections are Keras `Dense` layers: on a [batch, length, features] input Keras computes them as one 2-D GEMM
-    (a `tensordot`), not as the broadcast batch matmul, one small GEMM per sequence, that made `EinsumDense` 1.7x
-    slower (see docs/PERFORMANCE.md). Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy).
+    The projections run as 2-D GEMMs on the [batch * length, features] tokens, never as the broadcast batch matmul (one
+    small GEMM per sequence) that made `EinsumDense` 1.7x slower, and query, key and value as one [H, 3H] GEMM of
+    their concatenated kernels (see docs/PERFORMANCE.md). In a training step (`training=True`) the element-wise chains
+    after the attention output and the feed-forward projections (bias, GELU; bias, dropout, residual, LayerNorm) run
+    as XLA-compiled kernels (`fused_ops`); every other call runs the Keras sub-layers, so exported graphs need no XLA.
+    Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy).
 
     Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1 or length, length]
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
@@ -102,22 +106,52 @@ class ElectraTransformerLayer(keras.layers.Layer):
     def call(self, hidden, attention_bias, training=None):
         shape = tf.shape(hidden)
         batch, length = shape[0], shape[1]
+        tokens = tf.reshape(hidden, [-1, self.hidden_size])  # [batch * length, H]: the projections' 2-D GEMMs
 
-        def heads(projection):  # [B, L, H] -> [B, heads, L, head_size]
+        def heads(projection):  # [B * L, H] -> [B, heads, L, head_size]
             split = tf.reshape(projection, [batch, length, self.num_heads, self.head_size])
             return tf.transpose(split, [0, 2, 1, 3])
 
-        query, key, value = (heads(self.query_dense(hidden)), heads(self.key_dense(hidden)),
-                             heads(self.value_dense(hidden)))
+        # One GEMM for the three projections ([H, 3H]): fewer, wider GEMMs run closer to the matmul peak.
+        projections = (self.query_dense, self.key_dense, self.value_dense)
+        kernel = tf.concat([self._compute(dense.kernel) for dense in projections], axis=1)
+        bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
+        query, key, value = (heads(projection)
+                             for projection in tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), 3, axis=1))
         scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size ** -0.5, query.dtype)
         probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
         probs = self.attention_probs_dropout(probs, training=training)
-        context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), shape)
+        context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
+        if training:
+            outputs = self._fused_blocks(context, tokens)
+        else:
+            attended = self.attention_layer_norm(self.attention_output_dense(context) + tokens)
+            outputs = self.output_layer_norm(self.output_dense(self.intermediate_dense(attended)) + attended)
+        return tf.reshape(outputs, shape)
 
-        attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
-        attended = self.attention_layer_norm(attended + hidden)
-        transformed = self.output_dropout(self.output_dense(self.intermediate_dense(attended)), training=training)
-        return self.output_layer_norm(transformed + attended)
+    def _compute(self, variable):
+        return tf.cast(variable, self.compute_dtype)
+
+    def _fused_blocks(self, context, tokens):
+        """The layer after attention in a training step: each element-wise chain one XLA kernel (`fused_ops`)."""
+
+        def residual_block(projected, dense, dropout, layer_norm, residual):
+            keep_uniforms = dropout.keep_uniforms(tf.shape(projected)) if dropout.rate > 0 else None
+            return bias_dropout_residual_layer_norm(projected, self._compute(dense.bias), residual,
+                                                    tf.convert_to_tensor(layer_norm.gamma),
+                                                    tf.convert_to_tensor(layer_norm.beta), self.layer_norm_epsilon,
+                                                    keep_uniforms, dropout.rate)
+
+        attended = residual_block(tf.matmul(context, self._compute(self.attention_output_dense.kernel)),
+                                  self.attention_output_dense, self.attention_output_dropout,
+                                  self.attention_layer_norm, tokens)
+        if self.hidden_activation == "gelu":
+            intermediate = bias_gelu(tf.matmul(attended, self._compute(self.intermediate_dense.kernel)),
+                                     self._compute(self.intermediate_dense.bias))
+        else:
+            intermediate = self.intermediate_dense(attended)
+        return residual_block(tf.matmul(intermediate, self._compute(self.output_dense.kernel)), self.output_dense,
+                              self.output_dropout, self.output_layer_norm, attended)
 
     def compute_output_shape(self, hidden_shape, attention_bias_shape=None):
         return tuple(hidden_shape)

@@ -17,8 +17,8 @@ def test_projections_are_2d_gemms_and_only_attention_is_batched():
     layer = ElectraTransformerLayer(32, 4, 64)
     layer.build((None, None, 32))
     bias = tf.TensorSpec([None, 1, 1, None], tf.float32)
-    # query, key, value, attention output, intermediate, output; the scores and the weighted sum per head.
-    assert _matmuls(layer, hidden, bias) == ["BatchMatMulV2"] * 2 + ["MatMul"] * 6
+    # query, key and value as one, attention output, intermediate, output; the scores and the weighted sum per head.
+    assert _matmuls(layer, hidden, bias) == ["BatchMatMulV2"] * 2 + ["MatMul"] * 4
 
     detector = DiscriminatorHead(32)
     detector.build((None, None, 32))

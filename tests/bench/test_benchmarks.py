@@ -175,6 +175,20 @@ def test_finetune_throughput_with_the_peer(shared_data):
     assert result["ratio_vs_peer"] == pytest.approx(result["examples_per_s"] / result["peer_examples_per_s"])
 
 
+def test_finetune_step_breakdown_smoke():
+    result = last_json(run_script("finetune_step_breakdown.py", "--preset=tiny", "--batch=4", "--width=8",
+                                  "--repeats=2", "--windows=1"))
+    assert (result["preset"], result["batch"], result["width"]) == ("tiny", 4, 8)
+    assert all(result[name] > 0 for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"))
+    assert result["step_over_dense_gemm"] == pytest.approx(result["step_ms"] / result["dense_gemm_ms"])
+    # The tiny preset (hidden 128, feed-forward 512, embeddings 64, 2 layers) at 32 tokens: per layer Q, K, V, the
+    # attention output, intermediate and output projections, plus the embedding projection; each GEMM three times
+    # (forward, input gradient, kernel gradient) at 2 FLOPs per multiply-add.
+    hidden, intermediate, embedding, layers, tokens = 128, 512, 64, 2, 32
+    per_layer = 4 * hidden * hidden + 2 * hidden * intermediate
+    assert result["dense_gemm_flops"] == 3 * 2 * tokens * (layers * per_layer + embedding * hidden)
+
+
 def test_hf_peer_flags_from_json_and_command_line():
     hf_peer = load_bench_module("hf_peer")  # only the standard library at import: torch is imported by its functions
     assert "torch" not in sys.modules

@@ -99,6 +99,47 @@ def test_training_step_without_dropout_equals_the_inference_path_and_its_gradien
     assert_close(results[True], results[False], 2e-5)
 
 
+def _keras_sublayers_step(layer, hidden, bias):
+    """The layer's training step written with its Keras sub-layers (Dense, Dropout, LayerNormalization) in turn."""
+    batch, length = hidden.shape[0], hidden.shape[1]
+
+    def heads(dense):
+        split = tf.reshape(dense(hidden), [batch, length, layer.num_heads, layer.head_size])
+        return tf.transpose(split, [0, 2, 1, 3])
+
+    scores = tf.matmul(heads(layer.query_dense), heads(layer.key_dense), transpose_b=True) * layer.head_size ** -0.5
+    probs = layer.attention_probs_dropout(tf.nn.softmax(scores + bias, axis=-1), training=True)
+    context = tf.reshape(tf.transpose(tf.matmul(probs, heads(layer.value_dense)), [0, 2, 1, 3]), hidden.shape)
+    attended = layer.attention_output_dropout(layer.attention_output_dense(context), training=True)
+    attended = layer.attention_layer_norm(attended + hidden)
+    transformed = layer.output_dropout(layer.output_dense(layer.intermediate_dense(attended)), training=True)
+    return layer.output_layer_norm(transformed + attended)
+
+
+def test_training_step_with_dropout_equals_keras_sublayers_with_the_same_seeds():
+    hidden = normal([3, 11, HIDDEN], 17)
+    bias = tf.zeros([3, 1, 1, 11])
+    upstream = normal([3, 11, HIDDEN], 18)
+    results = []
+    for step in (lambda layer: layer(hidden, bias, training=True), lambda layer: _keras_sublayers_step(layer, hidden,
+                                                                                                        bias)):
+        keras.utils.set_random_seed(5)  # the same weights and dropout seed generators for both layers
+        layer = ElectraTransformerLayer(HIDDEN, 4, 4 * HIDDEN, hidden_dropout=0.3, attention_dropout=0.3)
+        layer.build((None, None, HIDDEN))
+        with tf.GradientTape() as tape:
+            tape.watch(hidden)
+            outputs = step(layer)
+        results.append((outputs, tape.gradient(outputs, [hidden] + layer.trainable_weights,
+                                                output_gradients=upstream)))
+    # Float32 dropout draws the same uniforms from the same seed generator as Keras' Dropout: the same masks.
+    assert_close(results[0], results[1], 2e-5)
+    plain = ElectraTransformerLayer(HIDDEN, 4, 4 * HIDDEN, hidden_dropout=0.0, attention_dropout=0.0)
+    plain.build((None, None, HIDDEN))
+    plain.set_weights(layer.get_weights())
+    # Dropout did drop units: without it the outputs move by far more than the tolerance above.
+    assert np.abs(plain(hidden, bias).numpy() - results[0][0].numpy()).max() > 1e-2
+
+
 def _xla_functions(function, *specs):
     library = tf.function(function).get_concrete_function(*specs).graph.as_graph_def().library
     return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]

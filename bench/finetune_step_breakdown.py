@@ -1,0 +1,149 @@
+"""Where a fine-tuning step's time goes at one batch width, against the dense GEMMs the step cannot do without.
+
+    .venv/bin/python bench/finetune_step_breakdown.py --preset=small --batch=32 --width=14
+    .venv/bin/python bench/finetune_step_breakdown.py --preset=tiny --width=8 --repeats=2   # smoke run
+
+`ElectraTextClassifier` at the preset's sizes (random weights, random token ids, no padding) with the reference's
+fine-tuning optimizer (`finetune.optimization.create_finetuning_optimizer`), each part its own `tf.function`, timed
+over `--repeats` calls after two untimed ones:
+- `forward_backward_ms`: the loss and the gradients of every trainable variable;
+- `optimizer_ms`: the optimizer's update of every variable from fixed gradients;
+- `step_ms`: both in one function, as a training step runs them (the two may overlap);
+- `dense_gemm_ms`: the step's dense matmuls alone, at the same number of tokens (batch x width): per Transformer
+  layer the query/key/value, attention-output, intermediate and output projections, each forward, input gradient and
+  kernel gradient, plus the embedding projection; the same float32 or bfloat16 operands as the step, in one
+  `tf.function`. The attention's per-head batch matmuls and the classifier are left out.
+
+`step_over_dense_gemm` is `step_ms / dense_gemm_ms`: how far the step is from the bound that its matmuls set on this
+host, the rest being element-wise kernels, attention, random numbers, the optimizer's memory traffic and dispatch.
+Medians over `--windows` windows. The last line is one JSON object.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", default="small")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--width", type=int, default=14, help="Tokens per example (the batch width).")
+    parser.add_argument("--num_labels", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=20, help="Calls per timing window.")
+    parser.add_argument("--windows", type=int, default=3)
+    parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
+    args = parser.parse_args(argv)
+    if args.width < 2 or args.batch < 1 or args.repeats < 1 or args.windows < 1:
+        parser.error("--width must be at least 2 and --batch, --repeats and --windows at least 1")
+    return args
+
+
+def median_ms(function, args, *inputs):
+    """Median over windows of the mean milliseconds per call of `function(*inputs)`."""
+    import tensorflow as tf
+
+    def finish(outputs):
+        for tensor in tf.nest.flatten(outputs, expand_composites=True):
+            if tensor is not None:
+                tensor.numpy()
+
+    for _ in range(2):
+        finish(function(*inputs))
+    windows = []
+    for _ in range(args.windows):
+        start = time.perf_counter()
+        for _ in range(args.repeats):
+            outputs = function(*inputs)
+        finish(outputs)
+        windows.append(1e3 * (time.perf_counter() - start) / args.repeats)
+    return statistics.median(windows)
+
+
+def dense_gemm_shapes(config, tokens):
+    """(m, k, n) of every dense GEMM of one training step at `tokens` tokens: forward, input gradient, kernel
+    gradient of each projection."""
+    hidden, intermediate = config.hidden_size, config.intermediate_size
+    projections = [(hidden, 3 * hidden), (hidden, hidden), (hidden, intermediate), (intermediate, hidden)]
+    projections = projections * config.num_layers
+    if config.embedding_size != hidden:
+        projections.append((config.embedding_size, hidden))
+    return [shape for k, n in projections for shape in ((tokens, k, n), (tokens, n, k), (k, tokens, n))]
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import keras
+    import tensorflow as tf
+
+    from electra_tf.config import ElectraConfig
+    from electra_tf.models import build_discriminator
+    from electra_tf.training.distribution import set_precision
+    from finetune.models import ElectraTextClassifier
+    from finetune.optimization import create_finetuning_optimizer
+
+    set_precision(args.mixed_precision)
+    config = ElectraConfig.from_preset(args.preset)
+    keras.utils.set_random_seed(0)
+    model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=args.num_labels)
+    optimizer = create_finetuning_optimizer(model.num_layers, 1e-4, 1000)
+    loss_function = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    shape = [args.batch, args.width]
+    inputs = {"token_ids": tf.random.uniform(shape, 1, config.vocab_size, tf.int32),
+              "segment_ids": tf.zeros(shape, tf.int32), "padding_mask": tf.ones(shape, tf.int32)}
+    labels = tf.random.uniform([args.batch], 0, args.num_labels, tf.int32)
+    model(inputs)
+    variables = model.trainable_variables
+    optimizer.build(variables)
+
+    @tf.function
+    def forward_backward(inputs, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_function(labels, model(inputs, training=True))
+        return tape.gradient(loss, variables)
+
+    @tf.function
+    def update(gradients):
+        optimizer.apply(gradients, variables)
+        return optimizer.iterations
+
+    @tf.function
+    def step(inputs, labels):
+        optimizer.apply(forward_backward(inputs, labels), variables)
+        return optimizer.iterations
+
+    gemm_dtype = tf.bfloat16 if args.mixed_precision == "mixed_bfloat16" else tf.float32
+    shapes = dense_gemm_shapes(config, args.batch * args.width)
+    operands = [(tf.Variable(tf.random.normal([m, k], dtype=gemm_dtype)),
+                 tf.Variable(tf.random.normal([k, n], dtype=gemm_dtype))) for m, k, n in shapes]
+
+    @tf.function
+    def dense_gemms():
+        # Variables, not constants: Grappler would fold matmuls of constants away at trace time.
+        return tf.add_n([tf.cast(tf.reduce_sum(tf.matmul(a, b)), tf.float32) for a, b in operands])
+
+    gradients = forward_backward(inputs, labels)
+    result = {"preset": args.preset, "batch": args.batch, "width": args.width, "mixed_precision": args.mixed_precision,
+              "trainable_variables": len(variables),
+              "forward_backward_ms": median_ms(forward_backward, args, inputs, labels),
+              "optimizer_ms": median_ms(update, args, gradients),
+              "step_ms": median_ms(step, args, inputs, labels),
+              "dense_gemm_ms": median_ms(dense_gemms, args),
+              "dense_gemm_flops": float(sum(2 * m * k * n for m, k, n in shapes))}
+    result["dense_gemm_flops_per_s"] = result["dense_gemm_flops"] / (result["dense_gemm_ms"] / 1e3)
+    result["step_over_dense_gemm"] = result["step_ms"] / result["dense_gemm_ms"]
+    keras.mixed_precision.set_global_policy("float32")
+    for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms", "step_over_dense_gemm"):
+        print(f"{name:>22}: {result[name]:.4g}")
+    print(json.dumps(result, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -3,8 +3,9 @@
 Between its matmuls a Transformer layer runs chains of small element-wise ops: bias, GELU; bias, dropout, residual,
 LayerNorm. As TensorFlow ops each is a pass over memory and a dispatch to the thread pool, forward and again (twice as
 many) backward, which at fine-tuning's short widths costs as much as the matmuls they sit between. Here each chain is
-one `tf.function(jit_compile=True)` forward and one backward (`tf.custom_gradient`), compiled once per shape and dtype
-and shared by every layer.
+one `tf.function(jit_compile=True)` forward and one backward (`tf.custom_gradient`), traced once for every shape
+(`reduce_retracing`: eager calls at many batch widths do not retrace), compiled by XLA once per shape and dtype, and
+shared by every layer.
 
 Only training steps use them (`ElectraTransformerLayer` with `training=True`): inference, evaluation and export run the
 Keras sub-layers, so a SavedModel holds no function that must be compiled by XLA (TF Serving's CPU build refuses those).
@@ -26,13 +27,13 @@ def _dropout(values, keep_uniforms, rate):
     return tf.where(keep_uniforms >= rate, values * (1.0 / (1.0 - rate)), tf.zeros_like(values))
 
 
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, reduce_retracing=True)
 def _bias_gelu_forward(x, bias):
     pre_activation = tf.cast(x, tf.float32) + tf.cast(bias, tf.float32)
     return tf.cast(pre_activation * (0.5 * tf.math.erfc(pre_activation * _MINUS_INV_SQRT2)), x.dtype), pre_activation
 
 
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, reduce_retracing=True)
 def _bias_gelu_backward(upstream, pre_activation):
     cdf = 0.5 * tf.math.erfc(pre_activation * _MINUS_INV_SQRT2)
     pdf = tf.exp(tf.square(pre_activation) * -0.5) * _INV_SQRT_2PI
@@ -56,7 +57,7 @@ def bias_gelu(x, bias):
     return forward(x, bias)
 
 
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, reduce_retracing=True)
 def _residual_layer_norm_forward(x, bias, residual, gamma, beta, keep_uniforms, rate, epsilon):
     summed = _dropout(tf.cast(x, tf.float32) + tf.cast(bias, tf.float32), keep_uniforms, rate)
     summed += tf.cast(residual, tf.float32)
@@ -67,7 +68,7 @@ def _residual_layer_norm_forward(x, bias, residual, gamma, beta, keep_uniforms, 
     return tf.cast(outputs, x.dtype), normalized, inverse_std
 
 
-@tf.function(jit_compile=True)
+@tf.function(jit_compile=True, reduce_retracing=True)
 def _residual_layer_norm_backward(upstream, normalized, inverse_std, gamma, keep_uniforms, rate):
     upstream = tf.cast(upstream, tf.float32)
     gamma_gradient = tf.reduce_sum(upstream * normalized, axis=0)

@@ -107,27 +107,38 @@ class ElectraTransformerLayer(keras.layers.Layer):
         shape = tf.shape(hidden)
         batch, length = shape[0], shape[1]
         tokens = tf.reshape(hidden, [-1, self.hidden_size])  # [batch * length, H]: the projections' 2-D GEMMs
+        # A quantized Dense keeps an integer kernel and its scales: only its own call computes with them.
+        reads_kernels = not any(dense.quantization_mode for dense in self.dense_layers())
 
         def heads(projection):  # [B * L, H] -> [B, heads, L, head_size]
             split = tf.reshape(projection, [batch, length, self.num_heads, self.head_size])
             return tf.transpose(split, [0, 2, 1, 3])
 
-        # One GEMM for the three projections ([H, 3H]): fewer, wider GEMMs run closer to the matmul peak.
         projections = (self.query_dense, self.key_dense, self.value_dense)
-        kernel = tf.concat([self._compute(dense.kernel) for dense in projections], axis=1)
-        bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
-        query, key, value = (heads(projection)
-                             for projection in tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), 3, axis=1))
+        if reads_kernels:  # one GEMM for the three ([H, 3H]): fewer, wider GEMMs run closer to the matmul peak
+            kernel = tf.concat([self._compute(dense.kernel) for dense in projections], axis=1)
+            bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
+            projected = tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), 3, axis=1)
+        else:
+            projected = [dense(tokens) for dense in projections]
+        query, key, value = (heads(projection) for projection in projected)
         scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size ** -0.5, query.dtype)
         probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
         probs = self.attention_probs_dropout(probs, training=training)
         context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
-        if training:
+        if training and reads_kernels:
             outputs = self._fused_blocks(context, tokens)
         else:
-            attended = self.attention_layer_norm(self.attention_output_dense(context) + tokens)
-            outputs = self.output_layer_norm(self.output_dense(self.intermediate_dense(attended)) + attended)
+            attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
+            attended = self.attention_layer_norm(attended + tokens)
+            transformed = self.output_dropout(self.output_dense(self.intermediate_dense(attended)), training=training)
+            outputs = self.output_layer_norm(transformed + attended)
         return tf.reshape(outputs, shape)
+
+    def dense_layers(self):
+        """The six projections, in the order of the computation."""
+        return (self.query_dense, self.key_dense, self.value_dense, self.attention_output_dense,
+                self.intermediate_dense, self.output_dense)
 
     def _compute(self, variable):
         return tf.cast(variable, self.compute_dtype)

@@ -140,6 +140,19 @@ def test_training_step_with_dropout_equals_keras_sublayers_with_the_same_seeds()
     assert np.abs(plain(hidden, bias).numpy() - results[0][0].numpy()).max() > 1e-2
 
 
+def test_quantized_projections_are_computed_by_their_own_layers():
+    keras.utils.set_random_seed(7)
+    layer = ElectraTransformerLayer(HIDDEN, 4, 4 * HIDDEN, hidden_dropout=0.0, attention_dropout=0.0)
+    hidden = normal([2, 5, HIDDEN], 19)
+    bias = tf.zeros([2, 1, 1, 5])
+    float_outputs = layer(hidden, bias).numpy()
+    for dense in layer.dense_layers():
+        dense.quantize("int8")  # an int8 kernel and per-unit scales: reading `kernel` alone would be wrong
+    for training in (False, True):
+        # int8 rounding moves the outputs a little; an int8 kernel taken for a float one moves them by units.
+        np.testing.assert_allclose(layer(hidden, bias, training=training).numpy(), float_outputs, atol=0.05)
+
+
 def _xla_functions(function, *specs):
     library = tf.function(function).get_concrete_function(*specs).graph.as_graph_def().library
     return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]

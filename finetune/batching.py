@@ -4,8 +4,9 @@ width that holds the longest of them, instead of padded to `max_seq_length` (the
 
 Features are stored padded to `max_seq_length`; a batch is cut to the smallest of a few fixed widths (8, 10, 12, 14,
 16, 20, 24, 28, 32, 40, ... up to `max_seq_length`, see `bucket_widths`) that holds its longest member, so a training
-step is traced and compiled for a bounded number of shapes. The model output of an example does not depend on its batch's padding (the
-attention mask hides it), which tests/finetune/test_padding_invariance.py checks for every task head.
+step is traced and compiled for a bounded number of shapes. The model output of an example does not depend on its
+batch's padding (the attention mask hides it), which tests/finetune/test_padding_invariance.py checks for every task
+head.
 """
 
 import numpy as np

@@ -13,12 +13,9 @@ Both compute in float32 whatever the input dtype (LayerNorm does so in Keras too
 Dropout keeps a unit where its float32 uniform is >= `rate` and scales it by 1 / (1 - rate), as `ElectraDropout`.
 """
 
-import math
-
 import tensorflow as tf
 
-_MINUS_INV_SQRT2 = -1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+from electra_tf.layers.activations import standard_normal_cdf, standard_normal_pdf
 
 
 def _dropout(values, keep_uniforms, rate):
@@ -30,14 +27,13 @@ def _dropout(values, keep_uniforms, rate):
 @tf.function(jit_compile=True, reduce_retracing=True)
 def _bias_gelu_forward(x, bias):
     pre_activation = tf.cast(x, tf.float32) + tf.cast(bias, tf.float32)
-    return tf.cast(pre_activation * (0.5 * tf.math.erfc(pre_activation * _MINUS_INV_SQRT2)), x.dtype), pre_activation
+    return tf.cast(pre_activation * standard_normal_cdf(pre_activation), x.dtype), pre_activation
 
 
 @tf.function(jit_compile=True, reduce_retracing=True)
 def _bias_gelu_backward(upstream, pre_activation):
-    cdf = 0.5 * tf.math.erfc(pre_activation * _MINUS_INV_SQRT2)
-    pdf = tf.exp(tf.square(pre_activation) * -0.5) * _INV_SQRT_2PI
-    gradient = tf.cast(upstream, tf.float32) * (cdf + pre_activation * pdf)
+    derivative = standard_normal_cdf(pre_activation) + pre_activation * standard_normal_pdf(pre_activation)
+    gradient = tf.cast(upstream, tf.float32) * derivative
     return gradient, tf.reduce_sum(gradient, axis=0)
 
 

@@ -1,5 +1,6 @@
 """convert_checkpoint.py and export_model.py from other formats, run as the user runs them (subprocesses)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -106,3 +107,70 @@ def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path):
                      "segment_ids": np.zeros_like(text_ids), "mask_positions": np.arange(16, dtype=np.int32)[None]}
     np.testing.assert_allclose(served["logits"], np.asarray(generator(text_features, training=False)), atol=1e-4,
                                rtol=0)  # graph vs eager kernels differ by ~2e-5 on these logits
+
+
+@pytest.fixture(scope="module")
+def transformers_directories(tmp_path_factory):
+    """{4: dir, 5: dir}: one cased tiny discriminator as Hugging Face directories with the tokenizer files of
+    transformers 4 (vocab.txt, tokenizer_config.json, special_tokens_map.json, tokenizer.json) and of transformers 5
+    (tokenizer.json and tokenizer_config.json only)."""
+    from electra_tf.tokenizer import TokenizerSettings
+    from tests.electra_tf.checkpoints.models import tiny_model
+
+    root = tmp_path_factory.mktemp("transformers")
+    vocab = fixtures.write_vocab(root / "vocab.txt")
+    discriminator = tiny_model("discriminator", seed=11)
+    directories = {}
+    for major in (4, 5):
+        directories[major] = str(root / f"transformers{major}")
+        save_checkpoint(discriminator, directories[major], "hf")
+        fixtures.write_transformers_tokenizer(directories[major], vocab, TokenizerSettings(do_lower_case=False),
+                                              transformers_major=major)
+    return directories, vocab
+
+
+# "W1" is no token of the cased vocabulary ([UNK]) but "w1" is: lower-casing would change the pieces and the scores.
+SCORED_TEXTS = ["w1 W1 w2 w3", "w7 w8 W9"]
+
+
+def _scores(path):
+    from electra_tf.scoring import load_scorer, score_texts
+
+    return score_texts(*load_scorer(path), SCORED_TEXTS, max_seq_length=16)
+
+
+def test_a_transformers_5_directory_converts_and_scores_as_the_one_with_vocab_txt(transformers_directories, tmp_path):
+    directories, vocab = transformers_directories
+    assert "vocab.txt" not in os.listdir(directories[5])
+    expected = _scores(directories[4])
+    assert expected[0]["tokens"] == ["w1", "[UNK]", "w2", "w3"]
+    assert _scores(directories[5]) == expected
+
+    result = _run("convert_checkpoint.py", f"--from={directories[5]}", f"--to={tmp_path / 'ours'}")
+    assert result.returncode == 0, result.stderr
+    assert "note:" not in result.stderr
+    with open(tmp_path / "ours" / "vocab.txt", encoding="utf-8") as converted, open(vocab, encoding="utf-8") as given:
+        assert converted.read() == given.read()
+    assert load_checkpoint(str(tmp_path / "ours")).tokenizer_settings.do_lower_case is False
+    assert _scores(str(tmp_path / "ours")) == expected
+
+    scored = _run("electra_tf/commands/score.py", f"--model_dir={directories[5]}", "--max_seq_length=16",
+                  *SCORED_TEXTS)
+    assert scored.returncode == 0, scored.stderr
+    assert [json.loads(line) for line in scored.stdout.splitlines()] == expected
+
+
+def test_converting_a_model_without_a_vocabulary_says_the_tokenizer_stayed_behind(transformers_directories, tmp_path):
+    import shutil
+
+    directories, _ = transformers_directories
+    bare = tmp_path / "bare"
+    shutil.copytree(directories[5], bare)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        os.remove(bare / name)
+    result = _run("convert_checkpoint.py", f"--from={bare}", f"--to={tmp_path / 'ours'}")
+    assert result.returncode == 0, result.stderr
+    assert f"note: {tmp_path / 'ours'} has no tokenizer: {bare} holds no vocabulary (no vocab.txt, nor a " \
+           "tokenizer.json holding one); convert again with --vocab_file=<the vocab.txt it was trained with> to " \
+           "write one" in result.stderr.splitlines()
+    assert "vocab.txt" not in os.listdir(tmp_path / "ours")

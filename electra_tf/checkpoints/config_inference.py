@@ -7,8 +7,6 @@ f), FFN = 4 x hidden, heads = max(1, hidden // 64)), so a generator that breaks 
 is refused here rather than loaded wrongly.
 """
 
-import os
-
 from electra_tf.checkpoints.matching import cloze_generator_sizes, counterpart_name, describe, network_sizes
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, NETWORK_SCOPES, PRETRAINER
 from electra_tf.config import ElectraConfig
@@ -50,16 +48,6 @@ def special_token_ids(vocab_file, vocab_size, source):
                               f"ids, and no {VOCAB_NAME} was found beside it: pass vocab_file",
                               arguments=("vocab_file",))
     return ids
-
-
-def find_vocab(*directories):
-    """The first vocab.txt in `directories`, or None."""
-    for directory in directories:
-        if directory:
-            path = os.path.join(directory, VOCAB_NAME)
-            if os.path.isfile(path):
-                return path
-    return None
 
 
 def _embedding_sizes(weights, source):

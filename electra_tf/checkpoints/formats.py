@@ -18,7 +18,7 @@ import os
 import shutil
 from typing import Callable
 
-from electra_tf.checkpoints import config_inference, huggingface, keras_hub, ours, reference_tf1, tokenizer_files
+from electra_tf.checkpoints import huggingface, keras_hub, ours, reference_tf1, tokenizer_files
 from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, collect_weights
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ElectraError
@@ -76,13 +76,13 @@ def _detects_tf1(path):
 def _read_tf1(path, allow_embedding_mismatch=False):
     prefix = reference_tf1.resolve_prefix(path)
     return Source(path, TF1, reference_tf1.read_tf1_checkpoint(prefix),
-                  vocab_file=config_inference.find_vocab(os.path.dirname(prefix)))
+                  vocab_file=tokenizer_files.vocab_file_of(os.path.dirname(prefix)))
 
 
 def _write_tf1(model, kind, path, vocab_file=None, tokenizer_settings=None):
     """The reference's TF1 format has no place for the tokenizer settings: only vocab.txt goes beside it."""
     reference_tf1.write_tf1_checkpoint(collect_weights(model, kind), path)
-    target_vocab = os.path.join(os.path.dirname(os.path.abspath(path)), config_inference.VOCAB_NAME)
+    target_vocab = os.path.join(os.path.dirname(os.path.abspath(path)), tokenizer_files.VOCAB_NAME)
     if vocab_file and not os.path.exists(target_vocab):
         shutil.copyfile(vocab_file, target_vocab)
     return path
@@ -123,7 +123,7 @@ def _read_hf(path, allow_embedding_mismatch=False):
                       stored_config=_stored_hf_config(discriminator_config),
                       num_heads=discriminator_config.get("num_attention_heads"),
                       generator_num_heads=generator_config.get("num_attention_heads"),
-                      vocab_file=config_inference.find_vocab(path, discriminator_dir),
+                      vocab_file=tokenizer_files.vocab_file_of(path, discriminator_dir),
                       tokenizer_settings=(tokenizer_files.read_hf_tokenizer(path)
                                           or tokenizer_files.read_hf_tokenizer(discriminator_dir)))
     weights, config = huggingface.read_hf_directory(path)
@@ -131,7 +131,7 @@ def _read_hf(path, allow_embedding_mismatch=False):
     is_generator = huggingface.network_of_weights(weights) == GENERATOR
     return Source(path, HF, weights, base=_hf_base(config), stored_config=_stored_hf_config(config),
                   num_heads=None if is_generator else heads,
-                  generator_num_heads=heads if is_generator else None, vocab_file=config_inference.find_vocab(path),
+                  generator_num_heads=heads if is_generator else None, vocab_file=tokenizer_files.vocab_file_of(path),
                   tokenizer_settings=tokenizer_files.read_hf_tokenizer(path))
 
 

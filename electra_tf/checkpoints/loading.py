@@ -15,6 +15,9 @@ from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS,
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
+# Where a vocabulary is looked for beside a checkpoint (`tokenizer_files.vocab_file_of`), for messages.
+NO_VOCABULARY = "no vocab.txt, nor a tokenizer.json holding one"
+
 
 @dataclasses.dataclass
 class LoadedModel:
@@ -36,7 +39,7 @@ class LoadedModel:
         checkpoint's settings, `do_lower_case` / `strip_accents` put over them; checked against the model."""
         vocab_file = vocab_file or self.vocab_file
         if not vocab_file:
-            raise CheckpointError(f"{self.argument}={self.path} holds no vocabulary (no vocab.txt): pass "
+            raise CheckpointError(f"{self.argument}={self.path} holds no vocabulary ({NO_VOCABULARY}): pass "
                                   "vocab_file=<the vocab.txt it was trained with>",
                                   arguments=(self.argument, "vocab_file"))
         tokenizer = ElectraTokenizer.from_settings(

@@ -9,18 +9,22 @@ Two layouts:
   `special_tokens_map.json` and `vocab.txt`, as transformers' `ElectraTokenizer.save_pretrained` writes them;
   `ElectraTokenizerFast` adds a `tokenizer.json` of its own: the Hugging Face tokenizers library's format
   (`{"version", "normalizer": {"type": "BertNormalizer", "lowercase", "strip_accents"}, "model": {"type":
-  "WordPiece", ...}}`), which shares the keras-hub file's name and is told apart by its content.
+  "WordPiece", "vocab": {token: id}, ...}, "added_tokens"}`), which shares the keras-hub file's name and is told
+  apart by its content. Transformers 5 writes only `tokenizer.json` and `tokenizer_config.json`: the vocabulary is
+  then the one inside `tokenizer.json` (`vocab_file_of` writes it out as a vocab.txt).
 
 A reader returns None when the directory records no settings (a directory written before they were saved, a
 reference TF1 checkpoint): the caller decides the default, `electra_tf.tokenizer.BERT_UNCASED`.
 """
 
+import hashlib
 import json
 import os
 import shutil
+import tempfile
 
 from electra_tf.errors import CheckpointError
-from electra_tf.io_utils import atomic_write_json
+from electra_tf.io_utils import atomic_write_json, atomic_write_text
 from electra_tf.tokenizer import (BERT_UNCASED, CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN,
                                   TokenizerSettings)
 
@@ -47,13 +51,78 @@ def write_keras_hub_tokenizer(directory, vocab_file, settings):
     tokenizer.save_to_preset(directory)
 
 
-def vocab_file_of(directory):
-    """`directory`'s vocab.txt, else its keras-hub `assets/tokenizer/vocabulary.txt`, else None."""
-    for name in (VOCAB_NAME, KERAS_HUB_VOCABULARY):
-        path = os.path.join(directory, name)
+def vocab_file_of(*directories):
+    """The vocabulary of the first of `directories` that has one, as a vocab.txt path: its vocab.txt, its keras-hub
+    `assets/tokenizer/vocabulary.txt`, or the WordPiece vocabulary inside a Hugging Face tokenizers `tokenizer.json`
+    (written out once per content, see `tokenizers_vocab_file`); None when none has one."""
+    for directory in directories:
+        if not directory:
+            continue
+        for name in (VOCAB_NAME, KERAS_HUB_VOCABULARY):
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                return path
+        path = os.path.join(directory, TOKENIZER_JSON_NAME)
         if os.path.isfile(path):
-            return path
+            config = _read_json(path, "tokenizer file")
+            if _is_tokenizers_file(config):
+                return tokenizers_vocab_file(config, path)
     return None
+
+
+def tokenizers_vocab(config, path):
+    """The tokens of a Hugging Face tokenizers `tokenizer.json` (parsed: `config`), in id order: its WordPiece
+    `model.vocab` with its `added_tokens`."""
+    model = config["model"]
+    if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
+        raise CheckpointError(f"{path} holds a {model.get('type')} tokenizer, not ELECTRA's WordPiece one: pass "
+                              "vocab_file=<the vocab.txt the model was trained with>", arguments=("vocab_file",))
+    by_id = {}
+    added = [(token.get("content"), token.get("id")) for token in config.get("added_tokens") or ()
+             if isinstance(token, dict)]
+    for token, index in [*model["vocab"].items(), *added]:
+        if not isinstance(token, str) or not isinstance(index, int) or by_id.setdefault(index, token) != token:
+            raise CheckpointError(f"{path}: token {token!r} has id {index!r}, which is not an integer or is "
+                                  "another token's; write the tokenizer again or pass vocab_file=<vocab.txt>",
+                                  arguments=("vocab_file",))
+    if sorted(by_id) != list(range(len(by_id))):
+        missing = sorted(set(range(max(by_id, default=-1) + 1)) - set(by_id))
+        raise CheckpointError(f"{path}: the vocabulary's ids are not 0..{len(by_id) - 1} (no token has id "
+                              f"{missing[0]}); pass vocab_file=<vocab.txt>", arguments=("vocab_file",))
+    tokens = [by_id[index] for index in range(len(by_id))]
+    # One token a line, stripped when read back: a token with surrounding or line-breaking white space cannot be
+    # written as a vocab.txt line.
+    unwritable = [token for token in tokens if not token or token != token.strip() or len(token.splitlines()) != 1]
+    if unwritable:
+        raise CheckpointError(f"{path}: the token {unwritable[0]!r} cannot be a vocab.txt line; pass "
+                              "vocab_file=<vocab.txt>", arguments=("vocab_file",))
+    return tokens
+
+
+def tokenizers_vocab_file(config, path):
+    """A vocab.txt holding the vocabulary of the tokenizers `tokenizer.json` at `path` (parsed: `config`).
+
+    The rest of the library reads vocabularies from vocab.txt files; the model's directory may be read-only (a
+    download cache), so the file goes to the temporary directory, named by the vocabulary's digest: every load of
+    the same vocabulary gets the same file (written again if what is there differs), and it outlives any one model
+    built on it.
+    """
+    text = "".join(token + "\n" for token in tokenizers_vocab(config, path))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    directory = os.path.join(tempfile.gettempdir(), f"electra_tf-vocab-{digest[:32]}")
+    vocab_file = os.path.join(directory, VOCAB_NAME)
+    if _read_text(vocab_file) != text:
+        os.makedirs(directory, exist_ok=True)
+        atomic_write_text(vocab_file, text)
+    return vocab_file
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, ValueError):
+        return None
 
 
 def _read_json(path, what):
@@ -73,6 +142,11 @@ def _hf_tokenizers_settings(config):
     return TokenizerSettings(normalizer.get("lowercase", True), normalizer.get("strip_accents"))
 
 
+def _is_tokenizers_file(config):
+    """Whether a parsed tokenizer.json is the Hugging Face tokenizers library's (keras-hub's has no "model")."""
+    return isinstance(config, dict) and isinstance(config.get("model"), dict) and "version" in config
+
+
 def read_tokenizer_json(directory):
     """The `TokenizerSettings` of `directory`'s `tokenizer.json` (keras-hub's or the Hugging Face tokenizers
     library's, told apart by content), or None when there is none or it records none."""
@@ -80,7 +154,7 @@ def read_tokenizer_json(directory):
     if not os.path.isfile(path):
         return None
     config = _read_json(path, "tokenizer file")
-    if isinstance(config, dict) and isinstance(config.get("model"), dict) and "version" in config:
+    if _is_tokenizers_file(config):
         return _hf_tokenizers_settings(config)
     try:
         keras_hub_config = config["config"]

@@ -10,9 +10,13 @@ config.json; for --model=pretrainer a directory with discriminator/ and generato
 preset directory). --from_format=auto tells them apart from the path. Outputs are written atomically.
 
 The tokenizer travels with the model: vocab.txt and its casing and accent settings (tokenizer.json in ours and
-keras-hub presets, tokenizer_config.json for Hugging Face). A TF1 checkpoint records no settings: give them with
+keras-hub presets, tokenizer_config.json for Hugging Face; a Hugging Face directory without vocab.txt, as
+transformers 5 writes them, gives the vocabulary and casing of its tokenizer.json). Without a vocabulary the model is
+converted alone, and a note on stderr says so. A TF1 checkpoint records no settings: give them with
 --do_lower_case / --strip_accents (default: lower-cased, as BERT uncased and the released ELECTRA models).
 """
+
+import sys
 
 from electra_tf import cli
 
@@ -51,6 +55,7 @@ def _check_flags(argv):
 
 def main(argv):
     from electra_tf.checkpoints import load_checkpoint, save_checkpoint
+    from electra_tf.checkpoints.loading import NO_VOCABULARY
 
     _check_flags(argv)
     source, target = getattr(FLAGS, "from"), FLAGS.to
@@ -60,6 +65,9 @@ def main(argv):
     save_checkpoint(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
                     tokenizer_settings=loaded.tokenizer_settings.overridden(FLAGS.do_lower_case, FLAGS.strip_accents))
     print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
+    if not loaded.vocab_file:
+        print(f"note: {target} has no tokenizer: {source} holds no vocabulary ({NO_VOCABULARY}); convert again with "
+              "--vocab_file=<the vocab.txt it was trained with> to write one", file=sys.stderr)
 
 
 def console_main():

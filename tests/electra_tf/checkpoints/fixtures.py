@@ -23,6 +23,53 @@ def write_vocab(path):
 
 
 
+def write_transformers_tokenizer(directory, vocab_file, settings, transformers_major=4):
+    """The tokenizer files transformers' `ElectraTokenizerFast.save_pretrained` writes. Transformers 4:
+    tokenizer_config.json, special_tokens_map.json, vocab.txt and tokenizer.json in the Hugging Face tokenizers
+    library's format (whose normalizer, unlike tokenizer_config.json, leaves strip_accents unset). Transformers 5:
+    tokenizer.json and a tokenizer_config.json that leaves the casing to tokenizer.json's normalizer; no vocab.txt,
+    no special_tokens_map.json."""
+    with open(vocab_file, encoding="utf-8") as handle:
+        vocab = [line.rstrip("\n") for line in handle]
+    special = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
+               "mask_token": "[MASK]"}
+    added = [{"id": vocab.index(token), "content": token, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for token in SPECIAL_TOKENS]
+    tokenizer_json = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                       "strip_accents": None, "lowercase": settings.do_lower_case},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}},
+                                      {"SpecialToken": {"id": "[SEP]", "type_id": 0}}]},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": {token: i for i, token in enumerate(vocab)}}}
+    if transformers_major >= 5:
+        files = {"tokenizer.json": tokenizer_json,
+                 "tokenizer_config.json": {"backend": "tokenizers", "model_max_length": 512,
+                                           "tokenizer_class": "ElectraTokenizer", **special}}
+    else:
+        with open(os.path.join(directory, "vocab.txt"), "w", encoding="utf-8") as handle:
+            handle.write("\n".join(vocab) + "\n")
+        files = {
+            "special_tokens_map.json": special,
+            "tokenizer_config.json": {
+                "added_tokens_decoder": {str(token["id"]): {k: v for k, v in token.items() if k != "id"}
+                                         for token in added},
+                "clean_up_tokenization_spaces": True, "do_basic_tokenize": True,
+                "do_lower_case": settings.do_lower_case, "model_max_length": 512, "never_split": None,
+                "strip_accents": None, "tokenize_chinese_chars": True, "tokenizer_class": "ElectraTokenizer",
+                **special},
+            "tokenizer.json": tokenizer_json,
+        }
+    for name, content in files.items():
+        with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
+            json.dump(content, handle, indent=2)
+
+
 def assert_identical(before, after):
     """Two {name: array} dicts hold the same names with bit-identical values of the same dtype."""
     assert sorted(before) == sorted(after)

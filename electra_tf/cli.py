@@ -143,19 +143,49 @@ def _argument_pattern(name):
     return re.compile(rf"(?<![\w./='\"-]){re.escape(name)}(?![\w/-]|\.\w)")
 
 
-def message_for_command_line(error, flag_values=None, flag_names=None):
+def program_name():
+    """How the user started this program: the console command or script name, or `python -m <package>`."""
+    program = os.path.basename(sys.argv[0])
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if program == "__main__.py" and spec is not None:
+        return f"python -m {spec.name.removesuffix('.__main__')}"
+    return program
+
+
+def _arguments_of(error):
+    """(arguments, without_flag remedies) of `error` and of the errors it was raised while handling whose messages it
+    quotes (`raise ConfigError(f"...: {error}") from None` keeps the inner error as its context)."""
+    arguments, remedies = [], {}
+    inner = error
+    while isinstance(inner, ElectraError) and str(inner) in str(error):
+        arguments += [name for name in inner.arguments if name not in arguments]
+        remedies = {**inner.without_flag, **remedies}
+        inner = inner.__cause__ or inner.__context__
+    return arguments, remedies
+
+
+def message_for_command_line(error, flag_values=None, flag_names=None, program=None):
     """`error`'s message with each of its `arguments` that is a defined flag of `flag_values` (default: the running
     program's flags) written as `--name`; other arguments and text are left as they are.
 
     `flag_names` maps the library's argument names to the program's flags where they differ (e.g. `{"kind": "model"}`
-    turns `kind=generator` into `--model=generator`)."""
+    turns `kind=generator` into `--model=generator`). An argument the message asks to pass (`pass name=...`) that is
+    no flag of the program gets a sentence saying so (`program`, default `program_name()`), with the error's
+    `without_flag` remedy for it: the user cannot pass what the command has no flag for."""
     flag_values = flags.FLAGS if flag_values is None else flag_values
     flag_names = flag_names or {}
     message = str(error)
-    for name in getattr(error, "arguments", ()):
+    arguments, remedies = _arguments_of(error)
+    missing = []
+    for name in arguments:
         flag = flag_names.get(name, name)
         if flag in flag_values:
             message = _argument_pattern(name).sub(f"--{flag}", message)
+        elif re.search(rf"\bpass {re.escape(name)}\b", message):
+            missing.append((flag, remedies.get(name)))
+    for flag, remedy in missing:
+        message = message.rstrip(".") + f". {program or program_name()} has no --{flag} flag" + (
+            f": {remedy}" if remedy else "")
     return message
 
 

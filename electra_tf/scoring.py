@@ -102,8 +102,8 @@ def electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_len
     return totals
 
 
-def load_scorer(model_dir):
+def load_scorer(model_dir, vocab_file=None):
     """(discriminator, tokenizer) of the checkpoint at `model_dir` (any format `load_checkpoint` reads) with its
-    tokenizer's files (vocabulary, casing)."""
+    tokenizer's files (vocabulary, casing); `vocab_file` replaces its vocabulary."""
     loaded = load_checkpoint(model_dir, DISCRIMINATOR, argument="model_dir")
-    return loaded.model, loaded.tokenizer()
+    return loaded.model, loaded.tokenizer(vocab_file)

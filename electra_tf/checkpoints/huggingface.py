@@ -192,7 +192,10 @@ def read_hf_pretraining_directory(directory, allow_embedding_mismatch=False):
                     f"{directory}: {name} differs between discriminator/ and generator/ (shapes "
                     f"{discriminator[name].shape} and {value.shape}); ELECTRA shares the embeddings, so these are not "
                     "one pre-training run's pair (pass allow_embedding_mismatch=True to keep the discriminator's)",
-                    arguments=("allow_embedding_mismatch",))
+                    arguments=("allow_embedding_mismatch",),
+                    without_flag={"allow_embedding_mismatch": "write the pair with the discriminator's embeddings "
+                                  f"once, electra-convert --from={directory} --to=<new directory> "
+                                  "--allow_embedding_mismatch, and use that directory"})
     merged = dict(generator)
     merged.update(discriminator)
     return merged, discriminator_config, generator_config

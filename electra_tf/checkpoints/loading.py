@@ -41,7 +41,10 @@ class LoadedModel:
         if not vocab_file:
             raise CheckpointError(f"{self.argument}={self.path} holds no vocabulary ({NO_VOCABULARY}): pass "
                                   "vocab_file=<the vocab.txt it was trained with>",
-                                  arguments=(self.argument, "vocab_file"))
+                                  arguments=(self.argument, "vocab_file"),
+                                  without_flag={"vocab_file": "write a copy that holds it once, electra-convert "
+                                                f"--from={self.path} --to=<new directory> --vocab_file=<vocab.txt>, "
+                                                "and use that directory"})
         tokenizer = ElectraTokenizer.from_settings(
             vocab_file, self.tokenizer_settings.overridden(do_lower_case, strip_accents))
         self.model.electra_config.check_vocabulary(tokenizer.vocab_size, vocab_file)

@@ -70,13 +70,20 @@ def vocab_file_of(*directories):
     return None
 
 
+def _vocab_beside(directory):
+    """The `without_flag` remedy for a program that takes no vocab_file: a vocab.txt where `vocab_file_of` looks
+    first."""
+    return {"vocab_file": f"copy the vocab.txt the model was trained with into {directory}"}
+
+
 def tokenizers_vocab(config, path):
     """The tokens of a Hugging Face tokenizers `tokenizer.json` (parsed: `config`), in id order: its WordPiece
     `model.vocab` with its `added_tokens`."""
     model = config["model"]
     if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
         raise CheckpointError(f"{path} holds a {model.get('type')} tokenizer, not ELECTRA's WordPiece one: pass "
-                              "vocab_file=<the vocab.txt the model was trained with>", arguments=("vocab_file",))
+                              "vocab_file=<the vocab.txt the model was trained with>", arguments=("vocab_file",),
+                              without_flag=_vocab_beside(os.path.dirname(path)))
     by_id = {}
     added = [(token.get("content"), token.get("id")) for token in config.get("added_tokens") or ()
              if isinstance(token, dict)]
@@ -84,18 +91,20 @@ def tokenizers_vocab(config, path):
         if not isinstance(token, str) or not isinstance(index, int) or by_id.setdefault(index, token) != token:
             raise CheckpointError(f"{path}: token {token!r} has id {index!r}, which is not an integer or is "
                                   "another token's; write the tokenizer again or pass vocab_file=<vocab.txt>",
-                                  arguments=("vocab_file",))
+                                  arguments=("vocab_file",), without_flag=_vocab_beside(os.path.dirname(path)))
     if sorted(by_id) != list(range(len(by_id))):
         missing = sorted(set(range(max(by_id, default=-1) + 1)) - set(by_id))
         raise CheckpointError(f"{path}: the vocabulary's ids are not 0..{len(by_id) - 1} (no token has id "
-                              f"{missing[0]}); pass vocab_file=<vocab.txt>", arguments=("vocab_file",))
+                              f"{missing[0]}); pass vocab_file=<vocab.txt>", arguments=("vocab_file",),
+                              without_flag=_vocab_beside(os.path.dirname(path)))
     tokens = [by_id[index] for index in range(len(by_id))]
     # One token a line, stripped when read back: a token with surrounding or line-breaking white space cannot be
     # written as a vocab.txt line.
     unwritable = [token for token in tokens if not token or token != token.strip() or len(token.splitlines()) != 1]
     if unwritable:
         raise CheckpointError(f"{path}: the token {unwritable[0]!r} cannot be a vocab.txt line; pass "
-                              "vocab_file=<vocab.txt>", arguments=("vocab_file",))
+                              "vocab_file=<vocab.txt>", arguments=("vocab_file",),
+                              without_flag=_vocab_beside(os.path.dirname(path)))
     return tokens
 
 

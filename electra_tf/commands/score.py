@@ -18,6 +18,8 @@ from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of electra-pretrain).")
+flags.DEFINE_string("vocab_file", None, "The vocab.txt the model was trained with (default: the one found with "
+                    "--model_dir).")
 flags.DEFINE_string("input_file", None, "Score the lines of this file (in --input_encoding) instead of the arguments.")
 flags.DEFINE_string("input_encoding", "utf-8", "Encoding of --input_file: a Python codec name such as latin-1.")
 flags.DEFINE_string("encoding_errors", "strict", "Bytes of --input_file not valid in --input_encoding: strict (stop "
@@ -34,6 +36,7 @@ def _texts(argv):
 
     cli.require_flags("model_dir")
     require_checkpoint(FLAGS.model_dir, "model_dir")
+    require_file(FLAGS.vocab_file, "vocab_file")
     texts = argv[1:]
     if FLAGS.input_file:
         require_file(FLAGS.input_file, "input_file")
@@ -48,7 +51,7 @@ def main(argv):
     from electra_tf.scoring import load_scorer, score_texts
 
     texts = _texts(argv)
-    discriminator, tokenizer = load_scorer(FLAGS.model_dir)
+    discriminator, tokenizer = load_scorer(FLAGS.model_dir, FLAGS.vocab_file)
     for result in score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size):
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
 

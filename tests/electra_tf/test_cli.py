@@ -50,6 +50,38 @@ def test_arguments_that_are_not_flags_and_unlisted_names_stay_plain():
     assert message_for_command_line(ValueError("model_size"), _flag_values("model_size")) == "model_size"
 
 
+def test_an_argument_to_pass_that_is_no_flag_is_named_with_the_remedy():
+    error = CheckpointError("pair: embeddings differ (pass allow_embedding_mismatch=True to keep the discriminator's).",
+                            arguments=("allow_embedding_mismatch",),
+                            without_flag={"allow_embedding_mismatch": "convert the pair first"})
+    assert message_for_command_line(error, _flag_values("init_checkpoint"), program="electra-rerank") == \
+        ("pair: embeddings differ (pass allow_embedding_mismatch=True to keep the discriminator's). electra-rerank "
+         "has no --allow_embedding_mismatch flag: convert the pair first")
+    assert message_for_command_line(error, _flag_values("allow_embedding_mismatch"), program="electra-convert") == \
+        "pair: embeddings differ (pass --allow_embedding_mismatch=True to keep the discriminator's)."
+    # Named without being asked for: nothing to add.
+    unasked = ConfigError("kind=generator holds no head", arguments=("kind",))
+    assert message_for_command_line(unasked, _flag_values(), program="electra-rerank") == \
+        "kind=generator holds no head"
+    without_remedy = ConfigError("pass vocab_file=<vocab.txt>", arguments=("vocab_file",))
+    assert message_for_command_line(without_remedy, _flag_values(), program="electra-analyze") == \
+        "pass vocab_file=<vocab.txt>. electra-analyze has no --vocab_file flag"
+
+
+def test_an_error_quoting_the_one_it_replaced_keeps_that_ones_arguments_and_remedies():
+    try:
+        try:
+            raise CheckpointError("pair differs (pass allow_embedding_mismatch=True)",
+                                  arguments=("allow_embedding_mismatch",),
+                                  without_flag={"allow_embedding_mismatch": "convert it first"})
+        except CheckpointError as error:
+            raise CheckpointError(f"scorers=disc needs the discriminator: {error}", arguments=("scorers",)) from None
+    except CheckpointError as wrapped:
+        assert message_for_command_line(wrapped, _flag_values("scorers"), program="electra-rerank") == \
+            ("--scorers=disc needs the discriminator: pair differs (pass allow_embedding_mismatch=True). "
+             "electra-rerank has no --allow_embedding_mismatch flag: convert it first")
+
+
 def test_entry_point_prints_the_translated_message_on_one_line(tmp_path):
     script = tmp_path / "entry.py"
     script.write_text(textwrap.dedent("""

@@ -81,6 +81,24 @@ def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):
     assert f"--model_dir={tmp_path} is not a checkpoint in a known format" in missing.stderr
 
 
+def test_cli_without_a_vocabulary_names_its_own_vocab_file_flag(pretraining_data, tmp_path):
+    tokenizer = ElectraTokenizer(pretraining_data[1])
+    model = _model(tokenizer)
+    bare = tmp_path / "hf"
+    save_checkpoint(model, str(bare), "hf")  # weights and config.json only
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    command = [sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={bare}", "w1 w2"]
+    missing = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
+    assert missing.returncode == 2, missing.stderr[-2000:]
+    assert missing.stderr.splitlines() == [
+        f"error: --model_dir={bare} holds no vocabulary (no vocab.txt, nor a tokenizer.json holding one): pass "
+        "--vocab_file=<the vocab.txt it was trained with>"]
+    given = subprocess.run(command + [f"--vocab_file={pretraining_data[1]}"], capture_output=True, text=True,
+                           cwd=REPO_ROOT, env=env, timeout=300)
+    assert given.returncode == 0, given.stderr[-2000:]
+    assert [json.loads(line) for line in given.stdout.splitlines()] == score_texts(model, tokenizer, ["w1 w2"])
+
+
 def _topic_sentence(topic, rng, length=12):
     """`length` words of one topic of tests/synthetic_data.py (topic t: w{15t} .. w{15t+14})."""
     size = synthetic_data.NUM_WORDS // synthetic_data.NUM_TOPICS

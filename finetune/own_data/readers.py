@@ -33,8 +33,9 @@ def file_format(path, argument="train_file"):
     return FORMATS[extension]
 
 
-def _records(path, kind, encoding, encoding_errors):
-    """(line number, {column: value}) of each record."""
+def _records(path, kind, encoding, encoding_errors, columns):
+    """(line number, {column: value}) of each record; `columns` ((column, the argument naming it) pairs) must be in
+    a CSV/TSV header or in each JSON object."""
     with io.StringIO(read_text(path, encoding, encoding_errors), newline="") as handle:
         if kind == "jsonl":
             for number, line in enumerate(handle, start=1):
@@ -46,12 +47,14 @@ def _records(path, kind, encoding, encoding_errors):
                     raise DataError(f"{path} line {number} is not valid JSON ({error.msg})") from None
                 if not isinstance(record, dict):
                     raise DataError(f"{path} line {number} is not a JSON object")
+                _require_columns(record, columns, f"{path} line {number}")
                 yield number, record
             return
         reader = csv.reader(handle, delimiter="," if kind == "csv" else "\t")
         header = next(reader, None)
         if header is None:
             return
+        _require_columns(header, columns, f"{path} line {reader.line_num} (the header)")
         for row in reader:
             if not row:
                 continue
@@ -68,16 +71,11 @@ def read_labelled_file(path, text_column, text_pair_column=None, label_column="l
     if not os.path.isfile(path):
         raise DataError(f"{argument}={path} does not exist", arguments=(argument,))
     kind = file_format(path, argument)
+    columns = [(text_column, "text_column"), (text_pair_column, "text_pair_column"),
+               (label_column if require_labels else None, "label_column")]
+    columns = [(column, name) for column, name in columns if column]
     examples = []
-    for number, record in _records(path, kind, encoding, encoding_errors):
-        columns = [text_column] + ([text_pair_column] if text_pair_column else [])
-        if require_labels:
-            columns.append(label_column)
-        missing = [column for column in columns if column not in record]
-        if missing:
-            names = ("text_column", "text_pair_column", "label_column")
-            raise DataError(f"{path} line {number} has no column {missing[0]!r} (it has {', '.join(map(str, record))});"
-                            " pass the right text_column / text_pair_column / label_column", arguments=names)
+    for number, record in _records(path, kind, encoding, encoding_errors, columns):
         text_a, text_b = record[text_column], record[text_pair_column] if text_pair_column else None
         for text in (text_a, text_b) if text_pair_column else (text_a,):
             if not isinstance(text, str) or not text.strip():
@@ -90,6 +88,15 @@ def read_labelled_file(path, text_column, text_pair_column=None, label_column="l
         raise DataError(f"{path} holds no example (a header row and one row per example for CSV/TSV, one object per "
                         "line for JSON lines)", arguments=(argument,))
     return examples
+
+
+def _require_columns(names, columns, where):
+    """A DataError at `where` naming the first of `columns` ((column, argument) pairs) missing from `names`."""
+    for column, argument in columns:
+        if column not in names:
+            existing = ", ".join(repr(str(name)) for name in names) or "none"
+            raise DataError(f"{where} has no column {column!r} ({argument}); its columns are {existing}: pass "
+                            f"{argument}=<one of them>", arguments=(argument,))
 
 
 def _label(value, regression, path, number):

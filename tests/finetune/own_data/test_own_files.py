@@ -49,7 +49,6 @@ def test_label_order_is_deterministic_and_integer_labels_keep_their_values():
 @pytest.mark.parametrize("content, name, message", [
     ("review,sentiment\n", "empty.csv", "holds no example"),
     ("review,sentiment\ngood,positive,extra\n", "fields.csv", "line 2 has 3 fields where the header has 2"),
-    ("text,sentiment\ngood,positive\n", "column.csv", "line 2 has no column 'review' \\(it has text, sentiment\\)"),
     ('{"review": "good", "sentiment": "positive"}\n{"review": \n', "bad.jsonl", "line 2 is not valid JSON"),
     ("review,sentiment\n ,positive\n", "blank.csv", "line 2: empty text"),
 ])
@@ -58,6 +57,33 @@ def test_bad_files_name_file_and_line(tmp_path, content, name, message):
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DataError, match=message):
         read_labelled_file(str(path), "review", label_column="sentiment")
+
+
+@pytest.mark.parametrize("content, name, where", [
+    ("text,sentiment\ngood,positive\n", "column.csv", "line 1 (the header)"),
+    ("text,sentiment\n", "header_only.csv", "line 1 (the header)"),
+    ("text\tsentiment\ngood\tpositive\n", "column.tsv", "line 1 (the header)"),
+    ('{"review": "good", "sentiment": "positive"}\n{"text": "bad", "sentiment": "negative"}\n', "column.jsonl",
+     "line 2"),
+])
+def test_a_missing_column_names_the_header_and_the_columns_there_are(tmp_path, content, name, where):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(DataError) as raised:
+        read_labelled_file(str(path), "review", label_column="sentiment")
+    assert str(raised.value) == (f"{path} {where} has no column 'review' (text_column); its columns are 'text', "
+                                 "'sentiment': pass text_column=<one of them>")
+    assert raised.value.arguments == ("text_column",)
+
+
+def test_a_missing_label_column_is_named_only_when_labels_are_needed(tmp_path):
+    path = tmp_path / "unlabelled.csv"
+    path.write_text("review\ngood\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 1 \(the header\) has no column 'sentiment' \(label_column\); its "
+                                        r"columns are 'review': pass label_column=<one of them>"):
+        read_labelled_file(str(path), "review", label_column="sentiment")
+    assert [e.label for e in read_labelled_file(str(path), "review", label_column="sentiment",
+                                                 require_labels=False)] == [None]
 
 
 def test_regression_labels_must_be_numbers(tmp_path):

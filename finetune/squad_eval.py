@@ -7,16 +7,19 @@
 
 The version (1.1 or 2.0) comes from the data file. `predictions.json` maps question ids to answer text ("" for no
 answer), as `electra-finetune --task=squad|squadv1` writes; `null_odds.json` maps ids to a no-answer score.
+Predictions of only the file's first N questions (a run with `electra-finetune --max_eval_examples=N`) are scored
+against those N, as the run scored them.
 """
 
 import json
+import sys
 
 from electra_tf import cli  # defines --verbose; must precede the flag definitions below
 from absl import app, flags  # noqa: E402
 
 from electra_tf.errors import DataError  # noqa: E402
 from finetune.squad.metrics import evaluate_v1, evaluate_v2  # noqa: E402
-from finetune.squad.readers import file_version, load_json  # noqa: E402
+from finetune.squad.readers import dataset_questions, evaluated_questions, file_version, load_json  # noqa: E402
 
 flags.DEFINE_string("na_prob_file", None, "SQuAD 2.0: JSON of question id -> no-answer probability (null odds).")
 flags.DEFINE_float("na_prob_thresh", 1.0, "SQuAD 2.0: predict no answer when the no-answer probability is above "
@@ -37,9 +40,17 @@ def _load_mapping(path, what):
 
 
 def evaluate_files(data_path, predictions_path, na_prob_path=None, na_prob_threshold=1.0):
-    """The official result dict for the files (v1.1 or v2.0 by the data file)."""
+    """The official result dict for the files (v1.1 or v2.0 by the data file). Predictions of the file's first
+    questions only, as a run with --max_eval_examples writes, are scored against those questions."""
     dataset_json = load_json(data_path)
     predictions = _load_mapping(predictions_path, "predictions")
+    evaluated = evaluated_questions(dataset_json, predictions)
+    if evaluated is not None:
+        count = sum(1 for _ in dataset_questions(evaluated))
+        total = sum(1 for _ in dataset_questions(dataset_json))
+        print(f"{predictions_path} answers the first {count} of the {total} questions of {data_path} (a run with "
+              f"--max_eval_examples={count}): scoring those {count}", file=sys.stderr)
+        dataset_json = evaluated
     if file_version(dataset_json) == "1.1":
         return evaluate_v1(dataset_json, predictions)
     na_probs = _load_mapping(na_prob_path, "null odds") if na_prob_path else None

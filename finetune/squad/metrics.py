@@ -10,6 +10,8 @@ import re
 import string
 import sys
 
+from finetune.squad.readers import dataset_questions
+
 _PUNCTUATION = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
@@ -51,16 +53,10 @@ def _overlap_f1(prediction_tokens, gold_tokens):
     return 2 * precision * recall / (precision + recall)
 
 
-def _questions(dataset_json):
-    for article in dataset_json["data"]:
-        for paragraph in article["paragraphs"]:
-            yield from paragraph["qas"]
-
-
 def evaluate_v1(dataset_json, predictions):
     """{"exact_match", "f1"} in percent; a missing prediction scores 0 (as the official script)."""
     exact = f1 = total = 0
-    for qa in _questions(dataset_json):
+    for qa in dataset_questions(dataset_json):
         total += 1
         if qa["id"] not in predictions:
             print(f"Unanswered question {qa['id']} will receive score 0.", file=sys.stderr)
@@ -75,7 +71,7 @@ def evaluate_v1(dataset_json, predictions):
 def raw_scores_v2(dataset_json, predictions):
     """(exact, f1, has_answer) dicts by question id; questions without a prediction are left out (official)."""
     exact, f1, has_answer = {}, {}, {}
-    for qa in _questions(dataset_json):
+    for qa in dataset_questions(dataset_json):
         has_answer[qa["id"]] = bool(qa["answers"])
         if qa["id"] not in predictions:
             print(f"Missing prediction for {qa['id']}", file=sys.stderr)

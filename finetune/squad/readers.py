@@ -61,6 +61,36 @@ def file_version(dataset_json):
     return "1.1"
 
 
+def dataset_questions(dataset_json):
+    """The question objects (`qas`) of a SQuAD JSON file, in file order."""
+    for article in dataset_json["data"]:
+        for paragraph in article["paragraphs"]:
+            yield from paragraph["qas"]
+
+
+def restrict_dataset_json(dataset_json, qas_ids):
+    """`dataset_json` with only the questions in `qas_ids` (articles and paragraphs left empty are dropped)."""
+    wanted, articles = set(qas_ids), []
+    for article in dataset_json["data"]:
+        paragraphs = [dict(paragraph, qas=[qa for qa in paragraph["qas"] if qa["id"] in wanted])
+                      for paragraph in article["paragraphs"]]
+        paragraphs = [paragraph for paragraph in paragraphs if paragraph["qas"]]
+        if paragraphs:
+            articles.append(dict(article, paragraphs=paragraphs))
+    return dict(dataset_json, data=articles)
+
+
+def evaluated_questions(dataset_json, qas_ids):
+    """`dataset_json` restricted to `qas_ids` when those are its first questions and not all of them, what a run with
+    max_eval_examples predicts and scores; else None (the whole file is what was evaluated)."""
+    ids = [qa["id"] for qa in dataset_questions(dataset_json)]
+    wanted = set(qas_ids)
+    count = next((index for index, qid in enumerate(ids) if qid not in wanted), len(ids))
+    if count == 0 or count == len(ids) or wanted.intersection(ids[count:]):
+        return None
+    return restrict_dataset_json(dataset_json, ids[:count])
+
+
 def load_json(path, encoding="utf-8", encoding_errors="strict"):
     if not os.path.isfile(path):
         raise DataError(f"SQuAD file {path} does not exist: pass the official train/dev JSON (e.g. dev-v1.1.json)")

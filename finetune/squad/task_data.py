@@ -30,18 +30,6 @@ class SquadTaskData:
     dev_json: dict  # the dev file's JSON restricted to the dev questions kept (what the official scripts score)
 
 
-def restrict_dataset_json(dataset_json, qas_ids):
-    """`dataset_json` with only the questions in `qas_ids` (articles and paragraphs left empty are dropped)."""
-    wanted, articles = set(qas_ids), []
-    for article in dataset_json["data"]:
-        paragraphs = [dict(paragraph, qas=[qa for qa in paragraph["qas"] if qa["id"] in wanted])
-                      for paragraph in article["paragraphs"]]
-        paragraphs = [paragraph for paragraph in paragraphs if paragraph["qas"]]
-        if paragraphs:
-            articles.append(dict(article, paragraphs=paragraphs))
-    return dict(dataset_json, data=articles)
-
-
 def _read(task, split, data_dir, source, tfds_data_dir, tfds_download, encoding, encoding_errors):
     version, _, tfds_config = SQUAD_TASKS[task]
     if source == "tfds":
@@ -74,7 +62,7 @@ def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_q
                 {"id": q.qas_id, "question": q.question_text, "is_impossible": q.is_impossible,
                  "answers": [{"text": text, "answer_start": -1} for text in q.gold_answers]}]}
             for q in dev.questions]}]}
-    dev_json = restrict_dataset_json(dev_json, [q.qas_id for q in dev.questions])
+    dev_json = readers.restrict_dataset_json(dev_json, [q.qas_id for q in dev.questions])
 
     def featurized(data):
         return features_lib.featurize(data, tokenizer, max_seq_length, doc_stride, max_query_length)

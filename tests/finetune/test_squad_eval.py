@@ -70,6 +70,30 @@ def test_v2_with_null_odds_prints_the_official_object(dev_slice, tmp_path):
     assert "best_f1" not in without and without["total"] == len(predictions)
 
 
+def test_predictions_of_the_first_questions_only_are_scored_against_those(dev_slice, tmp_path):
+    from finetune.squad.readers import restrict_dataset_json
+
+    dataset = json.loads((dev_slice / "dev-v1.1.json").read_text())
+    every = _predictions(dataset, 4)
+    ids = list(every)
+    first = {qid: every[qid] for qid in ids[:30]}
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    result = _eval(dev_slice / "dev-v1.1.json", tmp_path / "first.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"{tmp_path / 'first.json'} answers the first 30 of the {len(ids)} questions of {dev_slice / 'dev-v1.1.json'} "
+        "(a run with --max_eval_examples=30): scoring those 30"]
+    assert json.loads(result.stdout) == pytest.approx(
+        official_eval.v1_evaluate(restrict_dataset_json(dataset, ids[:30])["data"], first))
+
+    # A question missing among the answered ones: the whole file is scored, the missing one as 0 (official).
+    gap = {qid: text for qid, text in every.items() if qid != ids[5]}
+    (tmp_path / "gap.json").write_text(json.dumps(gap))
+    result = _eval(dev_slice / "dev-v1.1.json", tmp_path / "gap.json")
+    assert result.stderr.splitlines() == [f"Unanswered question {ids[5]} will receive score 0."]
+    assert json.loads(result.stdout) == pytest.approx(official_eval.v1_evaluate(dataset["data"], gap))
+
+
 @pytest.mark.parametrize("args, message", [
     (["{dir}/missing.json", "{tmp}/p.json"], "missing.json does not exist"),
     (["{dir}/dev-v1.1.json", "{tmp}/bad.json"], "is not valid JSON"),
@@ -94,7 +118,7 @@ def test_dev_evaluation_path_on_real_text_writes_scorable_files(shared_data, dev
     from finetune.squad.model import ElectraSquadModel
     from finetune.squad.postprocess import postprocess
     from finetune.squad.readers import read_squad_json
-    from finetune.squad.task_data import restrict_dataset_json
+    from finetune.squad.readers import restrict_dataset_json
     from finetune.squad.task import span_candidates
 
     tokenizer = ElectraTokenizer(str(shared_data / "vocab" / "bert-uncased-vocab.txt"))

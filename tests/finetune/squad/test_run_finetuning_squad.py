@@ -50,15 +50,24 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
         assert sum(entry["probability"] for entry in entries) == pytest.approx(1.0, abs=1e-6)
     null_odds_file = trial_dir / "null_odds.json"
     assert null_odds_file.exists() == version_2
-    # The dev slice scored by the evaluation CLI's code gives results.json's numbers (on the slice's questions).
+    # The evaluation CLI on the whole dev file scores the 40 questions the run evaluated, as results.json says.
     key = "SQuAD2.0" if version_2 else "SQuAD1.1"
-    dev_slice = tmp_path / "dev_slice.json"
-    from finetune.squad.task_data import restrict_dataset_json
-    full_dev = json.loads((data_dir / ("dev-v2.0.json" if version_2 else "dev-v1.1.json")).read_text())
-    dev_slice.write_text(json.dumps(restrict_dataset_json(full_dev, list(predictions))))
-    scored = evaluate_files(str(dev_slice), str(trial_dir / "predictions.json"),
-                            str(null_odds_file) if version_2 else None)
+    dev_file = data_dir / ("dev-v2.0.json" if version_2 else "dev-v1.1.json")
+    total = sum(len(paragraph["qas"]) for article in json.loads(dev_file.read_text())["data"]
+                for paragraph in article["paragraphs"])
+    assert total > 40
+    evaluation = subprocess.run(
+        [sys.executable, "-m", "finetune.squad_eval", str(dev_file), str(trial_dir / "predictions.json"),
+         *([f"--na_prob_file={null_odds_file}"] if version_2 else [])],
+        cwd=REPO_ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), capture_output=True, text=True, timeout=120)
+    assert evaluation.returncode == 0, evaluation.stderr
+    assert evaluation.stderr.splitlines() == [
+        f"{trial_dir / 'predictions.json'} answers the first 40 of the {total} questions of {dev_file} (a run with "
+        "--max_eval_examples=40): scoring those 40"]
+    scored = json.loads(evaluation.stdout)
     assert scored == pytest.approx(trial["metrics"][key])
+    assert scored == pytest.approx(evaluate_files(str(dev_file), str(trial_dir / "predictions.json"),
+                                                  str(null_odds_file) if version_2 else None))
     if version_2:
         assert {"best_exact", "best_f1", "HasAns_exact", "NoAns_exact"} <= set(scored)
 

@@ -3,7 +3,6 @@ string labels in a fresh process, predicting the same label strings; the README'
 
 import ast
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import keras
 
 from finetune.models import ElectraTokenClassifier
+from tests.docs_examples import EXAMPLE_PRESET, run_example, runnable_blocks
 from tests.finetune.synthetic_glue import keyword_examples
 
 NAMES = {0: "negative", 1: "positive"}
@@ -22,15 +22,6 @@ model = keras.saving.load_model(sys.argv[1])
 print(json.dumps({"class": type(model).__name__, "predictions": model.predict_labels(json.loads(sys.argv[2]))}))
 """
 README = Path(__file__).resolve().parents[3] / "README.md"
-README_PRESET = '"runs/small/pretrained"'
-
-
-def readme_example():
-    """The README's Python block, as written."""
-    text = README.read_text(encoding="utf-8")
-    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
-    assert len(blocks) == 1, "README.md should have one Python example"
-    return blocks[0]
 
 
 def _in_fresh_process(path, texts):
@@ -73,10 +64,10 @@ def test_tagger_reloads_in_a_fresh_process(pretrained_tiny, tmp_path):
 
 
 def test_the_readme_example_runs_as_written(pretrained_tiny, tmp_path):
-    example = readme_example()
-    assert len(example.strip().splitlines()) <= 15 and README_PRESET in example
-    script = example.replace(README_PRESET, repr(pretrained_tiny))
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    examples = runnable_blocks(README)
+    assert len(examples) == 1, "README.md should have one runnable Python example"
+    assert len(examples[0].strip().splitlines()) <= 15 and EXAMPLE_PRESET in examples[0]
+    result = run_example(examples[0], pretrained_tiny, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     predictions = ast.literal_eval(result.stdout.strip().splitlines()[-1])
     assert len(predictions) == 2 and set(predictions) <= {"negative", "positive"}

@@ -5,33 +5,50 @@
 
 Every objective of `--objectives` (default ELECTRA against the BERT-style masked-LM baseline) pre-trains the same
 preset for the SAME training FLOPs, counted by `electra_tf.flops.objective_pretraining_flops` (the reference's
-accounting): the budget is `--electra_steps` steps of ELECTRA (or `--budget_flops`), and each objective gets
-round(budget / its FLOPs per step) steps, so MLM, which has no generator, gets more steps than ELECTRA, as in the
-paper's compute-matched comparison. At each of `--eval_fractions` of the budget every objective has a checkpoint
-(at the step whose cumulative FLOPs are nearest that fraction, so the objectives agree within half a step), and each
-checkpoint's discriminator-sized network is fine-tuned on a GLUE task (`--task`, a subset of `--train_examples`) with
-the project's fine-tuning job, once per seed of `--seeds`; a randomly initialised network (no pre-training, FLOPs 0)
-is fine-tuned too.
+accounting): the budget is `--electra_steps` steps of ELECTRA (or `--budget_flops`, or `--budget_minutes` of ELECTRA
+pre-training by the time model below), and each objective gets round(budget / its FLOPs per step) steps, so MLM,
+which has no generator, gets more steps than ELECTRA, as in the paper's compute-matched comparison. At each of
+`--eval_fractions` of the budget every objective has a checkpoint (at the step whose cumulative FLOPs are nearest that
+fraction, so the objectives agree within half a step), and each checkpoint's discriminator-sized network is fine-tuned
+on every GLUE task of `--tasks` (a subset of `--train_examples` each) with the project's fine-tuning job, once per
+seed of `--seeds`; a randomly initialised network (no pre-training, FLOPs 0) is fine-tuned too.
+
+Held-out evaluation: the last `--heldout_files` corpus files by name (default 1: Gutenberg's whitman-leaves.txt) are
+kept out of the vocabulary and the training data and become held-out TFRecords; every run evaluates its pre-training
+objective on their first `--num_eval_steps` batches every `--eval_every_steps` steps (default: at each of its 25 log
+points) and at its end, with the same masking every time (`electra_tf.training.evaluation`). The pre-training recipe's
+other settings are flags too: `--mixed_precision`, `--warmup_steps` (absolute, instead of `--warmup_fraction`),
+`--bias_correction` (on by default, as configs/tiny.flags). `--corpus` takes plain or gzip text; Wikipedia-style text
+(a paragraph a line, a blank line between articles) wants `--document_mode=blank_line`.
 
 Stages, each skipped when its output exists (a rerun with the same flags resumes; other flags are refused):
 
-1. `data/`: a WordPiece vocabulary (`--vocab_size`) learned from `--corpus` and pre-training TFRecords, with
-   `data_prep`'s builders (on the 10 MB Gutenberg corpus: ~70 s for the vocabulary, ~6 s for the TFRecords);
-2. `pretraining/<objective>/`: a `PretrainingJob` per objective (metrics.jsonl, checkpoints at the evaluation steps,
-   `pretrained/`), and `pretraining/<objective>/eval/step-<n>/`: the discriminator of each intermediate checkpoint;
-3. `glue/`: the task subset; `finetune/<objective>/step-<n>/` and `finetune/random_init/`: `FinetuningJob` outputs;
-4. `results.json` (settings, machine, per objective: steps, FLOPs, pre-training curve, per-checkpoint scores per seed
-   with median/mean/std, wall times), `results.md` (table, command line, machine), `pretraining_curves.png` (every
-   logged metric against FLOPs) and `downstream.png` (score against pre-training FLOPs, seed spread).
+1. `data/`: a WordPiece vocabulary (`--vocab_size`) learned from the training files, their TFRecords (`tfrecords/`)
+   and the held-out files' (`heldout_tfrecords/`), with `data_prep`'s builders (on the 10 MB Gutenberg corpus: ~70 s
+   for the vocabulary, ~6 s for the TFRecords);
+2. `pretraining/<objective>/`: a `PretrainingJob` per objective (metrics.jsonl, eval_metrics.jsonl, TensorBoard logs,
+   checkpoints at the evaluation steps, `pretrained/`), and `pretraining/<objective>/discriminators/step-<n>/`: the
+   discriminator of each intermediate checkpoint;
+3. `glue/`: the task subsets; `finetune/<TASK>/<objective>/step-<n>/` and `finetune/<TASK>/random_init/`:
+   `FinetuningJob` outputs;
+4. `results.json` (settings, machine, the tasks and their headline metrics, the held-out set, per objective: steps,
+   FLOPs, pre-training curve, held-out curve (`heldout_curve`: step, cumulative FLOPs, `wall_seconds` since the run's
+   training started, the metrics), per-checkpoint scores per task and seed with median/mean/std, wall times),
+   `results.md` (a table per task, the final held-out evaluation of each objective, command line, machine),
+   `pretraining_curves.png` (every logged training metric against FLOPs), `heldout_curves.png` (held-out AUC,
+   masked-LM accuracies and losses against FLOPs) and `downstream.png` (score against pre-training FLOPs, seed spread,
+   a panel per task).
 
-Defaults: the tiny preset, a budget of 2000 ELECTRA steps of 32 x 128 tokens (5.4e13 FLOPs with the 7829-piece
-vocabulary learned from the Gutenberg corpus; MLM gets 3069 steps), evaluations at 1/4, 1/2 and all of it, SST-2 with
-2000 training examples (drawn with --seed), the whole dev set (872) and 3 fine-tuning seeds: 7 checkpoints x 3
-seeds = 21 fine-tuning runs of 189 steps. The estimate printed at the start (31 min for the defaults: data 1.5,
-pre-training 16, fine-tuning 13.5) comes from per-step times measured on the 2-core development machine: tiny ELECTRA
-0.20-0.23 s/step, tiny MLM 0.15 s/step, fine-tuning 0.12-0.15 s/step (batch 32, length 128), plus ~15 s per job. A
-run with a budget of 300 ELECTRA steps, 2 evaluation points and 2 seeds took 9.7 min (estimate: 11.4) while other
-work loaded the machine (load average 3 to 5), so the defaults stay well inside 45 minutes on a machine to themselves.
+Defaults: the tiny preset, a budget of 2000 ELECTRA steps of 32 x 128 tokens (5.4e13 FLOPs with the 7818-piece
+vocabulary learned from the 13 Gutenberg books left for training; MLM gets 3068 steps), held-out evaluation of 20
+batches every 80 (ELECTRA) or 123 (MLM) steps, fine-tuning at 1/4, 1/2 and all of the budget, SST-2 with 2000
+training examples (drawn with --seed), the whole dev set (872) and 3 fine-tuning seeds: 7 checkpoints x 3 seeds = 21
+fine-tuning runs of 189 steps. The estimate printed at the start (32 min for the defaults: data 1.6, pre-training 17,
+fine-tuning 13) comes from per-step times measured on the 2-core development machine: tiny ELECTRA 0.20-0.23
+s/step, tiny MLM 0.15 s/step, fine-tuning 0.12-0.15 s/step (batch 32, length 128), plus ~15 s per job, with a
+held-out batch counted as a third of a training step (a forward pass). A run with a budget of 300 ELECTRA steps, 2
+evaluation points and 2 seeds (without held-out evaluation) took 9.7 min (estimate: 11.4) while other work loaded the
+machine (load average 3 to 5), so the defaults stay well inside 45 minutes on a machine to themselves.
 
 Sequence length 128 (the paper's): for this model a step at 64 tokens costs 0.155 s, three quarters of a 128-token
 step for half the tokens (the work outside the encoder, e.g. the vocabulary-sized softmax, does not shrink with L),
@@ -51,8 +68,12 @@ from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
 from finetune.experiments.compute_matched.plan import (
-    corpus_files, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs, seed_groups, validate)
+    corpus_files, corpus_text_bytes, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs,
+    seed_groups, split_corpus, validate)
 from finetune.experiments.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
+
+TRAIN_EVENTS = "train"  # the TensorBoard directory of a pre-training run's training metrics
+
 
 def _check_or_write_settings(path, values, what):
     """Write `values` to `path`, or refuse when `path` holds other values (a cache built with other flags)."""
@@ -69,13 +90,15 @@ def _check_or_write_settings(path, values, what):
     atomic_write_json(path, values)
 
 
-def prepare_data(settings, files):
-    """(vocab path, TFRecord glob) under <output_dir>/data, built once."""
+def prepare_data(settings, files, heldout):
+    """(vocab path, TFRecord glob, held-out TFRecord glob or None) under <output_dir>/data, built once: the vocabulary
+    and the training TFRecords from `files`, the held-out TFRecords from `heldout` with that vocabulary."""
     from data_prep import pipeline, wordpiece_vocab
 
     directory = os.path.join(settings.output_dir, "data")
     _check_or_write_settings(os.path.join(directory, "settings.json"), {
         "corpus": [[os.path.abspath(path), os.path.getsize(path)] for path in files],
+        "heldout": [[os.path.abspath(path), os.path.getsize(path)] for path in heldout],
         "vocab_size": None if settings.vocab_file else settings.vocab_size,
         "vocab_file": os.path.abspath(settings.vocab_file) if settings.vocab_file else None,
         "max_seq_length": settings.max_seq_length, "document_mode": settings.document_mode,
@@ -91,19 +114,22 @@ def prepare_data(settings, files):
                                                  encoding=settings.input_encoding, errors=settings.encoding_errors)
             wordpiece_vocab.write_vocab(wordpiece_vocab.learn_vocab(counts, settings.vocab_size), vocab)
         print(f"vocabulary: {vocab} in {time.time() - start:.0f}s", flush=True)
-    records = os.path.join(directory, "tfrecords")
-    if not os.path.exists(os.path.join(records, "manifest.json")):
-        start = time.time()
-        manifest = pipeline.build_pretraining_data(
-            ",".join(files), vocab, records, max_seq_length=settings.max_seq_length, num_processes=os.cpu_count() or 1,
-            document_mode=settings.document_mode, input_encoding=settings.input_encoding,
-            encoding_errors=settings.encoding_errors, show_progress=False)
-        print(f"pre-training data: {manifest['num_examples']} examples of {settings.max_seq_length} tokens in "
-              f"{time.time() - start:.0f}s", flush=True)
-    return vocab, os.path.join(records, "*.tfrecord*")
+    globs = []
+    for name, sources in (("tfrecords", files), ("heldout_tfrecords", heldout)):
+        records = os.path.join(directory, name)
+        globs.append(os.path.join(records, "*.tfrecord*") if sources else None)
+        if sources and not os.path.exists(os.path.join(records, "manifest.json")):
+            start = time.time()
+            manifest = pipeline.build_pretraining_data(
+                ",".join(sources), vocab, records, max_seq_length=settings.max_seq_length,
+                num_processes=os.cpu_count() or 1, document_mode=settings.document_mode,
+                input_encoding=settings.input_encoding, encoding_errors=settings.encoding_errors, show_progress=False)
+            print(f"{name.replace('_', ' ')}: {manifest['num_examples']} examples of {settings.max_seq_length} tokens "
+                  f"from {len(sources)} files in {time.time() - start:.0f}s", flush=True)
+    return vocab, globs[0], globs[1]
 
 
-def pretraining_job(settings, objective, run_plan, records, vocab):
+def pretraining_job(settings, objective, run_plan, records, heldout_records, vocab):
     from electra_tf.training.pretraining_job import PretrainingJob
 
     eval_steps = sorted({point["step"] for point in run_plan["eval_points"]})
@@ -113,8 +139,10 @@ def pretraining_job(settings, objective, run_plan, records, vocab):
         train_batch_size=settings.train_batch_size, learning_rate=settings.learning_rate,
         num_train_steps=run_plan["steps"], num_warmup_steps=run_plan["warmup_steps"],
         save_checkpoints_steps=0, checkpoint_steps=tuple(eval_steps), keep_checkpoint_max=0,
-        log_every_steps=run_plan["log_every_steps"], seed=settings.seed, bias_correction=True, progress_bar=False,
-        model_overrides={"objective": objective})
+        log_every_steps=run_plan["log_every_steps"], seed=settings.seed, bias_correction=settings.bias_correction,
+        mixed_precision=settings.mixed_precision, progress_bar=False, model_overrides={"objective": objective},
+        eval_tfrecords=heldout_records, eval_every_steps=run_plan["eval_every_steps"],
+        num_eval_steps=settings.num_eval_steps)
 
 
 def _final_step_done(model_dir, steps):
@@ -125,11 +153,13 @@ def _final_step_done(model_dir, steps):
             and os.path.isfile(os.path.join(model_dir, "pretrained", "config.json")))
 
 
-def pretrain(settings, objective, run_plan, records, vocab):
+def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
     """Runs (or resumes, or skips) one objective's pre-training; returns {step: pretrained directory} and seconds."""
+    import keras
+
     from electra_tf.training.pretraining_job import run
 
-    job = pretraining_job(settings, objective, run_plan, records, vocab)
+    job = pretraining_job(settings, objective, run_plan, records, heldout_records, vocab)
     recorded = {key: value for key, value in dataclasses.asdict(job).items() if key != "progress_bar"}
     _check_or_write_settings(os.path.join(job.model_dir, "experiment_job.json"), recorded, "a pre-training run")
     start = time.time()
@@ -138,7 +168,11 @@ def pretrain(settings, objective, run_plan, records, vocab):
     else:
         print(f"{objective}: pre-training {job.num_train_steps} steps ({run_plan['flops_per_step']:.3g} FLOPs each)",
               flush=True)
-        run(job)
+        try:
+            run(job)
+        finally:
+            # The job sets the global dtype policy; the exports and fine-tuning that follow run in float32.
+            keras.mixed_precision.set_global_policy("float32")
     directories = export_checkpoints(job, run_plan, vocab)
     return directories, time.time() - start
 
@@ -153,7 +187,8 @@ def export_checkpoints(job, run_plan, vocab):
         if step == job.num_train_steps:
             directories[step] = os.path.join(job.model_dir, PRETRAINED_DIR)
             continue
-        target = os.path.join(job.model_dir, "eval", f"step-{step}")
+        # Not under eval/: that is the held-out evaluation's TensorBoard directory.
+        target = os.path.join(job.model_dir, "discriminators", f"step-{step}")
         directories[step] = target
         if os.path.isfile(os.path.join(target, "config.json")):
             continue
@@ -196,13 +231,13 @@ def random_init_checkpoint(settings, vocab):
     return target
 
 
-def task_subset(settings):
-    """<output_dir>/glue/<TASK>/ with `--train_examples` train rows and `--eval_examples` rows of each dev split,
-    drawn with --seed (header rows kept, order preserved); returns (glue dir, number of train examples)."""
+def task_subset(settings, task):
+    """<output_dir>/glue/<subset>/<TASK>/ with `--train_examples` train rows and `--eval_examples` rows of each dev
+    split, drawn with --seed (header rows kept, order preserved); returns (glue dir, number of train examples)."""
     from finetune.glue.readers import task_file
     from finetune.glue.tasks import get_task
 
-    spec = get_task(settings.task)
+    spec = get_task(task)
     directory = os.path.join(settings.output_dir, "glue", f"train{settings.train_examples}-eval"
                              f"{settings.eval_examples}-seed{settings.seed}")
     counts = {}
@@ -228,17 +263,18 @@ def task_subset(settings):
     return directory, counts["train"]
 
 
-def finetune(settings, label, checkpoint, glue_dir):
-    """Fine-tunes `checkpoint` once per seed (one FinetuningJob per run of consecutive seeds), reusing finished jobs;
-    returns ({seed: {score key: {metric: value}}}, seconds)."""
+def finetune(settings, task, label, checkpoint, glue_dir):
+    """Fine-tunes `checkpoint` on `task` once per seed (one FinetuningJob per run of consecutive seeds), reusing
+    finished jobs; returns ({seed: {score key: {metric: value}}}, seconds)."""
     from finetune.runner import RESULTS_FILE, FinetuningJob, run
 
     start, scores = time.time(), {}
-    hyper = finetune_hyperparameters(settings)
+    hyper = finetune_hyperparameters(settings, task)
     for first, count in seed_groups(settings.seeds):
         job = FinetuningJob(
-            task=settings.task, init_checkpoint=checkpoint, data_dir=glue_dir, model_size=settings.model_size,
-            output_dir=os.path.join(settings.output_dir, "finetune", label, f"seeds-{first}-{first + count - 1}"),
+            task=task, init_checkpoint=checkpoint, data_dir=glue_dir, model_size=settings.model_size,
+            output_dir=os.path.join(settings.output_dir, "finetune", task_name(task), label,
+                                    f"seeds-{first}-{first + count - 1}"),
             num_trials=count, seed=first, learning_rate=hyper.learning_rate, num_train_epochs=hyper.num_train_epochs,
             train_batch_size=hyper.train_batch_size, max_seq_length=hyper.max_seq_length, progress_bar=False)
         path = os.path.join(job.output_dir, RESULTS_FILE)
@@ -250,7 +286,7 @@ def finetune(settings, label, checkpoint, glue_dir):
                     results.get("trials", [])) != count:
                 results = None
         if results is None:
-            print(f"fine-tuning {label}, seeds {first}..{first + count - 1}", flush=True)
+            print(f"fine-tuning {label} on {task_name(task)}, seeds {first}..{first + count - 1}", flush=True)
             results = run(job)
         for trial in results["trials"]:
             scores[trial["seed"]] = trial["metrics"]
@@ -258,6 +294,13 @@ def finetune(settings, label, checkpoint, glue_dir):
 
 
 # ====================================================================== results
+def task_name(task):
+    """The GLUE task's own spelling (`sst-2` -> `SST-2`): the key of its results and its directories."""
+    from finetune.glue.tasks import get_task
+
+    return get_task(task).name
+
+
 def primary_metric(task):
     """(score key, metric) of the task's headline number, e.g. ("SST-2", "accuracy"), ("MNLI-m", "accuracy")."""
     from finetune.glue.metrics import score_key
@@ -279,19 +322,58 @@ def summarize_scores(per_seed, key, metric):
     return summary
 
 
-def read_metrics(model_dir, cumulative_flops):
-    """The run's metrics.jsonl entries, each with the cumulative training FLOPs at its step (`cumulative_flops(step)`).
-    """
-    path = os.path.join(model_dir, "metrics.jsonl")
+def read_metrics(model_dir, cumulative_flops, heldout=False):
+    """The entries of the run's metrics.jsonl (eval_metrics.jsonl: `heldout`), each with the cumulative training FLOPs
+    at its step (`cumulative_flops(step)`) and, where the run's TensorBoard logs have the step, `wall_seconds` since
+    its training started."""
+    from electra_tf.training.evaluation import EVAL_METRICS_FILE, EVAL_TENSORBOARD_DIR
+    from electra_tf.training.pretraining_job import METRICS_FILE
+
+    filename, events = (EVAL_METRICS_FILE, EVAL_TENSORBOARD_DIR) if heldout else (METRICS_FILE, TRAIN_EVENTS)
+    path = os.path.join(model_dir, filename)
     entries = []
     if os.path.exists(path):
+        wall_seconds = _wall_seconds(model_dir, events)
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
                     entry = json.loads(line)
                     entry["flops"] = cumulative_flops(entry["step"])
+                    if entry["step"] in wall_seconds:
+                        entry["wall_seconds"] = wall_seconds[entry["step"]]
                     entries.append(entry)
     return entries
+
+
+def _event_times(directory):
+    """[(step, wall time)] of the TensorBoard events under `directory`; the first event of a file (its version
+    record) is the time the file's writer was created."""
+    import tensorflow as tf
+
+    times = []
+    for path in sorted(tf.io.gfile.glob(os.path.join(directory, "events.out.tfevents.*"))):
+        try:
+            for record in tf.data.TFRecordDataset(path):
+                event = tf.compat.v1.Event.FromString(record.numpy())
+                times.append((event.step, event.wall_time))
+        except tf.errors.DataLossError:  # a file cut short by a crash: its complete events were read
+            pass
+    return times
+
+
+def _wall_seconds(model_dir, events):
+    """{step: seconds from the creation of the run's first training log (just before its first step) to the last
+    event logged at that step under `events`}; wall-clock, so time stopped between a preemption and the resume
+    counts. Empty when the run has no training log."""
+    started = _event_times(os.path.join(model_dir, TRAIN_EVENTS))
+    if not started:
+        return {}
+    origin = min(wall_time for _, wall_time in started)
+    seconds = {}
+    for step, wall_time in _event_times(os.path.join(model_dir, events)):
+        if step:  # step 0: a file's version record
+            seconds[step] = max(seconds.get(step, 0.0), wall_time - origin)
+    return seconds
 
 
 # ====================================================================== the experiment
@@ -299,17 +381,17 @@ def run_experiment(settings, command=""):
     """Runs every stage (skipping finished ones) and returns the results dict written to results.json."""
     started = time.time()
     validate(settings)
-    files = corpus_files(settings.corpus)
-    corpus_bytes = sum(os.path.getsize(path) for path in files)
+    files, heldout = split_corpus(corpus_files(settings.corpus), settings.heldout_files)
+    corpus_bytes = (corpus_text_bytes(files), corpus_text_bytes(heldout))
     nominal = {name: objective_config(settings, name, settings.vocab_size) for name in settings.objectives}
-    glue_counts = _train_count(settings)
+    glue_counts = {task: _train_count(settings, task) for task in settings.tasks}
     if settings.dry_run:
         plan = plan_runs(settings, nominal)
-        _print_plan(settings, plan, estimate_seconds(settings, plan, nominal, corpus_bytes, glue_counts))
+        _print_plan(settings, plan, estimate_seconds(settings, plan, nominal, corpus_bytes, glue_counts), heldout)
         return None
     os.makedirs(settings.output_dir, exist_ok=True)
     stage_start = time.time()
-    vocab, records = prepare_data(settings, files)
+    vocab, records, heldout_records = prepare_data(settings, files, heldout)
     data_seconds = time.time() - stage_start
     from electra_tf.training.pretraining_job import PretrainingJob
 
@@ -321,15 +403,17 @@ def run_experiment(settings, command=""):
     estimate = estimate_seconds(settings, plan, configs, corpus_bytes, glue_counts, data_ready=True)
     estimate["data"] = data_seconds
     estimate["total"] += data_seconds
-    _print_plan(settings, plan, estimate)
-    key, metric = primary_metric(settings.task)
-    glue_dir, num_train = task_subset(settings)
+    _print_plan(settings, plan, estimate, heldout)
+    glue_dirs, tasks = {}, {}
+    for task in settings.tasks:
+        glue_dirs[task], num_train = task_subset(settings, task)
+        tasks[task_name(task)] = {"primary_metric": list(primary_metric(task)), "num_train_examples": num_train}
     results = {
         "settings": dataclasses.asdict(settings), "command": command, "machine": machine_info(),
         "budget_flops": plan["budget_flops"], "budget_source": plan["budget_source"],
-        "electra_step_flops": plan["electra_step_flops"], "primary_metric": [key, metric],
+        "electra_step_flops": plan["electra_step_flops"], "tasks": tasks,
         "vocab_file": vocab, "vocab_size": next(iter(configs.values())).vocab_size,
-        "num_train_examples": num_train, "estimated_seconds": estimate,
+        "heldout": _heldout_summary(settings, heldout, heldout_records), "estimated_seconds": estimate,
         "objectives": {name: dict(run) for name, run in plan["objectives"].items()},
         "wall_seconds": {"data": data_seconds},
     }
@@ -338,34 +422,40 @@ def run_experiment(settings, command=""):
         results["wall_seconds"]["total"] = time.time() - started
         write_outputs(results, settings.output_dir)
 
+    def finetune_all(label, checkpoint, record):
+        """Fine-tunes `checkpoint` on every task into `record`'s downstream (headline summary per task) and
+        all_metrics (per task, per seed)."""
+        record.update(downstream={}, all_metrics={}, finetuning_seconds=0.0)
+        for task in settings.tasks:
+            per_seed, seconds = finetune(settings, task, label, checkpoint, glue_dirs[task])
+            record["downstream"][task_name(task)] = summarize_scores(per_seed, *primary_metric(task))
+            record["all_metrics"][task_name(task)] = per_seed
+            record["finetuning_seconds"] += seconds
+
     checkpoints = {}
     for name in settings.objectives:
         run_plan = results["objectives"][name]
-        checkpoints[name], seconds = pretrain(settings, name, run_plan, records, vocab)
+        checkpoints[name], seconds = pretrain(settings, name, run_plan, records, heldout_records, vocab)
         run_plan["pretraining_seconds"] = seconds
-        run_plan["pretraining_curve"] = read_metrics(
-            os.path.join(settings.output_dir, "pretraining", name),
-            functools.partial(flops_lib.objective_pretraining_flops, configs[name], settings.max_seq_length,
-                              settings.train_batch_size))
+        model_dir = os.path.join(settings.output_dir, "pretraining", name)
+        cumulative = functools.partial(flops_lib.objective_pretraining_flops, configs[name], settings.max_seq_length,
+                                       settings.train_batch_size)
+        run_plan["pretraining_curve"] = read_metrics(model_dir, cumulative)
+        run_plan["heldout_curve"] = read_metrics(model_dir, cumulative, heldout=True)
         for point in run_plan["eval_points"]:
             point["checkpoint"] = checkpoints[name][point["step"]]
         save()
     if settings.random_init_baseline:
         checkpoint = random_init_checkpoint(settings, vocab)
-        per_seed, seconds = finetune(settings, BASELINE, checkpoint, glue_dir)
-        results["baseline"] = {"name": BASELINE, "flops": 0, "checkpoint": checkpoint, "finetuning_seconds": seconds,
-                               "downstream": summarize_scores(per_seed, key, metric), "all_metrics": per_seed}
+        results["baseline"] = {"name": BASELINE, "flops": 0, "checkpoint": checkpoint}
+        finetune_all(BASELINE, checkpoint, results["baseline"])
         save()
     for name in settings.objectives:
         run_plan = results["objectives"][name]
         run_plan["finetuning_seconds"] = 0.0
         for point in run_plan["eval_points"]:
-            per_seed, seconds = finetune(settings, os.path.join(name, f"step-{point['step']}"), point["checkpoint"],
-                                         glue_dir)
-            point["downstream"] = summarize_scores(per_seed, key, metric)
-            point["all_metrics"] = per_seed
-            point["finetuning_seconds"] = seconds
-            run_plan["finetuning_seconds"] += seconds
+            finetune_all(os.path.join(name, f"step-{point['step']}"), point["checkpoint"], point)
+            run_plan["finetuning_seconds"] += point["finetuning_seconds"]
             save()
     if hasattr(os, "getloadavg"):
         results["machine"]["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
@@ -375,24 +465,38 @@ def run_experiment(settings, command=""):
     return results
 
 
-def _train_count(settings):
+def _heldout_summary(settings, heldout, records):
+    """results.json's description of the held-out set (None without one)."""
+    if not records:
+        return None
+    with open(os.path.join(os.path.dirname(records), "manifest.json"), encoding="utf-8") as handle:
+        num_examples = json.load(handle)["num_examples"]
+    return {"files": heldout, "tfrecords": records, "num_examples": num_examples,
+            "num_eval_steps": settings.num_eval_steps, "eval_batch_size": settings.train_batch_size}
+
+
+def _train_count(settings, task):
     from finetune.glue.readers import task_file
     from finetune.glue.tasks import get_task
 
-    spec = get_task(settings.task)
+    spec = get_task(task)
     path = task_file(settings.glue_dir, spec.name, "train")
     with open(path, "rb") as handle:
         rows = sum(1 for line in handle if line.strip()) - (1 if spec.splits["train"].layout.has_header else 0)
     return min(rows, settings.train_examples) if settings.train_examples else rows
 
 
-def _print_plan(settings, plan, estimate):
+def _print_plan(settings, plan, estimate, heldout):
     print(f"budget: {plan['budget_flops']:.4g} FLOPs ({plan['budget_source']}, {plan['electra_step_flops']:.4g} "
           f"FLOPs per ELECTRA step at {settings.train_batch_size} x {settings.max_seq_length})", flush=True)
     for name, run in plan["objectives"].items():
         points = ", ".join(f"{p['fraction']:g}: step {p['step']}" for p in run["eval_points"])
         print(f"  {name}: {run['steps']} steps x {run['flops_per_step']:.4g} FLOPs = {run['total_flops']:.4g} "
-              f"(evaluations at {points})", flush=True)
+              f"(warm-up {run['warmup_steps']} steps; fine-tuned at {points})", flush=True)
+    if heldout:
+        every = ", ".join(f"{name} every {run['eval_every_steps']}" for name, run in plan["objectives"].items())
+        print(f"held-out evaluation: {settings.num_eval_steps} batches of {', '.join(map(os.path.basename, heldout))} "
+              f"({every} steps and at the end)", flush=True)
     print(f"estimated time: {estimate['total'] / 60:.0f} min (data {estimate['data'] / 60:.1f}, pre-training "
           f"{estimate['pretraining'] / 60:.1f}, fine-tuning {estimate['finetuning'] / 60:.1f}; measured per-step "
           "times of a 2-core CPU with nothing else running, stages already done are skipped)", flush=True)

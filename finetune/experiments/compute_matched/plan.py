@@ -23,6 +23,10 @@ FINETUNING_JOB_SECONDS = 12.0
 FINETUNING_TRIAL_SECONDS = 6.0
 VOCAB_SECONDS_PER_MB = 8.0
 TFRECORD_SECONDS_PER_MB = 1.0
+# A held-out evaluation batch is a forward pass: a third of a training step's FLOPs (the reference's accounting).
+EVAL_STEP_FLOPS_FRACTION = 1 / 3
+# Pre-training precisions offered: float32, or bfloat16 compute with float32 variables.
+PRECISIONS = ("float32", "mixed_bfloat16")
 
 
 @dataclasses.dataclass
@@ -41,13 +45,20 @@ class Settings:
     train_batch_size: int = 32
     learning_rate: float = 1e-3
     warmup_fraction: float = 0.1
+    warmup_steps: Optional[int] = None
+    bias_correction: bool = True
+    mixed_precision: str = "float32"
+    budget_minutes: Optional[float] = None
     seed: int = 0
     vocab_size: int = 8192
     vocab_file: Optional[str] = None
     document_mode: str = "file"
     input_encoding: str = "utf-8"
     encoding_errors: str = "replace"
-    task: str = "sst-2"
+    heldout_files: int = 1
+    eval_every_steps: Optional[int] = None
+    num_eval_steps: int = 20
+    tasks: List[str] = dataclasses.field(default_factory=lambda: ["sst-2"])
     train_examples: int = 2000
     eval_examples: int = 0
     seeds: List[int] = dataclasses.field(default_factory=lambda: [0, 1, 2])
@@ -61,9 +72,6 @@ class Settings:
 
 def validate(settings):
     """One clear ConfigError/DataError for every bad flag, before anything is built or trained."""
-    from finetune.glue.readers import task_file
-    from finetune.glue.tasks import get_task
-
     if not settings.output_dir:
         raise ConfigError("--output_dir is required")
     if settings.model_size not in PRESETS:
@@ -82,27 +90,52 @@ def validate(settings):
         raise ConfigError("--seeds is empty; give at least one fine-tuning seed")
     if len(set(settings.seeds)) != len(settings.seeds):
         raise ConfigError(f"--seeds={settings.seeds} repeats a seed")
-    for name in ("electra_steps", "max_seq_length", "train_batch_size", "vocab_size"):
+    for name in ("electra_steps", "max_seq_length", "train_batch_size", "vocab_size", "num_eval_steps"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"--{name} must be positive, got {getattr(settings, name)}")
-    if settings.budget_flops is not None and settings.budget_flops <= 0:
-        raise ConfigError(f"--budget_flops must be positive, got {settings.budget_flops}")
+    for name in ("budget_flops", "budget_minutes", "eval_every_steps"):
+        if getattr(settings, name) is not None and getattr(settings, name) <= 0:
+            raise ConfigError(f"--{name} must be positive, got {getattr(settings, name)}")
+    if settings.budget_flops is not None and settings.budget_minutes is not None:
+        raise ConfigError("--budget_flops and --budget_minutes both set the budget; pass one of them")
     if settings.learning_rate <= 0 or not 0 <= settings.warmup_fraction < 1:
         raise ConfigError("--learning_rate must be positive and --warmup_fraction in [0, 1)")
+    if settings.warmup_steps is not None and settings.warmup_steps < 0:
+        raise ConfigError(f"--warmup_steps must be >= 0, got {settings.warmup_steps}")
+    if settings.mixed_precision not in PRECISIONS:
+        raise ConfigError(f"unknown --mixed_precision={settings.mixed_precision!r}; choose one of "
+                          f"{', '.join(PRECISIONS)}")
     if settings.train_examples < 0 or settings.eval_examples < 0:
         raise ConfigError("--train_examples and --eval_examples must be >= 0 (0 = all)")
+    if settings.heldout_files < 0:
+        raise ConfigError(f"--heldout_files must be >= 0 (0: no held-out evaluation), got {settings.heldout_files}")
     ElectraConfig.from_preset(settings.model_size).check_sequence_length(settings.max_seq_length)
-    corpus_files(settings.corpus)
+    split_corpus(corpus_files(settings.corpus), settings.heldout_files)
     if settings.vocab_file and not os.path.isfile(settings.vocab_file):
         raise DataError(f"--vocab_file={settings.vocab_file} does not exist")
-    spec = get_task(settings.task)  # unknown task: ConfigError naming the known ones
+    validate_tasks(settings)
+
+
+def validate_tasks(settings):
+    """Every task of --tasks is a known GLUE task, named once, with its files under --glue_dir."""
+    from finetune.glue.readers import task_file
+    from finetune.glue.tasks import get_task
+
+    if not settings.tasks:
+        raise ConfigError("--tasks is empty; name at least one GLUE task, e.g. --tasks=sst-2")
+    specs = [get_task(task) for task in settings.tasks]  # unknown task: ConfigError naming the known ones
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--tasks={','.join(settings.tasks)} names a task twice")
     if not settings.glue_dir:
-        raise ConfigError(f"--glue_dir is required: the GLUE directory holding {spec.directory}/train.tsv "
+        raise ConfigError(f"--glue_dir is required: the GLUE directory holding {specs[0].directory}/train.tsv "
                           "(e.g. ../shared/data/glue)")
-    for split in ("train",) + spec.dev_splits:
-        path = task_file(settings.glue_dir, spec.name, split)
-        if not os.path.isfile(path):
-            raise DataError(f"GLUE file {path} does not exist: pass --glue_dir=<directory holding {spec.directory}/>")
+    for spec in specs:
+        for split in ("train",) + spec.dev_splits:
+            path = task_file(settings.glue_dir, spec.name, split)
+            if not os.path.isfile(path):
+                raise DataError(f"GLUE file {path} does not exist: pass --glue_dir=<directory holding "
+                                f"{spec.directory}/>")
 
 
 def corpus_files(corpus):
@@ -122,6 +155,24 @@ def corpus_files(corpus):
         elif entry:
             entries.append(entry)
     return list(parse_corpus(",".join(entries)).files)
+
+
+def split_corpus(files, heldout_files):
+    """(training files, held-out files): the last `heldout_files` files by name are held out, the others keep their
+    order. DataError naming --heldout_files when that leaves no training file."""
+    if len(files) < heldout_files + 1:
+        raise DataError(f"--heldout_files={heldout_files} needs at least {heldout_files + 1} corpus files (the last "
+                        f"{heldout_files} by name are held out) and --corpus has {len(files)}; pass more files in "
+                        "--corpus, or a smaller --heldout_files (0: no held-out evaluation)")
+    heldout = sorted(files, key=lambda path: (os.path.basename(path), path))[len(files) - heldout_files:]
+    return [path for path in files if path not in heldout], heldout
+
+
+def corpus_text_bytes(files):
+    """Approximate size of the text of `files` (gzip files counted at their usual expansion), for the estimates."""
+    from data_prep.corpus import CorpusSpec, corpus_num_bytes
+
+    return corpus_num_bytes(CorpusSpec(files=tuple(files), tfds_name=None))
 
 
 # ====================================================================== planning
@@ -149,15 +200,32 @@ def steps_for_flops(cumulative, target):
     return low if target - cumulative(low) < cumulative(high) - target else high
 
 
+def log_every_steps(steps):
+    return max(1, int(round(steps / LOG_POINTS)))
+
+
+def eval_every_steps(settings, steps):
+    """Held-out evaluation interval of a run of `steps` (0: no held-out evaluation): --eval_every_steps, or the run's
+    log interval."""
+    if not settings.heldout_files:
+        return 0
+    return settings.eval_every_steps or log_every_steps(steps)
+
+
 def plan_runs(settings, configs):
-    """{objective: run plan} for the FLOP budget: steps, warm-up, log interval, FLOPs per step and the evaluation
-    points (fraction, step, cumulative FLOPs). ConfigError when the budget gives some objective no step at some
-    evaluation point."""
+    """{objective: run plan} for the FLOP budget: steps, warm-up, log and held-out evaluation intervals, FLOPs per step
+    and the evaluation points (fraction, step, cumulative FLOPs). ConfigError when the budget gives some objective no
+    step at some evaluation point, or fewer steps than --warmup_steps."""
     length, batch = settings.max_seq_length, settings.train_batch_size
     electra = dataclasses.replace(configs[settings.objectives[0]], objective="electra")
     electra_step_flops = flops_lib.objective_pretraining_flops(electra, length, batch)
     if settings.budget_flops:
         budget, budget_source = float(settings.budget_flops), f"--budget_flops={settings.budget_flops:g}"
+    elif settings.budget_minutes:
+        steps = steps_for_minutes(settings, electra_step_flops)
+        budget = steps * electra_step_flops
+        budget_source = (f"--budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps by the time model of "
+                         f"a step, {_step_seconds(electra_step_flops):.3g} s")
     else:
         budget = settings.electra_steps * electra_step_flops
         budget_source = f"--electra_steps={settings.electra_steps}"
@@ -178,10 +246,15 @@ def plan_runs(settings, configs):
                                   f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest --eval_fractions")
             points.append({"fraction": fraction, "step": step, "flops": cumulative(step)})
         steps = points[-1]["step"] if fractions[-1] == 1.0 else steps_for_flops(cumulative, budget)
+        if settings.warmup_steps is not None and settings.warmup_steps > steps:
+            raise ConfigError(f"--warmup_steps={settings.warmup_steps} is more than objective {objective!r}'s "
+                              f"{steps} steps; lower it, or raise the budget")
         plans[objective] = {
             "steps": steps,
-            "warmup_steps": int(round(settings.warmup_fraction * steps)),
-            "log_every_steps": max(1, int(round(steps / LOG_POINTS))),
+            "warmup_steps": (settings.warmup_steps if settings.warmup_steps is not None
+                             else int(round(settings.warmup_fraction * steps))),
+            "log_every_steps": log_every_steps(steps),
+            "eval_every_steps": eval_every_steps(settings, steps),
             "flops_per_step": cumulative(1),
             "total_flops": cumulative(steps),
             "eval_points": points,
@@ -190,10 +263,21 @@ def plan_runs(settings, configs):
             "objectives": plans}
 
 
-def finetune_hyperparameters(settings):
+def steps_for_minutes(settings, electra_step_flops):
+    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`) is nearest --budget_minutes.
+    """
+    steps = steps_for_flops(lambda n: pretraining_seconds(settings, n, electra_step_flops),
+                            60 * settings.budget_minutes)
+    if steps < 1:
+        raise ConfigError(f"--budget_minutes={settings.budget_minutes:g} leaves no time for a pre-training step "
+                          f"(starting a run alone takes about {PRETRAINING_JOB_SECONDS:.0f} s); raise it")
+    return steps
+
+
+def finetune_hyperparameters(settings, task):
     from finetune.registry import reference_hyperparameters
 
-    return reference_hyperparameters(settings.task, settings.model_size, learning_rate=settings.finetune_learning_rate,
+    return reference_hyperparameters(task, settings.model_size, learning_rate=settings.finetune_learning_rate,
                                      num_train_epochs=settings.finetune_epochs,
                                      max_seq_length=settings.finetune_max_seq_length,
                                      train_batch_size=settings.finetune_batch_size)
@@ -203,26 +287,40 @@ def _step_seconds(step_flops):
     return STEP_OVERHEAD_SECONDS + step_flops / FLOPS_PER_SECOND
 
 
+def pretraining_seconds(settings, steps, flops_per_step):
+    """Estimated wall time of a pre-training run of `steps`: starting the job, the steps, and the held-out evaluations
+    (every `eval_every_steps` and at the end, `--num_eval_steps` forward batches each)."""
+    seconds = PRETRAINING_JOB_SECONDS + steps * _step_seconds(flops_per_step)
+    every = eval_every_steps(settings, steps)
+    if every:
+        evaluations = math.ceil(steps / every)
+        seconds += evaluations * settings.num_eval_steps * _step_seconds(EVAL_STEP_FLOPS_FRACTION * flops_per_step)
+    return seconds
+
+
 def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, data_ready=False):
-    """Estimated wall time per stage (seconds) on the development machine's 2 idle cores."""
+    """Estimated wall time per stage (seconds) on the development machine's 2 idle cores; `corpus_bytes` is (training,
+    held-out) text bytes, `num_train_examples` {task: fine-tuning examples}."""
     from finetune.glue.tasks import get_task
 
-    megabytes = corpus_bytes / 1e6
-    data = 0.0 if data_ready else (0 if settings.vocab_file else VOCAB_SECONDS_PER_MB * megabytes) + (
-        5 + TFRECORD_SECONDS_PER_MB * megabytes)
-    pretraining = sum(PRETRAINING_JOB_SECONDS + run["steps"] * _step_seconds(run["flops_per_step"])
+    train_megabytes, heldout_megabytes = (size / 1e6 for size in corpus_bytes)
+    data = 0.0 if data_ready else (0 if settings.vocab_file else VOCAB_SECONDS_PER_MB * train_megabytes) + (
+        5 + TFRECORD_SECONDS_PER_MB * train_megabytes) + (
+        (5 + TFRECORD_SECONDS_PER_MB * heldout_megabytes) if settings.heldout_files else 0)
+    pretraining = sum(pretraining_seconds(settings, run["steps"], run["flops_per_step"])
                       + EXPORT_SECONDS * (len(run["eval_points"]) - 1) for run in plan["objectives"].values())
-    hyper = finetune_hyperparameters(settings)
-    spec = get_task(settings.task)
-    examples = num_train_examples * (2 if spec.swap_augment else 1)
-    steps = hyper.num_train_epochs * math.ceil(examples / hyper.train_batch_size)
     config = next(iter(configs.values()))
-    ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, hyper.max_seq_length)
-    trial = FINETUNING_TRIAL_SECONDS + steps * _step_seconds(ft_step_flops)
     checkpoints = sum(len({p["step"] for p in run["eval_points"]}) for run in plan["objectives"].values())
     checkpoints += 1 if settings.random_init_baseline else 0
     groups = len(seed_groups(settings.seeds))
-    finetuning = checkpoints * (groups * FINETUNING_JOB_SECONDS + len(settings.seeds) * trial)
+    finetuning = 0.0
+    for task, examples in num_train_examples.items():
+        hyper = finetune_hyperparameters(settings, task)
+        examples *= 2 if get_task(task).swap_augment else 1
+        steps = hyper.num_train_epochs * math.ceil(examples / hyper.train_batch_size)
+        ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, hyper.max_seq_length)
+        trial = FINETUNING_TRIAL_SECONDS + steps * _step_seconds(ft_step_flops)
+        finetuning += checkpoints * (groups * FINETUNING_JOB_SECONDS + len(settings.seeds) * trial)
     return {"data": data, "pretraining": pretraining, "finetuning": finetuning,
             "total": data + pretraining + finetuning}
 

@@ -10,7 +10,12 @@ RESULTS_JSON = "results.json"
 RESULTS_MD = "results.md"
 CURVES_PNG = "pretraining_curves.png"
 DOWNSTREAM_PNG = "downstream.png"
+HELDOUT_PNG = "heldout_curves.png"
 BASELINE = "random_init"
+# The held-out metrics in results.md, in this order (those an objective has).
+HELDOUT_COLUMNS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "model_mlm_loss",
+                   "model_mlm_accuracy", "disc_loss", "disc_accuracy", "disc_precision", "disc_recall", "disc_auc")
+CURVE_FIELDS = ("step", "flops", "wall_seconds", "eval_batches")  # a curve entry's fields that are not metrics
 
 def _format_flops(value):
     return "0" if not value else f"{value:.3g}"
@@ -31,32 +36,37 @@ def _final_losses(curve):
 
 
 def markdown_table(results):
-    """results.md: one row per objective (and the random-init baseline), the headline metric's median (mean ± std
-    over seeds) at every evaluation point, then the command line, settings and machine."""
-    key, metric = results["primary_metric"]
+    """results.md: per task, one row per objective (and the random-init baseline), the headline metric's median (mean
+    ± std over seeds) at every evaluation point; the final held-out evaluation of each objective; then the command
+    line, settings and machine."""
     objectives = results["objectives"]
     fractions = sorted({point["fraction"] for run in objectives.values() for point in run["eval_points"]})
     baseline = results.get("baseline")
     budget = results["budget_flops"]
-    columns = ["objective", "pre-training steps", "pre-training FLOPs", "final pre-training losses"]
-    if baseline:
-        columns.append("0 (random init)")
-    columns += [f"{fraction:g} x budget ({_format_flops(fraction * budget)} FLOPs)" for fraction in fractions]
     lines = [f"# Compute-matched pre-training objectives: {results['settings']['model_size']} preset, "
-             f"{key} {metric}", "",
+             + ", ".join(f"{key} {metric}" for key, metric in (task["primary_metric"]
+                                                                for task in results["tasks"].values())), "",
              f"Budget {_format_flops(budget)} training FLOPs ({results['budget_source']}; reference accounting, "
-             "`electra_tf.flops.objective_pretraining_flops`). Cells: median over fine-tuning seeds (mean ± std), "
-             f"{key} dev {metric}, {len(results['settings']['seeds'])} seeds, "
-             f"{results['num_train_examples']} training examples.", "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for name, run in objectives.items():
-        by_fraction = {point["fraction"]: point for point in run["eval_points"]}
-        cells = [name, str(run["steps"]), _format_flops(run["total_flops"]),
-                 _final_losses(run.get("pretraining_curve"))]
+             "`electra_tf.flops.objective_pretraining_flops`). Cells: median over fine-tuning seeds (mean ± std) of "
+             f"the dev metric, {len(results['settings']['seeds'])} seeds."]
+    for task, described in results["tasks"].items():
+        key, metric = described["primary_metric"]
+        columns = ["objective", "pre-training steps", "pre-training FLOPs", "final pre-training losses"]
         if baseline:
-            cells.append(_format_score(baseline.get("downstream")))
-        cells += [_format_score(by_fraction[f].get("downstream")) if f in by_fraction else "–" for f in fractions]
-        lines.append("| " + " | ".join(cells) + " |")
+            columns.append("0 (random init)")
+        columns += [f"{fraction:g} x budget ({_format_flops(fraction * budget)} FLOPs)" for fraction in fractions]
+        lines += ["", f"## {key} dev {metric} ({described['num_train_examples']} training examples)", "",
+                  "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for name, run in objectives.items():
+            by_fraction = {point["fraction"]: point for point in run["eval_points"]}
+            cells = [name, str(run["steps"]), _format_flops(run["total_flops"]),
+                     _final_losses(run.get("pretraining_curve"))]
+            if baseline:
+                cells.append(_format_score(baseline.get("downstream", {}).get(task)))
+            cells += [_format_score(by_fraction[f].get("downstream", {}).get(task)) if f in by_fraction else "–"
+                      for f in fractions]
+            lines.append("| " + " | ".join(cells) + " |")
+    lines += _heldout_lines(results)
     lines += ["", "| objective | FLOPs per step | steps at each evaluation point | pre-training s | fine-tuning s |",
               "|---|---|---|---|---|"]
     for name, run in objectives.items():
@@ -79,6 +89,28 @@ def markdown_table(results):
     return "\n".join(lines)
 
 
+def _heldout_lines(results):
+    """The last held-out evaluation of every objective, one row each (nothing without a held-out set)."""
+    heldout = results.get("heldout")
+    finals = {name: run["heldout_curve"][-1] for name, run in results["objectives"].items()
+              if run.get("heldout_curve")}
+    if not heldout or not finals:
+        return []
+    names = [name for name in HELDOUT_COLUMNS if any(name in entry for entry in finals.values())]
+    lines = ["", "## Held-out evaluation at the end of pre-training", "",
+             f"{heldout['num_eval_steps']} batches of {heldout['eval_batch_size']} from "
+             f"{', '.join(os.path.basename(path) for path in heldout['files'])} (held out of the training data; "
+             f"{heldout['num_examples']} examples); every evaluation is in results.json (`heldout_curve`) and "
+             f"{HELDOUT_PNG}.", "",
+             "| objective | step | FLOPs | wall s | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 4)]
+    for name, entry in finals.items():
+        wall = f"{entry['wall_seconds']:.0f}" if "wall_seconds" in entry else "–"
+        values = [f"{entry[column]:.4f}" if column in entry else "–" for column in names]
+        lines.append(f"| {name} | {entry['step']} | {_format_flops(entry['flops'])} | {wall} | "
+                     + " | ".join(values) + " |")
+    return lines
+
+
 def _save_figure(figure, path):
     temporary = f"{path}.tmp-{os.getpid()}"
     try:
@@ -99,23 +131,34 @@ def _pyplot():
 
 
 def plot_pretraining_curves(results, path):
-    """One panel per logged metric (every metric of any objective), value against cumulative training FLOPs, one
-    line per objective."""
+    """One panel per logged training metric (every metric of any objective), value against cumulative training FLOPs,
+    one line per objective."""
+    _plot_curves(results, path, "pretraining_curve", "Pre-training metrics against compute")
+
+
+def plot_heldout_curves(results, path):
+    """The held-out evaluations (AUC, masked-LM accuracies, losses) against cumulative training FLOPs, one panel per
+    metric, one line per objective."""
+    _plot_curves(results, path, "heldout_curve", "Held-out pre-training metrics against compute",
+                 lambda name: name.endswith(("loss", "masked_lm_accuracy", "mlm_accuracy", "auc")))
+
+
+def _plot_curves(results, path, curve, title, keep=lambda name: True):
     plt = _pyplot()
     objectives = results["objectives"]
     names = []
     for run in objectives.values():
-        for entry in run.get("pretraining_curve", []):
-            names += [name for name in entry if name not in ("step", "flops") and name not in names]
+        for entry in run.get(curve, []):
+            names += [name for name in entry if name not in CURVE_FIELDS and keep(name) and name not in names]
     names = [name for name in names if not (name == "skipped_steps" and not any(
-        entry.get(name) for run in objectives.values() for entry in run.get("pretraining_curve", [])))]
+        entry.get(name) for run in objectives.values() for entry in run.get(curve, [])))]
     columns = min(3, max(1, len(names)))
     rows = max(1, math.ceil(len(names) / columns))
     figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.2 * rows), squeeze=False)
     for index, name in enumerate(names):
         axis = axes[index // columns][index % columns]
         for objective, run in objectives.items():
-            points = [(entry["flops"], entry[name]) for entry in run.get("pretraining_curve", []) if name in entry]
+            points = [(entry["flops"], entry[name]) for entry in run.get(curve, []) if name in entry]
             if points:
                 axis.plot(*zip(*points), marker=".", label=objective)
         axis.set_title(name)
@@ -124,20 +167,27 @@ def plot_pretraining_curves(results, path):
         axis.legend(fontsize=8)
     for index in range(len(names), rows * columns):
         axes[index // columns][index % columns].axis("off")
-    figure.suptitle(f"Pre-training metrics against compute ({results['settings']['model_size']})")
+    figure.suptitle(f"{title} ({results['settings']['model_size']})")
     figure.tight_layout()
     _save_figure(figure, path)
     plt.close(figure)
 
 
 def plot_downstream(results, path):
-    """The headline fine-tuning metric against pre-training FLOPs: per objective the median over seeds (line, with
-    mean ± std error bars and every seed as a dot), starting from the random-init network at 0 FLOPs."""
+    """Per task, the headline fine-tuning metric against pre-training FLOPs: per objective the median over seeds
+    (line, with mean ± std error bars and every seed as a dot), starting from the random-init network at 0 FLOPs."""
     plt = _pyplot()
-    key, metric = results["primary_metric"]
-    baseline = results.get("baseline") or {}
-    base = baseline.get("downstream") or {}
-    figure, axis = plt.subplots(figsize=(7, 4.5))
+    tasks = results["tasks"]
+    figure, axes = plt.subplots(len(tasks), 1, figsize=(7, 4.5 * len(tasks)), squeeze=False)
+    for axis, (task, described) in zip(axes[:, 0], tasks.items()):
+        _plot_task(axis, results, task, *described["primary_metric"])
+    figure.tight_layout()
+    _save_figure(figure, path)
+    plt.close(figure)
+
+
+def _plot_task(axis, results, task, key, metric):
+    base = (results.get("baseline") or {}).get("downstream", {}).get(task) or {}
     for index, (objective, run) in enumerate(results["objectives"].items()):
         color = f"C{index}"
         xs, medians = [], []
@@ -145,7 +195,7 @@ def plot_downstream(results, path):
             xs.append(0.0)
             medians.append(base["median"])
         for point in run["eval_points"]:
-            summary = point.get("downstream") or {}
+            summary = point.get("downstream", {}).get(task) or {}
             if summary.get("median") is None:
                 continue
             xs.append(point["flops"])
@@ -163,16 +213,15 @@ def plot_downstream(results, path):
     axis.set_title(f"Fine-tuned {key} {metric} against pre-training compute (median; dots: seeds)")
     axis.grid(alpha=0.3)
     axis.legend(fontsize=8)
-    figure.tight_layout()
-    _save_figure(figure, path)
-    plt.close(figure)
 
 
 def write_outputs(results, output_dir):
-    """results.json, results.md and both plots, each atomically."""
+    """results.json, results.md and the plots (the held-out curves once there are any), each atomically."""
     atomic_write_json(os.path.join(output_dir, RESULTS_JSON), results)
     atomic_write_text(os.path.join(output_dir, RESULTS_MD), markdown_table(results))
     plot_pretraining_curves(results, os.path.join(output_dir, CURVES_PNG))
+    if any(run.get("heldout_curve") for run in results["objectives"].values()):
+        plot_heldout_curves(results, os.path.join(output_dir, HELDOUT_PNG))
     plot_downstream(results, os.path.join(output_dir, DOWNSTREAM_PNG))
 
 

@@ -1,7 +1,9 @@
 """finetune/experiments/compute_matched: planning, the table and plots on a synthetic results dict, and the whole
-experiment end to end on a slice of the real corpus (about a minute on 2 cores)."""
+experiment end to end: a smoke run on synthetic gzip text (held-out evaluation, ~30 s on 2 cores) and a run on a slice
+of the real corpus (about a minute and a half)."""
 
 import dataclasses
+import gzip
 import json
 import math
 import os
@@ -11,7 +13,7 @@ import sys
 
 import pytest
 
-from electra_tf.errors import ConfigError
+from electra_tf.errors import ConfigError, DataError
 from finetune.experiments.compute_matched import experiment as cm
 from finetune.experiments.compute_matched import plan as planning
 from finetune.experiments.compute_matched import report
@@ -71,6 +73,44 @@ def test_plan_matches_flops_and_gives_mlm_more_steps(tmp_path):
             assert abs(point["flops"] - point["fraction"] * plan["budget_flops"]) <= run["flops_per_step"] / 2 + 1
 
 
+def test_plan_warmup_and_heldout_evaluation_intervals(tmp_path):
+    settings = _settings(tmp_path, objectives=["electra", "mlm"], electra_steps=1000, eval_fractions=[1.0])
+    runs = planning.plan_runs(settings, _configs(settings))["objectives"]
+    for run in runs.values():  # by default: warm-up a tenth of the steps, held-out evaluation at each log
+        assert run["warmup_steps"] == round(0.1 * run["steps"])
+        assert run["eval_every_steps"] == run["log_every_steps"] == round(run["steps"] / planning.LOG_POINTS)
+    settings = dataclasses.replace(settings, warmup_steps=50, eval_every_steps=100)
+    runs = planning.plan_runs(settings, _configs(settings))["objectives"]
+    assert {(run["warmup_steps"], run["eval_every_steps"]) for run in runs.values()} == {(50, 100)}
+    settings = dataclasses.replace(settings, heldout_files=0)
+    assert {run["eval_every_steps"] for run in planning.plan_runs(settings, _configs(settings))["objectives"].values()
+            } == {0}
+    with pytest.raises(ConfigError, match=r"--warmup_steps=1001 is more than objective 'electra''s 1000 steps"):
+        planning.plan_runs(dataclasses.replace(settings, warmup_steps=1001), _configs(settings))
+
+
+def test_budget_minutes_becomes_the_electra_steps_of_that_estimated_time(tmp_path):
+    settings = _settings(tmp_path, objectives=["electra", "mlm"], budget_minutes=10.0)
+    plan = planning.plan_runs(settings, _configs(settings))
+    steps = plan["objectives"]["electra"]["steps"]
+    step_flops = plan["electra_step_flops"]
+    assert plan["budget_flops"] == pytest.approx(steps * step_flops)
+    assert planning.pretraining_seconds(settings, steps, step_flops) == pytest.approx(600, abs=5)
+    assert plan["budget_source"].startswith(f"--budget_minutes=10: {steps} ELECTRA steps")
+    assert plan["objectives"]["mlm"]["steps"] > steps  # still matched in FLOPs
+    with pytest.raises(ConfigError, match="--budget_minutes=0.1 leaves no time for a pre-training step"):
+        planning.plan_runs(dataclasses.replace(settings, budget_minutes=0.1), _configs(settings))
+
+
+def test_split_corpus_holds_out_the_last_files_by_name():
+    files = ["b/2.txt", "a/3.txt", "c/1.txt"]
+    assert planning.split_corpus(files, 1) == (["b/2.txt", "c/1.txt"], ["a/3.txt"])
+    assert planning.split_corpus(files, 2) == (["c/1.txt"], ["b/2.txt", "a/3.txt"])
+    assert planning.split_corpus(files, 0) == (files, [])
+    with pytest.raises(DataError, match=r"^--heldout_files=3 needs at least 4 corpus files .* --corpus has 3"):
+        planning.split_corpus(files, 3)
+
+
 def test_plan_refuses_a_budget_too_small(tmp_path):
     settings = _settings(tmp_path, objectives=["electra"], electra_steps=1, eval_fractions=[0.1, 1.0])
     with pytest.raises(ConfigError, match="no step at evaluation fraction 0.1"):
@@ -79,7 +119,7 @@ def test_plan_refuses_a_budget_too_small(tmp_path):
 
 def test_task_subset_samples_rows_and_keeps_the_header(tmp_path, shared_data):
     settings = _settings(tmp_path, glue_dir=str(shared_data / "glue"), train_examples=50, eval_examples=0)
-    directory, count = cm.task_subset(settings)
+    directory, count = cm.task_subset(settings, "sst-2")
     assert count == 50
     train = (tmp_path / "out" / directory / "SST-2" / "train.tsv").read_text(encoding="utf-8").splitlines()
     assert train[0] == "sentence\tlabel" and len(train) == 51
@@ -89,61 +129,90 @@ def test_task_subset_samples_rows_and_keeps_the_header(tmp_path, shared_data):
 
 # ---------------------------------------------------------------------- table and plots
 def _synthetic_results():
-    def curve(flops_per_step, steps, names):
-        return [dict({"step": step, "flops": step * flops_per_step},
+    def curve(flops_per_step, steps, names, every=5):
+        return [dict({"step": step, "flops": step * flops_per_step, "wall_seconds": 0.2 * step},
                      **{name: 1.0 / (step + index) for index, name in enumerate(names)})
-                for step in range(1, steps + 1, 5)]
+                for step in range(1, steps + 1, every)]
 
-    def point(fraction, step, flops, scores):
+    def summary(scores):
         values = [value for value in scores.values() if value is not None]  # None: an undefined metric (NaN)
         median = sorted(values)[len(values) // 2]
         mean = sum(values) / len(values)
         std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        return {"scores": scores, "median": median, "mean": mean, "std": std}
+
+    def point(fraction, step, flops, scores, cola_scores):
         return {"fraction": fraction, "step": step, "flops": flops,
-                "downstream": {"scores": scores, "median": median, "mean": mean, "std": std}}
+                "downstream": {"SST-2": summary(scores), "CoLA": summary(cola_scores)}}
 
     electra = {"steps": 40, "flops_per_step": 3.0, "total_flops": 120.0, "pretraining_seconds": 10,
                "finetuning_seconds": 20,
                "pretraining_curve": curve(3.0, 40, ["loss", "masked_lm_loss", "disc_loss", "disc_auc"]),
-               "eval_points": [point(0.5, 20, 60.0, {"0": 60.0, "1": 62.0, "2": 61.0}),
-                               point(1.0, 40, 120.0, {"0": 70.0, "1": 71.0, "2": 69.0})]}
+               "heldout_curve": curve(3.0, 40, ["loss", "masked_lm_accuracy", "disc_auc", "disc_recall"], every=10),
+               "eval_points": [
+                   point(0.5, 20, 60.0, {"0": 60.0, "1": 62.0, "2": 61.0}, {"0": 1.0, "1": 2.0, "2": 3.0}),
+                   point(1.0, 40, 120.0, {"0": 70.0, "1": 71.0, "2": 69.0}, {"0": 4.0, "1": 5.0, "2": 6.0})]}
     mlm = {"steps": 60, "flops_per_step": 2.0, "total_flops": 120.0,
            "pretraining_curve": curve(2.0, 60, ["loss", "masked_lm_loss"]),
-           "eval_points": [point(0.5, 30, 60.0, {"0": 58.0, "1": 57.0, "2": None}),
-                           point(1.0, 60, 120.0, {"0": 65.0, "1": 66.0, "2": 64.0})]}
-    return {"settings": {"model_size": "tiny", "seeds": [0, 1, 2]}, "primary_metric": ["SST-2", "accuracy"],
-            "budget_flops": 120.0, "budget_source": "--electra_steps=40", "num_train_examples": 100,
+           "heldout_curve": curve(2.0, 60, ["loss", "masked_lm_accuracy"], every=10),
+           "eval_points": [point(0.5, 30, 60.0, {"0": 58.0, "1": 57.0, "2": None}, {"0": 7.0, "1": 8.0, "2": 9.0}),
+                           point(1.0, 60, 120.0, {"0": 65.0, "1": 66.0, "2": 64.0}, {"0": 7.0, "1": 7.0, "2": 7.0})]}
+    return {"settings": {"model_size": "tiny", "seeds": [0, 1, 2]},
+            "tasks": {"SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 100},
+                      "CoLA": {"primary_metric": ["CoLA", "mcc"], "num_train_examples": 50}},
+            "budget_flops": 120.0, "budget_source": "--electra_steps=40",
+            "heldout": {"files": ["/data/z-book.txt"], "tfrecords": "/out/data/heldout_tfrecords/*.tfrecord*",
+                        "num_examples": 300, "num_eval_steps": 20, "eval_batch_size": 32},
             "command": "python -m finetune.experiments.compute_matched --electra_steps=40",
             "machine": {"cpu_count": 2, "platform": "Linux", "tensorflow": "2.21.0", "keras": "3.15.1"},
             "wall_seconds": {"total": 600}, "estimated_seconds": {"total": 700},
             "objectives": {"electra": electra, "mlm": mlm},
             "baseline": {"name": "random_init", "flops": 0,
-                         "downstream": {"scores": {"0": 50.0, "1": 51.0, "2": 52.0}, "median": 51.0, "mean": 51.0,
-                                        "std": 0.8}}}
+                         "downstream": {"SST-2": summary({"0": 50.0, "1": 51.0, "2": 52.0}),
+                                        "CoLA": summary({"0": 0.0, "1": 0.0, "2": 0.0})}}}
+
+
+def _table_rows(text, heading):
+    """{first cell: row} of the first Markdown table under `heading` in `text`, its header row included."""
+    lines = text.split(heading, 1)[1].splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith("| "))
+    rows = {}
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        if not line.startswith("|---"):
+            rows[line.split(" | ")[0].lstrip("| ")] = line
+    return rows
 
 
 def test_markdown_table_on_synthetic_results():
     text = report.markdown_table(_synthetic_results())
-    rows = {}
-    for line in text.splitlines():  # the first table's rows (the second lists FLOPs per step and wall times)
-        if line.startswith("| "):
-            rows.setdefault(line.split(" | ")[0].lstrip("| "), line)
-    assert "electra" in rows and "mlm" in rows
-    assert "| electra | 40 | 120 | loss " in rows["electra"]
-    assert "51.00 (51.00 ± 0.80)" in rows["electra"]  # the random-init column, FLOPs 0
+    rows = _table_rows(text, "## SST-2 dev accuracy (100 training examples)")
+    assert set(rows) == {"objective", "electra", "mlm"}
+    assert rows["electra"].startswith("| electra | 40 | 120 | loss ")
+    assert "51.00 (51.00 ± 0.82)" in rows["electra"]  # the random-init column, FLOPs 0
     assert "61.00 (61.00 ± 0.82)" in rows["electra"] and "70.00 (70.00 ± 0.82)" in rows["electra"]
-    assert "| mlm | 60 | 120 |" in rows["mlm"]
+    assert rows["mlm"].startswith("| mlm | 60 | 120 |")
+    rows = _table_rows(text, "## CoLA dev mcc (50 training examples)")
+    assert "2.00 (2.00 ± 0.82)" in rows["electra"] and "| 7.00 (7.00 ± 0.00) |" in rows["mlm"]
+    # The last held-out evaluation of each objective (step 31 of electra's, 51 of mlm's), metrics it lacks as "–".
+    assert "20 batches of 32 from z-book.txt" in text
+    rows = _table_rows(text, "## Held-out evaluation at the end of pre-training")
+    assert rows["objective"] == ("| objective | step | FLOPs | wall s | loss | masked_lm_accuracy | disc_recall | "
+                                 "disc_auc |")
+    assert rows["electra"].startswith("| electra | 31 | 93 | 6 | 0.0323 | 0.0312 | ")
+    assert rows["mlm"].endswith("| – | – |")
     assert "python -m finetune.experiments.compute_matched --electra_steps=40" in text
     assert "2 CPUs" in text and "TensorFlow 2.21.0" in text
 
 
 def test_plots_on_synthetic_results(tmp_path):
     results = _synthetic_results()
-    report.plot_pretraining_curves(results, str(tmp_path / "curves.png"))
-    report.plot_downstream(results, str(tmp_path / "downstream.png"))
-    _assert_png(tmp_path / "curves.png")
-    _assert_png(tmp_path / "downstream.png")
-    assert sorted(os.listdir(tmp_path)) == ["curves.png", "downstream.png"]  # no temporary files left
+    report.write_outputs(results, str(tmp_path))
+    for name in (report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG):
+        _assert_png(tmp_path / name)
+    assert sorted(os.listdir(tmp_path)) == sorted([report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG,
+                                                   report.RESULTS_JSON, report.RESULTS_MD])  # no temporary files
 
 
 # ---------------------------------------------------------------------- errors
@@ -164,21 +233,86 @@ def test_unknown_objective_is_a_one_line_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_missing_corpus_and_unknown_task_are_one_line_errors(tmp_path):
+def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_path):
     result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={tmp_path / 'missing.txt'}",
                   f"--glue_dir={tmp_path}")
     assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: --corpus entry")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Some text.\n", encoding="utf-8")
-    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}", "--task=nope")
+    # One file: nothing to hold out.
+    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and --corpus has 1")
+    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}",
+                  "--heldout_files=0", "--tasks=sst-2,nope")
     assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: unknown GLUE task")
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------- end to end
+def _experiment_settings(root, corpus, glue_dir, **overrides):
+    """Settings of a small run: ELECTRA vs MLM at 8 x 32 tokens, one fine-tuning seed, held-out evaluation every 10
+    steps on 2 batches."""
+    values = dict(output_dir=str(root / "out"), corpus=str(corpus), glue_dir=str(glue_dir),
+                  objectives=["electra", "mlm"], max_seq_length=32, train_batch_size=8, seeds=[0],
+                  finetune_max_seq_length=32, eval_every_steps=10, num_eval_steps=2)
+    values.update(overrides)
+    return planning.Settings(**values)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory, keyword_glue_dir):
+    """The experiment on 2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles),
+    the second held out: 5 steps of ELECTRA in mixed_bfloat16, held-out evaluation every 2 steps, fine-tuning at the
+    end only on the synthetic keyword SST-2, no random-init baseline."""
+    from tests.finetune.synthetic_glue import keyword_examples
+
+    root = tmp_path_factory.mktemp("compute_matched_smoke")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for index in range(2):
+        sentences = [sentence for sentence, _ in keyword_examples(240, seed=100 + index)]
+        articles = ["\n".join(sentences[start:start + 12]) for start in range(0, len(sentences), 12)]
+        with gzip.open(corpus / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
+            handle.write("\n\n".join(articles) + "\n")
+    settings = _experiment_settings(
+        root, f"{corpus}/*.txt.gz", keyword_glue_dir, objectives=["electra"], document_mode="blank_line",
+        electra_steps=5, eval_fractions=[1.0], vocab_size=300, train_examples=32, eval_examples=32,
+        random_init_baseline=False, eval_every_steps=2, mixed_precision="mixed_bfloat16", warmup_steps=1)
+    return settings, cm.run_experiment(settings, command="python -m finetune.experiments.compute_matched")
+
+
+def test_smoke_run_records_the_heldout_curves(smoke_run):
+    settings, results = smoke_run
+    with open(os.path.join(settings.output_dir, report.RESULTS_JSON), encoding="utf-8") as handle:
+        saved = json.load(handle)
+    assert saved == json.loads(json.dumps(results))
+    assert [os.path.basename(path) for path in saved["heldout"]["files"]] == ["wiki-01.txt.gz"]
+    assert saved["heldout"]["num_examples"] > 0
+    run = saved["objectives"]["electra"]
+    assert run["steps"] == 5 and run["warmup_steps"] == 1 and run["eval_every_steps"] == 2
+    curve = run["heldout_curve"]
+    assert [entry["step"] for entry in curve] == [2, 4, 5]  # every 2 steps and at the end
+    for entry in curve:
+        assert entry["eval_batches"] == 2
+        assert entry["flops"] == pytest.approx(entry["step"] * run["flops_per_step"])
+        for key in ("loss", "masked_lm_loss", "masked_lm_accuracy", "disc_loss", "disc_accuracy", "disc_auc"):
+            assert math.isfinite(entry[key]), key
+    seconds = [entry["wall_seconds"] for entry in curve]
+    assert seconds == sorted(seconds) and seconds[0] > 0
+    assert seconds[-1] == pytest.approx(run["pretraining_curve"][-1]["wall_seconds"], abs=30)
+    assert run["eval_points"][-1]["downstream"]["SST-2"]["median"] is not None
+    _assert_png(os.path.join(settings.output_dir, report.HELDOUT_PNG))
+    with open(os.path.join(settings.output_dir, report.RESULTS_MD), encoding="utf-8") as handle:
+        rows = _table_rows(handle.read(), "## Held-out evaluation at the end of pre-training")
+    assert rows["electra"].startswith("| electra | 5 | ")
+
+
 @pytest.fixture(scope="module")
 def experiment(shared_data, tmp_path_factory):
-    """The experiment on a slice of the Gutenberg corpus: 20 ELECTRA steps (8 x 32) of budget, ELECTRA vs MLM,
-    evaluations at half and all of it, 64 SST-2 training examples, one seed."""
+    """The experiment on a slice of the Gutenberg corpus (two books, the second held out): 20 ELECTRA steps (8 x 32)
+    of budget, ELECTRA vs MLM, evaluations at half and all of it, 64 SST-2 training examples, one seed."""
     root = tmp_path_factory.mktemp("compute_matched")
     corpus = root / "corpus"
     corpus.mkdir()
@@ -186,10 +320,8 @@ def experiment(shared_data, tmp_path_factory):
         with open(shared_data / "corpus" / "nltk-gutenberg" / name, encoding="utf-8", errors="replace") as handle:
             lines = [next(handle) for _ in range(300)]
         (corpus / name).write_text("".join(lines), encoding="utf-8")
-    settings = planning.Settings(
-        output_dir=str(root / "out"), corpus=str(corpus), glue_dir=str(shared_data / "glue"),
-        objectives=["electra", "mlm"], electra_steps=20, eval_fractions=[0.5, 1.0], max_seq_length=32,
-        train_batch_size=8, vocab_size=1000, train_examples=64, eval_examples=64, seeds=[0], finetune_max_seq_length=32)
+    settings = _experiment_settings(root, corpus, shared_data / "glue", electra_steps=20, eval_fractions=[0.5, 1.0],
+                                    vocab_size=1000, train_examples=64, eval_examples=64)
     results = cm.run_experiment(settings, command="python -m finetune.experiments.compute_matched --electra_steps=20")
     return settings, results
 
@@ -199,9 +331,10 @@ def test_end_to_end_results(experiment):
     with open(os.path.join(settings.output_dir, report.RESULTS_JSON), encoding="utf-8") as handle:
         saved = json.load(handle)
     assert saved == json.loads(json.dumps(results))
-    for key in ("settings", "command", "machine", "budget_flops", "objectives", "baseline", "wall_seconds",
-                "primary_metric"):
+    for key in ("settings", "command", "machine", "budget_flops", "objectives", "baseline", "wall_seconds", "tasks",
+                "heldout"):
         assert key in saved, key
+    assert saved["tasks"] == {"SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 64}}
     assert {"cpu_count", "platform", "tensorflow"} <= set(saved["machine"])
     runs = saved["objectives"]
     assert list(runs) == ["electra", "mlm"]
@@ -215,8 +348,8 @@ def test_end_to_end_results(experiment):
             assert point["fraction"] == fraction
             assert abs(point["flops"] - fraction * budget) <= run["flops_per_step"]
             flops.append(point["flops"])
-            assert set(point["downstream"]["scores"]) == {"0"}
-            assert point["downstream"]["median"] is not None
+            assert set(point["downstream"]["SST-2"]["scores"]) == {"0"}
+            assert point["downstream"]["SST-2"]["median"] is not None
             assert os.path.isfile(os.path.join(point["checkpoint"], "config.json"))
         # The objectives agree within one step's FLOPs at every evaluation point.
         assert abs(flops[0] - flops[1]) <= max(run["flops_per_step"] for run in runs.values())
@@ -224,14 +357,17 @@ def test_end_to_end_results(experiment):
         curve = run["pretraining_curve"]
         assert curve[0]["step"] == 1 and curve[-1]["step"] == run["steps"]
         assert curve[-1]["flops"] == pytest.approx(run["total_flops"])
+        assert run["heldout_curve"][-1]["step"] == run["steps"]
+        assert all(math.isfinite(entry["masked_lm_accuracy"]) for entry in run["heldout_curve"])
+    assert "disc_auc" in runs["electra"]["heldout_curve"][-1] and "disc_auc" not in runs["mlm"]["heldout_curve"][-1]
     assert "disc_loss" in runs["electra"]["pretraining_curve"][-1]
     assert "disc_loss" not in runs["mlm"]["pretraining_curve"][-1]
-    assert saved["baseline"]["flops"] == 0 and saved["baseline"]["downstream"]["median"] is not None
+    assert saved["baseline"]["flops"] == 0 and saved["baseline"]["downstream"]["SST-2"]["median"] is not None
 
 
 def test_end_to_end_outputs(experiment):
     settings, _ = experiment
-    for name in (report.CURVES_PNG, report.DOWNSTREAM_PNG):
+    for name in (report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG):
         _assert_png(os.path.join(settings.output_dir, name))
     with open(os.path.join(settings.output_dir, report.RESULTS_MD), encoding="utf-8") as handle:
         table = handle.read()
@@ -250,5 +386,6 @@ def test_end_to_end_rerun_skips_finished_stages_and_refuses_other_settings(exper
     for name in ("electra", "mlm"):
         for before, after in zip(results["objectives"][name]["eval_points"], again["objectives"][name]["eval_points"]):
             assert (after["step"], after["downstream"]) == (before["step"], before["downstream"])
+        assert again["objectives"][name]["heldout_curve"] == results["objectives"][name]["heldout_curve"]
     with pytest.raises(ConfigError, match="holds a pre-training run made with other settings"):
         cm.run_experiment(dataclasses.replace(settings, electra_steps=30))

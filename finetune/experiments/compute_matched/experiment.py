@@ -471,7 +471,7 @@ def _heldout_summary(settings, heldout, records):
         return None
     with open(os.path.join(os.path.dirname(records), "manifest.json"), encoding="utf-8") as handle:
         num_examples = json.load(handle)["num_examples"]
-    return {"files": heldout, "tfrecords": records, "num_examples": num_examples,
+    return {"files": [os.path.abspath(path) for path in heldout], "tfrecords": records, "num_examples": num_examples,
             "num_eval_steps": settings.num_eval_steps, "eval_batch_size": settings.train_batch_size}
 
 

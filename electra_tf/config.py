@@ -367,6 +367,10 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
 PRESETS = {
     "tiny": ElectraConfig(embedding_size=64, hidden_size=128, num_layers=2, num_heads=2, intermediate_size=512,
                           max_position_embeddings=512, generator_hidden_fraction=0.25),
+    # Not the paper's: ELECTRA-Small's width at half its depth, generator at half the width; the size for pre-training
+    # on a few CPU cores (configs/cpu.flags, docs/cpu_budget.md).
+    "cpu": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=6, num_heads=4, intermediate_size=1024,
+                         generator_hidden_fraction=0.5),
     "small": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,
                            generator_hidden_fraction=0.25),
     "small++": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,

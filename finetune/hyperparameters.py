@@ -20,7 +20,7 @@ TRAIN_BATCH_SIZE = 32
 WEIGHT_DECAY = {"paper": 0.0, "reference": 0.01}
 
 # Sizes with no published fine-tuning settings borrow those of the nearest published size.
-_SIZE_FAMILY = {"tiny": "small", "small": "small", "small++": "small", "base": "base", "large": "large"}
+_SIZE_FAMILY = {"tiny": "small", "cpu": "small", "small": "small", "small++": "small", "base": "base", "large": "large"}
 
 
 def size_family(model_size):

@@ -142,6 +142,25 @@ def test_float16_loss_scaling_skips_updates_but_not_steps(pretraining_data, tmp_
     assert 0 < updates < 6, "the first float16 updates overflow and are skipped"
 
 
+def test_the_cpu_recipe_starts_evaluates_and_writes_its_curve(pretraining_data, tmp_path):
+    """configs/cpu.flags as shipped (preset, bfloat16, held-out evaluation), only shortened: a smoke check, not the
+    recipe's result (docs/cpu_recipe.md has that)."""
+    records, _ = pretraining_data
+    model_dir = tmp_path / "model"
+    result = _run("--flagfile=configs/cpu.flags", f"--pretrain_tfrecords={records}",
+                  f"--vocab_file={pretraining_data[1]}", f"--model_dir={model_dir}", f"--eval_tfrecords={records}",
+                  "--max_seq_length=32", "--train_batch_size=8", "--num_train_steps=4", "--num_warmup_steps=1",
+                  "--eval_every_steps=2", "--num_eval_steps=2", "--checkpoint_steps=", "--noprogress_bar", timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    config = json.loads((model_dir / "electra_config.json").read_text())
+    assert (config["hidden_size"], config["num_layers"], config["generator_hidden_fraction"]) == (256, 6, 0.5)
+    assert json.loads((model_dir / "pretraining_job.json").read_text())["mixed_precision"] == "mixed_bfloat16"
+    evaluations = [json.loads(line) for line in (model_dir / "eval_metrics.jsonl").read_text().splitlines()]
+    assert [entry["step"] for entry in evaluations] == [2, 4]
+    for entry in evaluations:
+        assert all(math.isfinite(entry[name]) for name in ("loss", "disc_auc", "masked_lm_accuracy")), entry
+
+
 def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, tmp_path):
     """--eval_tfrecords/--eval_every_steps/--num_eval_steps during training; then --mode=eval of --init_checkpoint in a
     new --model_dir gives the numbers of the source's last evaluation."""

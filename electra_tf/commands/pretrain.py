@@ -22,7 +22,7 @@ FLAGS = flags.FLAGS
 
 flags.DEFINE_string("pretrain_tfrecords", None, "Glob(s) of pre-training TFRecord shards, comma-separated.")
 flags.DEFINE_string("model_dir", None, "Directory for checkpoints, logs and the pre-trained model.")
-flags.DEFINE_string("model_size", "small", "Preset: tiny, small, small++, base or large.")
+flags.DEFINE_string("model_size", "small", "Preset: tiny, cpu, small, small++, base or large.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary the TFRecords were built with (sets vocab size and special "
                     "token ids; without it the BERT uncased ids are assumed).")
 flags.DEFINE_boolean("do_lower_case", None, "The tokenizer's casing, saved with the model for fine-tuning and serving "

@@ -78,8 +78,8 @@ def test_the_model_size_is_read_from_the_architecture():
     from electra_tf.config import PRESETS
     from finetune.hyperparameters import model_size_of
 
-    assert [model_size_of(PRESETS[name]) for name in ("tiny", "small", "small++", "base", "large")] == [
-        "tiny", "small", "small", "base", "large"]
+    assert [model_size_of(PRESETS[name]) for name in ("tiny", "cpu", "small", "small++", "base", "large")] == [
+        "tiny", "cpu", "small", "small", "base", "large"]
     # Architectures of no preset take the published size nearest their width.
     assert model_size_of(dataclasses.replace(PRESETS["base"], num_layers=6)) == "base"
     assert model_size_of(dataclasses.replace(PRESETS["small"], hidden_size=384, num_heads=6)) == "base"

@@ -41,3 +41,16 @@ def anisotropy(vectors, num_pairs=10000, seed=0):
     denominators = norms[first] * norms[second]
     cosines = np.divide(dots, denominators, out=np.zeros_like(dots), where=denominators > 0)
     return float(np.mean(cosines))
+
+
+def effective_rank(vectors):
+    """Effective rank (Roy and Vetterli, 2007) of the column-centred `vectors` [n, d]: exp of the entropy of the
+    normalised squared singular values. k for vectors spread evenly over k orthogonal directions, 1 when they vary
+    along one direction only; it shows a representation collapse that the mean cosine alone can miss (vectors far
+    from the origin but varying in few directions)."""
+    vectors = _matrix(vectors, "vectors")
+    energies = np.linalg.svd(vectors - vectors.mean(axis=0), compute_uv=False) ** 2
+    if energies.sum() == 0:
+        return 0.0
+    shares = energies[energies > 0] / energies.sum()
+    return float(np.exp(-np.sum(shares * np.log(shares))))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from electra_tf.analysis.similarity import anisotropy, linear_cka
+from electra_tf.analysis.similarity import anisotropy, effective_rank, linear_cka
 
 
 def _hsic_cka(x, y):
@@ -47,3 +47,19 @@ def test_anisotropy_approaches_the_mean_cosine_over_all_pairs():
     assert anisotropy(np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])) == pytest.approx(1.0)
     two = np.array([[1.0, 0.0], [1.0, 1.0]])
     assert anisotropy(two, num_pairs=10) == pytest.approx(np.sqrt(0.5))
+
+
+def test_effective_rank_counts_evenly_used_directions_and_ignores_the_offset():
+    rng = np.random.default_rng(0)
+    signs = rng.choice([-1.0, 1.0], size=(4000, 3))
+    basis = np.linalg.qr(rng.normal(size=(16, 3)))[0].T  # 3 orthonormal directions in 16 dimensions
+    spread = signs @ basis + 5.0  # a common offset: every vector points nearly the same way
+    assert effective_rank(spread) == pytest.approx(3.0, abs=0.02)
+    assert anisotropy(spread) > 0.9  # the mean cosine calls it collapsed; the rank does not
+    along_one = np.outer(rng.normal(size=500), rng.normal(size=16))
+    assert effective_rank(along_one) == pytest.approx(1.0, abs=1e-6)
+    # Unequal variances: exp(entropy) of the shares (0.8, 0.2) in closed form.
+    unequal = np.stack([2 * rng.choice([-1.0, 1.0], 2000), rng.choice([-1.0, 1.0], 2000)], axis=1)
+    expected = np.exp(-(0.8 * np.log(0.8) + 0.2 * np.log(0.2)))
+    assert effective_rank(unequal) == pytest.approx(expected, abs=0.02)
+    assert effective_rank(np.ones((5, 4))) == 0.0

@@ -42,7 +42,8 @@ def main(argv):
     if not FLAGS.model_dir or not FLAGS.eval_tfrecords:
         raise ConfigError("--model_dir and --eval_tfrecords are required")
     config = ElectraConfig.load(os.path.join(FLAGS.model_dir, CONFIG_FILE))
-    length = json.load(open(os.path.join(FLAGS.model_dir, "pretraining_job.json")))["max_seq_length"]
+    with open(os.path.join(FLAGS.model_dir, "pretraining_job.json"), encoding="utf-8") as handle:
+        length = json.load(handle)["max_seq_length"]
     batch = next(iter(make_pretraining_dataset(FLAGS.eval_tfrecords.split(","), length, FLAGS.num_sequences,
                                                is_training=False)))
     inputs = {name: tf.cast(batch[name], tf.int32) for name in ("input_ids", "input_mask", "segment_ids")}

@@ -157,7 +157,9 @@ class PretrainingSettings:
     discriminator initialised from it), `generator_training` ("mle"; "adversarial": the generator maximises the
     discriminator loss through a Gumbel-softmax relaxation annealed from `adversarial_temperature_start` to `_end`;
     "annealed": the generator's loss moves linearly from maximum likelihood at step 0 to the adversarial objective at
-    `generator_annealing_steps`, default the whole run)
+    `generator_annealing_steps`, default the whole run), `sampling_warmup_steps` (the replacements move from uniform
+    samples at step 0 to the generator's own distribution at that step: its logits are scaled by step / steps; 0: the
+    generator's distribution from the start, as the paper)
     and `embedding_sharing` ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
     Which of them combine follows from `CHOICE_EFFECTS`: what each makes of the generator/discriminator pair.
     """
@@ -180,6 +182,7 @@ class PretrainingSettings:
     adversarial_temperature_start: float = 1.0
     adversarial_temperature_end: float = 0.1
     generator_annealing_steps: int = 0  # generator_training="annealed": steps to reach the adversarial loss; 0 = the run
+    sampling_warmup_steps: int = 0
     embedding_sharing: str = "shared"
 
     pad_id: int = 0
@@ -222,6 +225,9 @@ class PretrainingSettings:
                               f"adversarial_temperature_start={self.adversarial_temperature_start!r}, "
                               f"adversarial_temperature_end={self.adversarial_temperature_end!r}",
                               arguments=("adversarial_temperature_start", "adversarial_temperature_end"))
+        if not isinstance(self.sampling_warmup_steps, int) or self.sampling_warmup_steps < 0:
+            raise ConfigError(f"{name}.sampling_warmup_steps must be a non-negative integer, got "
+                              f"{self.sampling_warmup_steps!r}", arguments=("sampling_warmup_steps",))
         if not isinstance(self.generator_annealing_steps, int) or self.generator_annealing_steps < 0:
             raise ConfigError(f"{type(self).__name__}.generator_annealing_steps must be a non-negative integer, got "
                               f"{self.generator_annealing_steps!r}", arguments=("generator_annealing_steps",))

@@ -79,6 +79,10 @@ flags.DEFINE_enum("generator_training", None, list(GENERATOR_TRAINING), "mle (ma
                   "the generator's loss moves linearly from mle to adversarial over --generator_annealing_steps.")
 flags.DEFINE_integer("generator_annealing_steps", None, "--generator_training=annealed: steps until the generator's "
                      "loss is wholly adversarial (default: --num_train_steps).")
+flags.DEFINE_integer("sampling_warmup_steps", None, "Replacements move from uniform samples at step 0 to the "
+                     "generator's own at this step (its logits scaled by step / this); keeps a small discriminator "
+                     "from collapsing when its generator leaves the uniform distribution (docs/cpu_budget.md). 0: the "
+                     "generator's samples from the start (the paper).")
 flags.DEFINE_float("adversarial_temperature_start", None, "Gumbel-softmax temperature at step 0 (1.0).")
 flags.DEFINE_float("adversarial_temperature_end", None, "Gumbel-softmax temperature at the last step (0.1); the "
                    "temperature decays exponentially in between.")
@@ -125,7 +129,7 @@ flags.DEFINE_boolean("verify_data", None, "Check every shard's sha256 against it
 _MODEL_OVERRIDES = {name: name for name in (
     "mask_prob", "disc_weight", "gen_weight", "temperature", "hidden_dropout", "attention_dropout", "objective",
     "untied_embeddings", "tie_all_weights", "uniform_generator", "two_stage_steps", "generator_training",
-    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps", "embedding_sharing")}
+    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps", "sampling_warmup_steps", "embedding_sharing")}
 _MODEL_OVERRIDES.update(generator_hidden_size="generator_hidden_fraction", generator_layers="generator_layers_fraction")
 
 

@@ -152,14 +152,19 @@ class ElectraPretrainingModel(keras.Model):
                 mlm_logits = gather_positions(cloze_logits, masked.masked_lm_positions)
             else:
                 mlm_logits = self._generator_logits(masked, input_mask, segment_ids, training)
-            sampled_ids = gumbel_max_sample(mlm_logits, sampling_noise, config.temperature)
+            sampling_logits = mlm_logits
+            if config.sampling_warmup_steps:
+                # Uniform samples first: a small discriminator learns token identity from them, and collapses when
+                # the generator's samples turn to frequent pieces all at once (docs/cpu_budget.md).
+                sampling_logits = mlm_logits * linear_ramp(step, config.sampling_warmup_steps)
+            sampled_ids = gumbel_max_sample(sampling_logits, sampling_noise, config.temperature)
             corrupted_ids, labels = replace_tokens(input_ids, sampled_ids, masked.masked_lm_positions,
                                                    masked.masked_lm_weights)
             labels = self.objective.detection_labels(labels, masked)
             outputs.update(mlm_logits=mlm_logits, sampled_ids=sampled_ids, corrupted_ids=corrupted_ids, labels=labels)
             model_inputs["input_ids"] = corrupted_ids
             if config.generator_training in ("adversarial", "annealed"):
-                offsets = self._adversarial_offsets(mlm_logits, sampling_noise, masked, step, sequence_length)
+                offsets = self._adversarial_offsets(sampling_logits, sampling_noise, masked, step, sequence_length)
                 if config.generator_training == "annealed":
                     # The offsets are zero-valued: scaling them scales only the reversed gradient.
                     offsets = offsets * self.adversarial_share(step)

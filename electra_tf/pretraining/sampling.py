@@ -76,8 +76,11 @@ def annealed_temperature(step, start, end, total_steps):
 
 
 def linear_ramp(step, total_steps):
-    """step / total_steps clipped to [0, 1]: the adversarial share of the generator's loss under annealed training
-    (0 at step 0: maximum likelihood only; 1 from `total_steps` on: adversarial only). float32 scalar."""
+    """step / total_steps clipped to [0, 1], float32 scalar. The adversarial share of the generator's loss under
+    annealed training (0 at step 0: maximum likelihood only; 1 from `total_steps` on: adversarial only), and the factor
+    on the generator's logits under a sampling warm-up: sampling from logits x s draws from p^s / Z, uniform at s = 0
+    and the generator's own distribution from s = 1 on (a geometric path between the two)."""
     if not total_steps:
         raise ValueError("linear_ramp needs total_steps > 0")
     return tf.clip_by_value(tf.cast(step, tf.float32) / float(total_steps), 0.0, 1.0)
+

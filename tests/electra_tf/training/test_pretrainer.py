@@ -218,6 +218,38 @@ def test_uniform_generator_has_no_network_and_samples_uniformly():
     assert (counts > 0).mean() > 0.6 and counts.max() < 12
 
 
+def test_sampling_warmup_moves_the_samples_from_uniform_to_the_generator():
+    warmed = ElectraPretrainer(_tiny(sampling_warmup_steps=10), max_seq_length=32)
+    # A generator that puts nearly all its mass on id 7, so that its samples and uniform ones differ.
+    bias = np.zeros(300, np.float32)
+    bias[7] = 30.0
+    warmed.generator.lm_head.output_bias.assign(bias)
+    plain = ElectraPretrainer(_tiny(), max_seq_length=32)
+    plain.set_weights(warmed.get_weights())
+    uniform = ElectraPretrainer(_tiny(uniform_generator=True), max_seq_length=32)
+    batch = _batch(np.random.default_rng(0), batch=16)
+
+    def samples(model, step):
+        return model.pretraining_outputs(batch, step=step)["sampled_ids"].numpy()
+
+    # Same seed, same step: the same noise, so the draws are comparable id for id.
+    np.testing.assert_array_equal(samples(warmed, 0), samples(uniform, 0))
+    assert (samples(warmed, 0) == 7).mean() < 0.05
+    for step in (10, 25):
+        np.testing.assert_array_equal(samples(warmed, step), samples(plain, step))
+        assert (samples(warmed, step) == 7).mean() > 0.95
+    # At step s the logits count s / 10: id 7 has probability e^(3s) / (e^(3s) + 299): 6 % at step 1, 57 % at 2.
+    assert (samples(warmed, 1) == 7).mean() < 0.2
+    assert 0.3 < (samples(warmed, 2) == 7).mean() < 0.85
+
+
+def test_sampling_warmup_steps_must_be_a_non_negative_integer():
+    from electra_tf.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="sampling_warmup_steps must be a non-negative integer, got -1"):
+        _tiny(sampling_warmup_steps=-1)
+
+
 def test_gdes_gives_the_generator_table_no_gradient_from_the_discriminator_loss():
     model = ElectraPretrainer(_tiny(embedding_sharing="gdes"), max_seq_length=32)
     shared_table = model.embeddings.word_embeddings.trainable_variables

@@ -29,6 +29,9 @@ class ElectraPretrainer(ElectraPretrainingModel):
         super().__init__(config, max_seq_length=max_seq_length, seed=seed, num_train_steps=num_train_steps, **kwargs)
         self.clip_norm = clip_norm
         self.metric_trackers = make_pretraining_metrics(self.objective.metric_names)
+        # The global norm of the unclipped gradient: above clip_norm every gradient is scaled down by clip_norm / it,
+        # which can bring the smallest ones (the attention's query and key kernels, early on) below Adam's epsilon.
+        self.metric_trackers["gradient_norm"] = keras.metrics.Mean(name="gradient_norm")
         # Batches trained, checkpointed with the model. It numbers the steps (logs, checkpoints, the data position on
         # resume, the random draws) and, unlike optimizer.iterations, also counts the steps that float16 loss
         # scaling skips.
@@ -149,6 +152,8 @@ class ElectraPretrainer(ElectraPretrainingModel):
         totals = tf.nest.map_structure(lambda t: tf.where(finite, t, tf.zeros_like(t)), totals)
         update_pretraining_metrics(self.metric_trackers, totals, tf.where(finite, global_loss, 0.0),
                                    loss_weight=tf.cast(finite, tf.float32))
+        self.metric_trackers["gradient_norm"].update_state(
+            tf.where(finite, global_norm / self._loss_scale(), 0.0), sample_weight=tf.cast(finite, tf.float32))
         results = self._metric_results()
         skipped_steps = tf.cast(self.skipped_steps, tf.float32)
         results["skipped_steps"] = tf.reshape(skipped_steps, tf.shape(results["loss"]))

@@ -218,6 +218,18 @@ def test_uniform_generator_has_no_network_and_samples_uniformly():
     assert (counts > 0).mean() > 0.6 and counts.max() < 12
 
 
+def test_train_step_logs_the_unclipped_gradient_norm():
+    model = ElectraPretrainer(_tiny(hidden_dropout=0.0, attention_dropout=0.0), max_seq_length=32, clip_norm=0.01)
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.0))
+    features = _batch(np.random.default_rng(0))
+    gradients, _ = model.replica_gradients(features, step=0)
+    expected = float(tf.linalg.global_norm(gradients))
+    results = model.train_step(features)
+    # Far above clip_norm: the logged norm is the gradient's own, not the clipped one.
+    assert expected > 1.0
+    np.testing.assert_allclose(float(results["gradient_norm"]), expected, rtol=1e-5)
+
+
 def test_sampling_warmup_moves_the_samples_from_uniform_to_the_generator():
     warmed = ElectraPretrainer(_tiny(sampling_warmup_steps=10), max_seq_length=32)
     # A generator that puts nearly all its mass on id 7, so that its samples and uniform ones differ.

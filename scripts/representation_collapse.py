@@ -8,6 +8,11 @@ JSON line: the mean cosine similarity of random pairs of token states (`electra_
 their effective rank (`effective_rank`), and the mean and standard deviation over tokens of the replaced-token
 logit. A discriminator that answers "original" whatever the input has states of effective rank near 1-3 (a fresh
 one: ~40-50 at hidden size 128-256), and fine-tunes worse than a fresh network (docs/cpu_budget.md).
+
+With a generator it also prints the generator's masked-LM accuracy on the sequences as written (`mlm_accuracy`) and
+with the tokens between [CLS] and the last [SEP] of each shuffled (`mlm_accuracy_shuffled`): a generator that has
+learned to use word order loses accuracy on shuffled text; one that predicts from the bag of words around the mask
+does not.
 """
 
 from electra_tf import cli
@@ -25,6 +30,17 @@ flags.DEFINE_list("checkpoints", ["init"], "Checkpoints of --model_dir (ckpt-N),
 flags.DEFINE_string("eval_tfrecords", None, "Held-out pre-training TFRecords (the run's --eval_tfrecords).")
 flags.DEFINE_integer("num_sequences", 16, "Held-out sequences to read (every real token of them is a state).")
 flags.DEFINE_integer("seed", 0, "Initialisation seed of `init`.")
+
+
+def masked_lm_accuracy(model, inputs):
+    """The generator's argmax accuracy at the masked positions of `inputs` (the draws of step 0)."""
+    import numpy as np
+
+    outputs = model.pretraining_outputs(inputs, 0)
+    masked = outputs["masked"]
+    weights = masked.masked_lm_weights.numpy() > 0
+    predictions = outputs["mlm_logits"].numpy().argmax(-1)
+    return float((predictions == masked.masked_lm_ids.numpy())[weights].mean())
 
 
 def main(argv):
@@ -48,6 +64,11 @@ def main(argv):
                                                is_training=False)))
     inputs = {name: tf.cast(batch[name], tf.int32) for name in ("input_ids", "input_mask", "segment_ids")}
     real = batch["input_mask"].numpy().astype(bool)
+    shuffled = inputs["input_ids"].numpy().copy()
+    order = np.random.default_rng(FLAGS.seed)
+    for row, length in zip(shuffled, real.sum(axis=1)):
+        row[1:length - 1] = order.permutation(row[1:length - 1])
+    shuffled = tf.constant(shuffled)
     for name in FLAGS.checkpoints:
         keras.utils.set_random_seed(FLAGS.seed)
         model = ElectraPretrainer(config, max_seq_length=length)
@@ -61,10 +82,13 @@ def main(argv):
         states = model.discriminator.backbone.encode(inputs, training=False)
         logits = np.asarray(model.discriminator.replaced_token_head(states), np.float64).reshape(real.shape)[real]
         states = np.asarray(states, np.float64)[real]
-        print(json.dumps({"checkpoint": name, "mean_cosine": round(anisotropy(states), 4),
-                          "effective_rank": round(effective_rank(states), 2),
-                          "logit_mean": round(float(logits.mean()), 4), "logit_std": round(float(logits.std()), 4)}),
-              flush=True)
+        result = {"checkpoint": name, "mean_cosine": round(anisotropy(states), 4),
+                  "effective_rank": round(effective_rank(states), 2),
+                  "logit_mean": round(float(logits.mean()), 4), "logit_std": round(float(logits.std()), 4)}
+        if model.generator is not None:
+            result["mlm_accuracy"] = round(masked_lm_accuracy(model, inputs), 4)
+            result["mlm_accuracy_shuffled"] = round(masked_lm_accuracy(model, dict(inputs, input_ids=shuffled)), 4)
+        print(json.dumps(result), flush=True)
         keras.backend.clear_session()
 
 

@@ -25,6 +25,9 @@ def test_statistics_of_a_fresh_and_a_trained_discriminator(tiny_preset_run, pret
     assert fresh["effective_rank"] > 10 and fresh["mean_cosine"] < 0.5 and abs(fresh["logit_mean"]) < 0.5
     # The trained detector (AUC > 0.8 on this corpus) tells tokens apart: its logits vary over tokens.
     assert trained["logit_std"] > fresh["logit_std"] and trained["effective_rank"] > 1.5
+    # The fresh generator is near chance on both orders (vocabulary of a few hundred pieces).
+    assert fresh["mlm_accuracy"] < 0.1 and fresh["mlm_accuracy_shuffled"] < 0.1
+    assert 0 <= trained["mlm_accuracy_shuffled"] <= 1 and trained["mlm_accuracy"] > fresh["mlm_accuracy"]
 
 
 def test_a_missing_checkpoint_is_a_one_line_error(tiny_preset_run, pretraining_data):

@@ -2,7 +2,8 @@
 
 Every entry point calls `run(main)` instead of `absl.app.run(main)`. A user error (`ElectraError`) is printed as a
 single line naming the problem and the process exits with status 2; `--verbose` shows the traceback as well. The
-error's `arguments` that are flags of the running program are shown as `--name` (`message_for_command_line`).
+error's `arguments` that are flags of the running program are shown as `--name` (`message_for_command_line`), and
+so are those of the library's notices (absl warnings logged with `extra={"arguments": (...)}`, `NoticeFlags`).
 
 An entry point that calls `quiet_native_startup(__name__)` before importing TensorFlow also loses TensorFlow's native
 start-up notices on a machine without a GPU ("Could not find cuda drivers", "failed call to cuInit", the oneDNN
@@ -10,6 +11,7 @@ notice): TF_CPP_MIN_LOG_LEVEL cannot hide them, since they are written before Te
 """
 
 import atexit
+import logging
 import os
 import re
 import sys
@@ -17,6 +19,7 @@ import tempfile
 import traceback
 
 from absl import app, flags
+from absl import logging as absl_logging
 
 from electra_tf.errors import ConfigError, ElectraError, WorkerLostError
 
@@ -164,6 +167,19 @@ def _arguments_of(error):
     return arguments, remedies
 
 
+def _with_flags(message, arguments, flag_values, flag_names):
+    """(`message` with each of `arguments` that is a defined flag of `flag_values` written as `--flag`, the
+    (argument, flag) pairs that are not flags)."""
+    unflagged = []
+    for name in arguments:
+        flag = flag_names.get(name, name)
+        if flag in flag_values:
+            message = _argument_pattern(name).sub(f"--{flag}", message)
+        else:
+            unflagged.append((name, flag))
+    return message, unflagged
+
+
 def message_for_command_line(error, flag_values=None, flag_names=None, program=None):
     """`error`'s message with each of its `arguments` that is a defined flag of `flag_values` (default: the running
     program's flags) written as `--name`; other arguments and text are left as they are.
@@ -173,20 +189,32 @@ def message_for_command_line(error, flag_values=None, flag_names=None, program=N
     no flag of the program gets a sentence saying so (`program`, default `program_name()`), with the error's
     `without_flag` remedy for it: the user cannot pass what the command has no flag for."""
     flag_values = flags.FLAGS if flag_values is None else flag_values
-    flag_names = flag_names or {}
-    message = str(error)
     arguments, remedies = _arguments_of(error)
-    missing = []
-    for name in arguments:
-        flag = flag_names.get(name, name)
-        if flag in flag_values:
-            message = _argument_pattern(name).sub(f"--{flag}", message)
-        elif re.search(rf"\bpass {re.escape(name)}\b", message):
-            missing.append((flag, remedies.get(name)))
-    for flag, remedy in missing:
-        message = message.rstrip(".") + f". {program or program_name()} has no --{flag} flag" + (
-            f": {remedy}" if remedy else "")
+    message, unflagged = _with_flags(str(error), arguments, flag_values, flag_names or {})
+    for name, flag in unflagged:
+        if re.search(rf"\bpass {re.escape(name)}\b", message):
+            message = message.rstrip(".") + f". {program or program_name()} has no --{flag} flag" + (
+                f": {remedies[name]}" if remedies.get(name) else "")
     return message
+
+
+class NoticeFlags(logging.Filter):
+    """Writes the arguments a library notice lists as flags of the running program, as errors are: the library logs
+    a notice with absl's `logging.warning(..., extra={"arguments": (...)})`, naming those arguments by their Python
+    names, and `run` adds this filter to absl's logger."""
+
+    def __init__(self, flag_names=None, flag_values=None):
+        super().__init__()
+        self.flag_names = flag_names or {}
+        self.flag_values = flag_values
+
+    def filter(self, record):
+        arguments = getattr(record, "arguments", ())
+        if arguments:
+            flag_values = flags.FLAGS if self.flag_values is None else self.flag_values
+            record.msg, _ = _with_flags(record.getMessage(), arguments, flag_values, self.flag_names)
+            record.args = ()
+        return True
 
 
 def require_flags(*names):
@@ -243,4 +271,5 @@ def run(main, flag_names=None, precheck=None):
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
         sys.argv.insert(1, "--verbosity=-1")
     _answer_help(main)
+    absl_logging.get_absl_logger().addFilter(NoticeFlags(flag_names))
     app.run(_wrap(main, flag_names, precheck))

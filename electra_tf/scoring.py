@@ -102,8 +102,10 @@ def electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_len
     return totals
 
 
-def load_scorer(model_dir, vocab_file=None):
+def load_scorer(model_dir, vocab_file=None, allow_embedding_mismatch=False):
     """(discriminator, tokenizer) of the checkpoint at `model_dir` (any format `load_checkpoint` reads) with its
-    tokenizer's files (vocabulary, casing); `vocab_file` replaces its vocabulary."""
-    loaded = load_checkpoint(model_dir, DISCRIMINATOR, argument="model_dir")
+    tokenizer's files (vocabulary, casing); `vocab_file` replaces its vocabulary. `allow_embedding_mismatch` as in
+    `load_checkpoint`."""
+    loaded = load_checkpoint(model_dir, DISCRIMINATOR, allow_embedding_mismatch=allow_embedding_mismatch,
+                             argument="model_dir")
     return loaded.model, loaded.tokenizer(vocab_file)

@@ -62,6 +62,33 @@ def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, messa
     assert not (tmp_path / "model" / "checkpoint").exists()
 
 
+def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_to_do(pretraining_data, tmp_path):
+    model_dir = tmp_path / "model"
+    common = _common(pretraining_data, model_dir, "--num_train_steps=1", "--num_warmup_steps=0")
+    result = _run(*common)
+    assert result.returncode == 0, result.stderr[-3000:]
+    pretrained = model_dir / "pretrained"
+    result = _run(*common, f"--init_checkpoint={pretrained}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (f"--model_dir={model_dir} holds {model_dir}/ckpt-1: resuming from it; --init_checkpoint={pretrained} was "
+            "not used (to start from --init_checkpoint, use a new --model_dir)") in result.stderr
+
+
+def test_a_generator_whose_embedding_copy_differs_is_refused_naming_the_flag(pretraining_data, tmp_path):
+    from tests.electra_tf.checkpoints import fixtures
+
+    pair = fixtures.differ_generator_embeddings(fixtures.build_hf_pair(tmp_path / "pair")["root"])
+    discriminator, generator = os.path.join(pair, "discriminator"), os.path.join(pair, "generator")
+    result = _run(f"--pretrain_tfrecords={pretraining_data[0]}", f"--model_dir={tmp_path / 'model'}",
+                  f"--init_checkpoint={discriminator}", f"--init_generator_checkpoint={generator}")
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
+        f"error: --init_generator_checkpoint={generator}: electra/embeddings/word_embeddings differs between "
+        f"--init_checkpoint={discriminator} and it (shapes (50, 16) and (50, 16)); ELECTRA shares the embeddings, so "
+        "these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to keep the discriminator's)"]
+    assert not (tmp_path / "model").exists()
+
+
 def test_objective_and_generator_flags_reach_the_model_config(pretraining_data, tmp_path):
     model_dir = tmp_path / "model"
     result = _run(*_common(pretraining_data, model_dir), "--num_train_steps=2", "--objective=electra_15",

@@ -20,6 +20,7 @@ import shutil
 import numpy as np
 
 from electra_tf.checkpoints import tokenizer_files
+from electra_tf.checkpoints.matching import check_shared_embeddings
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
@@ -185,17 +186,11 @@ def read_hf_pretraining_directory(directory, allow_embedding_mismatch=False):
     generator, generator_config = read_hf_directory(os.path.join(directory, GENERATOR))
     if network_of_weights(generator) != GENERATOR:
         raise CheckpointError(f"{directory}/generator does not hold an ElectraForMaskedLM (no generator_predictions)")
-    for name, value in generator.items():
-        if name.startswith(EMBEDDINGS_SCOPE + "/") and name in discriminator and not allow_embedding_mismatch:
-            if value.shape != discriminator[name].shape or not np.array_equal(value, discriminator[name]):
-                raise CheckpointError(
-                    f"{directory}: {name} differs between discriminator/ and generator/ (shapes "
-                    f"{discriminator[name].shape} and {value.shape}); ELECTRA shares the embeddings, so these are not "
-                    "one pre-training run's pair (pass allow_embedding_mismatch=True to keep the discriminator's)",
-                    arguments=("allow_embedding_mismatch",),
-                    without_flag={"allow_embedding_mismatch": "write the pair with the discriminator's embeddings "
-                                  f"once, electra-convert --from={directory} --to=<new directory> "
-                                  "--allow_embedding_mismatch, and use that directory"})
+    check_shared_embeddings(discriminator, generator, directory, "discriminator/ and generator/",
+                            allow_embedding_mismatch,
+                            without_flag={"allow_embedding_mismatch": "write the pair with the discriminator's "
+                                          f"embeddings once, electra-convert --from={directory} --to=<new directory> "
+                                          "--allow_embedding_mismatch, and use that directory"})
     merged = dict(generator)
     merged.update(discriminator)
     return merged, discriminator_config, generator_config

@@ -7,6 +7,8 @@ than only the first differing shape.
 
 import re
 
+import numpy as np
+
 from electra_tf.checkpoints.naming import (CLOZE_HEAD_SCOPE, CLOZE_TOWER_SCOPES, DISCRIMINATOR, EMBEDDINGS_SCOPE,
                                            GENERATOR, HEAD_SCOPES, NETWORK_SCOPES, PRETRAINER, is_head_name,
                                            model_slots)
@@ -145,6 +147,30 @@ def _shape_cause(weights, kind, model, name, stored_shape, expected_shape):
         return (f"this checkpoint's {network} has intermediate (FFN) size {sizes['intermediate']} but the model's "
                 f"is {model_sizes['intermediate']}")
     return f"the checkpoint holds {describe(weights)}, which does not match the model's config"
+
+
+def check_shared_embeddings(discriminator, generator, source, copies, allow_embedding_mismatch=False, *,
+                            arguments=(), without_flag=None):
+    """ELECTRA's generator and discriminator share one embedding block, so a discriminator and a generator read from
+    two places (an HF discriminator/ + generator/ pair, a generator checkpoint beside a discriminator's) must hold the
+    same copy of it: a `CheckpointError` names the first embedding weight whose copies differ, unless
+    `allow_embedding_mismatch` (the caller then keeps the discriminator's).
+
+    `discriminator` and `generator` are canonical weights; the message reads "{source}: {name} differs between
+    {copies}". `arguments` and `without_flag` are added to the error's (the arguments the message speaks of, and what a
+    program without an allow_embedding_mismatch flag should do instead).
+    """
+    if allow_embedding_mismatch:
+        return
+    for name, value in generator.items():
+        if not name.startswith(EMBEDDINGS_SCOPE + "/") or name not in discriminator:
+            continue
+        if value.shape != discriminator[name].shape or not np.array_equal(value, discriminator[name]):
+            raise CheckpointError(
+                f"{source}: {name} differs between {copies} (shapes {discriminator[name].shape} and {value.shape}); "
+                "ELECTRA shares the embeddings, so these are not one pre-training run's pair (pass "
+                "allow_embedding_mismatch=True to keep the discriminator's)",
+                arguments=(*arguments, "allow_embedding_mismatch"), without_flag=without_flag)
 
 
 def assign_weights(model, kind, weights, source, allow_missing_head=False):

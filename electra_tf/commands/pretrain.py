@@ -113,6 +113,9 @@ flags.DEFINE_string("init_generator_checkpoint", None, "A generator for an --ini
                     "discriminator (e.g. a Hugging Face generator directory); without one a new generator is built.")
 flags.DEFINE_enum("init_checkpoint_format", "auto", ["auto", "ours", "tf1", "hf", "keras_hub"],
                   "Format of --init_checkpoint (auto: detected).")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a discriminator and generator whose copies of the "
+                     "shared embeddings differ (a Hugging Face discriminator/ + generator/ pair, or "
+                     "--init_generator_checkpoint beside --init_checkpoint): keep the discriminator's.")
 flags.DEFINE_enum("mode", "train", ["train", "eval"], "train (evaluating on --eval_tfrecords along the way when "
                   "given), or eval: evaluate the latest checkpoint of --model_dir (else --init_checkpoint) once.")
 flags.DEFINE_string("eval_tfrecords", None, "Glob(s) of held-out TFRecord shards for evaluation of the pre-training "

@@ -26,6 +26,8 @@ flags.DEFINE_string("encoding_errors", "strict", "Bytes of --input_file not vali
                     "naming line and column), replace, ignore, or another Python codecs error handler.")
 flags.DEFINE_integer("max_seq_length", 128, "Longer texts are truncated (reported in the output).")
 flags.DEFINE_integer("batch_size", 32, "Texts per forward pass.")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a Hugging Face discriminator/ + generator/ pair whose "
+                     "embedding copies differ: keep the discriminator's.")
 
 
 def _texts(argv):
@@ -51,7 +53,8 @@ def main(argv):
     from electra_tf.scoring import load_scorer, score_texts
 
     texts = _texts(argv)
-    discriminator, tokenizer = load_scorer(FLAGS.model_dir, FLAGS.vocab_file)
+    discriminator, tokenizer = load_scorer(FLAGS.model_dir, FLAGS.vocab_file,
+                                           allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
     for result in score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size):
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
 

@@ -11,7 +11,7 @@ import dataclasses
 
 from electra_tf.checkpoints import collect_weights, load_checkpoint, require_checkpoint
 from electra_tf.checkpoints.config_inference import infer_config
-from electra_tf.checkpoints.matching import assign_weights, describe
+from electra_tf.checkpoints.matching import assign_weights, check_shared_embeddings, describe
 from electra_tf.checkpoints.naming import (DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES,
                                            PRETRAINER)
 from electra_tf.config import ElectraArchitecture, ElectraConfig
@@ -50,10 +50,12 @@ def _is_generator_name(name):
     return name.startswith(_GENERATOR_PREFIXES)
 
 
-def _with_generator(loaded, weights, generator_path):
+def _with_generator(loaded, weights, generator_path, allow_embedding_mismatch=False):
     """(config, weights) of `loaded`'s discriminator and embeddings with the generator encoder and head of the
-    checkpoint at `generator_path`."""
-    generator = load_checkpoint(generator_path, argument="init_generator_checkpoint")
+    checkpoint at `generator_path`, whose copy of the shared embeddings must equal `loaded`'s (unless
+    `allow_embedding_mismatch`)."""
+    generator = load_checkpoint(generator_path, argument="init_generator_checkpoint",
+                                allow_embedding_mismatch=allow_embedding_mismatch)
     if generator.kind == DISCRIMINATOR:
         raise CheckpointError(f"init_generator_checkpoint={generator_path} holds a discriminator, not a generator "
                               "with its MLM head", arguments=("init_generator_checkpoint",))
@@ -65,6 +67,9 @@ def _with_generator(loaded, weights, generator_path):
             f"but init_checkpoint={loaded.path} has {table.shape}: ELECTRA's generator shares the discriminator's "
             "embeddings, so it must come from the same pre-training run (or leave init_generator_checkpoint unset "
             "for a new generator)", arguments=("init_generator_checkpoint", "init_checkpoint"))
+    check_shared_embeddings(weights, generator_weights, f"init_generator_checkpoint={generator_path}",
+                            f"init_checkpoint={loaded.path} and it", allow_embedding_mismatch,
+                            arguments=("init_generator_checkpoint", "init_checkpoint"))
     weights = {name: value for name, value in weights.items() if not _is_generator_name(name)}
     weights.update({name: value for name, value in generator_weights.items() if _is_generator_name(name)})
     config = infer_config(weights, PRETRAINER, loaded.path, num_heads=loaded.model.electra_config.num_heads,
@@ -104,7 +109,8 @@ def check_data_vocabulary(manifest, data_patterns, config, vocab_file, init_chec
 
 
 def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoint=None, checkpoint_format="auto",
-                         vocab_file=None, num_heads=None, architecture_overrides=None):
+                         vocab_file=None, num_heads=None, architecture_overrides=None,
+                         allow_embedding_mismatch=False):
     """The `InitialWeights` of a run starting from `init_checkpoint`.
 
     Args:
@@ -113,17 +119,20 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
         job_config: the `ElectraConfig` the job asks for; its pre-training settings are kept, its sizes are replaced
             by the checkpoint's.
         init_generator_checkpoint: a generator (e.g. a Hugging Face generator directory) to pair with a checkpoint
-            holding only a discriminator; it must share its embedding shapes.
+            holding only a discriminator; its copy of the shared embeddings must equal the discriminator's.
         checkpoint_format: auto, ours, tf1, hf or keras_hub.
         vocab_file: the vocabulary to use instead of the one found with the checkpoint.
         num_heads: the discriminator's attention heads, for formats that do not record them (default hidden // 64).
         architecture_overrides: ElectraArchitecture fields the job sets explicitly (e.g. dropout).
+        allow_embedding_mismatch: for a discriminator and generator whose copies of the shared embeddings differ (an
+            HF discriminator/ + generator/ pair, or `init_generator_checkpoint` beside `init_checkpoint`), keep the
+            discriminator's instead of refusing them.
     """
     require_checkpoint(init_checkpoint, "init_checkpoint")
     if init_generator_checkpoint:
         require_checkpoint(init_generator_checkpoint, "init_generator_checkpoint")
     loaded = load_checkpoint(init_checkpoint, format=checkpoint_format, num_heads=num_heads, vocab_file=vocab_file,
-                             argument="init_checkpoint")
+                             allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint")
     if loaded.kind == GENERATOR:
         raise CheckpointError(f"init_checkpoint={init_checkpoint} holds a generator, not a discriminator: continued "
                               "pre-training starts from a discriminator (and its generator)",
@@ -131,7 +140,8 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
     weights = collect_weights(loaded.model, loaded.kind)
     checkpoint_config = loaded.model.electra_config
     if init_generator_checkpoint:
-        checkpoint_config, weights = _with_generator(loaded, weights, init_generator_checkpoint)
+        checkpoint_config, weights = _with_generator(loaded, weights, init_generator_checkpoint,
+                                                     allow_embedding_mismatch)
     has_generator = loaded.kind == PRETRAINER or bool(init_generator_checkpoint)
     overrides = {name: value for name, value in (architecture_overrides or {}).items() if name in _ARCHITECTURE_FIELDS}
     config = _run_config(checkpoint_config, job_config, has_generator, overrides)

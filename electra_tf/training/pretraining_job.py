@@ -11,6 +11,7 @@ import tempfile
 
 import keras
 import tensorflow as tf
+from absl import logging
 
 from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAME
@@ -123,8 +124,9 @@ def _resolve_model(job, latest):
     if latest and (job.init_checkpoint or job.mode == "eval"):
         if job.init_checkpoint:
             action = "evaluating" if job.mode == "eval" else "resuming from"
-            print(f"{job.model_dir} holds {latest}: {action} it; init_checkpoint={job.init_checkpoint} was not used",
-                  flush=True)
+            logging.warning("model_dir=%s holds %s: %s it; init_checkpoint=%s was not used (to start from "
+                            "init_checkpoint, use a new model_dir)", job.model_dir, latest, action,
+                            job.init_checkpoint, extra={"arguments": ("model_dir", "init_checkpoint")})
         config = ElectraConfig.load(saved) if os.path.isfile(saved) else job.model_config()
         vocab_file = job.vocab_file or _saved_job(job.model_dir).get("vocab_file")
         return config, None, vocab_file
@@ -134,7 +136,7 @@ def _resolve_model(job, latest):
         initial = read_initial_weights(
             job.init_checkpoint, job.model_config(), init_generator_checkpoint=job.init_generator_checkpoint,
             checkpoint_format=job.init_checkpoint_format, vocab_file=job.vocab_file,
-            architecture_overrides=job.model_overrides)
+            architecture_overrides=job.model_overrides, allow_embedding_mismatch=job.allow_embedding_mismatch)
         return initial.config, initial, job.vocab_file or initial.vocab_file
     if job.mode == "eval" and not latest:
         raise ConfigError(f"mode=eval evaluates a checkpoint, and model_dir={job.model_dir} holds none: pass the "

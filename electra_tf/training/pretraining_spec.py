@@ -59,6 +59,8 @@ class PretrainingJob:
     init_checkpoint: str = None
     init_generator_checkpoint: str = None  # a generator for an init_checkpoint that holds only a discriminator
     init_checkpoint_format: str = "auto"
+    # A discriminator and generator whose copies of the shared embeddings differ: keep the discriminator's.
+    allow_embedding_mismatch: bool = False
     # Held-out evaluation of the pre-training objective (see training.evaluation).
     mode: str = "train"  # train, or eval: evaluate the latest checkpoint (or init_checkpoint) once
     eval_tfrecords: str = None

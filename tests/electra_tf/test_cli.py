@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from absl import flags
 
-from electra_tf.cli import message_for_command_line
+from electra_tf.cli import NoticeFlags, message_for_command_line
 from electra_tf.errors import CheckpointError, ConfigError, ElectraError
 from tests.conftest import REPO_ROOT
 
@@ -80,6 +80,19 @@ def test_an_error_quoting_the_one_it_replaced_keeps_that_ones_arguments_and_reme
         assert message_for_command_line(wrapped, _flag_values("scorers"), program="electra-rerank") == \
             ("--scorers=disc needs the discriminator: pair differs (pass allow_embedding_mismatch=True). "
              "electra-rerank has no --allow_embedding_mismatch flag: convert it first")
+
+
+def test_a_library_notice_names_the_programs_flags():
+    import logging
+
+    record = logging.LogRecord("absl", logging.WARNING, __file__, 1, "model_dir=%s holds %s; init_checkpoint=%s was "
+                               "not used (num_layers stays)", ("/m", "/m/ckpt-1", "/x"), None)
+    record.arguments = ("model_dir", "init_checkpoint", "num_layers")
+    assert NoticeFlags(flag_values=_flag_values("model_dir", "init_checkpoint")).filter(record)
+    assert record.getMessage() == \
+        "--model_dir=/m holds /m/ckpt-1; --init_checkpoint=/x was not used (num_layers stays)"
+    plain = logging.LogRecord("absl", logging.WARNING, __file__, 1, "model_dir %s", ("/m",), None)
+    assert NoticeFlags(flag_values=_flag_values("model_dir")).filter(plain) and plain.getMessage() == "model_dir /m"
 
 
 def test_entry_point_prints_the_translated_message_on_one_line(tmp_path):

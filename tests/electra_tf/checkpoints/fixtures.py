@@ -212,6 +212,18 @@ def build_hf_pair(root, seed=1234):
             "discriminator_config": discriminator_config, "generator_config": generator_config}
 
 
+def differ_generator_embeddings(pair_root):
+    """Makes the generator/ copy of the shared embeddings of the HF pair at `pair_root` (`build_hf_pair`) differ from
+    the discriminator/'s (its word table + 1): a discriminator and a generator not from one pre-training run."""
+    from safetensors.numpy import load_file, save_file
+
+    path = os.path.join(pair_root, "generator", "model.safetensors")
+    tensors = load_file(path)
+    tensors["electra.embeddings.word_embeddings.weight"] = tensors["electra.embeddings.word_embeddings.weight"] + 1
+    save_file(tensors, path, metadata={"format": "pt"})
+    return str(pair_root)
+
+
 def batch(seed=0):
     """Two sequences with padding on the second, both segments used."""
     rng = np.random.default_rng(seed)

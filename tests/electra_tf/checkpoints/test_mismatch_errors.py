@@ -12,6 +12,7 @@ from electra_tf.checkpoints.matching import assign_weights
 from electra_tf.errors import CheckpointError
 from electra_tf.models import build_discriminator
 from electra_tf.training.pretrainer import ElectraPretrainer
+from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import TINY
 
 
@@ -87,14 +88,19 @@ def test_headless_encoder_needs_allow_missing_head(hf_pair, tmp_path):
 def test_differing_embedding_copies_in_an_hf_pair_are_refused(hf_pair, tmp_path):
     import shutil
 
+    from electra_tf.scoring import load_scorer
+
     shutil.copytree(hf_pair["root"], tmp_path / "pair")
-    path = str(tmp_path / "pair" / "generator" / "model.safetensors")
-    tensors = load_file(path)
-    tensors["electra.embeddings.word_embeddings.weight"] = tensors["electra.embeddings.word_embeddings.weight"] + 1
-    save_file(tensors, path)
-    with pytest.raises(CheckpointError, match="electra/embeddings/word_embeddings differs between discriminator/ and "
-                                              "generator/"):
-        load_checkpoint(str(tmp_path / "pair"), "pretrainer")
-    model = load_checkpoint(str(tmp_path / "pair"), "pretrainer", allow_embedding_mismatch=True).model
+    pair = fixtures.differ_generator_embeddings(tmp_path / "pair")
+    refused = "electra/embeddings/word_embeddings differs between discriminator/ and generator/"
+    with pytest.raises(CheckpointError, match=refused):
+        load_checkpoint(pair, "pretrainer")
+    model = load_checkpoint(pair, "pretrainer", allow_embedding_mismatch=True).model
     assert model.embeddings.word_embeddings.embeddings.numpy()[0, 0] == \
+        hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]
+    # The scorer reads the pair as well, by the same rule.
+    with pytest.raises(CheckpointError, match=refused):
+        load_scorer(pair)
+    discriminator, _ = load_scorer(pair, allow_embedding_mismatch=True)
+    assert discriminator.backbone.embeddings.word_embeddings.embeddings.numpy()[0, 0] == \
         hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]

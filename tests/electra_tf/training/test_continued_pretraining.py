@@ -112,6 +112,29 @@ def test_hugging_face_discriminator_with_its_generator(data, hf_pair, tmp_path):
     assert pretrainer.model.electra_config.num_heads == fixtures.DISCRIMINATOR_SIZES["num_attention_heads"]
 
 
+def test_a_generator_whose_embedding_copy_differs_is_refused_unless_allowed(data, hf_pair, tmp_path):
+    import shutil
+
+    shutil.copytree(hf_pair["root"], tmp_path / "pair")
+    root = fixtures.differ_generator_embeddings(tmp_path / "pair")
+    sources = dict(init_checkpoint=os.path.join(root, "discriminator"),
+                   init_generator_checkpoint=os.path.join(root, "generator"))
+    with pytest.raises(CheckpointError, match=r"init_generator_checkpoint=.*generator: electra/embeddings/"
+                                              r"word_embeddings differs between init_checkpoint=.*discriminator and "
+                                              r"it .*pass allow_embedding_mismatch=True"):
+        run(_job(data, tmp_path / "refused", **sources))
+    # The same rule for the pair as one directory.
+    with pytest.raises(CheckpointError, match="differs between discriminator/ and generator/"):
+        run(_job(data, tmp_path / "refused", init_checkpoint=root))
+    assert not (tmp_path / "refused").exists()
+    run(_job(data, tmp_path / "run", allow_embedding_mismatch=True, **sources))
+    # The discriminator's copy of the embeddings is kept (hf_pair's generator holds the same one).
+    expected = {**fixtures.tf1_arrays(hf_pair["discriminator"]),
+                **fixtures.tf1_arrays(hf_pair["generator"], generator=True)}
+    pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
+    _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), expected)
+
+
 def test_a_lone_discriminator_gets_a_new_generator_sharing_its_embeddings(data, hf_pair, tmp_path, capsys):
     run(_job(data, tmp_path / "run", init_checkpoint=os.path.join(hf_pair["root"], "discriminator")))
     assert "holds no generator: a new generator (hidden 8, 2 layers" in capsys.readouterr().out
@@ -185,13 +208,18 @@ def test_from_a_pretrained_directory_and_at_a_longer_sequence_length(data, sourc
     _assert_weights_equal(actual, expected)
 
 
-def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tmp_path, capsys):
+def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tmp_path, caplog):
     import shutil
 
     model_dir = tmp_path / "run"
     shutil.copytree(source_run, model_dir)
     run(_job(data, model_dir, vocab_file=data["vocab"], num_train_steps=5, init_checkpoint=tf1_checkpoint[0]))
-    assert "was not used" in capsys.readouterr().out
+    # A notice in the library's words, with the arguments an entry point shows as its flags.
+    (notice,) = [record for record in caplog.records if "was not used" in record.getMessage()]
+    assert notice.getMessage() == (f"model_dir={model_dir} holds {model_dir}/ckpt-4: resuming from it; "
+                                   f"init_checkpoint={tf1_checkpoint[0]} was not used (to start from "
+                                   "init_checkpoint, use a new model_dir)")
+    assert notice.arguments == ("model_dir", "init_checkpoint")
     # Resumed from step 4 (the source's tiny architecture, not the TF1 checkpoint's).
     assert load_checkpoint(str(model_dir), "pretrainer").model.electra_config.hidden_size == 128
 

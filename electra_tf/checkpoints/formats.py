@@ -1,7 +1,7 @@
 """The checkpoint formats: for each, one detector, one reader and one writer, in one registry (`FORMATS`).
 
-* `ours`: the project's keras-hub preset (`<model_dir>/pretrained`) and the pre-training run holding it
-  (`checkpoints.ours`).
+* `ours`: the project's keras-hub presets (`<model_dir>/pretrained`, or an `ElectraBackbone` alone) and the
+  pre-training run holding one (`checkpoints.ours`).
 * `tf1`: the reference's TF1 checkpoints, a prefix or its directory (`checkpoints.reference_tf1`).
 * `hf`: a Hugging Face transformers directory (config.json + model.safetensors + tokenizer files), or a
   discriminator/ + generator/ pair of them for the pre-training model (`checkpoints.huggingface`).
@@ -19,7 +19,7 @@ import shutil
 from typing import Callable
 
 from electra_tf.checkpoints import huggingface, keras_hub, ours, reference_tf1, tokenizer_files
-from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, collect_weights
+from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, collect_weights, encoder_slots
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ElectraError
 from electra_tf.io_utils import staged_directory
@@ -58,6 +58,12 @@ class CheckpointFormat:
 # ---------------------------------------------------------------------------------------------- ours
 def _read_ours(path, allow_embedding_mismatch=False):
     kind, model, vocab, settings = ours.read(path)
+    if kind == ours.BACKBONE:
+        # An encoder without a head, read as a discriminator's (as a keras-hub backbone): its sizes from the weights,
+        # its other fields as the backbone records them.
+        weights = {slot.name: slot.read() for slot in encoder_slots(model, DISCRIMINATOR)}
+        return Source(path, OURS, weights, base=model.architecture(), num_heads=model.num_heads, vocab_file=vocab,
+                      kind=DISCRIMINATOR, tokenizer_settings=settings)
     # A pre-training model without the reference's variables (e.g. objective=mlm) has no canonical weights: its parts
     # come from the model itself (`ours.model_part`).
     weights = collect_weights(model, kind) if kind != PRETRAINER or model.electra_config.reference_layout else {}
@@ -171,8 +177,9 @@ def _write_keras_hub(model, kind, path, vocab_file=None, tokenizer_settings=None
 
 # Detection tries them in this order: a directory of ours may also hold a TF checkpoint.
 FORMATS = {
-    OURS: CheckpointFormat(OURS, "a model directory of ours (<model_dir>/pretrained) or a pre-training run's "
-                                 "model_dir", ours.detects, _read_ours, ours.write),
+    OURS: CheckpointFormat(OURS, "a model directory of ours (<model_dir>/pretrained, or an ElectraBackbone's "
+                                 "save_to_preset) or a pre-training run's model_dir", ours.detects, _read_ours,
+                           ours.write),
     HF: CheckpointFormat(HF, "a Hugging Face ELECTRA directory (config.json + model.safetensors) or a "
                              "discriminator/ + generator/ pair of them", _detects_hf, _read_hf, _write_hf),
     KERAS_HUB: CheckpointFormat(KERAS_HUB, "a keras-hub ElectraBackbone preset", keras_hub.is_keras_hub_preset,

@@ -1,6 +1,6 @@
 """The one way to load and save a model in any checkpoint format: `load_checkpoint` and `save_checkpoint`.
 
-Every reader of the project goes through `load_checkpoint` (fine-tuning, the task models' `from_preset`, the scorer,
+Every reader of the project goes through `load_checkpoint` (fine-tuning, every model's `from_preset`, the scorer,
 export, conversion, continued pre-training, the analyses); the formats themselves are `checkpoints.formats`.
 Errors about the path speak of the caller's argument (`argument="init_checkpoint"` gives "init_checkpoint=... does
 not exist", with `arguments=("init_checkpoint",)` for an entry point to show as a flag).
@@ -10,13 +10,23 @@ import dataclasses
 
 from electra_tf.checkpoints import config_inference, ours
 from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_model
-from electra_tf.checkpoints.matching import assign_weights, cloze_generator_sizes, has_head, network_sizes
-from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER, model_kind_of
+from electra_tf.checkpoints.matching import assign_weights, cloze_generator_sizes, describe, has_head, network_sizes
+from electra_tf.checkpoints.naming import (DISCRIMINATOR, GENERATOR, MODEL_CLASS_NAMES, MODEL_KINDS, PRETRAINER,
+                                           model_kind_of)
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
 # Where a vocabulary is looked for beside a checkpoint (`tokenizer_files.vocab_file_of`), for messages.
 NO_VOCABULARY = "no vocab.txt, nor a tokenizer.json holding one"
+# Each kind of model, and the checkpoints that hold one, for the message refusing a checkpoint without it.
+WANTED = {DISCRIMINATOR: "a discriminator", GENERATOR: "a generator", PRETRAINER: "a discriminator and its generator"}
+HOLDERS = {
+    DISCRIMINATOR: "a pre-training run's model_dir or its pretrained/, a Hugging Face ElectraForPreTraining "
+                   "directory, a keras-hub backbone, or the reference's TF1 checkpoint",
+    GENERATOR: "a pre-training run's model_dir, a generator's preset of ours, a Hugging Face ElectraForMaskedLM "
+               "directory or discriminator/ + generator/ pair, or the reference's TF1 pre-training checkpoint",
+    PRETRAINER: "a pre-training run's model_dir, a Hugging Face discriminator/ + generator/ pair, or the reference's "
+                "TF1 pre-training checkpoint"}
 
 
 @dataclasses.dataclass
@@ -63,6 +73,37 @@ def default_kind(source):
     return GENERATOR if has_generator else DISCRIMINATOR
 
 
+def held_kinds(source):
+    """The kinds of model whose networks `source` holds (a pre-training pair: all three)."""
+    if source.kind == PRETRAINER:
+        return MODEL_KINDS
+    if source.kind:
+        return (source.kind,)
+    weights = source.weights
+    kinds = [network for network in (DISCRIMINATOR, GENERATOR) if network_sizes(weights, network) is not None]
+    if DISCRIMINATOR in kinds and (GENERATOR in kinds or cloze_generator_sizes(weights) is not None):
+        kinds.append(PRETRAINER)
+    return tuple(kinds)
+
+
+def requested_kind(source, kind, requested_by, path, argument):
+    """The kind of model to load from `source`: `kind`, the first kind of a tuple that `source` holds, or (None)
+    `default_kind`. For a model class's `from_preset` (`requested_by`), a checkpoint that holds none of them is refused
+    here, with where to find one; otherwise the model's missing weights tell (`config_inference`, `matching`)."""
+    if kind is None:
+        return default_kind(source)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    held = held_kinds(source)
+    for candidate in kinds:
+        if candidate in held:
+            return candidate
+    if requested_by is None or not held:
+        return kinds[0]
+    raise CheckpointError(f"{argument}={path} holds {describe(source.weights)}, not {WANTED[kinds[0]]}, which "
+                          f"{requested_by} loads: pass {argument}=<{HOLDERS[kinds[0]]}>, or load its {held[0]} with "
+                          f"{MODEL_CLASS_NAMES[held[0]]}.from_preset", arguments=(argument,))
+
+
 def _network_shapes(config, network):
     sizes = config.generator_architecture() if network == GENERATOR else config
     return (config.vocab_size, config.embedding_size, config.max_position_embeddings, config.type_vocab_size,
@@ -95,12 +136,14 @@ def source_config(source, kind, num_heads=None, vocab_file=None):
 
 
 def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_file=None, allow_missing_head=False,
-                    allow_embedding_mismatch=False, argument="path"):
+                    allow_embedding_mismatch=False, argument="path", requested_by=None):
     """Read the checkpoint at `path` (any format) into a new model of `kind`; returns a `LoadedModel`.
 
     Args:
         path: a directory or a TF1 checkpoint prefix.
-        kind: discriminator, generator or pretrainer; default what the checkpoint holds (both networks: pretrainer).
+        kind: discriminator, generator or pretrainer, or a tuple of them: the first the checkpoint holds
+            (`ElectraBackbone.from_preset` asks for (discriminator, generator)); default what the checkpoint holds
+            (both networks: pretrainer).
         format: auto (detected) or one of `FORMATS`.
         num_heads: the discriminator's attention heads, for formats that do not record them (TF1; default H // 64).
         vocab_file: the vocabulary to use instead of the one found with the checkpoint.
@@ -109,17 +152,20 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
         allow_embedding_mismatch: for an HF discriminator/ + generator/ pair whose embedding copies differ, keep the
             discriminator's.
         argument: the caller's name for `path`, used in error messages.
+        requested_by: the model class's method that loads, whose class sets `kind` (e.g.
+            "ElectraGenerator.from_preset"): a checkpoint without such a model is refused naming `argument` and the
+            classes that load what it holds, not `kind`.
     """
-    if kind is not None and kind not in MODEL_KINDS:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if kind is not None and not (kinds and set(kinds) <= set(MODEL_KINDS)):
         raise CheckpointError(f"kind={kind!r} is not a model; choose one of {', '.join(MODEL_KINDS)}",
                               arguments=("kind",))
     source = read_source(path, format, allow_embedding_mismatch, argument)
+    kind = requested_kind(source, kind, requested_by, path, argument)
     if source.kind == PRETRAINER and not source.config.reference_layout:
-        kind = kind or PRETRAINER
         return LoadedModel(ours.model_part(source.model, kind, path), kind, vocab_file or source.vocab_file,
                            source.format, source.tokenizer_settings or BERT_UNCASED,
                            source.tokenizer_settings is not None, path, argument)
-    kind = kind or default_kind(source)
     if kind == GENERATOR and cloze_generator_sizes(source.weights) is not None:
         raise CheckpointError(f"{argument}={path} holds Electric's two-tower cloze generator, which is no stand-alone "
                               "generator model: load kind=pretrainer (or kind=discriminator)", arguments=("kind",))

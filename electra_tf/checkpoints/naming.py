@@ -19,6 +19,9 @@ DISCRIMINATOR = "discriminator"
 GENERATOR = "generator"
 PRETRAINER = "pretrainer"
 MODEL_KINDS = (DISCRIMINATOR, GENERATOR, PRETRAINER)
+# The class of each kind (`electra_tf.models`).
+MODEL_CLASS_NAMES = {DISCRIMINATOR: "ElectraDiscriminator", GENERATOR: "ElectraGenerator",
+                     PRETRAINER: "ElectraPretrainingModel"}
 
 EMBEDDINGS_SCOPE = "electra/embeddings"
 # The network scope of each model's encoder in a reference checkpoint.
@@ -83,6 +86,12 @@ def embedding_table_slots(word, position, token_type, layer_norm):
             Slot(f"{scope}/token_type_embeddings", token_type), *_layer_norm(f"{scope}/LayerNorm", layer_norm)]
 
 
+def encoder_slots(backbone, network):
+    """An `ElectraBackbone` with its own embedding block as `network`'s encoder: the embeddings and
+    `backbone_slots`."""
+    return embedding_slots(backbone.embeddings) + backbone_slots(backbone, NETWORK_SCOPES[network])
+
+
 def backbone_slots(backbone, network_scope):
     """`embeddings_project` (when E != H) and every Transformer layer of one `ElectraBackbone` (not its embedding
     block, which the generator and the discriminator share)."""
@@ -135,11 +144,9 @@ def model_slots(model, kind):
     """Every variable of `model` (an ElectraDiscriminator, ElectraGenerator or ElectraPretrainingModel) with its
     name."""
     if kind == DISCRIMINATOR:
-        return (embedding_slots(model.backbone.embeddings)
-                + backbone_slots(model.backbone, NETWORK_SCOPES[DISCRIMINATOR]) + discriminator_head_slots(model))
+        return encoder_slots(model.backbone, DISCRIMINATOR) + discriminator_head_slots(model)
     if kind == GENERATOR:
-        return (embedding_slots(model.backbone.embeddings) + backbone_slots(model.backbone, NETWORK_SCOPES[GENERATOR])
-                + generator_head_slots(model))
+        return encoder_slots(model.backbone, GENERATOR) + generator_head_slots(model)
     if kind == PRETRAINER:
         config = model.electra_config
         if not config.reference_layout:
@@ -169,9 +176,13 @@ def collect_weights(model, kind):
 
 def model_kind_of(model):
     """The kind of one of our model objects (by class, without importing the models eagerly)."""
-    names = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR,
-             "ElectraPretrainingModel": PRETRAINER}
-    for cls in type(model).__mro__:
+    return model_class_kind(type(model))
+
+
+def model_class_kind(model_class):
+    """The kind of one of our model classes or of a subclass of one (by name, without importing the models)."""
+    names = {name: kind for kind, name in MODEL_CLASS_NAMES.items()}
+    for cls in model_class.__mro__:
         if cls.__name__ in names:
             return names[cls.__name__]
-    raise ValueError(f"{type(model).__name__} is not an ELECTRA discriminator, generator or pre-training model")
+    raise ValueError(f"{model_class.__name__} is not an ELECTRA discriminator, generator or pre-training model")

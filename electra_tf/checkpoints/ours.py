@@ -5,7 +5,8 @@
   the `ElectraConfig` it was built from), `task.weights.h5` (the head) and `metadata.json`, as
   `ElectraDiscriminator.save_to_preset` / `ElectraGenerator.save_to_preset` write them, plus the tokenizer's files
   (`vocab.txt`, and keras-hub's `tokenizer.json` + `assets/tokenizer/vocabulary.txt` with the casing and accent
-  settings, `checkpoints.tokenizer_files`). keras-hub reads it as any preset.
+  settings, `checkpoints.tokenizer_files`). keras-hub reads it as any preset. A preset of an `ElectraBackbone` alone
+  (its `save_to_preset`: no `task.json`) reads as an encoder without a head, as a keras-hub backbone does.
 * The run directory (`model_dir` of `electra-pretrain`): `electra_config.json` (the `ElectraConfig`), the
   `tf.train.Checkpoint`s of the pre-training model (`ckpt-N` + the `checkpoint` state file; a `ckpt-N` prefix loads
   too), `pretraining_job.json` (the vocabulary and tokenizer settings of the run) and, once training ends,
@@ -33,6 +34,8 @@ RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
 JOB_NAME = "pretraining_job.json"
 PRETRAINED_DIR = "pretrained"
 PRESET_KINDS = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR}
+BACKBONE = "backbone"  # the preset of an ElectraBackbone alone
+BACKBONE_REGISTERED_NAME = "electra_tf>ElectraBackbone"
 
 
 def build_model(kind, config):
@@ -72,16 +75,24 @@ def model_part(pretrainer, kind, path):
 
 
 # ---------------------------------------------------------------------------------------------- detection
-def preset_kind(directory):
-    """"discriminator" or "generator" for a preset directory of ours, else None."""
+def _json_field(path, field):
+    """`field` of the JSON object in the file at `path`, or None."""
     try:
-        with open(os.path.join(directory, TASK_CONFIG_NAME), encoding="utf-8") as handle:
-            class_name = json.load(handle).get("class_name")
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle).get(field)
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def preset_kind(directory):
+    """"discriminator" or "generator" for a preset directory of ours, "backbone" for the preset of an
+    `ElectraBackbone` alone (config.json without task.json), else None."""
     if not os.path.isfile(os.path.join(directory, CONFIG_NAME)):
         return None
-    return PRESET_KINDS.get(class_name)
+    if not os.path.exists(os.path.join(directory, TASK_CONFIG_NAME)):
+        registered_name = _json_field(os.path.join(directory, CONFIG_NAME), "registered_name")
+        return BACKBONE if registered_name == BACKBONE_REGISTERED_NAME else None
+    return PRESET_KINDS.get(_json_field(os.path.join(directory, TASK_CONFIG_NAME), "class_name"))
 
 
 def _run_prefix(path):
@@ -102,15 +113,25 @@ def detects(path):
 
 # ---------------------------------------------------------------------------------------------- reading
 def load_preset(directory):
-    """The `ElectraDiscriminator` or `ElectraGenerator` of a preset directory, under the caller's dtype policy."""
+    """The `ElectraDiscriminator`, `ElectraGenerator` or `ElectraBackbone` of a preset directory, as keras-hub loads
+    it, under the caller's dtype policy."""
     import keras
+    import keras_hub
 
     from electra_tf.models import ElectraDiscriminator, ElectraGenerator
+    from electra_tf.models.electra_task import ElectraTask
 
-    model_class = ElectraDiscriminator if preset_kind(directory) == DISCRIMINATOR else ElectraGenerator
+    kind = preset_kind(directory)
+    # Under the caller's dtype policy (e.g. mixed_bfloat16 fine-tuning), not the one recorded in the preset.
+    dtype = keras.config.dtype_policy().name
     try:
-        # Under the caller's dtype policy (e.g. mixed_bfloat16 fine-tuning), not the one recorded in the preset.
-        return model_class.from_preset(directory, dtype=keras.config.dtype_policy().name)
+        if kind == BACKBONE:
+            # keras-hub's base class takes the class from config.json.
+            return keras_hub.models.Backbone.from_preset(directory, dtype=dtype)
+        model_class = ElectraDiscriminator if kind == DISCRIMINATOR else ElectraGenerator
+        # keras-hub's own Task.from_preset: the models' from_preset reads every format through load_checkpoint, which
+        # comes here for ours.
+        return super(ElectraTask, model_class).from_preset(directory, dtype=dtype)
     except (ValueError, KeyError, TypeError, OSError) as error:
         raise CheckpointError(f"the weights in {directory} do not match its {CONFIG_NAME}: "
                               f"{str(error).splitlines()[0]}; write the directory again") from error
@@ -118,7 +139,8 @@ def load_preset(directory):
 
 def read(path):
     """(kind, model, vocab file or None, `TokenizerSettings` or None) of a preset, a run directory or a run's
-    checkpoint prefix; None where the directory does not record them."""
+    checkpoint prefix; None where the directory does not record them. The kind of a backbone's preset is "backbone",
+    its model the `ElectraBackbone`."""
     if preset_kind(path) is not None:
         return (preset_kind(path), load_preset(path), tokenizer_files.vocab_file_of(path),
                 tokenizer_files.read_tokenizer_json(path))

@@ -7,6 +7,7 @@ from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
+from electra_tf.models.presets import checkpoint_model, rebuilt
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The names of the reference's features (TFRecords, GLUE/SQuAD features, serving signatures) for the same inputs.
@@ -117,6 +118,25 @@ class ElectraBackbone(keras_hub.models.Backbone):
         for i, layer in enumerate(transformer_layers):
             setattr(self, f"transformer_layer_{i}", layer)
         self.token_embedding = embeddings.word_embeddings
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, *, format="auto", num_heads=None, vocab_file=None,
+                    allow_embedding_mismatch=False, **kwargs):
+        """The encoder of the checkpoint at `preset`, in any format `electra_tf.checkpoints.load_checkpoint` reads (a
+        preset of ours, this backbone's own `save_to_preset` included, a pre-training run's model_dir, the reference's
+        TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone): the discriminator's, or the
+        generator's when that is all the checkpoint holds.
+
+        As keras-hub's: `kwargs` override the backbone's config (e.g. `dtype`), and `load_weights=False` gives the
+        same architecture freshly initialised. `format`, `num_heads`, `vocab_file` and `allow_embedding_mismatch`
+        are `load_checkpoint`'s.
+        """
+        from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
+
+        model = checkpoint_model(cls, preset, (DISCRIMINATOR, GENERATOR), format=format, num_heads=num_heads,
+                                 vocab_file=vocab_file, allow_missing_head=True,
+                                 allow_embedding_mismatch=allow_embedding_mismatch)
+        return rebuilt(model.backbone, cls, load_weights, **kwargs)
 
     @property
     def transformer_layers(self):

@@ -4,6 +4,7 @@ import keras_hub
 
 from electra_tf.config import ElectraConfig, as_config
 from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.models.presets import checkpoint_model, rebuilt
 
 
 class ElectraTask(keras_hub.models.Task):
@@ -26,6 +27,26 @@ class ElectraTask(keras_hub.models.Task):
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.electra_config = (self.default_electra_config(backbone) if electra_config is None
                                else as_config(electra_config))
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, *, format="auto", num_heads=None, vocab_file=None,
+                    allow_missing_head=False, allow_embedding_mismatch=False, **kwargs):
+        """The model (backbone and head) in the checkpoint at `preset`, in any format
+        `electra_tf.checkpoints.load_checkpoint` reads (a preset of ours, a pre-training run's model_dir, the
+        reference's TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone); a checkpoint without
+        such a model is refused, naming the class that loads what it holds.
+
+        As keras-hub's: `dtype` goes to the backbone and other `kwargs` to the model's constructor, and
+        `load_weights=False` gives the same architecture freshly initialised. `format`, `num_heads`, `vocab_file`,
+        `allow_missing_head` (a checkpoint without the head: Hugging Face's ElectraModel, a keras-hub backbone) and
+        `allow_embedding_mismatch` are `load_checkpoint`'s.
+        """
+        model = checkpoint_model(cls, preset, format=format, num_heads=num_heads, vocab_file=vocab_file,
+                                 allow_missing_head=allow_missing_head,
+                                 allow_embedding_mismatch=allow_embedding_mismatch)
+        if "dtype" in kwargs:
+            kwargs["backbone"] = rebuilt(model.backbone, cls.backbone_cls, load_weights, dtype=kwargs.pop("dtype"))
+        return rebuilt(model, cls, load_weights, **kwargs)
 
     def task_graph(self, backbone):
         """(inputs, outputs) of the functional model."""

@@ -10,6 +10,7 @@ from electra_tf.models.backbone import ElectraBackbone
 from electra_tf.models.cloze_generator import TwoTowerClozeGenerator
 from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
 from electra_tf.models.generator import ElectraGenerator
+from electra_tf.models.presets import checkpoint_model, rebuilt
 from electra_tf.pretraining import objectives, randomness
 from electra_tf.pretraining.masking import candidate_mask, mask_inputs
 from electra_tf.pretraining.positions import gather_positions, scatter_vectors
@@ -253,3 +254,19 @@ class ElectraPretrainingModel(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         return cls(config=config.pop("config"), **config)
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, *, format="auto", num_heads=None, vocab_file=None,
+                    allow_embedding_mismatch=False, **kwargs):
+        """The generator and discriminator in the checkpoint at `preset`: a pre-training run's model_dir, the
+        reference's TF1 pre-training checkpoint or a Hugging Face discriminator/ + generator/ pair (any format
+        `electra_tf.checkpoints.load_checkpoint` reads that holds both); a checkpoint holding one network is refused,
+        naming the class that loads it.
+
+        `kwargs` are the constructor's (`max_seq_length`, default min(128, max_position_embeddings); `seed`;
+        `num_train_steps`; `dtype`); `load_weights=False` gives the same networks freshly initialised. `format`,
+        `num_heads`, `vocab_file` and `allow_embedding_mismatch` are `load_checkpoint`'s.
+        """
+        model = checkpoint_model(cls, preset, format=format, num_heads=num_heads, vocab_file=vocab_file,
+                                 allow_embedding_mismatch=allow_embedding_mismatch)
+        return rebuilt(model, cls, load_weights, **kwargs)

@@ -12,45 +12,21 @@ import os
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
-from electra_tf.checkpoints.naming import NETWORK_SCOPES, backbone_slots, embedding_slots
+from electra_tf.checkpoints import load_checkpoint
 from electra_tf.errors import CheckpointError
-from electra_tf.tokenizer import BERT_UNCASED, TokenizerSettings, load_vocab
+from electra_tf.tokenizer import BERT_UNCASED, load_vocab
 from tests.electra_tf.checkpoints import fixtures
-from tests.electra_tf.checkpoints.models import TINY, tiny_model
-
-CASED = TokenizerSettings(do_lower_case=False)
-FORMATS = ["tf1", "hf", "hf5", "hf_pair", "keras_hub", "ours_preset", "ours_run"]
-HEADLESS = ("keras_hub",)  # formats without the discriminator's replaced-token head
+from tests.electra_tf.checkpoints.every_format import (CASED, FORMATS, HEADLESS, PAIRS, encoder_weights,
+                                                       write_every_format)
+from tests.electra_tf.checkpoints.models import TINY
 
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
-    """{format: path} of one tiny pre-training model written in every format (tokenizer cased where the format
-    records it), and the discriminator's embedding and encoder weights."""
-    root = tmp_path_factory.mktemp("every_format")
-    vocab = fixtures.write_vocab(root / "vocab.txt")
-    pretrainer = tiny_model("pretrainer", seed=5)
-    discriminator = pretrainer.pretrained_discriminator()
-    paths = {"tf1": str(root / "tf1" / "model.ckpt"), "hf": str(root / "hf"), "hf5": str(root / "hf5"),
-             "hf_pair": str(root / "hf_pair"),
-             "keras_hub": str(root / "keras_hub"), "ours_preset": str(root / "run" / "pretrained"),
-             "ours_run": str(root / "run")}
-    save_checkpoint(pretrainer, paths["tf1"], "tf1", vocab_file=vocab)
-    for name, transformers_major in (("hf", 4), ("hf5", 5)):
-        save_checkpoint(discriminator, paths[name], "hf")
-        fixtures.write_transformers_tokenizer(paths[name], vocab, CASED, transformers_major)
-    save_checkpoint(pretrainer, paths["hf_pair"], "hf", vocab_file=vocab, tokenizer_settings=CASED)
-    save_checkpoint(discriminator, paths["keras_hub"], "keras_hub", vocab_file=vocab, tokenizer_settings=CASED)
-    # Our run directory holds our preset as pretrained/.
-    save_checkpoint(pretrainer, paths["ours_run"], "ours", vocab_file=vocab, tokenizer_settings=CASED)
-    return paths, encoder_weights(discriminator.backbone)
-
-
-def encoder_weights(backbone):
-    """{reference name: array} of a discriminator backbone's embeddings and encoder."""
-    slots = embedding_slots(backbone.embeddings) + backbone_slots(backbone, NETWORK_SCOPES["discriminator"])
-    return {slot.name: slot.read() for slot in slots}
+    """{format: path} of one tiny pre-training model written in every format, and the discriminator's embedding and
+    encoder weights."""
+    paths, pretrainer = write_every_format(tmp_path_factory.mktemp("every_format"))
+    return paths, encoder_weights(pretrainer.pretrained_discriminator().backbone)
 
 
 def assert_identical(actual, expected):
@@ -93,7 +69,7 @@ def test_every_reader_gets_the_same_discriminator(checkpoints, name, tmp_path):
     assert exported.tokenizer().settings == settings
     backbones["export"] = exported.model.backbone
     converted = load_checkpoint(path, None, "auto", allow_missing_head=name in HEADLESS, argument="from")
-    assert converted.kind == ("pretrainer" if name in ("tf1", "hf_pair", "ours_run") else "discriminator")
+    assert converted.kind == ("pretrainer" if name in PAIRS else "discriminator")
     backbones["conversion"] = (converted.model.discriminator if converted.kind == "pretrainer"
                                else converted.model).backbone
     classifier = ElectraTextClassifier.from_preset(path, num_classes=2, max_seq_length=16)
@@ -114,7 +90,7 @@ def test_every_reader_gets_the_same_discriminator(checkpoints, name, tmp_path):
     assert tokenizer.settings == settings
     assert_identical(encoder_weights(discriminator.backbone), expected)
     initial = read_initial_weights(path, TINY)
-    assert initial.has_generator == (name in ("tf1", "hf_pair", "ours_run"))
+    assert initial.has_generator == (name in PAIRS)
     assert initial.tokenizer_settings == (None if name == "tf1" else CASED)
     assert_identical({name: initial.weights[name] for name in expected}, expected)
 

@@ -159,7 +159,9 @@ class PretrainingSettings:
     "annealed": the generator's loss moves linearly from maximum likelihood at step 0 to the adversarial objective at
     `generator_annealing_steps`, default the whole run), `sampling_warmup_steps` (the replacements move from uniform
     samples at step 0 to the generator's own distribution at that step: its logits are scaled by step / steps; 0: the
-    generator's distribution from the start, as the paper)
+    generator's distribution from the start, as the paper), `sinusoidal_position_init` (the learned position table
+    starts from sine/cosine waves scaled to the initializer's standard deviation instead of random values, so that
+    the offset between two positions is a linear function of their vectors from step 0)
     and `embedding_sharing` ("shared", or "gdes": DeBERTaV3's gradient-disentangled sharing of the word table).
     Which of them combine follows from `CHOICE_EFFECTS`: what each makes of the generator/discriminator pair.
     """
@@ -183,6 +185,7 @@ class PretrainingSettings:
     adversarial_temperature_end: float = 0.1
     generator_annealing_steps: int = 0  # generator_training="annealed": steps to reach the adversarial loss; 0 = the run
     sampling_warmup_steps: int = 0
+    sinusoidal_position_init: bool = False
     embedding_sharing: str = "shared"
 
     pad_id: int = 0

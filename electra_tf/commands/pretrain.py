@@ -83,6 +83,9 @@ flags.DEFINE_integer("sampling_warmup_steps", None, "Replacements move from unif
                      "generator's own at this step (its logits scaled by step / this); keeps a small discriminator "
                      "from collapsing when its generator leaves the uniform distribution (docs/cpu_budget.md). 0: the "
                      "generator's samples from the start (the paper).")
+flags.DEFINE_boolean("sinusoidal_position_init", None, "Start the learned position table from sine/cosine waves "
+                     "(scaled to the initializer's standard deviation) instead of random values: relative offsets are "
+                     "linear in the position vectors from the first step (docs/cpu_budget.md). Not in the paper.")
 flags.DEFINE_float("adversarial_temperature_start", None, "Gumbel-softmax temperature at step 0 (1.0).")
 flags.DEFINE_float("adversarial_temperature_end", None, "Gumbel-softmax temperature at the last step (0.1); the "
                    "temperature decays exponentially in between.")
@@ -132,7 +135,8 @@ flags.DEFINE_boolean("verify_data", None, "Check every shard's sha256 against it
 _MODEL_OVERRIDES = {name: name for name in (
     "mask_prob", "disc_weight", "gen_weight", "temperature", "hidden_dropout", "attention_dropout", "objective",
     "untied_embeddings", "tie_all_weights", "uniform_generator", "two_stage_steps", "generator_training",
-    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps", "sampling_warmup_steps", "embedding_sharing")}
+    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps", "sampling_warmup_steps", "sinusoidal_position_init",
+    "embedding_sharing")}
 _MODEL_OVERRIDES.update(generator_hidden_size="generator_hidden_fraction", generator_layers="generator_layers_fraction")
 
 

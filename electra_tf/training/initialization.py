@@ -153,3 +153,15 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
                           vocab_file=loaded.vocab_file,
                           tokenizer_settings=loaded.tokenizer_settings if loaded.settings_recorded else None,
                           description=f"{init_checkpoint} ({loaded.source_format}: {describe(weights)})")
+
+
+def initialize_positions_sinusoidally(embeddings, stddev):
+    """Overwrite the position table of `embeddings` (an `ElectraEmbeddings`) with Vaswani et al.'s sine/cosine waves,
+    scaled to standard deviation `stddev`. The vector of position p + k is then a fixed rotation of that of p for
+    every p, so attention can learn "look k tokens back" once instead of once per position."""
+    import keras_hub
+    import tensorflow as tf
+
+    table = embeddings.position_embeddings.position_embeddings
+    waves = keras_hub.layers.SinePositionEncoding()(tf.zeros([1, *table.shape], tf.float32))[0]
+    table.assign(tf.cast(waves * (stddev / tf.math.reduce_std(waves)), table.dtype))

@@ -56,6 +56,11 @@ def build_model(job, config, strategy):
                                      epsilon=job.adam_epsilon, bias_correction=job.bias_correction)
         model.compile(optimizer=optimizer, jit_compile=job.jit_compile, steps_per_execution=job.steps_per_execution)
         model.optimizer.build(model.trainable_variables)
+        if config.sinusoidal_position_init:
+            from electra_tf.training.initialization import initialize_positions_sinusoidally
+
+            for embeddings in filter(None, (model.embeddings, model.generator_embeddings)):
+                initialize_positions_sinusoidally(embeddings, config.initializer_range)
     return model
 
 

@@ -171,3 +171,21 @@ def test_a_corrupt_record_in_training_names_the_shard_and_keeps_the_last_checkpo
     with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record .*; no checkpoint was written$"):
         run(_job(pretraining_data, str(new_dir), pretrain_tfrecords=str(shard)))
     assert not new_dir.exists()
+
+
+def test_sinusoidal_position_init_starts_the_table_from_scaled_waves(pretraining_data, tmp_path):
+    from electra_tf.training.pretraining_job import build_model
+
+    job = _job(pretraining_data, tmp_path / "sinusoidal", model_overrides={"sinusoidal_position_init": True})
+    config = job.model_config()
+    table = build_model(job, config, tf.distribute.get_strategy()).embeddings.position_embeddings.weights[0].numpy()
+    np.testing.assert_allclose(table.std(), config.initializer_range, rtol=1e-4)
+    # Sine/cosine pairs: the dot product of two positions' vectors depends only on their offset.
+    gram = table @ table.T
+    for offset in (1, 5, 40):
+        diagonal = np.diagonal(gram, offset)
+        np.testing.assert_allclose(diagonal, diagonal[0], atol=1e-4 * np.abs(gram).max())
+    random_job = _job(pretraining_data, tmp_path / "random")
+    random_table = build_model(random_job, random_job.model_config(),
+                               tf.distribute.get_strategy()).embeddings.position_embeddings.weights[0].numpy()
+    assert np.diagonal(random_table @ random_table.T, 1).std() > 10 * np.diagonal(gram, 1).std()

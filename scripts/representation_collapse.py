@@ -9,10 +9,10 @@ their effective rank (`effective_rank`), and the mean and standard deviation ove
 logit. A discriminator that answers "original" whatever the input has states of effective rank near 1-3 (a fresh
 one: ~40-50 at hidden size 128-256), and fine-tunes worse than a fresh network (docs/cpu_budget.md).
 
-With a generator it also prints the generator's masked-LM accuracy on the sequences as written (`mlm_accuracy`) and
-with the tokens between [CLS] and the last [SEP] of each shuffled (`mlm_accuracy_shuffled`): a generator that has
-learned to use word order loses accuracy on shuffled text; one that predicts from the bag of words around the mask
-does not.
+With a generator (or under the `mlm` objective: the network's own) it also prints the masked-LM accuracy on the
+sequences as written (`mlm_accuracy`) and with the tokens between [CLS] and the last [SEP] of each shuffled
+(`mlm_accuracy_shuffled`): a network that has learned to use word order loses accuracy on shuffled text; one that
+predicts from the bag of words around the mask does not.
 """
 
 from electra_tf import cli
@@ -33,13 +33,14 @@ flags.DEFINE_integer("seed", 0, "Initialisation seed of `init`.")
 
 
 def masked_lm_accuracy(model, inputs):
-    """The generator's argmax accuracy at the masked positions of `inputs` (the draws of step 0)."""
+    """The argmax accuracy at the masked positions of `inputs` (the draws of step 0) of the generator, or of the
+    network itself under the `mlm` objective."""
     import numpy as np
 
     outputs = model.pretraining_outputs(inputs, 0)
     masked = outputs["masked"]
     weights = masked.masked_lm_weights.numpy() > 0
-    predictions = outputs["mlm_logits"].numpy().argmax(-1)
+    predictions = outputs.get("mlm_logits", outputs.get("model_mlm_logits")).numpy().argmax(-1)
     return float((predictions == masked.masked_lm_ids.numpy())[weights].mean())
 
 
@@ -85,7 +86,7 @@ def main(argv):
         result = {"checkpoint": name, "mean_cosine": round(anisotropy(states), 4),
                   "effective_rank": round(effective_rank(states), 2),
                   "logit_mean": round(float(logits.mean()), 4), "logit_std": round(float(logits.std()), 4)}
-        if model.generator is not None:
+        if model.generator is not None or config.objective == "mlm":
             result["mlm_accuracy"] = round(masked_lm_accuracy(model, inputs), 4)
             result["mlm_accuracy_shuffled"] = round(masked_lm_accuracy(model, dict(inputs, input_ids=shuffled)), 4)
         print(json.dumps(result), flush=True)

@@ -37,6 +37,8 @@ flags.DEFINE_integer("seed", 0, "Seed of the bootstrap.")
 flags.DEFINE_string("overlap_corpus", None, "A pre-training corpus file or directory: count the references found "
                     "in it verbatim (after normalisation), per file.")
 flags.DEFINE_integer("overlap_min_words", 8, "--overlap_corpus: count references of at least this many words.")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a Hugging Face discriminator/ + generator/ pair whose "
+                     "embedding copies differ: keep the discriminator's.")
 
 
 def _chosen_scorers():
@@ -89,7 +91,8 @@ def main(argv):
                          max_utterances=FLAGS.max_utterances, lm_weight=FLAGS.lm_weight,
                          length_weight=FLAGS.length_weight, bootstrap_resamples=FLAGS.bootstrap_resamples,
                          seed=FLAGS.seed, overlap_corpus=FLAGS.overlap_corpus,
-                         overlap_min_words=FLAGS.overlap_min_words, command=command)
+                         overlap_min_words=FLAGS.overlap_min_words, command=command,
+                         allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
     print_table(summary)
     print(f"wrote {FLAGS.output_dir}/utterances.jsonl and summary.json")
 

@@ -43,16 +43,17 @@ def distinct_texts(utterances):
     return list(dict.fromkeys(text for utterance in utterances for text in utterance.hypotheses))
 
 
-def load_models(init_checkpoint, scorer_names):
+def load_models(init_checkpoint, scorer_names, allow_embedding_mismatch=False):
     """({model name: (model, tokenizer)}, chosen scorers, {scorer: why skipped}). `scorer_names` None: every scorer
     whose model the checkpoint holds, the others skipped (none at all: the first model's error); a named scorer that
-    cannot load is an error."""
+    cannot load is an error. `allow_embedding_mismatch` as in `scorers.load_model`."""
     names = list(scorers.SCORERS) if scorer_names is None else list(dict.fromkeys(scorer_names))
     models, skipped, failures, loaded_kinds = {}, {}, [], {}
     for model_name in dict.fromkeys(scorers.SCORERS[name].model for name in names):
         needing = [name for name in names if scorers.SCORERS[name].model == model_name]
         try:
-            models[model_name] = scorers.load_model(model_name, init_checkpoint, loaded_kinds)
+            models[model_name] = scorers.load_model(model_name, init_checkpoint, loaded_kinds,
+                                                    allow_embedding_mismatch)
         except CheckpointError as error:
             if scorer_names is not None:
                 raise CheckpointError(f"scorers={','.join(needing)} needs the checkpoint's {model_name}: {error}",
@@ -155,10 +156,12 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
 def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_length=128, batch_size=64,
                input_encoding="utf-8", encoding_errors="strict", max_utterances=None, lm_weight=None,
                length_weight=None, bootstrap_resamples=1000, seed=0, overlap_corpus=None, overlap_min_words=8,
-               command=None):
+               command=None, allow_embedding_mismatch=False):
     """Re-ranks the n-best file `nbest` with the scorers `scorer_names` (None: every one `init_checkpoint` provides)
     and writes `output_dir/utterances.jsonl` and `summary.json`; returns the summary. `lm_weight` / `length_weight`
-    fix a weight instead of tuning it; `overlap_corpus` adds the count of references found in that corpus."""
+    fix a weight instead of tuning it; `overlap_corpus` adds the count of references found in that corpus;
+    `allow_embedding_mismatch` reads an HF discriminator/ + generator/ pair whose embedding copies differ, keeping the
+    discriminator's."""
     file_format, utterances = check_arguments(nbest, init_checkpoint, scorer_names, input_encoding, encoding_errors,
                                               max_utterances, overlap_corpus)
     overlap = None
@@ -168,7 +171,7 @@ def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_le
         overlap = {"corpus": overlap_corpus, "min_words": overlap_min_words, "files": reference_overlap(
             [utterance.reference for utterance in utterances if utterance.reference], overlap_corpus,
             overlap_min_words, input_encoding, encoding_errors)}
-    models, names, skipped = load_models(init_checkpoint, scorer_names)
+    models, names, skipped = load_models(init_checkpoint, scorer_names, allow_embedding_mismatch)
     texts = distinct_texts(utterances)
     scores, cost = {}, {}
     for model_name, (model, tokenizer) in models.items():

@@ -35,18 +35,20 @@ SCORERS = {scorer.name: scorer for scorer in (
 )}
 
 
-def load_model(model, init_checkpoint, loaded_kinds=None):
+def load_model(model, init_checkpoint, loaded_kinds=None, allow_embedding_mismatch=False):
     """(model, tokenizer) of `model` (one of the `Scorer.model` values) at `init_checkpoint`; CheckpointError when
     the checkpoint holds no such model: a discriminator-only checkpoint has no generator, and an Electric
     discriminator (objective=electric) gives energies where the others give replaced-token logits, so each of the two
     serves only its own scorers. `loaded_kinds` ({checkpoint kind: LoadedModel}) keeps what was read for the next
-    call: both kinds of discriminator scorers read the checkpoint's discriminator once."""
+    call: both kinds of discriminator scorers read the checkpoint's discriminator once. `allow_embedding_mismatch` is
+    `load_checkpoint`'s (an HF discriminator/ + generator/ pair whose embedding copies differ)."""
     from electra_tf.checkpoints import load_checkpoint
 
     kind = GENERATOR if model == GENERATOR else DISCRIMINATOR
     loaded_kinds = {} if loaded_kinds is None else loaded_kinds
     if kind not in loaded_kinds:
-        loaded_kinds[kind] = load_checkpoint(init_checkpoint, kind, argument="init_checkpoint")
+        loaded_kinds[kind] = load_checkpoint(init_checkpoint, kind, allow_embedding_mismatch=allow_embedding_mismatch,
+                                             argument="init_checkpoint")
     loaded = loaded_kinds[kind]
     electric = model != GENERATOR and loaded.model.electra_config.objective == ELECTRIC
     if model == ELECTRIC and not electric:

@@ -141,44 +141,30 @@ def test_json_lines_with_scores_and_a_missing_reference(pretrained_tiny, tmp_pat
     assert not (tmp_path / "pll").exists()
 
 
-def test_command_names_the_flag_it_lacks_and_the_conversion_that_stands_in(tmp_path):
-    import shutil
-
-    from safetensors.numpy import load_file, save_file
-
+def test_command_refuses_a_pair_whose_embeddings_differ_naming_its_flag_and_reads_it_with_that_flag(tmp_path):
     from tests.electra_tf.checkpoints import fixtures
 
-    pair = tmp_path / "pair"
-    fixtures.build_hf_pair(pair)
-    generator = str(pair / "generator" / "model.safetensors")
-    tensors = load_file(generator)
-    tensors["electra.embeddings.word_embeddings.weight"] = tensors["electra.embeddings.word_embeddings.weight"] + 1
-    save_file(tensors, generator)
+    pair = fixtures.differ_generator_embeddings(fixtures.build_hf_pair(tmp_path / "pair")["root"])
     nbest = tmp_path / "lists.jsonl"
     nbest.write_text("".join(json.dumps({"hypotheses": ["w1 w2", "w1 w3"], "reference": "w1 w2"}) + "\n"
                              for _ in range(2)), encoding="utf-8")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
 
-    def rerank(checkpoint, output_dir):
+    def rerank(output_dir, *extra):
         return subprocess.run([sys.executable, "-m", "finetune.experiments.rerank", f"--nbest={nbest}",
-                               f"--init_checkpoint={checkpoint}", f"--output_dir={output_dir}", "--scorers=disc_sum",
-                               "--max_seq_length=16", "--bootstrap_resamples=10"],
+                               f"--init_checkpoint={pair}", f"--output_dir={output_dir}", "--scorers=disc_sum",
+                               "--max_seq_length=16", "--bootstrap_resamples=10", *extra],
                               capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
 
-    refused = rerank(pair, tmp_path / "refused")
+    refused = rerank(tmp_path / "refused")
     assert refused.returncode == 2, refused.stderr[-2000:]
     assert refused.stderr.splitlines() == [
         f"error: --scorers=disc_sum needs the checkpoint's discriminator: {pair}: electra/embeddings/word_embeddings "
-        "differs between discriminator/ and generator/ (shapes (50, 16) and (50, 16)); ELECTRA shares the embeddings, so these are not one pre-training run's pair (pass "
-        "allow_embedding_mismatch=True to keep the discriminator's). python -m finetune.experiments.rerank has no "
-        f"--allow_embedding_mismatch flag: write the pair with the discriminator's embeddings once, electra-convert "
-        f"--from={pair} --to=<new directory> --allow_embedding_mismatch, and use that directory"]
-    converted = tmp_path / "converted"
-    conversion = subprocess.run([sys.executable, str(REPO_ROOT / "convert_checkpoint.py"), f"--from={pair}",
-                                 f"--to={converted}", "--allow_embedding_mismatch"], capture_output=True, text=True,
-                                cwd=tmp_path, env=env, timeout=600)
-    assert conversion.returncode == 0, conversion.stderr[-2000:]
-    reranked = rerank(converted, tmp_path / "reranked")
+        "differs between discriminator/ and generator/ (shapes (50, 16) and (50, 16)); ELECTRA shares the embeddings, "
+        "so these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to keep the "
+        "discriminator's)"]
+    assert not (tmp_path / "refused").exists()
+    reranked = rerank(tmp_path / "reranked", "--allow_embedding_mismatch")
     assert reranked.returncode == 0, reranked.stderr[-2000:]
-    assert json.loads((tmp_path / "reranked" / "summary.json").read_text())["utterances"] == 2
-    shutil.rmtree(converted)
+    summary = json.loads((tmp_path / "reranked" / "summary.json").read_text())
+    assert summary["utterances"] == 2 and summary["scorers"] == ["disc_sum"]

@@ -2,14 +2,21 @@
 `electra_tf.checkpoints.load_checkpoint`, and keras-hub's `load_weights` and config overrides applied to it."""
 
 
-def checkpoint_model(cls, preset, kind=None, **load_arguments):
-    """The model of `kind` (default `cls`'s; a tuple of kinds, see `load_checkpoint`) in the checkpoint at `preset`,
-    for `cls.from_preset`: errors speak of `preset` and of the classes that load what a checkpoint holds."""
+def loaded_checkpoint(cls, preset, kind=None, **load_arguments):
+    """The `LoadedModel` of `kind` (default `cls`'s; a tuple of kinds, see `load_checkpoint`) in the checkpoint at
+    `preset`, for `cls.from_preset` (a task model on a pre-trained backbone passes its `kind`): errors speak of
+    `preset`, and a checkpoint without such a model is refused naming `cls.from_preset` and the classes that load what
+    it holds."""
     from electra_tf.checkpoints import load_checkpoint
     from electra_tf.checkpoints.naming import model_class_kind
 
     return load_checkpoint(preset, kind or model_class_kind(cls), argument="preset",
-                           requested_by=f"{cls.__name__}.from_preset", **load_arguments).model
+                           requested_by=f"{cls.__name__}.from_preset", **load_arguments)
+
+
+def checkpoint_model(cls, preset, kind=None, **load_arguments):
+    """The model of `loaded_checkpoint(cls, preset, kind, **load_arguments)`."""
+    return loaded_checkpoint(cls, preset, kind, **load_arguments).model
 
 
 def rebuilt(model, cls, load_weights=True, **overrides):

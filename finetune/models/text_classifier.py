@@ -87,7 +87,7 @@ class ElectraTextClassifier(LabelledTask, keras_hub.models.TextClassifier):
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
-            preset, load_weights, vocab_file, do_lower_case, strip_accents)
+            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents)
         preprocessor = ElectraTextClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
                                                          do_lower_case=settings.do_lower_case,
                                                          strip_accents=settings.strip_accents)

@@ -1,5 +1,7 @@
 """`load_checkpoint` / `save_checkpoint`: errors about the path name the caller's argument."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,22 @@ def test_the_task_models_speak_of_preset():
     assert raised.value.arguments == ("preset",)
     with pytest.raises(CheckpointError, match="^preset=no/such/dir does not exist"):
         ElectraTokenClassifier.from_preset("no/such/dir", tags=["O", "X"])
+
+
+@pytest.mark.parametrize("task_arguments", [{"num_classes": 2}, {"tags": ["O", "X"]}], ids=["text", "token"])
+def test_the_task_models_refuse_a_generator_naming_their_class_and_what_to_pass(hf_pair, task_arguments):
+    from electra_tf.checkpoints.loading import HOLDERS
+    from finetune.models import ElectraTextClassifier, ElectraTokenClassifier
+
+    model_class = ElectraTextClassifier if "num_classes" in task_arguments else ElectraTokenClassifier
+    generator = os.path.join(hf_pair["root"], "generator")
+    with pytest.raises(CheckpointError) as raised:
+        model_class.from_preset(generator, **task_arguments)
+    assert str(raised.value) == (
+        f"preset={generator} holds a generator (hidden 8, 2 layers), not a discriminator, which "
+        f"{model_class.__name__}.from_preset loads: pass preset=<{HOLDERS['discriminator']}>, or load its generator "
+        "with ElectraGenerator.from_preset")
+    assert raised.value.arguments == ("preset",)
 
 
 def test_an_unknown_directory_lists_the_formats(tmp_path):

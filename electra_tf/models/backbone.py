@@ -7,7 +7,7 @@ from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
-from electra_tf.models.presets import checkpoint_model, rebuilt
+from electra_tf.models.presets import checkpoint_model, keras_hub_handle, rebuilt
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The names of the reference's features (TFRecords, GLUE/SQuAD features, serving signatures) for the same inputs.
@@ -125,7 +125,8 @@ class ElectraBackbone(keras_hub.models.Backbone):
         """The encoder of the checkpoint at `preset`, in any format `electra_tf.checkpoints.load_checkpoint` reads (a
         preset of ours, this backbone's own `save_to_preset` included, a pre-training run's model_dir, the reference's
         TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone): the discriminator's, or the
-        generator's when that is all the checkpoint holds.
+        generator's when that is all the checkpoint holds. A keras-hub handle (`kaggle://...`, `hf://...`, a built-in
+        preset name; `presets.keras_hub_handle`) goes to `keras_hub.models.Backbone.from_preset`.
 
         As keras-hub's: `kwargs` override the backbone's config (e.g. `dtype`), and `load_weights=False` gives the
         same architecture freshly initialised. `format`, `num_heads`, `vocab_file` and `allow_embedding_mismatch`
@@ -133,9 +134,11 @@ class ElectraBackbone(keras_hub.models.Backbone):
         """
         from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
 
-        model = checkpoint_model(cls, preset, (DISCRIMINATOR, GENERATOR), format=format, num_heads=num_heads,
-                                 vocab_file=vocab_file, allow_missing_head=True,
-                                 allow_embedding_mismatch=allow_embedding_mismatch)
+        load_arguments = {"format": format, "num_heads": num_heads, "vocab_file": vocab_file,
+                          "allow_embedding_mismatch": allow_embedding_mismatch}
+        if keras_hub_handle(cls, preset, load_arguments):
+            return super().from_preset(preset, load_weights, **kwargs)
+        model = checkpoint_model(cls, preset, (DISCRIMINATOR, GENERATOR), allow_missing_head=True, **load_arguments)
         return rebuilt(model.backbone, cls, load_weights, **kwargs)
 
     @property

@@ -4,7 +4,7 @@ import keras_hub
 
 from electra_tf.config import ElectraConfig, as_config
 from electra_tf.models.backbone import ElectraBackbone
-from electra_tf.models.presets import checkpoint_model, rebuilt
+from electra_tf.models.presets import checkpoint_model, keras_hub_handle, rebuilt
 
 
 class ElectraTask(keras_hub.models.Task):
@@ -34,16 +34,19 @@ class ElectraTask(keras_hub.models.Task):
         """The model (backbone and head) in the checkpoint at `preset`, in any format
         `electra_tf.checkpoints.load_checkpoint` reads (a preset of ours, a pre-training run's model_dir, the
         reference's TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone); a checkpoint without
-        such a model is refused, naming the class that loads what it holds.
+        such a model is refused, naming the class that loads what it holds. A keras-hub handle (`kaggle://...`,
+        `hf://...`, a built-in preset name; `presets.keras_hub_handle`) goes to `keras_hub.models.Task.from_preset`.
 
         As keras-hub's: `dtype` goes to the backbone and other `kwargs` to the model's constructor, and
         `load_weights=False` gives the same architecture freshly initialised. `format`, `num_heads`, `vocab_file`,
         `allow_missing_head` (a checkpoint without the head: Hugging Face's ElectraModel, a keras-hub backbone) and
         `allow_embedding_mismatch` are `load_checkpoint`'s.
         """
-        model = checkpoint_model(cls, preset, format=format, num_heads=num_heads, vocab_file=vocab_file,
-                                 allow_missing_head=allow_missing_head,
-                                 allow_embedding_mismatch=allow_embedding_mismatch)
+        load_arguments = {"format": format, "num_heads": num_heads, "vocab_file": vocab_file,
+                          "allow_missing_head": allow_missing_head, "allow_embedding_mismatch": allow_embedding_mismatch}
+        if keras_hub_handle(cls, preset, load_arguments):
+            return super().from_preset(preset, load_weights, **kwargs)
+        model = checkpoint_model(cls, preset, **load_arguments)
         if "dtype" in kwargs:
             kwargs["backbone"] = rebuilt(model.backbone, cls.backbone_cls, load_weights, dtype=kwargs.pop("dtype"))
         return rebuilt(model, cls, load_weights, **kwargs)

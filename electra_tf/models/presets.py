@@ -1,5 +1,36 @@
 """What every model's `from_preset` shares: the checkpoint at `preset`, in any format, read by
-`electra_tf.checkpoints.load_checkpoint`, and keras-hub's `load_weights` and config overrides applied to it."""
+`electra_tf.checkpoints.load_checkpoint`, and keras-hub's `load_weights` and config overrides applied to it; a keras-hub
+handle (`kaggle://...`, `hf://...`, a built-in preset name) is left to keras-hub's own `from_preset`."""
+
+import os
+
+# load_checkpoint's arguments at their defaults: keras-hub's own from_preset takes none of them.
+_UNSET = (None, False, "auto")
+
+
+def keras_hub_handle(cls, preset, load_arguments):
+    """Whether `cls.from_preset` hands `preset` to keras-hub's own `from_preset` (its parent's) rather than to
+    `load_checkpoint`: a handle with a scheme (`kaggle://`, `hf://`, `modelscope://`, `gs://`, ...) or a bare name
+    that is no local path (a built-in keras-hub preset such as `electra_small_discriminator_uncased_en`). A path that
+    exists, or one with a directory in it, is ours (a missing one gets `load_checkpoint`'s error).
+
+    `load_arguments` ({name: value} of `load_checkpoint`'s arguments the caller was given) must be at their defaults
+    for a handle: keras-hub's loader takes none of them (ConfigError)."""
+    from electra_tf.errors import ConfigError
+    from electra_tf.preflight import checkpoint_exists, is_remote
+
+    if not isinstance(preset, str):
+        return False
+    bare_name = "/" not in preset and os.sep not in preset and not checkpoint_exists(preset)
+    if not (is_remote(preset) or bare_name):
+        return False
+    given = [name for name, value in load_arguments.items() if value not in _UNSET]
+    if given:
+        raise ConfigError(f"preset={preset} is a keras-hub handle, which {cls.__name__}.from_preset leaves to "
+                          f"keras-hub's own from_preset: it takes no {', '.join(given)} (load_checkpoint's, for a "
+                          "checkpoint on this machine); pass preset=<a local directory> to use them",
+                          arguments=("preset", *given))
+    return True
 
 
 def loaded_checkpoint(cls, preset, kind=None, **load_arguments):

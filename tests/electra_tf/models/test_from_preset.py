@@ -4,7 +4,7 @@ The matrix is class x checkpoint: one tiny pre-training model written in every f
 generator alone (a Hugging Face ElectraForMaskedLM directory and a preset of ours) and its discriminator's backbone as
 keras-hub saves it (`ElectraBackbone.save_to_preset`). What a class loads must hold the source's weights bit for bit
 and compute the source's outputs on a small batch; what a checkpoint does not hold is refused naming the path and the
-class that loads what it holds.
+class that loads what it holds. A keras-hub handle goes to keras-hub's own `from_preset`.
 """
 
 import keras_hub
@@ -13,7 +13,7 @@ import pytest
 
 from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.naming import collect_weights
-from electra_tf.errors import CheckpointError
+from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.models import ElectraBackbone, ElectraDiscriminator, ElectraGenerator, ElectraPretrainingModel
 from electra_tf.models.backbone import backbone_inputs
 from electra_tf.training.pretrainer import ElectraPretrainer
@@ -165,3 +165,46 @@ def test_from_preset_takes_keras_hubs_load_weights_and_constructor_arguments(che
 
 def assert_identical_subset(actual, expected):
     fixtures.assert_identical(actual, {name: expected[name] for name in actual})
+
+
+# ElectraPretrainingModel is a keras.Model: keras-hub has no from_preset of its own for it.
+KERAS_HUB_CLASSES = [ElectraBackbone, ElectraDiscriminator, ElectraGenerator]
+KERAS_HUB_HANDLES = ["kaggle://keras/electra/keras/electra_small_discriminator_uncased_en", "hf://someone/electra",
+                     "electra_small_discriminator_uncased_en"]
+
+
+def keras_hub_parent(model_class):
+    return keras_hub.models.Backbone if model_class is ElectraBackbone else keras_hub.models.Task
+
+
+@pytest.mark.parametrize("handle", KERAS_HUB_HANDLES)
+@pytest.mark.parametrize("model_class", KERAS_HUB_CLASSES, ids=lambda model_class: model_class.__name__)
+def test_a_keras_hub_handle_goes_to_keras_hubs_own_from_preset(monkeypatch, model_class, handle):
+    calls = []
+
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        calls.append((cls, preset, load_weights, kwargs))
+        return "keras-hub's model"
+
+    monkeypatch.setattr(keras_hub_parent(model_class), "from_preset", classmethod(from_preset))
+    assert model_class.from_preset(handle, load_weights=False, dtype="float32") == "keras-hub's model"
+    assert calls == [(model_class, handle, False, {"dtype": "float32"})]
+    # The project's loader's arguments are not keras-hub's.
+    with pytest.raises(ConfigError, match=f"^preset={handle} is a keras-hub handle, which {model_class.__name__}"
+                                          r"\.from_preset leaves to keras-hub's own from_preset: it takes no "
+                                          "format, num_heads") as raised:
+        model_class.from_preset(handle, format="hf", num_heads=4)
+    assert raised.value.arguments == ("preset", "format", "num_heads")
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("model_class", KERAS_HUB_CLASSES, ids=lambda model_class: model_class.__name__)
+def test_keras_hubs_loader_answers_for_its_handles_and_ours_for_missing_paths(model_class, tmp_path):
+    # Both are refused by keras-hub before any download.
+    with pytest.raises(ValueError, match="^Unexpected Kaggle preset"):
+        model_class.from_preset("kaggle://not/a_handle")
+    with pytest.raises(ValueError, match="^Unknown preset identifier"):
+        model_class.from_preset("no_such_keras_hub_preset")
+    missing = str(tmp_path / "no_such_preset")
+    with pytest.raises(CheckpointError, match=f"^preset={missing} does not exist"):
+        model_class.from_preset(missing)

@@ -76,6 +76,9 @@ def main():
           f"(step {last['step']}); discriminator accuracy {last['disc_accuracy']:.3f}, AUC {last['disc_auc']:.3f}.")
     print(f"Outputs are in {out}: tfrecords/, model/ (checkpoints, metrics.jsonl, TensorBoard train/), "
           "model/pretrained/, export/1/.")
+    print("This is a few minutes of a tiny model on a built-in text: it shows every stage working, not a useful "
+          "encoder. What longer runs on this machine give (hours of pre-training on Wikipedia text, and why so far "
+          "they fine-tune no better than a fresh network) is measured in docs/cpu_budget.md.")
 
 
 if __name__ == "__main__":

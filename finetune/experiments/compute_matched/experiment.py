@@ -21,7 +21,8 @@ other settings are flags too: `--mixed_precision`, `--warmup_steps` (absolute, i
 `--bias_correction` (on by default, as configs/tiny.flags). `--corpus` takes plain or gzip text; Wikipedia-style text
 (a paragraph a line, a blank line between articles) wants `--document_mode=blank_line`.
 
-Stages, each skipped when its output exists (a rerun with the same flags resumes; other flags are refused):
+Stages, each skipped when its output exists (a rerun with the same flags resumes; other flags are refused, while a
+`PretrainingJob` field added since a run's `experiment_job.json` was written is unchanged at its default):
 
 1. `data/`: a WordPiece vocabulary (`--vocab_size`) learned from the training files, their TFRecords (`tfrecords/`)
    and the held-out files' (`heldout_tfrecords/`), with `data_prep`'s builders (on the 10 MB Gutenberg corpus: ~70 s
@@ -73,12 +74,16 @@ from finetune.experiments.compute_matched.report import BASELINE, RESULTS_MD, ma
 from finetune.experiments.compute_matched.results import primary_metric, read_metrics, summarize_scores, task_name
 
 
-def _check_or_write_settings(path, values, what):
-    """Write `values` to `path`, or refuse when `path` holds other values (a cache built with other flags)."""
+def _check_or_write_settings(path, values, what, defaults=None):
+    """Write `values` to `path`, or refuse when `path` holds other values (a cache built with other flags).
+    `defaults` ({key: value}, e.g. a dataclass's field defaults): a key the file lacks (a setting added since it was
+    written) counts as that value."""
     values = json.loads(json.dumps(values))
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
             existing = json.load(handle)
+        defaults = json.loads(json.dumps(defaults or {}))
+        existing = {**{key: defaults[key] for key in values if key in defaults}, **existing}
         if existing != values:
             changed = sorted(key for key in set(existing) | set(values) if existing.get(key) != values.get(key))
             raise ConfigError(f"{os.path.dirname(path)} holds {what} made with other settings ({', '.join(changed)}); "
@@ -143,6 +148,25 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
         num_eval_steps=settings.num_eval_steps)
 
 
+def _field_defaults(dataclass_type):
+    """{field: default} of the fields of `dataclass_type` that have one."""
+    defaults = {}
+    for field in dataclasses.fields(dataclass_type):
+        if field.default is not dataclasses.MISSING:
+            defaults[field.name] = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            defaults[field.name] = field.default_factory()
+    return defaults
+
+
+def check_or_record_job(job):
+    """Writes `job` (a `PretrainingJob`) to <model_dir>/experiment_job.json, or refuses a model_dir whose recorded job
+    has other settings; a field the file lacks (added to `PretrainingJob` since) is unchanged at its default."""
+    recorded = {key: value for key, value in dataclasses.asdict(job).items() if key != "progress_bar"}
+    _check_or_write_settings(os.path.join(job.model_dir, "experiment_job.json"), recorded, "a pre-training run",
+                             _field_defaults(type(job)))
+
+
 def _final_step_done(model_dir, steps):
     import tensorflow as tf
 
@@ -158,8 +182,7 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
     from electra_tf.training.pretraining_job import run
 
     job = pretraining_job(settings, objective, run_plan, records, heldout_records, vocab)
-    recorded = {key: value for key, value in dataclasses.asdict(job).items() if key != "progress_bar"}
-    _check_or_write_settings(os.path.join(job.model_dir, "experiment_job.json"), recorded, "a pre-training run")
+    check_or_record_job(job)
     start = time.time()
     if _final_step_done(job.model_dir, job.num_train_steps):
         print(f"{objective}: pre-training already done ({job.model_dir})", flush=True)

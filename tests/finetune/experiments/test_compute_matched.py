@@ -221,6 +221,30 @@ def _cli(*args):
                           capture_output=True, text=True, timeout=120)
 
 
+def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(tmp_path):
+    from electra_tf.training.pretraining_job import PretrainingJob
+
+    job = PretrainingJob(pretrain_tfrecords="data/*.tfrecord", model_dir=str(tmp_path / "run"), learning_rate=1e-3,
+                         progress_bar=False)
+    cm.check_or_record_job(job)
+    path = tmp_path / "run" / "experiment_job.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    assert "progress_bar" not in recorded and recorded["learning_rate"] == 1e-3
+    # Written before these fields existed (a plain default, a tuple's and a default factory's).
+    added = ("allow_embedding_mismatch", "checkpoint_steps", "model_overrides")
+    older = {key: value for key, value in recorded.items() if key not in added}
+    path.write_text(json.dumps(older), encoding="utf-8")
+    cm.check_or_record_job(job)
+    assert json.loads(path.read_text(encoding="utf-8")) == older
+    # Away from its default, a field the file lacks is a change; so is any other setting.
+    for changed, message in (({"allow_embedding_mismatch": True}, "allow_embedding_mismatch"),
+                             ({"checkpoint_steps": (10,), "learning_rate": 5e-4}, "checkpoint_steps, learning_rate")):
+        with pytest.raises(ConfigError, match=f"^{tmp_path / 'run'} holds a pre-training run made with other "
+                                              rf"settings \({message}\); use a new --output_dir, or the flags of "
+                                              "that run$"):
+            cm.check_or_record_job(dataclasses.replace(job, **changed))
+
+
 def test_unknown_objective_is_a_one_line_error(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Some text.\n", encoding="utf-8")

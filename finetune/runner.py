@@ -29,6 +29,7 @@ from absl import logging
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.text_files import check_encoding
+from electra_tf.training.choices import check_gradient_accumulation
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.registry import get_task, tasks
@@ -58,7 +59,9 @@ class FinetuningJob:
     seed: int = 0
     learning_rate: float = None
     num_train_epochs: int = None
-    train_batch_size: int = None
+    train_batch_size: int = None  # the batch of one optimizer update
+    # Each batch runs as this many micro-batches in turn (electra_tf.training.gradient_accumulation).
+    gradient_accumulation_steps: int = 1
     eval_batch_size: int = 128
     max_seq_length: int = None
     layerwise_lr_decay: float = None
@@ -129,6 +132,7 @@ class FinetuningJob:
         check_positive(learning_rate=hyperparameters.learning_rate, num_train_epochs=hyperparameters.num_train_epochs,
                        train_batch_size=hyperparameters.train_batch_size,
                        max_seq_length=hyperparameters.max_seq_length)
+        check_gradient_accumulation(self.gradient_accumulation_steps, hyperparameters.train_batch_size)
         # Checks the decay's range and the variant.
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:
@@ -241,7 +245,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
             model.num_layers, hyperparameters.learning_rate, train_steps,
             layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
-            bias_correction=job.bias_correction))
+            bias_correction=job.bias_correction), gradient_accumulation_steps=job.gradient_accumulation_steps)
         model.optimizer.build(model.trainable_variables)  # its slots exist before a saved state is restored
     state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch)
     first_step = state.restore()

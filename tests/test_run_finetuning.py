@@ -63,6 +63,8 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
                         "WNLI, squadv1, squad"),
     (["--task=MRPC"], "MRPC/train.tsv does not exist"),
     (["--task=SST-2", "--layerwise_lr_decay=1.5"], "layer-wise learning-rate decay must be in (0, 1]"),
+    (["--task=SST-2", "--train_batch_size=10", "--gradient_accumulation_steps=4"],
+     "--train_batch_size=10 does not split into --gradient_accumulation_steps=4 equal micro-batches"),
 ])
 def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_path, extra, message):
     result = _run(*_common(pretrained_tiny, keyword_glue_dir, tmp_path / "out"), *extra)
@@ -73,12 +75,19 @@ def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_p
 
 
 def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keyword_glue_dir, tmp_path):
-    """The pre-training strategy and precision flags work here too (two logical CPUs, bfloat16 compute)."""
+    """The pre-training strategy, precision and gradient accumulation flags work here too (two logical CPUs, bfloat16
+    compute, each replica's 16 examples of a batch as 2 micro-batches)."""
+    import keras
+
+    import finetune.models  # noqa: F401  (registers the task models with Keras)
+
     output_dir = tmp_path / "out"
     result = _run(*_common(pretrained_tiny, keyword_glue_dir, output_dir), "--task=SST-2", "--num_train_epochs=1",
                   "--max_seq_length=16", "--train_batch_size=32", "--strategy=mirrored", "--num_cpu_devices=2",
-                  "--mixed_precision=mixed_bfloat16", "--save_models")
+                  "--mixed_precision=mixed_bfloat16", "--gradient_accumulation_steps=2", "--save_models")
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     assert results["job"]["strategy"] == "mirrored" and len(results["trials"]) == 1
-    assert (output_dir / "trial_0" / "model.keras").is_file()
+    assert results["job"]["gradient_accumulation_steps"] == 2
+    restored = keras.saving.load_model(str(output_dir / "trial_0" / "model.keras"))
+    assert restored.gradient_accumulation_steps == 2

@@ -52,6 +52,12 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
     (["--init_checkpoint=/nonexistent/model.ckpt", "--init_checkpoint_format=tf1"], "does not exist"),
     (["--mode=eval"], "--mode=eval needs --eval_tfrecords"),
     (["--eval_every_steps=5"], "--eval_every_steps needs --eval_tfrecords"),
+    (["--gradient_accumulation_steps=3"], "--train_batch_size=8 does not split into --gradient_accumulation_steps=3 "
+                                          "equal micro-batches: --train_batch_size is the batch of one optimizer "
+                                          "update and must be a multiple of 3"),
+    (["--gradient_accumulation_steps=8", "--strategy=mirrored", "--num_cpu_devices=2"],
+     "--train_batch_size=8 does not split into --gradient_accumulation_steps=8 equal micro-batches on each of 2 "
+     "replicas"),
 ])
 def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, message):
     result = _run(*_common(pretraining_data, tmp_path / "model"), *extra)

@@ -30,7 +30,12 @@ flags.DEFINE_boolean("do_lower_case", None, "The tokenizer's casing, saved with 
 flags.DEFINE_boolean("strip_accents", None, "Strip accents when tokenising (default: the data's manifest, else "
                      "--do_lower_case).")
 flags.DEFINE_integer("max_seq_length", 128, "Length of the pre-training examples.")
-flags.DEFINE_integer("train_batch_size", 128, "Global batch size (over all replicas and workers).")
+flags.DEFINE_integer("train_batch_size", 128, "Global batch size of one optimizer update (over all replicas and "
+                     "workers).")
+flags.DEFINE_integer("gradient_accumulation_steps", 1, "Run each replica's share of a batch as this many micro-batches "
+                     "of --train_batch_size / (this x replicas) examples in turn, adding up their gradients: the "
+                     "update of the whole batch with the activation memory of a micro-batch. Steps, checkpoints and "
+                     "the learning-rate schedule count updates.")
 flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate.")
 flags.DEFINE_integer("num_train_steps", 1_000_000, "Total optimizer steps.")
 flags.DEFINE_integer("num_warmup_steps", 10_000, "Linear warm-up steps.")

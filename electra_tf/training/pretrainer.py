@@ -7,6 +7,9 @@ import keras
 import tensorflow as tf
 
 from electra_tf.models.pretraining_model import ElectraPretrainingModel
+from electra_tf.pretraining import randomness
+from electra_tf.training.choices import check_gradient_accumulation
+from electra_tf.training.gradient_accumulation import accumulate, dense_gradients
 from electra_tf.training.metrics import make_pretraining_metrics, update_pretraining_metrics
 from electra_tf.training.replica_updates import all_reduce_sum, apply_if
 
@@ -23,11 +26,16 @@ class ElectraPretrainer(ElectraPretrainingModel):
     Args:
         config, max_seq_length, seed, num_train_steps: see `ElectraPretrainingModel`.
         clip_norm: global-norm clipping threshold; 0 or None disables it.
+        gradient_accumulation_steps: N; each replica runs its share of a batch as N equal micro-batches, one after the
+            other, and the update is the whole batch's (`accumulated_replica_gradients`).
     """
 
-    def __init__(self, config, max_seq_length=128, seed=0, clip_norm=1.0, num_train_steps=None, **kwargs):
+    def __init__(self, config, max_seq_length=128, seed=0, clip_norm=1.0, num_train_steps=None,
+                 gradient_accumulation_steps=1, **kwargs):
         super().__init__(config, max_seq_length=max_seq_length, seed=seed, num_train_steps=num_train_steps, **kwargs)
+        check_gradient_accumulation(gradient_accumulation_steps)
         self.clip_norm = clip_norm
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self.metric_trackers = make_pretraining_metrics(self.objective.metric_names)
         # The global norm of the unclipped gradient: above clip_norm every gradient is scaled down by clip_norm / it,
         # which can bring the smallest ones (the attention's query and key kernels, early on) below Adam's epsilon.
@@ -57,7 +65,8 @@ class ElectraPretrainer(ElectraPretrainingModel):
         pass
 
     def get_config(self):
-        return {**super().get_config(), "clip_norm": self.clip_norm}
+        return {**super().get_config(), "clip_norm": self.clip_norm,
+                "gradient_accumulation_steps": self.gradient_accumulation_steps}
 
     def pretraining_statistics(self, outputs):
         """Per-replica sums and counts of the objective (see `pretraining.objectives`)."""
@@ -83,6 +92,19 @@ class ElectraPretrainer(ElectraPretrainingModel):
             step = self.steps_trained if step is None else step
             terms["generator"] = terms["generator"] * (1.0 - self.adversarial_share(step))
         return tf.add_n(list(terms.values()))
+
+    def loss_coefficients(self, statistics, step=None):
+        """{name: d loss / d statistics[name]} for each sum the loss has, at the counts of `statistics`.
+
+        Every objective's loss is a weighted sum of ratios sum / count, so it is linear in its sums: its gradient is
+        the sum over them of this coefficient times the sum's gradient (what gradient accumulation adds up).
+        """
+        counts = tf.nest.map_structure(tf.stop_gradient, statistics)
+        with tf.GradientTape() as tape:
+            tape.watch(statistics)
+            loss = self.pretraining_loss(statistics, counts, step)
+        coefficients = tape.gradient(loss, statistics)
+        return {name: coefficient for name, coefficient in coefficients.items() if coefficient is not None}
 
     def expected_initial_loss(self):
         """The loss a freshly initialised model should start near (None when it depends on the initial weights): for
@@ -115,10 +137,55 @@ class ElectraPretrainer(ElectraPretrainingModel):
             totals = all_reduce_sum(tf.nest.map_structure(tf.stop_gradient, stats))
             loss = self.pretraining_loss(stats, totals, step)
             scaled_loss = self.optimizer.scale_loss(loss)
-        gradients = tape.gradient(scaled_loss, variables)
         # Dense gradients: IndexedSlices from the embedding lookups cannot be all-reduced and divided uniformly.
-        gradients = [tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
-                     for g, v in zip(gradients, variables)]
+        return dense_gradients(tape.gradient(scaled_loss, variables), variables), totals
+
+    def accumulated_replica_gradients(self, data, step):
+        """`replica_gradients` of this replica's share of the batch run as `gradient_accumulation_steps` micro-batches.
+
+        Each micro-batch gives its statistics and, for each sum the loss has, that sum's (scaled) gradient. Added
+        up over the micro-batches, and the statistics all-reduced, they are the whole batch's: the loss's gradient is
+        then the sum of `loss_coefficients` at the global counts times the sums' gradients, exactly the gradient of
+        the global loss (a mean of micro-batch means would weigh each micro-batch's tokens by its own counts). Each
+        example is masked and sampled as in one pass: its draws are keyed on its row in the global batch
+        (`randomness.micro_batch`).
+        """
+        variables = self.trainable_variables
+        replica_batch_size = tf.shape(data["input_ids"])[0]
+        shape = data["input_ids"].shape
+        if shape[0] is not None:
+            num_replicas = self.distribute_strategy.num_replicas_in_sync
+            check_gradient_accumulation(self.gradient_accumulation_steps, shape[0] * num_replicas, num_replicas)
+        # A sum's gradient adds up its tokens' gradients, hundreds of times a mean's: taken times a power of two near
+        # 1 / (the micro-batch's tokens), it has the magnitude of a loss's gradient, which float16 loss scaling is
+        # tuned to, and it scales back exactly.
+        tokens = shape.num_elements() // self.gradient_accumulation_steps if shape.is_fully_defined() else 1
+        sum_scale = 2.0 ** -round(math.log2(max(tokens, 1)))
+
+        def micro_step(start, micro_batch):
+            with randomness.micro_batch(start, replica_batch_size):
+                with tf.GradientTape(persistent=True) as tape:
+                    outputs = self.pretraining_outputs(micro_batch, step, training=True)
+                    stats = self.pretraining_statistics(outputs)
+            output_scale = tf.cast(self._loss_scale(), tf.float32) * sum_scale
+            gradients = {}
+            for name in self.loss_coefficients(stats, step):
+                # Only the variables the sum reaches (the generator's MLM loss does not reach the discriminator):
+                # an accumulator per pair, not per sum and variable.
+                by_variable = tape.gradient(stats[name], variables, output_gradients=output_scale)
+                gradients[name] = {position: tf.convert_to_tensor(gradient)
+                                   for position, gradient in enumerate(by_variable) if gradient is not None}
+            del tape
+            return {"gradients": gradients, "statistics": tf.nest.map_structure(tf.stop_gradient, stats)}
+
+        accumulated = accumulate(micro_step, data, self.gradient_accumulation_steps)
+        totals = all_reduce_sum(accumulated["statistics"])
+        coefficients = self.loss_coefficients(totals, step)
+        gradients = []
+        for position, variable in enumerate(variables):
+            terms = [coefficient / sum_scale * accumulated["gradients"][name][position]
+                     for name, coefficient in coefficients.items() if position in accumulated["gradients"][name]]
+            gradients.append(tf.add_n(terms) if terms else tf.zeros_like(variable))
         return gradients, totals
 
     def train_step(self, data):
@@ -126,7 +193,10 @@ class ElectraPretrainer(ElectraPretrainingModel):
         if self.electra_config.two_stage_steps:
             self._start_second_stage_at(step)
         variables = self.trainable_variables
-        gradients, totals = self.replica_gradients(data, step)
+        if self.gradient_accumulation_steps > 1:
+            gradients, totals = self.accumulated_replica_gradients(data, step)
+        else:
+            gradients, totals = self.replica_gradients(data, step)
         gradients = all_reduce_sum(gradients)
         global_loss = self.pretraining_loss(totals, totals, step)
         # One pass over the gradients serves both the finiteness check and the clipping: the global norm is finite

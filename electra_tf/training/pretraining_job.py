@@ -23,6 +23,7 @@ from electra_tf.training.pretraining_spec import PretrainingJob
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution
 from electra_tf.training import preemption
+from electra_tf.training.choices import check_gradient_accumulation
 from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.schedules import WarmupLinearDecay
 
@@ -49,7 +50,8 @@ def build_model(job, config, strategy):
     """The compiled pre-training model with its optimizer built (so a checkpoint restores every slot at once)."""
     with strategy.scope():
         model = ElectraPretrainer(config, max_seq_length=job.max_seq_length, seed=job.seed, clip_norm=job.clip_norm,
-                                  num_train_steps=job.num_train_steps)
+                                  num_train_steps=job.num_train_steps,
+                                  gradient_accumulation_steps=job.gradient_accumulation_steps)
         schedule = WarmupLinearDecay(job.learning_rate, job.num_train_steps, job.num_warmup_steps,
                                      mode=job.lr_schedule)
         optimizer = create_optimizer(job.optimizer, schedule, weight_decay=job.weight_decay,
@@ -174,6 +176,9 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices,
                                             collective_timeout_seconds=job.collective_timeout_seconds)
+    if job.mode == "train":
+        check_gradient_accumulation(job.gradient_accumulation_steps, job.train_batch_size,
+                                    strategy.num_replicas_in_sync)
     latest = tf.train.latest_checkpoint(job.model_dir)
     config, initial, vocab_file = _resolve_model(job, latest)
     # Every input is checked before anything is written to model_dir.

@@ -8,7 +8,7 @@ from electra_tf import preflight
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
 from electra_tf.training.choices import DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, NONFINITE_LOSS_POLICIES, \
-    check_collective_timeout
+    check_collective_timeout, check_gradient_accumulation
 
 MODES = ("train", "eval")
 
@@ -21,7 +21,9 @@ class PretrainingJob:
     model_dir: str
     model_size: str = "small"
     max_seq_length: int = 128
-    train_batch_size: int = 128
+    train_batch_size: int = 128  # the global batch of one optimizer update
+    # Each replica runs its share of a batch as this many micro-batches in turn (training.gradient_accumulation).
+    gradient_accumulation_steps: int = 1
     learning_rate: float = 5e-4
     num_train_steps: int = 1_000_000
     num_warmup_steps: int = 10_000
@@ -79,6 +81,7 @@ class PretrainingJob:
         for name in ("num_warmup_steps", "save_checkpoints_steps", "keep_checkpoint_max"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}", arguments=(name,))
+        check_gradient_accumulation(self.gradient_accumulation_steps, self.train_batch_size)
         # 0 is allowed: a run at learning rate 0 evaluates or exports a checkpoint through the whole pipeline.
         if self.learning_rate < 0:
             raise ConfigError(f"learning_rate must be >= 0, got {self.learning_rate}", arguments=("learning_rate",))

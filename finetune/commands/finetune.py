@@ -54,7 +54,11 @@ flags.DEFINE_integer("num_trials", 1, "Fine-tuning runs from the same checkpoint
 flags.DEFINE_integer("seed", 0, "Seed of the first trial (head initialisation, dropout, data order).")
 flags.DEFINE_float("learning_rate", None, "Peak learning rate (default: 3e-4 small, 1e-4 base, 5e-5 large).")
 flags.DEFINE_integer("num_train_epochs", None, "Epochs (default: 3; RTE and STS-B 10).")
-flags.DEFINE_integer("train_batch_size", None, "Global batch size (default 32).")
+flags.DEFINE_integer("train_batch_size", None, "Global batch size of one optimizer update (default 32).")
+flags.DEFINE_integer("gradient_accumulation_steps", 1, "Run each batch as this many micro-batches of "
+                     "--train_batch_size / this examples in turn, adding up their gradients: the update of the whole "
+                     "batch with the activation memory of a micro-batch. Steps and the learning-rate schedule count "
+                     "updates.")
 flags.DEFINE_integer("eval_batch_size", 128, "Batch size for predictions.")
 flags.DEFINE_integer("max_seq_length", None, "Sequence length (default 128).")
 flags.DEFINE_float("layerwise_lr_decay", None, "Layer-wise learning-rate decay (default 0.8; large 0.9; 1 = none).")

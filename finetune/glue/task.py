@@ -77,7 +77,7 @@ class GlueTask(Task):
         return ElectraTextClassifier(clone_backbone(pretrained_model.backbone), num_classes=self.spec.num_labels,
                                      regression=self.spec.is_regression)
 
-    def compile_model(self, model, optimizer):
+    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
         import keras
 
         if self.spec.is_regression:
@@ -85,7 +85,8 @@ class GlueTask(Task):
         else:
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
             metrics = [keras.metrics.SparseCategoricalAccuracy("accuracy")]
-        model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
+        model.compile(optimizer=optimizer, loss=loss, metrics=metrics,
+                      gradient_accumulation_steps=gradient_accumulation_steps)
 
     def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset

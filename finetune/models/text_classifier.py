@@ -8,6 +8,7 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.models import labels as label_strings
 from finetune.models.labelled_task import LabelledTask
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
@@ -16,7 +17,7 @@ CLASSIFIER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifier(LabelledTask, keras_hub.models.TextClassifier):
+class ElectraTextClassifier(LabelledTask, GradientAccumulation, keras_hub.models.TextClassifier):
     """The reference's fine-tuning model: backbone -> [CLS] vector -> dropout 0.1 -> one dense layer (no pooler:
     ELECTRA has none). Classification gives float32 logits [batch, num_classes]; regression (STS-B) one score per
     example, [batch].
@@ -129,7 +130,8 @@ class ElectraTextClassifier(LabelledTask, keras_hub.models.TextClassifier):
         correction, weight decay 0.01, layer-wise decay 0.8 (0.9 for 24 layers), learning rate 3e-4 / 1e-4 / 5e-5 for
         small / base / large widths; with `num_train_steps`, 10 % warm-up and linear decay to 0 over them, otherwise
         constant). `loss="auto"`: sparse categorical cross-entropy on logits, mean squared error for regression;
-        `metrics="auto"`: accuracy (none for regression)."""
+        `metrics="auto"`: accuracy (none for regression). `gradient_accumulation_steps=N` runs each batch of `fit` as N
+        micro-batches in turn, with the update of the whole batch (`GradientAccumulation`)."""
         if optimizer == "auto":
             from finetune.optimization import reference_finetuning_optimizer
 
@@ -140,13 +142,6 @@ class ElectraTextClassifier(LabelledTask, keras_hub.models.TextClassifier):
         if metrics == "auto":
             metrics = [] if self.regression else [keras.metrics.SparseCategoricalAccuracy("accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # Keras skips restoring the compile state (and so the optimizer's) of models that override `compile`; this
-        # one's is restorable: a loaded .keras file continues training where it stopped.
-        self.compile(**keras.saving.deserialize_keras_object(config))
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
 
     def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, text_pairs=False,
                **kwargs):

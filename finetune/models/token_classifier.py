@@ -9,6 +9,7 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.models import labels as label_strings
 from finetune.models.labelled_task import LabelledTask
 from finetune.models.token_classifier_preprocessor import WORD_POSITIONS, ElectraTokenClassifierPreprocessor
@@ -17,7 +18,7 @@ TAGGER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTokenClassifier(LabelledTask, keras_hub.models.Task):
+class ElectraTokenClassifier(LabelledTask, GradientAccumulation, keras_hub.models.Task):
     """The reference's tagging model: backbone -> the vector of each word's first piece -> dropout 0.1 -> one dense
     layer, float32 logits [batch, max_seq_length, num_tags] (word k at index k; positions past the last word are
     padding). The other pieces of a word carry no label and no loss, as in the reference.
@@ -82,7 +83,8 @@ class ElectraTokenClassifier(LabelledTask, keras_hub.models.Task):
     def compile(self, optimizer="auto", loss="auto", *, metrics="auto", num_train_steps=None, **kwargs):
         """keras-hub's `compile` with the reference's defaults (as `ElectraTextClassifier.compile`): the reference's
         fine-tuning optimiser for the backbone's size; cross-entropy of each packed word's tag averaged over the
-        packed words (`mean_with_sample_weight`); word accuracy."""
+        packed words (`mean_with_sample_weight`); word accuracy; `gradient_accumulation_steps` as
+        `GradientAccumulation` says."""
         if optimizer == "auto":
             from finetune.optimization import reference_finetuning_optimizer
 
@@ -94,11 +96,6 @@ class ElectraTokenClassifier(LabelledTask, keras_hub.models.Task):
             metrics = None
             kwargs.setdefault("weighted_metrics", [keras.metrics.SparseCategoricalAccuracy("accuracy")])
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        self.compile(**keras.saving.deserialize_keras_object(config))
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
 
     @property
     def tags(self):

@@ -106,8 +106,8 @@ class OwnDataTask(Task):
         return ElectraTextClassifier(clone_backbone(pretrained_model.backbone), regression=self.regression,
                                      labels=data.labels.names if data.labels else None)
 
-    def compile_model(self, model, optimizer):
-        model.compile(optimizer=optimizer)
+    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
+        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
 
     def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset

@@ -118,8 +118,9 @@ class SquadTask(Task):
         return ElectraSquadModel(clone_backbone(pretrained_model.backbone), head=job.squad_head,
                                  version_2=self.version == "2.0", beam_size=job.n_best_size)
 
-    def compile_model(self, model, optimizer):
-        model.compile(optimizer=optimizer)  # the model computes its own span losses
+    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
+        # The model computes its own span losses.
+        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
 
     def train_examples(self, model, data):
         return training_examples(model, data.train_features)

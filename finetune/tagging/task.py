@@ -153,8 +153,8 @@ class TaggingTask(Task):
 
         return ElectraTokenClassifier(clone_backbone(pretrained_model.backbone), tags=data.tags)
 
-    def compile_model(self, model, optimizer):
-        model.compile(optimizer=optimizer)
+    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
+        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
 
     def train_examples(self, model, data):
         return data.train.dataset()

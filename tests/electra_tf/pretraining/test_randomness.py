@@ -21,3 +21,12 @@ def test_draws_depend_only_on_seed_step_index_and_stream():
 
 def test_global_example_index_outside_a_strategy_is_the_row():
     assert randomness.global_example_index(4).numpy().tolist() == [0, 1, 2, 3]
+
+
+def test_a_micro_batch_numbers_its_examples_by_their_rows_in_the_whole_batch():
+    with randomness.micro_batch(4, 8):
+        assert randomness.global_example_index(2).numpy().tolist() == [4, 5]
+        with randomness.micro_batch(tf.constant(6), tf.constant(8)):
+            assert randomness.global_example_index(2).numpy().tolist() == [6, 7]
+        assert randomness.global_example_index(2).numpy().tolist() == [4, 5]
+    assert randomness.global_example_index(2).numpy().tolist() == [0, 1]

@@ -63,6 +63,36 @@ def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pre
     assert int(restored_slots["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
 
 
+def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, tmp_path):
+    """With 4 micro-batches per step, a run killed while step 3's micro-batches were running (nothing of a step is
+    saved before it ends: checkpoint 2 is its last state) resumes past 2 batches of 8 examples, 8 micro-batches, and
+    ends where an uninterrupted run ends, and where a run of whole batches of 8 ends."""
+    settings = dict(num_train_steps=4, save_checkpoints_steps=2, log_every_steps=1)
+    whole_batches, uninterrupted = tmp_path / "whole_batches", tmp_path / "uninterrupted"
+    run(_job(pretraining_data, whole_batches, **settings))
+    run(_job(pretraining_data, uninterrupted, gradient_accumulation_steps=4, **settings))
+    interrupted = tmp_path / "interrupted"
+    shutil.copytree(uninterrupted, interrupted, ignore=shutil.ignore_patterns("ckpt-4*", "pretrained"))
+    tf.compat.v1.train.update_checkpoint_state(str(interrupted), str(interrupted / "ckpt-2"),
+                                               all_model_checkpoint_paths=[str(interrupted / "ckpt-2")])
+
+    run(_job(pretraining_data, interrupted, gradient_accumulation_steps=4, **settings))
+
+    assert _logged_steps(interrupted) == [1, 2, 3, 4]
+    resumed = _checkpoint_values(str(interrupted / "ckpt-4"))
+    for reference, tolerance in ((uninterrupted, 1e-6), (whole_batches, 1e-5)):
+        expected = _checkpoint_values(str(reference / "ckpt-4"))
+        assert expected.keys() == resumed.keys()
+        for name, value in expected.items():
+            np.testing.assert_allclose(resumed[name], value, rtol=tolerance, atol=tolerance, err_msg=name)
+    assert int(resumed["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 4, "the optimizer counts updates"
+    with open(interrupted / "metrics.jsonl", encoding="utf-8") as handle, \
+            open(whole_batches / "metrics.jsonl", encoding="utf-8") as expected_handle:
+        for entry, expected_entry in zip(map(json.loads, handle), map(json.loads, expected_handle)):
+            for name in ("loss", "learning_rate", "gradient_norm", "disc_auc"):
+                assert entry[name] == pytest.approx(expected_entry[name], rel=1e-5), (entry["step"], name)
+
+
 def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretraining_data, tmp_path):
     run(_job(pretraining_data, tmp_path, num_train_steps=2, save_checkpoints_steps=0))
     # A keras-hub preset of the discriminator, with the vocabulary and the tokenizer's casing.

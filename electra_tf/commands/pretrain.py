@@ -85,9 +85,9 @@ flags.DEFINE_enum("generator_training", None, list(GENERATOR_TRAINING), "mle (ma
 flags.DEFINE_integer("generator_annealing_steps", None, "--generator_training=annealed: steps until the generator's "
                      "loss is wholly adversarial (default: --num_train_steps).")
 flags.DEFINE_integer("sampling_warmup_steps", None, "Replacements move from uniform samples at step 0 to the "
-                     "generator's own at this step (its logits scaled by step / this); keeps a small discriminator "
-                     "from collapsing when its generator leaves the uniform distribution (docs/cpu_budget.md). 0: the "
-                     "generator's samples from the start (the paper).")
+                     "generator's own at this step (its logits scaled by step / this); postpones the samples a "
+                     "discriminator cannot tell without reading word order (docs/cpu_budget.md). 0: the generator's "
+                     "samples from the start (the paper).")
 flags.DEFINE_boolean("sinusoidal_position_init", None, "Start the learned position table from sine/cosine waves "
                      "(scaled to the initializer's standard deviation) instead of random values: relative offsets are "
                      "linear in the position vectors from the first step (docs/cpu_budget.md). Not in the paper.")

@@ -155,8 +155,8 @@ class ElectraPretrainingModel(keras.Model):
                 mlm_logits = self._generator_logits(masked, input_mask, segment_ids, training)
             sampling_logits = mlm_logits
             if config.sampling_warmup_steps:
-                # Uniform samples first: a small discriminator learns token identity from them, and collapses when
-                # the generator's samples turn to frequent pieces all at once (docs/cpu_budget.md).
+                # Uniform samples first: a discriminator that cannot read word order yet still detects them from the
+                # token alone, which it cannot do once they fit the words around them (docs/cpu_budget.md).
                 sampling_logits = mlm_logits * linear_ramp(step, config.sampling_warmup_steps)
             sampled_ids = gumbel_max_sample(sampling_logits, sampling_noise, config.temperature)
             corrupted_ids, labels = replace_tokens(input_ids, sampled_ids, masked.masked_lm_positions,

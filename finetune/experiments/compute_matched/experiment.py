@@ -65,32 +65,14 @@ import time
 
 from electra_tf import flops as flops_lib
 from electra_tf.config import ElectraConfig
-from electra_tf.errors import ConfigError, DataError
-from electra_tf.io_utils import atomic_write_json, atomic_write_text
+from electra_tf.errors import DataError
+from electra_tf.io_utils import atomic_write_text
 from finetune.experiments.compute_matched.plan import (
     corpus_files, corpus_text_bytes, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs,
     seed_groups, split_corpus, validate)
 from finetune.experiments.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
 from finetune.experiments.compute_matched.results import primary_metric, read_metrics, summarize_scores, task_name
-
-
-def _check_or_write_settings(path, values, what, defaults=None):
-    """Write `values` to `path`, or refuse when `path` holds other values (a cache built with other flags).
-    `defaults` ({key: value}, e.g. a dataclass's field defaults): a key the file lacks (a setting added since it was
-    written) counts as that value."""
-    values = json.loads(json.dumps(values))
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as handle:
-            existing = json.load(handle)
-        defaults = json.loads(json.dumps(defaults or {}))
-        existing = {**{key: defaults[key] for key in values if key in defaults}, **existing}
-        if existing != values:
-            changed = sorted(key for key in set(existing) | set(values) if existing.get(key) != values.get(key))
-            raise ConfigError(f"{os.path.dirname(path)} holds {what} made with other settings ({', '.join(changed)}); "
-                              "use a new --output_dir, or the flags of that run")
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    atomic_write_json(path, values)
+from finetune.experiments.compute_matched.settings_record import check_or_record_job, check_or_write_settings
 
 
 def prepare_data(settings, files, heldout):
@@ -99,7 +81,7 @@ def prepare_data(settings, files, heldout):
     from data_prep import pipeline, wordpiece_vocab
 
     directory = os.path.join(settings.output_dir, "data")
-    _check_or_write_settings(os.path.join(directory, "settings.json"), {
+    check_or_write_settings(os.path.join(directory, "settings.json"), {
         "corpus": [[os.path.abspath(path), os.path.getsize(path)] for path in files],
         "heldout": [[os.path.abspath(path), os.path.getsize(path)] for path in heldout],
         "vocab_size": None if settings.vocab_file else settings.vocab_size,
@@ -146,25 +128,6 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
         mixed_precision=settings.mixed_precision, progress_bar=False, model_overrides={"objective": objective},
         eval_tfrecords=heldout_records, eval_every_steps=run_plan["eval_every_steps"],
         num_eval_steps=settings.num_eval_steps)
-
-
-def _field_defaults(dataclass_type):
-    """{field: default} of the fields of `dataclass_type` that have one."""
-    defaults = {}
-    for field in dataclasses.fields(dataclass_type):
-        if field.default is not dataclasses.MISSING:
-            defaults[field.name] = field.default
-        elif field.default_factory is not dataclasses.MISSING:
-            defaults[field.name] = field.default_factory()
-    return defaults
-
-
-def check_or_record_job(job):
-    """Writes `job` (a `PretrainingJob`) to <model_dir>/experiment_job.json, or refuses a model_dir whose recorded job
-    has other settings; a field the file lacks (added to `PretrainingJob` since) is unchanged at its default."""
-    recorded = {key: value for key, value in dataclasses.asdict(job).items() if key != "progress_bar"}
-    _check_or_write_settings(os.path.join(job.model_dir, "experiment_job.json"), recorded, "a pre-training run",
-                             _field_defaults(type(job)))
 
 
 def _final_step_done(model_dir, steps):

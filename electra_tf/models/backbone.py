@@ -4,6 +4,7 @@ import keras
 import keras_hub
 
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
+from electra_tf.errors import ConfigError
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
@@ -12,6 +13,8 @@ from electra_tf.models.presets import checkpoint_model, keras_hub_handle, rebuil
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 # The names of the reference's features (TFRecords, GLUE/SQuAD features, serving signatures) for the same inputs.
 FEATURE_NAMES = {"token_ids": "input_ids", "segment_ids": "segment_ids", "padding_mask": "input_mask"}
+# The projections `enable_lora` adapts by default: PEFT's target modules for ELECTRA.
+LORA_TARGETS = ("query", "value")
 
 
 def backbone_inputs(features):
@@ -160,6 +163,71 @@ class ElectraBackbone(keras_hub.models.Backbone):
         inputs = backbone_inputs(inputs)
         return encoder_states(self.embeddings, self.embeddings_project, self.transformer_layers,
                               inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"], training=training)
+
+    def projections(self):
+        """{name: [Dense of every layer]} of the projections LoRA may target: `query`, `key`, `value`,
+        `attention_output`, `intermediate` and `output` of each Transformer layer, and `embeddings_project` (when
+        E != H)."""
+        layers = {}
+        for layer in self.transformer_layers:
+            for dense in layer.dense_layers():
+                layers.setdefault(dense.name, []).append(dense)
+        if self.embeddings_project is not None:
+            layers[self.embeddings_project.name] = [self.embeddings_project]
+        return layers
+
+    def default_lora_layer_names(self):
+        return list(LORA_TARGETS)
+
+    def enable_lora(self, rank, target_layer_names=None, lora_alpha=None):
+        """Freezes the backbone and adds LoRA weights to the projections named in `target_layer_names` (default
+        `query` and `value` of every layer, where PEFT's ELECTRA mapping puts them): keras-hub's
+        `Backbone.enable_lora`, whose name rule finds this backbone's layers, with `lora_alpha` (scale
+        `lora_alpha / rank`; default `rank`, a scale of 1, as Keras' `Dense.enable_lora`) and, as PEFT's default
+        `bias="none"`, the targets' biases frozen too. Afterwards only the `lora_kernel_a` [in, rank] and
+        `lora_kernel_b` [rank, out] of each target are trainable: 4 x num_layers x hidden_size x rank weights for the
+        default targets.
+
+        The other projections (`key`, `attention_output`, `intermediate`, `output`, `embeddings_project`) may be
+        named too. They are not the default: the LoRA paper (Hu et al., 2021, table 5) found query + value within 0.4
+        points of all four attention projections at the same number of weights and better than any one alone, PEFT
+        adapts the same two for ELECTRA, and the feed-forward pair costs 5 x hidden_size x rank weights each. The
+        embedding tables stay frozen: the reference's layer-wise decay already gives them the smallest learning rate
+        (decay^(L+2) of the head's), so fine-tuning barely moves them.
+
+        The Transformer layer's training kernels read each projection's `kernel`, which Keras computes as
+        W + (lora_alpha / rank) A B once LoRA is on: LoRA takes part in every path (tests/electra_tf/models/test_lora.py
+        checks the gradients against keras-hub's `TransformerEncoder`). Saving writes merged kernels (Keras'
+        `Dense.save_own_variables`); `electra_tf.models.lora.merged_lora` gives that model in memory.
+
+        Args:
+            rank: the rank of each factorisation (a positive integer).
+            target_layer_names: names among `projections()` (default `default_lora_layer_names()`).
+            lora_alpha: the numerator of the scale (a positive number; default `rank`).
+        """
+        targets = list(self.default_lora_layer_names() if target_layer_names is None else target_layer_names)
+        projections = self.projections()
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+            raise ConfigError(f"rank must be a positive integer, got {rank!r}", arguments=("rank",))
+        if lora_alpha is not None and not lora_alpha > 0:
+            raise ConfigError(f"lora_alpha must be positive, got {lora_alpha!r}", arguments=("lora_alpha",))
+        unknown = [name for name in targets if name not in projections]
+        if unknown or not targets:
+            raise ConfigError(f"target_layer_names={targets} names no projection of this backbone ({unknown}); "
+                              f"choose among {sorted(projections)}", arguments=("target_layer_names",))
+        if self.lora_enabled_layers():
+            raise ConfigError("LoRA is already enabled on this backbone: enable_lora is called once, on the "
+                              "pre-trained model", arguments=("rank",))
+        super().enable_lora(rank, target_layer_names=targets)
+        for dense in self.lora_enabled_layers():
+            if dense.bias is not None:
+                dense.bias.trainable = False
+            if lora_alpha is not None:
+                dense.lora_alpha = lora_alpha  # Dense.enable_lora's own argument, which keras-hub does not pass
+
+    def lora_enabled_layers(self):
+        """The projections with LoRA weights, in the order of `projections()`."""
+        return [dense for layers in self.projections().values() for dense in layers if dense.lora_enabled]
 
     def architecture(self):
         """The architecture as a dict of `ElectraArchitecture` fields."""

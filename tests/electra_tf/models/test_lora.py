@@ -1,0 +1,131 @@
+"""LoRA on `ElectraBackbone`: the factors' gradients through the project's fused Transformer layer against keras-hub's
+`TransformerEncoder` run on the effective kernels, what trains afterwards, and what is refused."""
+
+import keras_hub
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from electra_tf.errors import ConfigError
+from electra_tf.models import ElectraBackbone
+
+HIDDEN, HEADS, INTERMEDIATE, RANK, ALPHA = 32, 4, 64, 3, 12.0
+ARCHITECTURE = dict(vocab_size=60, embedding_size=16, hidden_size=HIDDEN, num_layers=2, num_heads=HEADS,
+                    intermediate_size=INTERMEDIATE, max_position_embeddings=20, hidden_dropout=0.0,
+                    attention_dropout=0.0)
+# keras-hub's TransformerEncoder names for ours (`ElectraTransformerLayer`'s sub-layers).
+KERAS_HUB_NAMES = {"query": "self_attention_layer/query", "key": "self_attention_layer/key",
+                   "value": "self_attention_layer/value", "attention_output": "self_attention_layer/attention_output",
+                   "attention_layer_norm": "self_attention_layer_norm", "intermediate": "feedforward_intermediate_dense",
+                   "output": "feedforward_output_dense", "output_layer_norm": "feedforward_layer_norm"}
+
+
+def _lora_backbone(seed=0):
+    """A backbone with LoRA on query and value, every weight (the B factors, biases, LayerNorms) away from its
+    initial value so that no gradient vanishes by construction (B = 0 would give A a zero gradient)."""
+    backbone = ElectraBackbone(**ARCHITECTURE)
+    backbone.enable_lora(RANK, lora_alpha=ALPHA)
+    rng = np.random.default_rng(seed)
+    for variable in backbone.weights:
+        variable.assign(rng.normal(scale=0.3, size=variable.shape).astype("float32") + (
+            1.0 if variable.path.endswith("gamma") else 0.0))
+    return backbone
+
+
+def _own_weights(layer):
+    """{"query/kernel": value, "query/lora_kernel_a": ..., ...} of one Transformer layer."""
+    return {variable.path.split("/", 1)[1]: variable.numpy() for variable in layer.weights}
+
+
+def _keras_hub_encoder(weights):
+    """keras-hub's post-LayerNorm encoder (exact GELU, its own multi-head attention with per-head kernels) holding
+    `weights`, with each LoRA projection's kernel replaced by its effective W + (alpha / rank) A B."""
+    encoder = keras_hub.layers.TransformerEncoder(INTERMEDIATE, HEADS, dropout=0.0, activation="gelu",
+                                                  layer_norm_epsilon=1e-12)
+    encoder.build((None, None, HIDDEN))
+    values = dict(weights)
+    for name in ("query", "value"):
+        values[f"{name}/kernel"] = weights[f"{name}/kernel"] + ALPHA / RANK * (
+            weights[f"{name}/lora_kernel_a"] @ weights[f"{name}/lora_kernel_b"])
+    ours = {f"{theirs}/{leaf}": f"{own}/{leaf}" for own, theirs in KERAS_HUB_NAMES.items()
+            for leaf in ("kernel", "bias", "gamma", "beta")}
+    for variable in encoder.weights:
+        variable.assign(values[ours[variable.path.split("/", 1)[1]]].reshape(variable.shape))
+    return encoder
+
+
+def test_lora_gradients_through_the_fused_layer_equal_keras_hub_encoder_on_the_effective_kernels():
+    backbone = _lora_backbone()
+    layer = backbone.transformer_layer_1
+    weights = _own_weights(layer)
+    encoder = _keras_hub_encoder(weights)
+    rng = np.random.default_rng(1)
+    hidden = tf.constant(rng.normal(size=(3, 9, HIDDEN)).astype("float32"))
+    mask = np.ones((3, 9), "int32")
+    mask[1, 5:] = mask[2, 2:] = 0
+    upstream = tf.constant(rng.normal(size=(3, 9, HIDDEN)).astype("float32"))
+
+    with tf.GradientTape() as tape:
+        expected = encoder(hidden, padding_mask=tf.constant(mask), training=True)
+    kernels = [variable for variable in encoder.weights if variable.path.endswith(("query/kernel", "value/kernel"))]
+    kernel_gradients = tape.gradient(expected, kernels, output_gradients=upstream)
+    bias = tf.constant((1.0 - mask[:, None, None, :].astype("float32")) * -10000.0)
+    # The layer itself is frozen (its `trainable_weights` are []); the backbone trains these of its variables.
+    factors = [variable for variable in layer.weights if variable.trainable]
+    assert [variable.path.split("/", 1)[1] for variable in factors] == [
+        "query/lora_kernel_a", "query/lora_kernel_b", "value/lora_kernel_a", "value/lora_kernel_b"]
+    for training in (True, False):  # the fused training kernels, and the Keras sub-layers
+        with tf.GradientTape() as tape:
+            outputs = layer(hidden, bias, training=training)
+        gradients = tape.gradient(outputs, factors, output_gradients=upstream)
+        np.testing.assert_allclose(outputs.numpy() * mask[..., None], expected.numpy() * mask[..., None], atol=2e-5)
+        for index, name in enumerate(("query", "value")):
+            # W_eff = W + s A B: dL/dA = s dL/dW_eff B^T, dL/dB = s A^T dL/dW_eff.
+            kernel_gradient = kernel_gradients[index].numpy().reshape(HIDDEN, HIDDEN)
+            a, b = weights[f"{name}/lora_kernel_a"], weights[f"{name}/lora_kernel_b"]
+            expected_a = ALPHA / RANK * kernel_gradient @ b.T
+            expected_b = ALPHA / RANK * a.T @ kernel_gradient
+            assert np.abs(expected_a).max() > 0.1 and np.abs(expected_b).max() > 0.1
+            np.testing.assert_allclose(gradients[2 * index].numpy(), expected_a, rtol=1e-4, atol=1e-4)
+            np.testing.assert_allclose(gradients[2 * index + 1].numpy(), expected_b, rtol=1e-4, atol=1e-4)
+
+
+def test_only_the_factors_train_and_their_number_is_four_layers_hidden_rank():
+    backbone = ElectraBackbone(**ARCHITECTURE)
+    before = {variable.path: variable.numpy() for variable in backbone.weights}
+    backbone.enable_lora(RANK)
+    trainable = backbone.trainable_weights
+    assert sorted(variable.path for variable in trainable) == sorted(
+        f"transformer_layer_{i}/{name}/lora_kernel_{factor}" for i in range(2) for name in ("query", "value")
+        for factor in "ab")
+    # Per layer, query and value each: A [H, r] + B [r, H].
+    assert sum(int(np.prod(variable.shape)) for variable in trainable) == 2 * 2 * (HIDDEN * RANK + RANK * HIDDEN)
+    assert [dense.lora_alpha for dense in backbone.lora_enabled_layers()] == [RANK] * 4  # Keras' default scale 1
+    # Keras starts B at zero: the adapted backbone computes what the pre-trained one did.
+    inputs = {"token_ids": np.array([[2, 7, 9, 3]]), "segment_ids": np.zeros((1, 4), "int32"),
+              "padding_mask": np.ones((1, 4), "int32")}
+    plain = ElectraBackbone(**ARCHITECTURE)
+    plain.set_weights([before[variable.path] for variable in plain.weights])
+    np.testing.assert_allclose(backbone(inputs).numpy(), plain(inputs).numpy(), atol=1e-6)
+
+
+def test_other_targets_and_refusals():
+    backbone = ElectraBackbone(**ARCHITECTURE)
+    backbone.enable_lora(2, target_layer_names=["intermediate", "embeddings_project"], lora_alpha=4)
+    assert [dense.path for dense in backbone.lora_enabled_layers()] == [
+        "transformer_layer_0/intermediate", "transformer_layer_1/intermediate", "embeddings_project"]
+    assert {dense.lora_alpha for dense in backbone.lora_enabled_layers()} == {4}
+    with pytest.raises(ConfigError, match="^LoRA is already enabled on this backbone") as raised:
+        backbone.enable_lora(2)
+    assert raised.value.arguments == ("rank",)
+    fresh = ElectraBackbone(**ARCHITECTURE)
+    with pytest.raises(ConfigError, match=r"names no projection of this backbone \(\['query_dense'\]\); choose among "
+                                          r"\['attention_output', 'embeddings_project', 'intermediate', 'key', "
+                                          r"'output', 'query', 'value'\]$") as raised:
+        fresh.enable_lora(2, target_layer_names=["query_dense", "value"])
+    assert raised.value.arguments == ("target_layer_names",)
+    for rank, alpha, argument in ((0, None, "rank"), (2.0, None, "rank"), (2, 0, "lora_alpha")):
+        with pytest.raises(ConfigError, match=f"^{argument} must be") as raised:
+            fresh.enable_lora(rank, lora_alpha=alpha)
+        assert raised.value.arguments == (argument,)
+    assert not fresh.lora_enabled_layers() and all(variable.trainable for variable in fresh.weights)

@@ -7,6 +7,7 @@ and `electra-export --model=classifier` (with `saved_classifier` reading the `.k
 import tensorflow as tf
 
 from electra_tf.export import write_serving_model
+from electra_tf.models.lora import merged_lora
 
 
 class ClassifierServingModule(tf.Module):
@@ -60,7 +61,8 @@ class ClassifierServingModule(tf.Module):
 
 
 def export_classifier(text_classifier, output_dir, text_pairs=False):
-    """Write the classifier's SavedModel to `output_dir` atomically."""
-    module = ClassifierServingModule(text_classifier, text_pairs)
+    """Write the classifier's SavedModel to `output_dir` atomically (a LoRA classifier's kernels merged:
+    `merged_lora`)."""
+    module = ClassifierServingModule(merged_lora(text_classifier), text_pairs)
     return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
                                                     "serve_text": module.serve_text})

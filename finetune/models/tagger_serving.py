@@ -4,6 +4,7 @@ word-level outputs (TF Serving returns dense tensors only, so per-word outputs a
 import tensorflow as tf
 
 from electra_tf.export import write_serving_model
+from electra_tf.models.lora import merged_lora
 
 
 class TaggerServingModule(tf.Module):
@@ -48,7 +49,7 @@ class TaggerServingModule(tf.Module):
 
 
 def export_tagger(tagger, output_dir):
-    """Write the tagger's SavedModel to `output_dir` atomically."""
-    module = TaggerServingModule(tagger)
+    """Write the tagger's SavedModel to `output_dir` atomically (a LoRA tagger's kernels merged: `merged_lora`)."""
+    module = TaggerServingModule(merged_lora(tagger))
     return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
                                                     "serve_text": module.serve_text})

@@ -8,6 +8,7 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.models import labels as label_strings
 from finetune.models.labelled_task import LabelledTask
@@ -17,7 +18,7 @@ CLASSIFIER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTextClassifier(LabelledTask, GradientAccumulation, keras_hub.models.TextClassifier):
+class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, keras_hub.models.TextClassifier):
     """The reference's fine-tuning model: backbone -> [CLS] vector -> dropout 0.1 -> one dense layer (no pooler:
     ELECTRA has none). Classification gives float32 logits [batch, num_classes]; regression (STS-B) one score per
     example, [batch].

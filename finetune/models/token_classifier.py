@@ -9,6 +9,7 @@ from keras import ops
 from electra_tf.errors import ConfigError
 from electra_tf.layers.dropout import ElectraDropout
 from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.models import labels as label_strings
 from finetune.models.labelled_task import LabelledTask
@@ -18,7 +19,7 @@ TAGGER_DROPOUT = 0.1
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraTokenClassifier(LabelledTask, GradientAccumulation, keras_hub.models.Task):
+class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, keras_hub.models.Task):
     """The reference's tagging model: backbone -> the vector of each word's first piece -> dropout 0.1 -> one dense
     layer, float32 logits [batch, max_seq_length, num_tags] (word k at index k; positions past the last word are
     padding). The other pieces of a word carry no label and no loss, as in the reference.

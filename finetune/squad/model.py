@@ -5,6 +5,7 @@ from keras import ops
 
 from electra_tf.errors import ConfigError
 from electra_tf.models.backbone import backbone_inputs
+from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.squad.heads import HEADS, JointSpanHead, SpanHead
 
@@ -12,7 +13,7 @@ IMPOSSIBLE_LOSS_WEIGHT = 0.5  # the answerability classifier's share of the loss
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
-class ElectraSquadModel(GradientAccumulation, keras.Model):
+class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
     """Span prediction on `[CLS] question [SEP] context [SEP]` inputs: `backbone` -> `span_head`.
 
     Args:

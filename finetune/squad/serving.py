@@ -16,6 +16,7 @@ import tensorflow as tf
 from electra_tf.errors import CheckpointError
 from electra_tf.export import write_serving_model
 from electra_tf.inputs import pack_segment_pairs
+from electra_tf.models.lora import merged_lora
 
 
 class SquadServingModule(tf.Module):
@@ -76,6 +77,7 @@ def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accen
 
 
 def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64):
-    module = SquadServingModule(squad_model, tokenizer, max_seq_length, max_query_length)
+    """Write the SQuAD model's SavedModel to `output_dir` atomically (a LoRA model's kernels merged: `merged_lora`)."""
+    module = SquadServingModule(merged_lora(squad_model), tokenizer, max_seq_length, max_query_length)
     return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
                                                     "serve_text": module.serve_text})

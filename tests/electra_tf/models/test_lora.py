@@ -129,3 +129,67 @@ def test_other_targets_and_refusals():
             fresh.enable_lora(rank, lora_alpha=alpha)
         assert raised.value.arguments == (argument,)
     assert not fresh.lora_enabled_layers() and all(variable.trainable for variable in fresh.weights)
+
+
+def _task_models(backbone_factory):
+    """(model, number of head weights) for each task model on a fresh backbone."""
+    from finetune.models import ElectraTextClassifier, ElectraTokenClassifier
+    from finetune.squad.model import ElectraSquadModel
+
+    return [(ElectraTextClassifier(backbone_factory(), num_classes=3), HIDDEN * 3 + 3),
+            (ElectraTokenClassifier(backbone_factory(), tags=["B", "I", "O", "X", "Y"]), HIDDEN * 5 + 5),
+            (ElectraSquadModel(backbone_factory(), head="simple"), HIDDEN * 2 + 2)]
+
+
+def _batch(rng, batch=4, length=7):
+    ids = rng.integers(5, 60, size=(batch, length)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[0, 4:] = 0
+    return {"token_ids": ids * mask, "segment_ids": np.zeros_like(ids), "padding_mask": mask}
+
+
+def test_task_models_train_the_factors_and_their_head_only():
+    for model, head_weights in _task_models(lambda: ElectraBackbone(**ARCHITECTURE)):
+        model.enable_lora(RANK)
+        assert model.lora_enabled
+        head = [variable for variable in model.trainable_variables if "lora_kernel" not in variable.path]
+        assert len(model.trainable_variables) == 2 * 2 * 2 + 2 and len(head) == 2, type(model).__name__
+        assert (sum(int(np.prod(variable.shape)) for variable in model.trainable_variables)
+                == 2 * 2 * 2 * HIDDEN * RANK + head_weights), type(model).__name__
+
+    # A training step moves those and nothing else.
+    from finetune.models import ElectraTextClassifier
+
+    classifier = ElectraTextClassifier(ElectraBackbone(**ARCHITECTURE), num_classes=3)
+    classifier.enable_lora(RANK)
+    classifier.compile(optimizer="adam")
+    before = {variable.path: variable.numpy() for variable in classifier.weights}
+    trainable = {variable.path for variable in classifier.trainable_variables}
+    # Two steps: B starts at zero, so A's first gradient is zero.
+    classifier.fit(_batch(np.random.default_rng(2)), np.array([0, 1, 2, 1]), epochs=2, verbose=0)
+    for variable in classifier.weights:
+        changed = not np.array_equal(variable.numpy(), before[variable.path])
+        assert changed == (variable.path in trainable), variable.path
+
+
+def test_merged_model_computes_the_lora_model_with_merged_kernels_and_no_factors():
+    from electra_tf.models.lora import merged_lora
+    from finetune.models import ElectraTextClassifier
+
+    backbone = _lora_backbone(seed=3)
+    classifier = ElectraTextClassifier(backbone, num_classes=3)
+    assert merged_lora(ElectraTextClassifier(ElectraBackbone(**ARCHITECTURE))).lora_enabled is False
+    inputs = _batch(np.random.default_rng(4))
+    merged = merged_lora(classifier)
+    assert type(merged) is ElectraTextClassifier and not merged.lora_enabled
+    assert not [variable for variable in merged.weights if "lora" in variable.path]
+    assert len(merged.trainable_variables) == len(merged.weights)
+    np.testing.assert_allclose(merged(inputs, training=False).numpy(), classifier(inputs, training=False).numpy(),
+                               atol=1e-5)
+    weights = _own_weights(backbone.transformer_layer_0)
+    np.testing.assert_allclose(
+        merged.backbone.transformer_layer_0.query_dense.kernel.numpy(),
+        weights["query/kernel"] + ALPHA / RANK * weights["query/lora_kernel_a"] @ weights["query/lora_kernel_b"],
+        rtol=1e-6, atol=1e-6)
+    # Without merging, the LoRA product is a visible change.
+    assert np.abs(merged.backbone.transformer_layer_0.query_dense.kernel.numpy() - weights["query/kernel"]).max() > 0.1

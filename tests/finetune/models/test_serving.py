@@ -108,3 +108,31 @@ def test_bad_classifier_files_give_one_line_errors(pretraining_data, tmp_path, c
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0], result.stderr[-3000:]
     assert "Traceback" not in result.stderr and not (tmp_path / "export").exists()
+
+
+def test_a_lora_classifier_is_served_with_merged_kernels_and_its_outputs(pretraining_data, tmp_path):
+    from electra_tf.models import ElectraBackbone
+
+    keras.utils.set_random_seed(2)
+    backbone = ElectraBackbone(vocab_size=200, embedding_size=16, hidden_size=32, num_layers=1, num_heads=2,
+                               intermediate_size=64)
+    classifier = ElectraTextClassifier(backbone, num_classes=3,
+                                       preprocessor=ElectraTextClassifierPreprocessor(pretraining_data[1],
+                                                                                      max_seq_length=MAX_SEQ_LENGTH))
+    plain_variables = len(classifier.weights)
+    classifier.enable_lora(2, lora_alpha=8)
+    rng = np.random.default_rng(0)
+    for dense in classifier.backbone.lora_enabled_layers():  # B = 0 would make the LoRA product vanish
+        dense.lora_kernel_b.assign(rng.normal(scale=0.5, size=dense.lora_kernel_b.shape))
+    texts = ["w1 w2 w3", "w7 w9 w1 w100 w2 w3"]
+    features = classifier.preprocessor(texts)
+    lora_logits = classifier(features, training=False).numpy()
+    export_dir = export_classifier(classifier, str(tmp_path / "export" / "1"))
+
+    served = tf.saved_model.load(export_dir)
+    assert len(served.captured_variables) == plain_variables, "the factors are merged into the kernels"
+    logits = served.signatures["serve_text"](texts=tf.constant(texts))["logits"].numpy()
+    np.testing.assert_allclose(logits, lora_logits, atol=1e-5)
+    for dense in classifier.backbone.lora_enabled_layers():
+        dense.lora_kernel_b.assign(np.zeros(dense.lora_kernel_b.shape))
+    assert np.abs(classifier(features, training=False).numpy() - logits).max() > 1e-3, "the factors matter"

@@ -70,6 +70,10 @@ class FinetuningJob:
     warmup_fraction: float = WARMUP_FRACTION
     adam_epsilon: float = ADAM_EPSILON
     bias_correction: bool = False
+    # LoRA of this rank on the backbone's query and value projections (`ElectraBackbone.enable_lora`): only those
+    # factors and the task head train. None: every weight trains.
+    lora_rank: int = None
+    lora_alpha: float = None  # LoRA's scale is lora_alpha / lora_rank; None: lora_rank (a scale of 1)
     vocab_file: str = None  # default: the checkpoint's vocab.txt
     # The tokenizer's casing and accent handling; default: what the checkpoint records (BERT uncased if nothing).
     do_lower_case: bool = None
@@ -137,6 +141,15 @@ class FinetuningJob:
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:
             raise ConfigError(f"weight_decay must be >= 0, got {self.weight_decay}", arguments=("weight_decay",))
+        if self.lora_rank is not None:
+            check_positive(lora_rank=self.lora_rank)
+            if isinstance(self.lora_rank, bool) or not isinstance(self.lora_rank, int):
+                raise ConfigError(f"lora_rank must be an integer, got {self.lora_rank!r}", arguments=("lora_rank",))
+        if self.lora_alpha is not None:
+            if self.lora_rank is None:
+                raise ConfigError("lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it, or leave "
+                                  "lora_alpha out for full fine-tuning", arguments=("lora_alpha", "lora_rank"))
+            check_positive(lora_alpha=self.lora_alpha)
 
     def as_record(self):
         """The job as results.json records it: every field but the options of tasks other than this job's."""
@@ -236,6 +249,8 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         model = task.build_model(pretrained.model, hyperparameters, job, data)
+        if job.lora_rank:  # before compile: the optimiser gets slots for the trainable variables only
+            model.enable_lora(job.lora_rank, lora_alpha=job.lora_alpha)
         examples = task.train_examples(model, data)
         bucketing = dict(task.bucketing(model), pad_to_max_length=job.pad_to_max_length)
         # The true count of length-bucketed batches (every bucket's last one partial): the schedule's and resume's.

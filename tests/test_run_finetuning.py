@@ -65,6 +65,7 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
     (["--task=SST-2", "--layerwise_lr_decay=1.5"], "layer-wise learning-rate decay must be in (0, 1]"),
     (["--task=SST-2", "--train_batch_size=10", "--gradient_accumulation_steps=4"],
      "--train_batch_size=10 does not split into --gradient_accumulation_steps=4 equal micro-batches"),
+    (["--task=SST-2", "--lora_alpha=8"], "--lora_alpha scales LoRA's weights: pass --lora_rank=<rank> with it"),
 ])
 def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_path, extra, message):
     result = _run(*_common(pretrained_tiny, keyword_glue_dir, tmp_path / "out"), *extra)

@@ -69,6 +69,11 @@ flags.DEFINE_float("weight_decay", 0.01, "Decoupled weight decay, not on LayerNo
 flags.DEFINE_float("warmup_fraction", 0.1, "Fraction of the steps with linear warm-up.")
 flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.")
 flags.DEFINE_boolean("bias_correction", False, "Adam bias correction (the reference has none).")
+flags.DEFINE_integer("lora_rank", None, "LoRA: freeze the pre-trained encoder and train rank-N factors of its query "
+                     "and value projections (and the task head) instead; saved models and exports hold the merged "
+                     "kernels. Default: full fine-tuning.")
+flags.DEFINE_float("lora_alpha", None, "LoRA's scale is --lora_alpha / --lora_rank (default --lora_rank: a scale of "
+                   "1).")
 flags.DEFINE_string("vocab_file", None, "Vocabulary (default: vocab.txt of --init_checkpoint).")
 flags.DEFINE_boolean("do_lower_case", None, "Lower-case text (default: what --init_checkpoint records; lower-case if "
                      "it records nothing).")

@@ -60,6 +60,31 @@ def test_one_step_updates_are_the_plain_updates_times_the_layer_multipliers(vari
     assert len(checked) == 4, "embeddings, both layers and the head are all checked"
 
 
+def test_lora_factors_take_the_learning_rate_of_their_layer():
+    model = ElectraTextClassifier(build_discriminator(CONFIG).backbone, num_classes=2)
+    model.enable_lora(2)
+    rng = np.random.default_rng(1)
+    for dense in model.backbone.lora_enabled_layers():  # B = 0 would give A a zero gradient
+        dense.lora_kernel_b.assign(rng.normal(scale=0.1, size=dense.lora_kernel_b.shape))
+    initial = model.get_weights()
+    gradients = _gradients(model)
+    settings = dict(learning_rate=0.1, num_layers=2, weight_decay=0.01)
+    plain, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=1.0, **settings),
+                                gradients)
+    decayed, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=0.5, **settings),
+                                  gradients)
+    # The reference's rule by hand: transformer_layer_i gets 0.5^(L + 1 - i) with L = 2, the head 1.
+    expected = {f"transformer_layer_{i}/{name}/lora_kernel_{factor}": 0.5 ** (3 - i)
+                for i in range(2) for name in ("query", "value") for factor in "ab"}
+    expected.update({"classifier/kernel": 1.0, "classifier/bias": 1.0})
+    assert sorted(variable.path for variable in model.trainable_variables) == sorted(expected)
+    for variable, plain_delta, decayed_delta in zip(model.trainable_variables, plain, decayed):
+        moved = np.abs(plain_delta) > 1e-3
+        assert moved.any(), variable.path
+        np.testing.assert_allclose(decayed_delta[moved] / plain_delta[moved], expected[variable.path], rtol=1e-4,
+                                   err_msg=variable.path)
+
+
 def _decays(path):
     """The reference's rule written out for these models: kernels and embedding tables decay, LayerNorm parameters and
     biases do not."""

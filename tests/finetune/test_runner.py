@@ -97,3 +97,49 @@ def test_squad_options_are_validated_by_the_squad_task(pretrained_tiny, tmp_path
     job.squad_head, job.data_dir = "simple", str(tmp_path / "missing")
     with pytest.raises(DataError, match="train-v1.1.json does not exist: pass data_dir="):
         job.validate()
+
+
+def test_a_lora_job_trains_the_factors_and_saves_merged_kernels(pretrained_tiny, tmp_path):
+    import keras
+
+    import finetune.models  # noqa: F401  (registers the saved model's classes)
+    from finetune.runner import load_pretrained
+
+    _write_stsb(tmp_path / "glue", np.random.default_rng(1))
+    job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path / "glue"),
+                        output_dir=str(tmp_path / "out"), model_size="tiny", num_train_epochs=1, train_batch_size=16,
+                        max_seq_length=16, progress_bar=False, save_models=True, lora_rank=2, lora_alpha=4,
+                        learning_rate=1e-2)
+    results = run(job)
+    assert results["job"]["lora_rank"] == 2 and results["job"]["lora_alpha"] == 4
+    saved = keras.saving.load_model(str(tmp_path / "out" / "trial_0" / "model.keras"), compile=False)
+    pretrained = {variable.path: variable.numpy() for variable in load_pretrained(pretrained_tiny).model.backbone.weights}
+    adapted = set()
+    for variable in saved.backbone.weights:
+        assert "lora" not in variable.path, "saved with the factors merged"
+        if not np.array_equal(variable.numpy(), pretrained[variable.path]):
+            adapted.add(variable.path)
+    # Only the query and value kernels moved (by the merged product); their biases, the rest and the embeddings
+    # are the pre-trained weights.
+    assert adapted == {f"transformer_layer_{i}/{name}/kernel" for i in range(2) for name in ("query", "value")}
+
+    with pytest.raises(ConfigError, match=r"holds a trial of another job \(lora_rank differ\)"):
+        run(dataclasses.replace(job, lora_rank=4))
+
+
+def test_lora_settings_are_validated_in_python_terms(pretrained_tiny, tmp_path):
+    (tmp_path / "STS-B").mkdir()
+    for split in ("train", "dev"):
+        (tmp_path / "STS-B" / f"{split}.tsv").write_text("header\n", encoding="utf-8")
+    job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path),
+                        output_dir=str(tmp_path / "out"))
+    for fields, message, arguments in (
+            ({"lora_rank": 0}, "^lora_rank must be positive, got 0$", ("lora_rank",)),
+            ({"lora_rank": 2.5}, "^lora_rank must be an integer, got 2.5$", ("lora_rank",)),
+            ({"lora_alpha": 8.0}, "^lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it",
+             ("lora_alpha", "lora_rank")),
+            ({"lora_rank": 4, "lora_alpha": -1.0}, "^lora_alpha must be positive, got -1.0$", ("lora_alpha",))):
+        with pytest.raises(ConfigError, match=message) as raised:
+            dataclasses.replace(job, **fields).validate()
+        assert raised.value.arguments == arguments
+    dataclasses.replace(job, lora_rank=4, lora_alpha=8.0).validate()

@@ -115,3 +115,44 @@ def test_each_epoch_has_its_own_order_and_a_resumed_one_goes_on_where_it_stopped
                                                                     num_epochs=3, skip_batches=2)]
     assert resumed == batches[5:]
     assert epoch_seed(5, 1) != epoch_seed(6, 0) != epoch_seed(5, 0)
+
+
+def _lora_classifier(seed):
+    """A LoRA classifier set up as the runner sets up a trial: LoRA, then the optimiser, built before any restore."""
+    import keras
+
+    from electra_tf.models import ElectraBackbone
+    from finetune.models import ElectraTextClassifier
+    from finetune.optimization import create_finetuning_optimizer
+
+    keras.utils.set_random_seed(seed)
+    model = ElectraTextClassifier(ElectraBackbone(vocab_size=40, embedding_size=16, hidden_size=32, num_layers=2,
+                                                  num_heads=2, intermediate_size=64), num_classes=2)
+    model.enable_lora(2, lora_alpha=4)
+    model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-2, 10),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+def test_a_lora_trial_s_saved_state_restores_into_a_lora_model(tmp_path):
+    from finetune.trial_state import TrialState
+
+    model = _lora_classifier(seed=0)
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, 40, size=(4, 6)).astype("int32")
+    inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.ones_like(ids)}
+    model.fit(inputs, np.array([0, 1, 1, 0]), epochs=3, verbose=0)
+    state = TrialState(str(tmp_path), model, {"lora_rank": 2}, steps_per_epoch=1)
+    state.steps.assign(3)
+    state.save()
+
+    restored = _lora_classifier(seed=1)  # other initial factors and head
+    assert not np.array_equal(restored(inputs).numpy(), model(inputs).numpy())
+    assert TrialState(str(tmp_path), restored, {"lora_rank": 2}, steps_per_epoch=1).restore() == 3
+    for mine, theirs in zip(model.weights + model.optimizer.variables,
+                            restored.weights + restored.optimizer.variables):
+        np.testing.assert_array_equal(theirs.numpy(), mine.numpy(), err_msg=mine.path)
+    lora_factors = [variable for variable in restored.trainable_variables if "lora_kernel_b" in variable.path]
+    assert lora_factors and all(np.abs(variable.numpy()).max() > 0 for variable in lora_factors), "trained factors"
+    np.testing.assert_array_equal(restored(inputs).numpy(), model(inputs).numpy())

@@ -20,8 +20,6 @@ from absl import flags  # noqa: E402
 
 import electra_tf.cli  # noqa: E402  (defines --verbose; import before defining flags)
 
-electra_tf.cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 from data_prep import corpus as corpus_lib  # noqa: E402
 from electra_tf.errors import ElectraError  # noqa: E402
 

@@ -19,8 +19,6 @@ from absl import flags  # noqa: E402
 
 import electra_tf.cli  # noqa: E402  (defines --verbose; import before defining flags)
 
-electra_tf.cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 from electra_tf.errors import DataError  # noqa: E402
 
 flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-separated, or tfds:<dataset name>.")

@@ -5,110 +5,28 @@ single line naming the problem and the process exits with status 2; `--verbose` 
 error's `arguments` that are flags of the running program are shown as `--name` (`message_for_command_line`), and
 so are those of the library's notices (absl warnings logged with `extra={"arguments": (...)}`, `NoticeFlags`).
 
-An entry point that calls `quiet_native_startup(__name__)` before importing TensorFlow also loses TensorFlow's native
-start-up notices on a machine without a GPU ("Could not find cuda drivers", "failed call to cuInit", the oneDNN
-notice): TF_CPP_MIN_LOG_LEVEL cannot hide them, since they are written before TensorFlow reads it.
+TensorFlow's native notices are quieted by `import electra_tf` itself, for entry points and the Python API alike
+(`electra_tf.native_logs`): an entry point imports this module before TensorFlow.
 """
 
-import atexit
 import logging
 import os
 import re
 import sys
-import tempfile
 import traceback
 
 from absl import app, flags
 from absl import logging as absl_logging
 
+from electra_tf import native_logs
 from electra_tf.errors import ConfigError, ElectraError, WorkerLostError
 
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
 USER_ERROR_EXIT_CODE = 2
 
-# Native start-up notices that say nothing to a user of a machine without a GPU (or only that oneDNN is on).
-STARTUP_NOISE = re.compile("|".join((
-    r"All log messages before absl::InitializeLog\(\) is called are written to STDERR",
-    r"cudart_stub\.cc:\d+\] Could not find cuda drivers on your machine",
-    r"cuda_platform\.cc:\d+\] failed call to cuInit",
-    r"port\.cc:\d+\] oneDNN custom operations are on",
-    r"util\.cc:\d+\] oneDNN supports DT_INT64 only on platforms with AVX-512",
-    r"Unable to register cu(DNN|FFT|BLAS) factory",
-    r"computation placer already registered",
-)))
-
-
-class NativeStderrFilter:
-    """Redirects file descriptor 2 to a temporary file from `start` to `stop`, then writes back every captured line
-    that `STARTUP_NOISE` does not match, in order. Python's own stderr goes through the same descriptor, so tracebacks
-    and warnings of the window are kept too (also when the process ends inside it: `stop` runs at exit)."""
-
-    def __init__(self):
-        self.saved_descriptor = None
-        self.capture = None
-
-    @property
-    def active(self):
-        return self.saved_descriptor is not None
-
-    def start(self):
-        if self.active:
-            return
-        sys.stderr.flush()
-        self.capture = tempfile.TemporaryFile()
-        self.saved_descriptor = os.dup(2)
-        os.dup2(self.capture.fileno(), 2)
-        atexit.register(self.stop)
-
-    def stop(self):
-        if not self.active:
-            return
-        sys.stderr.flush()
-        os.dup2(self.saved_descriptor, 2)
-        os.close(self.saved_descriptor)
-        self.saved_descriptor = None
-        self.capture.seek(0)
-        kept = [line for line in self.capture.read().decode("utf-8", "replace").splitlines(keepends=True)
-                if not STARTUP_NOISE.search(line)]
-        self.capture.close()
-        sys.stderr.write("".join(kept))
-        sys.stderr.flush()
-
-
-_STARTUP_FILTER = NativeStderrFilter()
-CONSOLE_COMMAND_PREFIX = "electra-"  # pyproject.toml's [project.scripts]
-
-
-def quiet_native_startup(module_name):
-    """Called by an entry point with its `__name__` before it imports TensorFlow: when the module runs as the program,
-    hide TensorFlow's INFO and WARNING logs (TF_CPP_MIN_LOG_LEVEL=2 unless set) and filter its native start-up notices
-    until `run` has initialised the devices (the cuInit notice comes then). Imported as a module (tests, notebooks), it
-    does nothing: the library leaves the caller's environment alone. `ELECTRA_TF_NATIVE_STARTUP_LOGS=1` shows the
-    notices."""
-    # An installed console command (electra-pretrain, ...) imports the module under its own name.
-    as_program = module_name == "__main__" or os.path.basename(sys.argv[0]).startswith(CONSOLE_COMMAND_PREFIX)
-    if not as_program:
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if not os.environ.get("ELECTRA_TF_NATIVE_STARTUP_LOGS"):
-        _STARTUP_FILTER.start()
-
-
 SHORT_HELP = ("--help", "-h", "-?", "--helpshort")
 FULL_HELP = ("--helpfull",)
-
-
-def _initialise_devices_quietly():
-    if not _STARTUP_FILTER.active:
-        return
-    try:
-        if not any(arg in SHORT_HELP + FULL_HELP for arg in sys.argv[1:]):
-            import tensorflow as tf
-
-            tf.config.list_physical_devices()
-    finally:
-        _STARTUP_FILTER.stop()
 
 
 def _answer_help(main):
@@ -235,6 +153,7 @@ def _leave_after_lost_worker(error, flag_names):
     print(f"error: {message_for_command_line(error, flag_names=flag_names)}", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
+    native_logs.stop_filter()  # the line is out before the exit a scheduler sees
     os._exit(USER_ERROR_EXIT_CODE)
 
 
@@ -243,10 +162,8 @@ def _wrap(main, flag_names, precheck):
         try:
             if precheck is not None:
                 precheck(argv)
-            _initialise_devices_quietly()
             return main(argv)
         except ElectraError as error:
-            _STARTUP_FILTER.stop()
             if isinstance(error, WorkerLostError):
                 _leave_after_lost_worker(error, flag_names)
             if _is_verbose():
@@ -265,8 +182,7 @@ def run(main, flag_names=None, precheck=None):
 
     `precheck(argv)`, when given, runs first with the flags parsed and before TensorFlow is imported: the argument
     and path checks that need no model (see `electra_tf.preflight`), so that their errors come at once.
-    TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given. After
-    `quiet_native_startup`, the devices are initialised (and the start-up filter ends) before `main` runs.
+    TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given.
     """
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
         sys.argv.insert(1, "--verbosity=-1")

@@ -1,0 +1,4 @@
+"""Fine-tuning ELECTRA: the tasks, the runner, the task models and the experiments."""
+
+# First: importing electra_tf quiets TensorFlow before anything here loads it (electra_tf.native_logs).
+import electra_tf  # noqa: F401

@@ -26,6 +26,7 @@ import os
 
 from absl import logging
 
+from electra_tf import progress
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.text_files import check_encoding
@@ -227,6 +228,7 @@ def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperpar
         # TensorBoard's train/ and validation/ under trial_<k>/logs, at step = epoch: a resumed trial goes on at its
         # own epoch. Its writers close at the end of a fit, so each fit gets its own.
         model.fit(dataset, initial_epoch=start, epochs=stop, steps_per_epoch=steps_per_epoch - skip,
+                  shuffle=False,  # `training_batches` shuffles each epoch; Keras would only warn it does not
                   validation_data=validation,
                   # TensorBoard first: a kill between its epoch summary and the save repeats the epoch's point
                   # (same values under determinism) rather than losing it.
@@ -275,7 +277,8 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     best_epoch = state.best_epoch() if job.keep_best_epoch else None
     if best_epoch is not None:
         model.load_weights(state.best_weights_path)
-    entry = {"trial": trial, "seed": seed, "metrics": task.evaluate(model, data, trial_dir, job)}
+    with progress.step(f"trial {trial}: evaluating"):
+        entry = {"trial": trial, "seed": seed, "metrics": task.evaluate(model, data, trial_dir, job)}
     if task.records_train_loss:
         entry["train_loss_per_epoch"] = history["loss"]
     if validation is not None:
@@ -284,7 +287,9 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     if best_epoch is not None:
         entry["kept_epoch"] = best_epoch + 1
     if job.save_models:
-        task.save_model(model, os.path.join(trial_dir, MODEL_FILE), tokenizer, hyperparameters.max_seq_length)
+        path = os.path.join(trial_dir, MODEL_FILE)
+        with progress.step(f"trial {trial}: saving {path}"):
+            task.save_model(model, path, tokenizer, hyperparameters.max_seq_length)
     finish_trial(trial_dir, entry, state.job_record)
     return entry
 
@@ -311,7 +316,8 @@ def run(job, extra_files=None):
         tf.config.experimental.enable_op_determinism()
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
-    pretrained = load_pretrained(job.init_checkpoint)
+    with progress.step(f"loading {job.init_checkpoint}"):
+        pretrained = load_pretrained(job.init_checkpoint)
     if job.model_size is None:
         job = dataclasses.replace(job, model_size=model_size_of(pretrained.model.electra_config))
         print(f"model size: {job.model_size} (from {job.init_checkpoint}'s architecture; model_size overrides)",
@@ -319,7 +325,8 @@ def run(job, extra_files=None):
     hyperparameters = job.hyperparameters()
     tokenizer = _tokenizer(job, pretrained)
     pretrained.model.electra_config.check_sequence_length(hyperparameters.max_seq_length)
-    data = task.load_data(job, tokenizer, hyperparameters.max_seq_length)
+    with progress.step(f"reading and tokenising the {task.name} data"):
+        data = task.load_data(job, tokenizer, hyperparameters.max_seq_length)
     os.makedirs(job.output_dir, exist_ok=True)
     write_text_files(job.output_dir, extra_files or {})
     print(f"hyperparameters: {json.dumps(dataclasses.asdict(hyperparameters), sort_keys=True)}", flush=True)

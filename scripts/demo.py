@@ -16,6 +16,10 @@ import os
 import subprocess
 import sys
 
+# Keeps TensorFlow's native notices off the terminal (electra_tf.native_logs) in every step: each step's process
+# inherits this one's filtered stderr and its environment, also the query step, which imports TensorFlow alone.
+import electra_tf  # noqa: F401
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -62,8 +66,12 @@ def main():
     step("export a SavedModel for TF Serving",
          [python, "export_model.py", f"--init_checkpoint={model_dir}/pretrained", "--model=discriminator",
           f"--output_dir={export_dir}"])
-    query = ("import json, sys, tensorflow as tf, tensorflow_text\n"
+    # The progress lines of electra_tf.progress, written out: this step shows that TensorFlow alone serves the model.
+    query = ("import json, sys, time, tensorflow as tf, tensorflow_text\n"
+             "start = time.monotonic()\n"
+             "print(f'loading {sys.argv[1]} ...', flush=True)\n"
              "model = tf.saved_model.load(sys.argv[1])\n"
+             "print(f'loading {sys.argv[1]}: done in {time.monotonic() - start:.1f}s', flush=True)\n"
              "out = model.signatures['serve_text'](tf.constant(sys.argv[2:]))\n"
              "for ids, p in zip(out['input_ids'].numpy(), out['replaced_probability'].numpy()):\n"
              "    n = int((ids > 0).sum()); print(json.dumps([round(float(x), 3) for x in p[1:n - 1]]))\n")

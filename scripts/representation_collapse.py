@@ -17,8 +17,6 @@ predicts from the bag of words around the mask does not.
 
 from electra_tf import cli
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import json  # noqa: E402
 import os  # noqa: E402
 

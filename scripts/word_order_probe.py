@@ -14,8 +14,6 @@ JSON lines (docs/cpu_budget.md).
 
 from electra_tf import cli
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import json  # noqa: E402
 
 from absl import flags  # noqa: E402

@@ -19,7 +19,8 @@ def runnable_blocks(page):
     return [code for runnable, code in python_blocks(page) if runnable]
 
 
-def run_example(code, preset, cwd):
-    """The `subprocess.CompletedProcess` of `code` run in a fresh Python in `cwd`, on the checkpoint `preset`."""
+def run_example(code, preset, cwd, env=None):
+    """The `subprocess.CompletedProcess` of `code` run in a fresh Python in `cwd` (with `env`, default this one's), on
+    the checkpoint `preset`."""
     return subprocess.run([sys.executable, "-c", code.replace(EXAMPLE_PRESET, repr(str(preset)))], cwd=cwd,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=env)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import tensorflow as tf
 
 from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
 from electra_tf.models import backbone_inputs
+from tests.command_output import unexpected_lines, users_environment
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import tiny_model
 from tests.serving_session import run_like_tf_serving
@@ -18,8 +20,11 @@ from tests.serving_session import run_like_tf_serving
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _run(script, *args):
-    env = dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL="3")
+def _run(script, *args, as_a_user=False):
+    """`script` with `args` in a subprocess; `as_a_user`: in a user's environment (without the tests' TensorFlow log
+    level)."""
+    env = dict(users_environment() if as_a_user else dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+               PYTHONPATH=REPO)
     return subprocess.run([sys.executable, os.path.join(REPO, script), *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=300)
 
@@ -40,8 +45,9 @@ def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
              (tmp_path / "hf", tmp_path / "back" / "model.ckpt", "tf1")]
     for source, target, to_format in steps:
         result = _run("convert_checkpoint.py", f"--from={source}", f"--to={target}", f"--to_format={to_format}",
-                      "--num_heads=2")
+                      "--num_heads=2", as_a_user=True)
         assert result.returncode == 0, result.stderr
+        assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]
         assert "converted the pretrainer" in result.stdout
     # A pre-training model in our format is a run directory: its config, a checkpoint and its pretrained/ preset.
     assert sorted(os.listdir(tmp_path / "ours")) == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index",
@@ -75,9 +81,20 @@ def _serving_inputs():
 
 def test_export_discriminator_from_hf_directory(hf_pair, tmp_path):
     directory = os.path.join(hf_pair["root"], "discriminator")
-    result = _run("export_model.py", f"--init_checkpoint={directory}", f"--output_dir={tmp_path / 'export' / '1'}",
-                  "--max_seq_length=16")
+    output_dir = tmp_path / "export" / "1"
+    result = _run("export_model.py", f"--init_checkpoint={directory}", f"--output_dir={output_dir}",
+                  "--max_seq_length=16", as_a_user=True)
     assert result.returncode == 0, result.stderr
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]
+    # A line as each long step starts, one with its time as it ends, then what was exported.
+    steps = [f"loading {directory}", f"writing the SavedModel to {output_dir}"]
+    expected = [pattern for step in steps for pattern in (re.escape(f"{step} ..."),
+                                                         re.escape(f"{step}: done in ") + r"\d+\.\ds")]
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(expected) + 1, result.stdout
+    for line, pattern in zip(lines, expected):
+        assert re.fullmatch(pattern, line), (line, pattern)
+    assert lines[-1].startswith(f"exported the discriminator of {directory}"), result.stdout
     serving = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
     inputs, features = _serving_inputs()
     logits = serving(**inputs)["logits"].numpy()

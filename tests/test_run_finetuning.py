@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from finetune.glue_eval import evaluate_predictions_file
+from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 
 
-def _run(*args, timeout=300):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+def _run(*args, timeout=300, env=None):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3") if env is None else env
     return subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -31,8 +32,9 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
                         "--max_seq_length=16\n", encoding="utf-8")
     output_dir = tmp_path / "out"
     result = _run(f"--flagfile={flagfile}", *_common(pretrained_tiny, keyword_glue_dir, output_dir),
-                  "--num_trials=3", "--seed=7")
+                  "--num_trials=3", "--seed=7", env=users_environment())
     assert result.returncode == 0, result.stderr[-3000:]
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     results = json.loads((output_dir / "results.json").read_text())
     accuracies = [trial["metrics"]["SST-2"]["accuracy"] for trial in results["trials"]]
     print(f"run_finetuning.py dev accuracies: {accuracies}")

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 
 
-def _run(*args, timeout=300):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+def _run(*args, timeout=300, env=None):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3") if env is None else env
     return subprocess.run([sys.executable, str(REPO_ROOT / "run_pretraining.py"), *args], cwd=REPO_ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -28,8 +29,9 @@ def _common(pretraining_data, model_dir, *extra):
 def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, tmp_path):
     flagfile = tmp_path / "run.flags"
     flagfile.write_text("--num_train_steps=3\n--num_warmup_steps=1\n--log_every_steps=1\n", encoding="utf-8")
-    result = _run(f"--flagfile={flagfile}", *_common(pretraining_data, tmp_path / "model"))
+    result = _run(f"--flagfile={flagfile}", *_common(pretraining_data, tmp_path / "model"), env=users_environment())
     assert result.returncode == 0, result.stderr[-3000:]
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     expected = math.log(200) + 50 * math.log(2)  # the synthetic vocabulary has 200 entries
     assert "step 1: loss" in result.stdout and f"should start near {expected:.2f}" in result.stdout
     model_dir = tmp_path / "model"

@@ -20,9 +20,9 @@ import sys
 
 from electra_tf import cli
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 from absl import flags  # noqa: E402
+
+from electra_tf import progress  # noqa: E402
 
 FORMATS = ["auto", "ours", "tf1", "hf", "keras_hub"]
 FLAGS = flags.FLAGS
@@ -59,11 +59,14 @@ def main(argv):
 
     _check_flags(argv)
     source, target = getattr(FLAGS, "from"), FLAGS.to
-    loaded = load_checkpoint(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads,
-                             vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
-                             allow_embedding_mismatch=FLAGS.allow_embedding_mismatch, argument="from")
-    save_checkpoint(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
-                    tokenizer_settings=loaded.tokenizer_settings.overridden(FLAGS.do_lower_case, FLAGS.strip_accents))
+    with progress.step(f"loading {source}"):
+        loaded = load_checkpoint(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads,
+                                 vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
+                                 allow_embedding_mismatch=FLAGS.allow_embedding_mismatch, argument="from")
+    with progress.step(f"writing {target}"):
+        save_checkpoint(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
+                        tokenizer_settings=loaded.tokenizer_settings.overridden(FLAGS.do_lower_case,
+                                                                                FLAGS.strip_accents))
     print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
     if not loaded.vocab_file:
         print(f"note: {target} has no tokenizer: {source} holds no vocabulary ({NO_VOCABULARY}); convert again with "

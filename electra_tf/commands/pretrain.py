@@ -8,8 +8,6 @@ for the outputs written to --model_dir.
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import sys  # noqa: E402
 
 from absl import flags  # noqa: E402

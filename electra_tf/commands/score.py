@@ -12,9 +12,9 @@ import sys
 
 from electra_tf import cli
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 from absl import flags  # noqa: E402
+
+from electra_tf import progress  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of electra-pretrain).")
@@ -53,9 +53,13 @@ def main(argv):
     from electra_tf.scoring import load_scorer, score_texts
 
     texts = _texts(argv)
-    discriminator, tokenizer = load_scorer(FLAGS.model_dir, FLAGS.vocab_file,
-                                           allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
-    for result in score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size):
+    # On stderr: stdout holds the scores, one JSON line per text.
+    with progress.step(f"loading {FLAGS.model_dir}", stream=sys.stderr):
+        discriminator, tokenizer = load_scorer(FLAGS.model_dir, FLAGS.vocab_file,
+                                               allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
+    with progress.step(f"scoring {len(texts)} texts", stream=sys.stderr):
+        results = score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size)
+    for result in results:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
 
 

@@ -13,6 +13,7 @@ import keras
 import tensorflow as tf
 from absl import logging
 
+from electra_tf import progress
 from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAME
 from electra_tf.config import ElectraConfig
@@ -140,10 +141,11 @@ def _resolve_model(job, latest):
     if job.init_checkpoint:
         from electra_tf.training.initialization import read_initial_weights
 
-        initial = read_initial_weights(
-            job.init_checkpoint, job.model_config(), init_generator_checkpoint=job.init_generator_checkpoint,
-            checkpoint_format=job.init_checkpoint_format, vocab_file=job.vocab_file,
-            architecture_overrides=job.model_overrides, allow_embedding_mismatch=job.allow_embedding_mismatch)
+        with progress.step(f"loading {job.init_checkpoint}"):
+            initial = read_initial_weights(
+                job.init_checkpoint, job.model_config(), init_generator_checkpoint=job.init_generator_checkpoint,
+                checkpoint_format=job.init_checkpoint_format, vocab_file=job.vocab_file,
+                architecture_overrides=job.model_overrides, allow_embedding_mismatch=job.allow_embedding_mismatch)
         return initial.config, initial, job.vocab_file or initial.vocab_file
     if job.mode == "eval" and not latest:
         raise ConfigError(f"mode=eval evaluates a checkpoint, and model_dir={job.model_dir} holds none: pass the "

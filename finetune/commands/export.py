@@ -17,9 +17,9 @@ tagger's raw-text signature returns one tag per word with the word's byte offset
 
 from electra_tf import cli
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 from absl import flags  # noqa: E402
+
+from electra_tf import progress  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
@@ -72,29 +72,39 @@ def main(argv):
     if FLAGS.model == "squad":
         _export_squad()
         return
-    loaded = load_checkpoint(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format, num_heads=FLAGS.num_heads,
-                             vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
-                             argument="init_checkpoint")
+    with _loading():
+        loaded = load_checkpoint(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format,
+                                 num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
+                                 allow_missing_head=FLAGS.allow_missing_head, argument="init_checkpoint")
     tokenizer = loaded.tokenizer(do_lower_case=FLAGS.do_lower_case, strip_accents=FLAGS.strip_accents)
     loaded.model.electra_config.check_sequence_length(FLAGS.max_seq_length)
     if FLAGS.model == "generator":
-        from electra_tf.generator_export import export_generator
-
-        export_generator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
+        from electra_tf.generator_export import export_generator as export
     else:
-        from electra_tf.export import export_discriminator
-
-        export_discriminator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
+        from electra_tf.export import export_discriminator as export
+    with _writing():
+        export(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
     print(f"exported the {FLAGS.model} of {FLAGS.init_checkpoint} ({loaded.source_format}) to {FLAGS.output_dir}")
+
+
+def _loading():
+    return progress.step(f"loading {FLAGS.init_checkpoint}")
+
+
+def _writing():
+    # Most of an export's time: tracing the signatures (the raw-text one tokenises in the graph) and saving.
+    return progress.step(f"writing the SavedModel to {FLAGS.output_dir}")
 
 
 def _export_classifier():
     from finetune.models.saved_classifier import is_pair_classifier, load_text_classifier
     from finetune.models.serving import export_classifier
 
-    model = load_text_classifier(FLAGS.init_checkpoint)
+    with _loading():
+        model = load_text_classifier(FLAGS.init_checkpoint)
     text_pairs = is_pair_classifier(FLAGS.init_checkpoint, FLAGS.text_inputs)
-    export_classifier(model, FLAGS.output_dir, text_pairs=text_pairs)
+    with _writing():
+        export_classifier(model, FLAGS.output_dir, text_pairs=text_pairs)
     inputs = "text_a, text_b" if text_pairs else "texts"
     print(f"exported the classifier of {FLAGS.init_checkpoint} (serve_text on {inputs}) to {FLAGS.output_dir}")
 
@@ -102,8 +112,10 @@ def _export_classifier():
 def _export_tagger():
     from finetune.models.saved_classifier import load_token_classifier
 
-    model = load_token_classifier(FLAGS.init_checkpoint)
-    model.export(FLAGS.output_dir)
+    with _loading():
+        model = load_token_classifier(FLAGS.init_checkpoint)
+    with _writing():
+        model.export(FLAGS.output_dir)
     print(f"exported the tagger of {FLAGS.init_checkpoint} (serve_text on texts: words, tags, offsets) to "
           f"{FLAGS.output_dir}")
 
@@ -111,9 +123,11 @@ def _export_tagger():
 def _export_squad():
     from finetune.squad.serving import export_squad, load_squad_model, squad_model_tokenizer
 
-    model = load_squad_model(FLAGS.init_checkpoint)
+    with _loading():
+        model = load_squad_model(FLAGS.init_checkpoint)
     tokenizer = squad_model_tokenizer(FLAGS.init_checkpoint, FLAGS.vocab_file, FLAGS.do_lower_case, FLAGS.strip_accents)
-    export_squad(model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.max_query_length)
+    with _writing():
+        export_squad(model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.max_query_length)
     print(f"exported the SQuAD model of {FLAGS.init_checkpoint} to {FLAGS.output_dir}")
 
 

@@ -29,8 +29,6 @@ finetune/own_data/task.py.
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import dataclasses  # noqa: E402
 
 from absl import flags  # noqa: E402

@@ -27,6 +27,14 @@ class LabelledTask:
 
     label_mapping = None
 
+    @classmethod
+    def from_config(cls, config):
+        # Without keras-hub's default compilation of a new task: `keras.saving.load_model` compiles a loaded model from
+        # its saved compile config (and restores the optimizer's state) when compile=True; with compile=False the
+        # default compilation's unbuilt optimizer would be left for Keras to fill from the file, which it skips with a
+        # warning ("Skipping variable loading for optimizer ... 2 variables whereas the saved optimizer has 403").
+        return super().from_config({**config, "compile": False})
+
     def require_labels(self):
         """The `LabelMapping`, or a one-line error saying to build the model with label names."""
         if getattr(self, "regression", False):

@@ -11,14 +11,14 @@ import pytest
 from electra_tf.data import check_pretraining_data
 from electra_tf.data.tfrecord_checks import check_framing
 from electra_tf.errors import DataError
+from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 from tests.data_prep.helpers import write_corpus, write_vocab
 
 
 def _run(args, **kwargs):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, **kwargs)
+    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, env=users_environment(), capture_output=True,
+                          text=True, timeout=120, **kwargs)
 
 
 def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
@@ -30,6 +30,7 @@ def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
                         "--num_shards=2\n--num_processes=1\n--seed=3\n--noprogress\n")
     result = _run(["data_prep/build_pretraining_dataset.py", f"--flagfile={flagfile}"])
     assert result.returncode == 0, result.stderr
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     manifest = json.loads((out / "manifest.json").read_text())
     assert f"wrote {manifest['num_examples']} examples" in result.stdout
     assert manifest["max_seq_length"] == 64 and manifest["seed"] == 3 and manifest["num_shards"] == 2

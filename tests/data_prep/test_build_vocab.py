@@ -2,13 +2,13 @@ import os
 import subprocess
 import sys
 
+from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 from tests.data_prep.helpers import write_corpus
 
 
 def _run(args):
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    return subprocess.run([sys.executable, "data_prep/build_vocab.py", *args], cwd=REPO_ROOT, env=env,
+    return subprocess.run([sys.executable, "data_prep/build_vocab.py", *args], cwd=REPO_ROOT, env=users_environment(),
                           capture_output=True, text=True, timeout=120)
 
 
@@ -17,6 +17,7 @@ def test_learns_a_vocabulary_from_a_corpus(tmp_path):
     output = tmp_path / "sub" / "vocab.txt"
     result = _run([f"--corpus={corpus}", "--vocab_size=120", f"--output={output}"])
     assert result.returncode == 0, result.stderr
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     vocab = output.read_text(encoding="utf-8").splitlines()
     assert vocab[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
     # The corpus has 21 distinct words: they, their characters and ## suffixes are all the learner can find.

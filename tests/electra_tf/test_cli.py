@@ -145,25 +145,6 @@ def test_a_lost_worker_ends_the_process_at_once_without_the_exit_handlers(tmp_pa
     assert ("Traceback" in result.stderr) == verbose
 
 
-def test_start_up_filter_drops_only_the_known_notices_and_keeps_order(tmp_path):
-    # A child process writes native-style notices and real lines to descriptor 2 inside the filter's window.
-    script = textwrap.dedent("""
-        import os, sys
-        from electra_tf.cli import NativeStderrFilter
-        window = NativeStderrFilter()
-        window.start()
-        os.write(2, b"I0000 00:00:1 1 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU will not be used.\\n")
-        os.write(2, b"a real warning\\n")
-        os.write(2, b"E0000 00:00:1 1 cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error\\n")
-        print("python's own stderr", file=sys.stderr)
-        window.stop()
-        print("after", file=sys.stderr)
-    """)
-    result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert result.stderr.splitlines() == ["a real warning", "python's own stderr", "after"]
-
-
 def test_help_from_another_directory_exits_0_without_cuda_notices(tmp_path):
     result = subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--help"], cwd=tmp_path,
                             capture_output=True, text=True, timeout=300)

@@ -11,6 +11,7 @@ from electra_tf.checkpoints import save_checkpoint
 from electra_tf.scoring import load_scorer, pseudo_log_likelihoods, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
 from tests import synthetic_data
+from tests.command_output import program_lines, unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 
 
@@ -90,7 +91,8 @@ def test_cli_without_a_vocabulary_names_its_own_vocab_file_flag(pretraining_data
     command = [sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={bare}", "w1 w2"]
     missing = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
     assert missing.returncode == 2, missing.stderr[-2000:]
-    assert missing.stderr.splitlines() == [
+    assert program_lines(missing.stderr) == [
+        f"loading {bare} ...",
         f"error: --model_dir={bare} holds no vocabulary (no vocab.txt, nor a tokenizer.json holding one): pass "
         "--vocab_file=<the vocab.txt it was trained with>"]
     given = subprocess.run(command + [f"--vocab_file={pretraining_data[1]}"], capture_output=True, text=True,
@@ -137,10 +139,11 @@ def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
 def test_cli_flags_the_off_topic_word_in_json_lines(pretrained_detector):
     """The same verdict through `python -m electra_tf.commands.score`: one valid JSON object per line, the same verdict."""
     clean, corrupted, position = _crafted_pairs()[0]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run([sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={pretrained_detector}",
-                             clean, corrupted], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
+                             clean, corrupted], capture_output=True, text=True, cwd=REPO_ROOT, env=users_environment(),
+                            timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [line["text"] for line in lines] == [clean, corrupted]
     assert lines[1]["tokens"] == corrupted.split() and not lines[1]["truncated"]

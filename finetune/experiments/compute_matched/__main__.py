@@ -6,8 +6,6 @@
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import dataclasses  # noqa: E402
 import os  # noqa: E402
 import shlex  # noqa: E402

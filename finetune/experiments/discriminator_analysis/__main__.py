@@ -10,8 +10,6 @@ reference's TF1 checkpoint. `--compare_checkpoint` adds a second model to `repre
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import shlex  # noqa: E402
 import sys  # noqa: E402
 

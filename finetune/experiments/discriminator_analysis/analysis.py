@@ -13,6 +13,7 @@ interrupted or failed run leaves the previous report (or none), never half of a 
 
 import os
 
+from electra_tf import progress
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
 from electra_tf.text_files import check_encoding
@@ -107,10 +108,15 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
         from electra_tf.data.pretraining_dataset import check_pretraining_data
 
         check_pretraining_data(heldout_tfrecords, max_seq_length, argument="heldout_tfrecords")
-    pretrained = load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint")
-    compared = (load_checkpoint(compare_checkpoint, DISCRIMINATOR, allow_missing_head=True,
-                                argument="compare_checkpoint") if compare_checkpoint else None)
-    generator = load_generator(init_checkpoint) if set(USES_GENERATOR) & set(analyses) else None
+    with progress.step(f"loading {init_checkpoint}"):
+        pretrained = load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True,
+                                     argument="init_checkpoint")
+        generator = load_generator(init_checkpoint) if set(USES_GENERATOR) & set(analyses) else None
+    compared = None
+    if compare_checkpoint:
+        with progress.step(f"loading {compare_checkpoint}"):
+            compared = load_checkpoint(compare_checkpoint, DISCRIMINATOR, allow_missing_head=True,
+                                       argument="compare_checkpoint")
     needing = [name for name in analyses if name in NEEDS_GENERATOR]
     skipped = {}
     if needing and generator is None and not chosen:
@@ -140,34 +146,40 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     decoding = {"encoding": input_encoding, "encoding_errors": encoding_errors}
     with staged_directory(output_dir) as staging:
         if "ged" in analyses:
-            results["ged"] = ged.run_ged(pretrained.model, tokenizer, data_dir, staging, max_seq_length, max_sentences,
-                                         **decoding)
+            with progress.step("ged: error detection on FCE"):
+                results["ged"] = ged.run_ged(pretrained.model, tokenizer, data_dir, staging, max_seq_length,
+                                             max_sentences, **decoding)
         if {"pos", "calibration"} & set(analyses):
-            by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, data_dir, staging,
-                                              max_seq_length, max_sentences, bootstrap_resamples, seed, **decoding)
+            with progress.step("pos and calibration: the POS corpora"):
+                by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, data_dir, staging,
+                                                  max_seq_length, max_sentences, bootstrap_resamples, seed, **decoding)
             if "pos" in analyses:
                 results["pos"] = by_tag
-                results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer, data_dir, staging,
-                                                                  max_seq_length, max_sentences, bootstrap_resamples,
-                                                                  seed, **decoding)
+                with progress.step("pos: Switchboard's disfluencies"):
+                    results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer, data_dir, staging,
+                                                                      max_seq_length, max_sentences,
+                                                                      bootstrap_resamples, seed, **decoding)
             if "calibration" in analyses:
                 results["calibration"] = {"in_domain": calibration}
                 if heldout_tfrecords:
-                    results["calibration"]["heldout_tfrecords"] = heldout.run_heldout(
-                        pretrained.model, generator, heldout_tfrecords, staging, max_seq_length, max_heldout_windows,
-                        seed)
+                    with progress.step(f"calibration: {heldout_tfrecords}"):
+                        results["calibration"]["heldout_tfrecords"] = heldout.run_heldout(
+                            pretrained.model, generator, heldout_tfrecords, staging, max_seq_length,
+                            max_heldout_windows, seed)
                 if "ged" in results:
                     results["calibration"]["fce"] = results["ged"]
         if "blimp" in analyses:
-            results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, data_dir, staging, max_seq_length,
-                                               blimp_pairs_per_paradigm, generator, **decoding)
+            with progress.step("blimp: minimal pairs"):
+                results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, data_dir, staging, max_seq_length,
+                                                   blimp_pairs_per_paradigm, generator, **decoding)
         if "representations" in analyses:
             models, tokenizers = {"checkpoint": pretrained.model.backbone}, {"checkpoint": tokenizer}
             if compared is not None:
                 models["compare"] = compared.model.backbone
                 tokenizers["compare"] = compared.tokenizer()
-            results["representations"] = representations.run_representations(
-                models, tokenizers, data_dir, staging, max_seq_length, representation_words, seed, **decoding)
+            with progress.step("representations: anisotropy, POS probes and CKA by layer"):
+                results["representations"] = representations.run_representations(
+                    models, tokenizers, data_dir, staging, max_seq_length, representation_words, seed, **decoding)
         atomic_write_json(os.path.join(staging, "results.json"), results)
         atomic_write_text(os.path.join(staging, "report.md"), report(results))
     return results

@@ -9,8 +9,6 @@ odd ones. Writes OUT/utterances.jsonl and OUT/summary.json (docs/rerank.md).
 
 from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
 
-cli.quiet_native_startup(__name__)  # before TensorFlow is imported
-
 import shlex  # noqa: E402
 import sys  # noqa: E402
 

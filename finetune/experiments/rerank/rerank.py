@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from electra_tf import progress
 from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.io_utils import atomic_write_json, atomic_write_json_lines, staged_directory
 from finetune.experiments.rerank import combine, scorers
@@ -171,11 +172,13 @@ def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_le
         overlap = {"corpus": overlap_corpus, "min_words": overlap_min_words, "files": reference_overlap(
             [utterance.reference for utterance in utterances if utterance.reference], overlap_corpus,
             overlap_min_words, input_encoding, encoding_errors)}
-    models, names, skipped = load_models(init_checkpoint, scorer_names, allow_embedding_mismatch)
+    with progress.step(f"loading {init_checkpoint}"):
+        models, names, skipped = load_models(init_checkpoint, scorer_names, allow_embedding_mismatch)
     texts = distinct_texts(utterances)
     scores, cost = {}, {}
     for model_name, (model, tokenizer) in models.items():
-        values, model_cost = scorers.score(model_name, model, tokenizer, texts, max_seq_length, batch_size)
+        with progress.step(f"{model_name} scores of {len(texts)} distinct hypotheses"):
+            values, model_cost = scorers.score(model_name, model, tokenizer, texts, max_seq_length, batch_size)
         shared = [name for name in names if name in values]
         for name in shared:
             scores[name] = values[name]

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -41,9 +42,17 @@ def _labelled_words(path, max_sentences):
 @pytest.fixture(scope="module")
 def analysis(pretrained_tiny, shared_data, tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("analysis")
-    results = run_analyses(pretrained_tiny, str(shared_data), str(output_dir), max_seq_length=32,
-                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
-    return results, output_dir
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = run_analyses(pretrained_tiny, str(shared_data), str(output_dir), max_seq_length=32,
+                               max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
+    return results, output_dir, caught
+
+
+def test_a_normal_run_warns_of_nothing(analysis):
+    """No Python warning (Keras', NumPy's, scikit-learn's) in a run of every analysis: what electra-analyze would print
+    to stderr."""
+    assert [f"{caught.category.__name__}: {caught.message}" for caught in analysis[2]] == []
 
 
 def _tokens(output_dir):
@@ -52,7 +61,7 @@ def _tokens(output_dir):
 
 
 def test_every_labelled_word_is_scored_once_in_order(analysis, shared_data):
-    _, output_dir = analysis
+    _, output_dir, _ = analysis
     tokens = _tokens(output_dir)
     for split in ("dev", "test"):
         expected = _labelled_words(shared_data / "ged" / "fce" / f"en_fce_{split}.tsv", SENTENCES)
@@ -63,7 +72,7 @@ def test_every_labelled_word_is_scored_once_in_order(analysis, shared_data):
 def test_results_are_recomputed_from_the_per_word_file_by_independent_code(analysis):
     from sklearn.metrics import average_precision_score, brier_score_loss, roc_auc_score
 
-    results, output_dir = analysis
+    results, output_dir, _ = analysis
     tokens = _tokens(output_dir)
     assert json.loads((output_dir / "results.json").read_text())["ged"] == results["ged"]
     for split in ("dev", "test"):
@@ -86,7 +95,7 @@ def test_results_are_recomputed_from_the_per_word_file_by_independent_code(analy
 
 
 def test_the_threshold_is_the_best_f0_5_on_dev(analysis):
-    results, output_dir = analysis
+    results, output_dir, _ = analysis
     rows = [t for t in _tokens(output_dir) if t["split"] == "dev"]
     labels = np.array([t["label"] for t in rows])
     p = np.array([t["p_replaced"] for t in rows])
@@ -132,7 +141,7 @@ def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recompute
                                                                                    shared_data):
     from electra_tf.scoring import load_scorer, score_texts
 
-    results, output_dir = analysis
+    results, output_dir, _ = analysis
     with open(output_dir / "blimp_pairs.jsonl", encoding="utf-8") as handle:
         pairs = [json.loads(line) for line in handle]
     assert len(pairs) == 67 * PAIRS == results["blimp"]["num_pairs"]

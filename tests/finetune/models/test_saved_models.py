@@ -10,6 +10,7 @@ from pathlib import Path
 import keras
 
 from finetune.models import ElectraTokenClassifier
+from tests.command_output import unexpected_lines, users_environment
 from tests.docs_examples import EXAMPLE_PRESET, run_example, runnable_blocks
 from tests.finetune.synthetic_glue import keyword_examples
 
@@ -67,8 +68,9 @@ def test_the_readme_example_runs_as_written(pretrained_tiny, tmp_path):
     examples = runnable_blocks(README)
     assert len(examples) == 1, "README.md should have one runnable Python example"
     assert len(examples[0].strip().splitlines()) <= 15 and EXAMPLE_PRESET in examples[0]
-    result = run_example(examples[0], pretrained_tiny, tmp_path)
+    result = run_example(examples[0], pretrained_tiny, tmp_path, env=users_environment())
     assert result.returncode == 0, result.stderr[-2000:]
     predictions = ast.literal_eval(result.stdout.strip().splitlines()[-1])
     assert len(predictions) == 2 and set(predictions) <= {"negative", "positive"}
     assert (tmp_path / "classifier.keras").is_file()
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # TensorFlow's notices, Keras' warnings

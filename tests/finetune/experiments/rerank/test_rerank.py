@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from finetune.experiments.rerank.rerank import run_rerank
+from tests.command_output import program_lines, unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 from tests.finetune.experiments.rerank.test_wer import edit_distance
 
@@ -68,8 +69,9 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
     result = subprocess.run([sys.executable, "-m", "finetune.experiments.rerank", f"--nbest={nbest}",
                              f"--init_checkpoint={run_dir}", f"--output_dir={output}",
                              f"--max_utterances={UTTERANCES}", "--bootstrap_resamples=100", "--max_seq_length=32"],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+                            cwd=REPO_ROOT, env=users_environment(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     summary = json.loads((output / "summary.json").read_text(encoding="utf-8"))
     records = [json.loads(line) for line in (output / "utterances.jsonl").read_text(encoding="utf-8").splitlines()]
     assert summary["scorers"] == ["disc_mean", "disc_sum", "pll"]
@@ -158,7 +160,7 @@ def test_command_refuses_a_pair_whose_embeddings_differ_naming_its_flag_and_read
 
     refused = rerank(tmp_path / "refused")
     assert refused.returncode == 2, refused.stderr[-2000:]
-    assert refused.stderr.splitlines() == [
+    assert program_lines(refused.stderr) == [
         f"error: --scorers=disc_sum needs the checkpoint's discriminator: {pair}: electra/embeddings/word_embeddings "
         "differs between discriminator/ and generator/ (shapes (50, 16) and (50, 16)); ELECTRA shares the embeddings, "
         "so these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to keep the "

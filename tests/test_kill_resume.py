@@ -9,6 +9,7 @@ all 50 steps also pin that --deterministic makes two runs identical.
 import random
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -59,7 +60,7 @@ def test_sigterm_saves_a_checkpoint_of_the_current_step_and_exits(pretraining_da
     process = subprocess.Popen(args, cwd=REPO_ROOT, env=loop._env(), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     while process.poll() is None and len(loop.logged_steps(tmp_path)) < 3:
-        pass
+        time.sleep(0.01)  # not a busy loop: it would take a core from the run it waits for (and the other worker)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 143, stderr[-3000:]

@@ -5,7 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_DIR ?= demo_output
 # Two pytest processes, one test file each at a time: the suite alone keeps one core busy on average (TensorFlow
-# start-ups, subprocess tests, small graphs), two workers take it from 21 to 12 minutes on the 2-core machine.
+# start-ups, subprocess tests, small graphs), two workers take it from 21 to 12 minutes on the 2-core machine. The
+# longest files start first (tests/conftest.py's LONGEST_FILES; --no-loadscope-reorder keeps that order), so that the
+# two workers end together.
 TEST_WORKERS ?= 2
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
@@ -23,7 +25,7 @@ $(STAMP): requirements.txt pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -q tests -n $(TEST_WORKERS) --dist loadfile --durations=15
+	$(PY) -m pytest -q tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 demo: $(STAMP)
 	$(PY) scripts/demo.py --output_dir=$(DEMO_DIR)

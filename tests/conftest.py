@@ -96,3 +96,30 @@ def keyword_glue_dir(tmp_path_factory):
     glue_dir = tmp_path_factory.mktemp("glue")
     write_sst2_task(glue_dir)
     return glue_dir
+
+
+# The test files that take longest (from the suite's --durations), in the order pytest-xdist should start them:
+# `--dist loadfile` hands each worker whole files in collection order (the Makefile passes --no-loadscope-reorder,
+# which keeps this order; xdist's own puts files with the most tests first, so files of a few slow tests came last
+# and ran alone while the other worker idled). Longest first; every other file keeps its place after them.
+LONGEST_FILES = (
+    "tests/test_run_pretraining.py",
+    "tests/test_kill_resume.py",
+    "tests/electra_tf/training/test_gradient_accumulation.py",
+    "tests/finetune/experiments/test_compute_matched.py",
+    "tests/test_run_finetuning.py",
+    "tests/electra_tf/training/test_replica_updates.py",
+    "tests/electra_tf/training/test_pretraining_job.py",
+    "tests/test_multi_worker.py",
+    "tests/finetune/test_trial_state.py",
+    "tests/bench/test_benchmarks.py",
+    "tests/test_convert_checkpoint.py",
+    "tests/finetune/squad/test_run_finetuning_squad.py",
+    "tests/finetune/tagging/test_tagging_task.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: index for index, path in enumerate(LONGEST_FILES)}
+    ordered = sorted(enumerate(items), key=lambda pair: (rank.get(pair[1].nodeid.split("::")[0], len(rank)), pair[0]))
+    items[:] = [item for _, item in ordered]

@@ -52,7 +52,10 @@ class ElectraTransformerLayer(keras.layers.Layer):
     their concatenated kernels (see docs/PERFORMANCE.md). In a training step (`training=True`) the element-wise chains
     after the attention output and the feed-forward projections (bias, GELU; bias, dropout, residual, LayerNorm) run
     as XLA-compiled kernels (`fused_ops`); every other call runs the Keras sub-layers, so exported graphs need no XLA.
-    Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy).
+    Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy). A projection with LoRA weights
+    (`Dense.enable_lora`, see `ElectraBackbone.enable_lora`) computes with its effective kernel W + (alpha / rank) A B
+    on every path; in a training step its factors learn through the low-rank product, not through the kernel's
+    [in, out] gradient.
 
     Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1 or length, length]
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
@@ -116,9 +119,11 @@ class ElectraTransformerLayer(keras.layers.Layer):
 
         projections = (self.query_dense, self.key_dense, self.value_dense)
         if reads_kernels:  # one GEMM for the three ([H, 3H]): fewer, wider GEMMs run closer to the matmul peak
-            kernel = tf.concat([self._compute(dense.kernel) for dense in projections], axis=1)
+            kernel = tf.concat([self._kernel(dense, training) for dense in projections], axis=1)
             bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
             projected = tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), 3, axis=1)
+            projected = [self._with_lora_gradient(projection, tokens, dense, training)
+                         for projection, dense in zip(projected, projections)]
         else:
             projected = [dense(tokens) for dense in projections]
         query, key, value = (heads(projection) for projection in projected)
@@ -143,6 +148,29 @@ class ElectraTransformerLayer(keras.layers.Layer):
     def _compute(self, variable):
         return tf.cast(variable, self.compute_dtype)
 
+    def _kernel(self, dense, training):
+        """`dense`'s kernel for a matmul of this layer. Keras' `kernel` of a LoRA projection is W + (alpha / rank) A B,
+        through which TensorFlow would compute the [in, out] gradient of the whole kernel, then A's and B's from it;
+        in training that kernel enters as a constant and the factors learn through `_with_lora_gradient` instead, so
+        a frozen kernel costs no gradient GEMM."""
+        kernel = self._compute(dense.kernel)
+        return tf.stop_gradient(kernel) if training and dense.lora_enabled else kernel
+
+    def _with_lora_gradient(self, outputs, inputs, dense, training):
+        """`outputs` (`inputs` @ `_kernel(dense)`) with the gradient of a LoRA projection's factors: the low-rank
+        product (alpha / rank) `inputs` A B, added as itself minus itself, exactly zero in value. `inputs` get their
+        whole gradient from the matmul with the effective kernel, none from here."""
+        if not (training and dense.lora_enabled):
+            return outputs
+        scale = tf.constant(dense.lora_alpha / dense.lora_rank, outputs.dtype)
+        low_rank = tf.matmul(tf.matmul(tf.stop_gradient(inputs), self._compute(dense.lora_kernel_a)),
+                             self._compute(dense.lora_kernel_b)) * scale
+        return outputs + (low_rank - tf.stop_gradient(low_rank))
+
+    def _project(self, inputs, dense):
+        """`inputs` @ `dense`'s kernel in a training step (its bias, activation and dropout follow in fused kernels)."""
+        return self._with_lora_gradient(tf.matmul(inputs, self._kernel(dense, True)), inputs, dense, True)
+
     def _fused_blocks(self, context, tokens):
         """The layer after attention in a training step: each element-wise chain one XLA kernel (`fused_ops`)."""
 
@@ -153,15 +181,14 @@ class ElectraTransformerLayer(keras.layers.Layer):
                                                     tf.convert_to_tensor(layer_norm.beta), self.layer_norm_epsilon,
                                                     keep_uniforms, dropout.rate)
 
-        attended = residual_block(tf.matmul(context, self._compute(self.attention_output_dense.kernel)),
-                                  self.attention_output_dense, self.attention_output_dropout,
-                                  self.attention_layer_norm, tokens)
+        attended = residual_block(self._project(context, self.attention_output_dense), self.attention_output_dense,
+                                  self.attention_output_dropout, self.attention_layer_norm, tokens)
         if self.hidden_activation == "gelu":
-            intermediate = bias_gelu(tf.matmul(attended, self._compute(self.intermediate_dense.kernel)),
+            intermediate = bias_gelu(self._project(attended, self.intermediate_dense),
                                      self._compute(self.intermediate_dense.bias))
         else:
             intermediate = self.intermediate_dense(attended)
-        return residual_block(tf.matmul(intermediate, self._compute(self.output_dense.kernel)), self.output_dense,
+        return residual_block(self._project(intermediate, self.output_dense), self.output_dense,
                               self.output_dropout, self.output_layer_norm, attended)
 
     def compute_output_shape(self, hidden_shape, attention_bias_shape=None):

@@ -195,10 +195,12 @@ class ElectraBackbone(keras_hub.models.Backbone):
         embedding tables stay frozen: the reference's layer-wise decay already gives them the smallest learning rate
         (decay^(L+2) of the head's), so fine-tuning barely moves them.
 
-        The Transformer layer's training kernels read each projection's `kernel`, which Keras computes as
-        W + (lora_alpha / rank) A B once LoRA is on: LoRA takes part in every path (tests/electra_tf/models/test_lora.py
-        checks the gradients against keras-hub's `TransformerEncoder`). Saving writes merged kernels (Keras'
-        `Dense.save_own_variables`); `electra_tf.models.lora.merged_lora` gives that model in memory.
+        Every path of the Transformer layer computes with each projection's `kernel`, which Keras makes
+        W + (lora_alpha / rank) A B once LoRA is on; in a training step that kernel enters as a constant and A and B
+        learn through the low-rank product, so no frozen kernel's [in, out] gradient is computed
+        (tests/electra_tf/models/test_lora.py checks the gradients against keras-hub's `TransformerEncoder`). Saving
+        writes merged kernels (Keras' `Dense.save_own_variables`); `electra_tf.models.lora.merged_lora` gives that
+        model in memory.
 
         Args:
             rank: the rank of each factorisation (a positive integer).

@@ -20,11 +20,11 @@ KERAS_HUB_NAMES = {"query": "self_attention_layer/query", "key": "self_attention
                    "output": "feedforward_output_dense", "output_layer_norm": "feedforward_layer_norm"}
 
 
-def _lora_backbone(seed=0):
-    """A backbone with LoRA on query and value, every weight (the B factors, biases, LayerNorms) away from its
+def _lora_backbone(seed=0, targets=None):
+    """A backbone with LoRA on `targets` (default query and value), every weight (the B factors, biases, LayerNorms) away from its
     initial value so that no gradient vanishes by construction (B = 0 would give A a zero gradient)."""
     backbone = ElectraBackbone(**ARCHITECTURE)
-    backbone.enable_lora(RANK, lora_alpha=ALPHA)
+    backbone.enable_lora(RANK, target_layer_names=targets, lora_alpha=ALPHA)
     rng = np.random.default_rng(seed)
     for variable in backbone.weights:
         variable.assign(rng.normal(scale=0.3, size=variable.shape).astype("float32") + (
@@ -37,14 +37,14 @@ def _own_weights(layer):
     return {variable.path.split("/", 1)[1]: variable.numpy() for variable in layer.weights}
 
 
-def _keras_hub_encoder(weights):
+def _keras_hub_encoder(weights, targets):
     """keras-hub's post-LayerNorm encoder (exact GELU, its own multi-head attention with per-head kernels) holding
     `weights`, with each LoRA projection's kernel replaced by its effective W + (alpha / rank) A B."""
     encoder = keras_hub.layers.TransformerEncoder(INTERMEDIATE, HEADS, dropout=0.0, activation="gelu",
                                                   layer_norm_epsilon=1e-12)
     encoder.build((None, None, HIDDEN))
     values = dict(weights)
-    for name in ("query", "value"):
+    for name in targets:
         values[f"{name}/kernel"] = weights[f"{name}/kernel"] + ALPHA / RANK * (
             weights[f"{name}/lora_kernel_a"] @ weights[f"{name}/lora_kernel_b"])
     ours = {f"{theirs}/{leaf}": f"{own}/{leaf}" for own, theirs in KERAS_HUB_NAMES.items()
@@ -54,11 +54,14 @@ def _keras_hub_encoder(weights):
     return encoder
 
 
-def test_lora_gradients_through_the_fused_layer_equal_keras_hub_encoder_on_the_effective_kernels():
-    backbone = _lora_backbone()
+# The default targets, and every projection (the fused blocks after attention read the others' kernels).
+@pytest.mark.parametrize("targets", [("query", "value"),
+                                     ("query", "key", "value", "attention_output", "intermediate", "output")])
+def test_lora_gradients_through_the_fused_layer_equal_keras_hub_encoder_on_the_effective_kernels(targets):
+    backbone = _lora_backbone(targets=list(targets))
     layer = backbone.transformer_layer_1
     weights = _own_weights(layer)
-    encoder = _keras_hub_encoder(weights)
+    encoder = _keras_hub_encoder(weights, targets)
     rng = np.random.default_rng(1)
     hidden = tf.constant(rng.normal(size=(3, 9, HIDDEN)).astype("float32"))
     mask = np.ones((3, 9), "int32")
@@ -66,28 +69,73 @@ def test_lora_gradients_through_the_fused_layer_equal_keras_hub_encoder_on_the_e
     upstream = tf.constant(rng.normal(size=(3, 9, HIDDEN)).astype("float32"))
 
     with tf.GradientTape() as tape:
+        tape.watch(hidden)
         expected = encoder(hidden, padding_mask=tf.constant(mask), training=True)
-    kernels = [variable for variable in encoder.weights if variable.path.endswith(("query/kernel", "value/kernel"))]
-    kernel_gradients = tape.gradient(expected, kernels, output_gradients=upstream)
+    kernels = {own: variable for variable in encoder.weights for own, theirs in KERAS_HUB_NAMES.items()
+               if own in targets and variable.path.endswith(f"/{theirs}/kernel")}
+    *kernel_gradients, hidden_gradient = tape.gradient(expected, [*kernels.values(), hidden], output_gradients=upstream)
+    kernel_gradients = dict(zip(kernels, kernel_gradients))
     bias = tf.constant((1.0 - mask[:, None, None, :].astype("float32")) * -10000.0)
     # The layer itself is frozen (its `trainable_weights` are []); the backbone trains these of its variables.
     factors = [variable for variable in layer.weights if variable.trainable]
     assert [variable.path.split("/", 1)[1] for variable in factors] == [
-        "query/lora_kernel_a", "query/lora_kernel_b", "value/lora_kernel_a", "value/lora_kernel_b"]
+        f"{name}/lora_kernel_{factor}" for name in targets for factor in "ab"]
     for training in (True, False):  # the fused training kernels, and the Keras sub-layers
         with tf.GradientTape() as tape:
+            tape.watch(hidden)
             outputs = layer(hidden, bias, training=training)
-        gradients = tape.gradient(outputs, factors, output_gradients=upstream)
+        *gradients, own_hidden_gradient = tape.gradient(outputs, [*factors, hidden], output_gradients=upstream)
         np.testing.assert_allclose(outputs.numpy() * mask[..., None], expected.numpy() * mask[..., None], atol=2e-5)
-        for index, name in enumerate(("query", "value")):
+        # What the layer below learns from: the input's gradient (the product of each factor is in the kernel once).
+        np.testing.assert_allclose(own_hidden_gradient.numpy(), hidden_gradient.numpy(), rtol=1e-4, atol=1e-4)
+        for index, name in enumerate(targets):
             # W_eff = W + s A B: dL/dA = s dL/dW_eff B^T, dL/dB = s A^T dL/dW_eff.
-            kernel_gradient = kernel_gradients[index].numpy().reshape(HIDDEN, HIDDEN)
+            a = weights[f"{name}/lora_kernel_a"]
+            kernel_gradient = kernel_gradients[name].numpy().reshape(a.shape[0], -1)
             a, b = weights[f"{name}/lora_kernel_a"], weights[f"{name}/lora_kernel_b"]
             expected_a = ALPHA / RANK * kernel_gradient @ b.T
             expected_b = ALPHA / RANK * a.T @ kernel_gradient
-            assert np.abs(expected_a).max() > 0.1 and np.abs(expected_b).max() > 0.1
-            np.testing.assert_allclose(gradients[2 * index].numpy(), expected_a, rtol=1e-4, atol=1e-4)
-            np.testing.assert_allclose(gradients[2 * index + 1].numpy(), expected_b, rtol=1e-4, atol=1e-4)
+            assert np.abs(expected_a).max() > 0.1 and np.abs(expected_b).max() > 0.1, name
+            np.testing.assert_allclose(gradients[2 * index].numpy(), expected_a, rtol=1e-4, atol=1e-4, err_msg=name)
+            np.testing.assert_allclose(gradients[2 * index + 1].numpy(), expected_b, rtol=1e-4, atol=1e-4,
+                                       err_msg=name)
+
+
+def _weight_gradient_gemms(layer, variables):
+    """Output shapes of the GEMMs over the tokens with a fixed-size result that a training step's gradient of
+    `variables` runs: its kernel-shaped gradients (the token count is unknown when traced; the LoRA product A B of
+    Keras' `kernel`, from two variables, is not over the tokens). Only ops the gradients depend on count: TensorFlow
+    prunes the rest of the traced graph before running it."""
+    @tf.function(input_signature=[tf.TensorSpec([None, None, HIDDEN]), tf.TensorSpec([None, 1, 1, None])])
+    def step(hidden, bias):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(layer(hidden, bias, training=True)))
+        return tape.gradient(loss, variables)
+
+    graph = step.get_concrete_function().graph
+    needed, pending = set(), [tensor.op for tensor in graph.outputs]
+    while pending:
+        op = pending.pop()
+        if op.name not in needed:
+            needed.add(op.name)
+            pending.extend([tensor.op for tensor in op.inputs] + list(op.control_inputs))
+    return sorted(tuple(op.outputs[0].shape) for op in graph.get_operations()
+                  if op.name in needed and op.type == "MatMul" and op.outputs[0].shape.is_fully_defined()
+                  and not all(tensor.shape.is_fully_defined() for tensor in op.inputs))
+
+
+def test_a_training_step_computes_no_gradient_of_the_frozen_kernels():
+    backbone = _lora_backbone(targets=["query", "value", "intermediate"])
+    layer = backbone.transformer_layer_0
+    factors = [variable for variable in layer.weights if variable.trainable]
+    # Each adapted projection's A [in, r] and B [r, out] only.
+    assert _weight_gradient_gemms(layer, factors) == sorted(
+        [(HIDDEN, RANK), (RANK, HIDDEN)] * 2 + [(HIDDEN, RANK), (RANK, INTERMEDIATE)])
+    # Full fine-tuning computes every kernel's: the [H, 3H] of query, key and value, and the three after attention.
+    plain = ElectraBackbone(**ARCHITECTURE).transformer_layer_0
+    kernels = [variable for variable in plain.weights if variable.path.endswith("/kernel")]
+    assert _weight_gradient_gemms(plain, kernels) == sorted(
+        [(HIDDEN, 3 * HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, INTERMEDIATE), (INTERMEDIATE, HIDDEN)])
 
 
 def test_only_the_factors_train_and_their_number_is_four_layers_hidden_rank():

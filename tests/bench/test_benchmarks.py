@@ -303,3 +303,17 @@ def test_peer_sizes_give_the_generator_the_sizing_rule_of_the_config():
             sizes["generator_intermediate_size"]) == (generator.hidden_size, generator.num_layers,
                                                       generator.num_heads, generator.intermediate_size)
     assert sizes["hidden_size"] == config.hidden_size and generator.hidden_size == config.hidden_size // 4
+
+
+def test_lora_finetune_smoke():
+    result = last_json(run_script("lora_finetune.py", "--preset=tiny", "--batch=2", "--seq_len=8", "--steps=2",
+                                  "--repeats=1", "--rank=4"))
+    # The tiny preset (hidden 128, 2 layers) with a 2-class head: rank-4 factors of query and value per layer,
+    # A [128, 4] + B [4, 128] each, and the head's 128 x 2 kernel and its bias.
+    head = 128 * 2 + 2
+    assert result["lora_trainable_parameters"] == 2 * 2 * (128 * 4 + 4 * 128) + head
+    assert result["full_trainable_parameters"] == result["parameters"] > 1_000_000
+    assert result["trainable_ratio"] == pytest.approx(result["lora_trainable_parameters"] / result["parameters"])
+    assert result["step_ratio"] == pytest.approx(result["lora_step_ms"] / result["full_step_ms"])
+    assert result["peak_rss_ratio"] == pytest.approx(result["lora_peak_rss_mb"] / result["full_peak_rss_mb"])
+    assert all(100 < result[f"{mode}_peak_rss_mb"] < 24_000 for mode in ("full", "lora"))

@@ -23,6 +23,8 @@ flags.DEFINE_enum("stack", "electra", ["electra", "keras_hub"], "The encoder und
 flags.DEFINE_boolean("token_type", False, "keras_hub stack: add a token-type embedding (segment 0 everywhere).")
 flags.DEFINE_float("embedding_dropout", 0.0, "keras_hub stack: dropout after the embedding LayerNorm.")
 flags.DEFINE_float("dropout", 0.1, "Dropout of the Transformer layers (electra: also after the embeddings).")
+flags.DEFINE_integer("embedding_size", 64, "electra stack: width of the embedding tables (64, the tiny preset's, is "
+                     "projected to the hidden 128; 128 has no projection).")
 flags.DEFINE_integer("steps", 600, "Optimizer steps.")
 flags.DEFINE_integer("seed", 0, "Seed of the initialisation (the data are the same for every seed).")
 
@@ -52,7 +54,8 @@ def encoder():
         from electra_tf.models.backbone import ElectraBackbone
 
         config = ElectraConfig.from_preset("tiny", vocab_size=VOCAB, pad_id=0, unk_id=1, cls_id=2, sep_id=3,
-                                           mask_id=MASK_ID, hidden_dropout=FLAGS.dropout,
+                                           mask_id=MASK_ID, embedding_size=FLAGS.embedding_size,
+                                           hidden_dropout=FLAGS.dropout,
                                            attention_dropout=FLAGS.dropout)
         backbone = ElectraBackbone(**config.architecture())
         return (lambda ids, training: backbone.encode(

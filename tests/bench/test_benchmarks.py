@@ -317,3 +317,14 @@ def test_lora_finetune_smoke():
     assert result["step_ratio"] == pytest.approx(result["lora_step_ms"] / result["full_step_ms"])
     assert result["peak_rss_ratio"] == pytest.approx(result["lora_peak_rss_mb"] / result["full_peak_rss_mb"])
     assert all(100 < result[f"{mode}_peak_rss_mb"] < 24_000 for mode in ("full", "lora"))
+
+
+def test_int8_serving_smoke():
+    result = last_json(run_script("int8_serving.py", "--preset=tiny", "--batches=2", "--seq_len=8",
+                                  "--iterations=1"))
+    figures = result["batches"]["2"]
+    assert figures["int8_over_float32"] == pytest.approx(figures["int8_ms"] / figures["float32_ms"])
+    # int8 rounding moves the logits, a little.
+    assert 0 < figures["max_logit_difference"] < 0.1 * figures["max_abs_logit"]
+    # The projections' kernels shrink to a byte a weight; the word table (a keras-hub layer) stays float.
+    assert result["saved_model_mb_int8"] < result["saved_model_mb_float32"]

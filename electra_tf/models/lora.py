@@ -3,7 +3,6 @@ that export writes."""
 
 import os
 import tempfile
-import warnings
 
 import keras
 
@@ -37,7 +36,4 @@ def merged_lora(model):
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "merged.keras")
         model.save(path)
-        with warnings.catch_warnings():
-            # The saved optimiser holds the LoRA weights' slots, which the merged model neither has nor needs.
-            warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")
-            return keras.saving.load_model(path, compile=False)
+        return keras.saving.load_model(path, compile=False)

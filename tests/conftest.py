@@ -104,18 +104,19 @@ def keyword_glue_dir(tmp_path_factory):
 # and ran alone while the other worker idled). Longest first; every other file keeps its place after them.
 LONGEST_FILES = (
     "tests/test_run_pretraining.py",
-    "tests/test_kill_resume.py",
     "tests/electra_tf/training/test_gradient_accumulation.py",
+    "tests/test_multi_worker.py",
+    "tests/test_kill_resume.py",
+    "tests/electra_tf/training/test_pretraining_job.py",
+    "tests/bench/test_benchmarks.py",
     "tests/finetune/experiments/test_compute_matched.py",
     "tests/test_run_finetuning.py",
     "tests/electra_tf/training/test_replica_updates.py",
-    "tests/electra_tf/training/test_pretraining_job.py",
-    "tests/test_multi_worker.py",
-    "tests/finetune/test_trial_state.py",
-    "tests/bench/test_benchmarks.py",
     "tests/test_convert_checkpoint.py",
     "tests/finetune/squad/test_run_finetuning_squad.py",
     "tests/finetune/tagging/test_tagging_task.py",
+    "tests/finetune/test_trial_state.py",
+    "tests/electra_tf/training/test_continued_pretraining.py",
 )
 
 

@@ -72,12 +72,12 @@ def _combination_fix(first_argument, second_argument, second):
     return f"{reset} or use {' or '.join(fitting)}"
 
 
-def _check_positive_integers(config, names):
+def _check_integers(config, names, minimum=1, meaning=""):
     for name in names:
         value = getattr(config, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ConfigError(f"{type(config).__name__}.{name} must be a positive integer, got {value!r}",
-                              arguments=(name,))
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}{meaning}"
+            raise ConfigError(f"{type(config).__name__}.{name} must be {kind}, got {value!r}", arguments=(name,))
 
 
 @dataclasses.dataclass
@@ -88,6 +88,10 @@ class ElectraArchitecture:
 
     `hidden_activation`: "gelu" is the reference's exact (erf) GELU, "gelu_approximate" the tanh form of keras-hub's
     and some Hugging Face ELECTRAs.
+
+    `type_vocab_size`: 0 builds the embedding block without a token-type table, as DistilBERT's: segment ids are then
+    ignored and [SEP] alone tells the segments apart (on small budgets the shared token-type row slows the onset of
+    word order: docs/cpu_budget.md). Formats that always hold the table receive one of zeros.
     """
 
     vocab_size: int = BERT_UNCASED_VOCAB_SIZE
@@ -108,8 +112,9 @@ class ElectraArchitecture:
         self.validate()
 
     def validate(self):
-        _check_positive_integers(self, ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads",
-                                        "intermediate_size", "max_position_embeddings", "type_vocab_size"))
+        _check_integers(self, ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads",
+                               "intermediate_size", "max_position_embeddings"))
+        _check_integers(self, ("type_vocab_size",), minimum=0, meaning=" (0: no token-type table)")
         if self.hidden_size % self.num_heads:
             raise ConfigError(
                 f"{type(self).__name__}.hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}; "

@@ -7,6 +7,8 @@ f), FFN = 4 x hidden, heads = max(1, hidden // 64)), so a generator that breaks 
 is refused here rather than loaded wrongly.
 """
 
+import numpy as np
+
 from electra_tf.checkpoints.matching import cloze_generator_sizes, counterpart_name, describe, network_sizes
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, NETWORK_SCOPES, PRETRAINER
 from electra_tf.config import ElectraConfig
@@ -59,7 +61,14 @@ def _embedding_sizes(weights, source):
     token_type = weights.get(f"{EMBEDDINGS_SCOPE}/token_type_embeddings")
     return {"vocab_size": int(word.shape[0]), "embedding_size": int(word.shape[1]),
             "max_position_embeddings": int(position.shape[0]) if position is not None else 512,
-            "type_vocab_size": int(token_type.shape[0]) if token_type is not None else 2}
+            "type_vocab_size": _type_vocab_size(token_type)}
+
+
+def _type_vocab_size(token_type):
+    """The table's rows; a table of zeros adds nothing and is what a block without one is stored as."""
+    if token_type is None:
+        return ElectraConfig.type_vocab_size
+    return int(token_type.shape[0]) if np.any(token_type) else 0
 
 
 def _require(sizes, network, kind, weights, source):

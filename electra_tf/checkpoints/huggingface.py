@@ -21,7 +21,8 @@ import numpy as np
 
 from electra_tf.checkpoints import tokenizer_files
 from electra_tf.checkpoints.matching import check_shared_embeddings
-from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES
+from electra_tf.checkpoints.naming import (
+    DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES, stored_type_vocab_size)
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
 from electra_tf.tokenizer import BERT_UNCASED
@@ -224,7 +225,7 @@ def hf_config(config, network):
         "intermediate_size": sizes.intermediate_size,
         "hidden_act": {value: key for key, value in HIDDEN_ACTS.items()}[config.hidden_activation],
         "hidden_dropout_prob": config.hidden_dropout, "attention_probs_dropout_prob": config.attention_dropout,
-        "max_position_embeddings": config.max_position_embeddings, "type_vocab_size": config.type_vocab_size,
+        "max_position_embeddings": config.max_position_embeddings, "type_vocab_size": stored_type_vocab_size(config.type_vocab_size),
         "initializer_range": config.initializer_range, "layer_norm_eps": config.layer_norm_epsilon,
         "pad_token_id": config.pad_id, "position_embedding_type": "absolute", "summary_type": "first",
         "summary_use_proj": True, "summary_activation": "gelu", "summary_last_dropout": 0.1,

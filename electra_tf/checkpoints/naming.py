@@ -74,10 +74,39 @@ def _layer_norm(scope, layer):
     return [Slot(f"{scope}/gamma", layer.gamma), Slot(f"{scope}/beta", layer.beta)]
 
 
+# Formats always hold a token-type table; a block without one (type_vocab_size=0) is stored with this many rows of
+# zeros, which add nothing for any segment id, and a table of zeros reads back as no table.
+ZERO_TOKEN_TYPE_ROWS = 2
+
+
+def stored_type_vocab_size(type_vocab_size):
+    """The token-type table size a format that always holds the table stores for `type_vocab_size`."""
+    return type_vocab_size or ZERO_TOKEN_TYPE_ROWS
+
+
+class ZeroTokenTypeTable:
+    """Stands in for the token-type table of an embedding block without one: reads as zeros, and accepts only zeros
+    (a checkpoint with trained token-type rows cannot go into a block that has none)."""
+
+    def __init__(self, embedding_size):
+        self.shape = (ZERO_TOKEN_TYPE_ROWS, embedding_size)
+        self.dtype = np.float32
+
+    def numpy(self):
+        return np.zeros(self.shape, np.float32)
+
+    def assign(self, value):
+        if np.any(value):
+            raise CheckpointError(
+                f"the checkpoint's {EMBEDDINGS_SCOPE}/token_type_embeddings holds trained rows, but the model has no "
+                "token-type table (type_vocab_size=0): build it with the checkpoint's type_vocab_size")
+
+
 def embedding_slots(embeddings):
+    token_type = (ZeroTokenTypeTable(embeddings.embedding_size) if embeddings.token_type_embeddings is None
+                  else embeddings.token_type_embeddings.embeddings)
     return embedding_table_slots(embeddings.word_embeddings.embeddings,
-                                 embeddings.position_embeddings.position_embeddings,
-                                 embeddings.token_type_embeddings.embeddings, embeddings.layer_norm)
+                                 embeddings.position_embeddings.position_embeddings, token_type, embeddings.layer_norm)
 
 
 def embedding_table_slots(word, position, token_type, layer_norm):

@@ -94,6 +94,10 @@ flags.DEFINE_float("adversarial_temperature_end", None, "Gumbel-softmax temperat
                    "temperature decays exponentially in between.")
 flags.DEFINE_enum("embedding_sharing", None, list(EMBEDDING_SHARING), "shared (the reference), or gdes: the "
                   "discriminator uses stop_gradient(E_generator) + E_delta (DeBERTaV3), merged when saved.")
+flags.DEFINE_integer("embedding_size", None, "Width of the embedding tables (preset: 128 up to small++); equal to the "
+                     "hidden size, the block feeds the encoder without the embeddings_project layer.")
+flags.DEFINE_integer("type_vocab_size", None, "Rows of the token-type table (2); 0: no table, the segments told apart "
+                     "by [SEP] alone (docs/cpu_budget.md). Not in the paper.")
 flags.DEFINE_float("hidden_dropout", None, "Dropout on hidden states (0.1).")
 flags.DEFINE_float("attention_dropout", None, "Dropout on attention probabilities (0.1; must equal hidden_dropout).")
 flags.DEFINE_boolean("progress_bar", True, "Keras progress bar (otherwise one line per logged step).")
@@ -138,8 +142,8 @@ flags.DEFINE_boolean("verify_data", None, "Check every shard's sha256 against it
 _MODEL_OVERRIDES = {name: name for name in (
     "mask_prob", "disc_weight", "gen_weight", "temperature", "hidden_dropout", "attention_dropout", "objective",
     "untied_embeddings", "tie_all_weights", "uniform_generator", "two_stage_steps", "generator_training",
-    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps", "sampling_warmup_steps", "sinusoidal_position_init",
-    "embedding_sharing")}
+    "adversarial_temperature_start", "adversarial_temperature_end", "generator_annealing_steps",
+    "sampling_warmup_steps", "sinusoidal_position_init", "embedding_sharing", "embedding_size", "type_vocab_size")}
 _MODEL_OVERRIDES.update(generator_hidden_size="generator_hidden_fraction", generator_layers="generator_layers_fraction")
 
 

@@ -9,7 +9,8 @@ from electra_tf.layers.initializers import truncated_normal
 
 @keras.saving.register_keras_serializable(package="electra_tf")
 class ElectraEmbeddings(keras.layers.Layer):
-    """word [V, E] + position [P, E] + token type [T, E], summed, then LayerNorm and dropout.
+    """word [V, E] + position [P, E] + token type [T, E], summed, then LayerNorm and dropout; with
+    `type_vocab_size=0` there is no token-type table (`token_type_embeddings` is None) and `segment_ids` are ignored.
 
     ELECTRA shares this whole block (all three tables and the LayerNorm) between generator and discriminator: one
     instance is created by the pre-training model and passed to both networks. The word table is a keras-hub
@@ -36,7 +37,7 @@ class ElectraEmbeddings(keras.layers.Layer):
             dtype=self.dtype_policy, name="position_embeddings")
         self.token_type_embeddings = keras.layers.Embedding(
             type_vocab_size, embedding_size, embeddings_initializer=truncated_normal(initializer_range),
-            dtype=self.dtype_policy, name="token_type_embeddings")
+            dtype=self.dtype_policy, name="token_type_embeddings") if type_vocab_size else None
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm")
         self.dropout_layer = ElectraDropout(dropout, dtype=self.dtype_policy, name="dropout")
@@ -55,7 +56,8 @@ class ElectraEmbeddings(keras.layers.Layer):
         feature_shape = (None, None, self.embedding_size)
         self.word_embeddings.build()
         self.position_embeddings.build(feature_shape)
-        self.token_type_embeddings.build()
+        if self.token_type_embeddings is not None:
+            self.token_type_embeddings.build()
         self.layer_norm.build(feature_shape)
         self.built = True
 
@@ -63,7 +65,9 @@ class ElectraEmbeddings(keras.layers.Layer):
         """`word_vectors` [batch, seq, E], when given, replace the word-table lookup of `input_ids` (pre-training
         variants that modify the looked-up vectors: gradient-disentangled sharing, adversarial training)."""
         word = self.word_embeddings(input_ids) if word_vectors is None else word_vectors
-        embedded = word + self.position_embeddings(word) + self.token_type_embeddings(segment_ids)
+        embedded = word + self.position_embeddings(word)
+        if self.token_type_embeddings is not None:
+            embedded = embedded + self.token_type_embeddings(segment_ids)
         return self.dropout_layer(self.layer_norm(embedded), training=training)
 
     def compute_output_shape(self, input_ids_shape, segment_ids_shape=None):

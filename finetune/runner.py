@@ -31,6 +31,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.text_files import check_encoding
 from electra_tf.training.choices import check_gradient_accumulation
+from electra_tf.training.resumption import dataclass_defaults
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.registry import get_task, tasks
@@ -208,6 +209,11 @@ def _job_record(job, hyperparameters):
     return {**job.as_record(), **dataclasses.asdict(hyperparameters)}
 
 
+def _record_defaults():
+    """What a job record written before a field existed stands for: the field's default."""
+    return dataclass_defaults(FinetuningJob)
+
+
 def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation):
     """Trains from batch `first_step` to the end (an unfinished epoch in a fit of its own: Keras' epochs are whole)."""
     import keras
@@ -264,7 +270,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
             warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
             bias_correction=job.bias_correction), gradient_accumulation_steps=job.gradient_accumulation_steps)
         model.optimizer.build(model.trainable_variables)  # its slots exist before a saved state is restored
-    state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch)
+    state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch, _record_defaults())
     first_step = state.restore()
     if first_step:
         print(f"trial {trial}: resuming from {state.manager.latest_checkpoint} (epoch "
@@ -335,7 +341,7 @@ def run(job, extra_files=None):
                "hyperparameters": dataclasses.asdict(hyperparameters), **task.describe_data(data), "trials": []}
     for trial in range(job.num_trials):
         trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
-        entry = finished_trial(trial_dir, _job_record(job, hyperparameters))
+        entry = finished_trial(trial_dir, _job_record(job, hyperparameters), _record_defaults())
         if entry is None:
             entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy)
         else:

@@ -25,7 +25,7 @@ import tensorflow as tf
 from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json
-from electra_tf.training.pretraining_job import seed_generator_states
+from electra_tf.training.resumption import refuse_other_settings, seed_generator_states
 
 STATE_DIR = "state"
 HISTORY_FILE = "history.json"
@@ -57,22 +57,20 @@ def training_batches(examples, batch_size, seed, first_epoch, num_epochs, skip_b
         keras_input_options())
 
 
-def _check_same_job(saved, current, directory):
-    changed = [name for name in sorted(set(saved) | set(current))
-               if name not in RESUMABLE_CHANGES and saved.get(name) != current.get(name)]
-    if changed:
-        raise ConfigError(f"{directory} holds a trial of another job ({', '.join(changed)} differ): rerun with its "
-                          "settings or pass another output_dir", arguments=("output_dir",))
+def _check_same_job(saved, current, directory, defaults):
+    refuse_other_settings(saved, current, directory, "a trial", "output_dir", ignore=RESUMABLE_CHANGES,
+                          defaults=defaults)
 
 
-def finished_trial(trial_dir, job_record):
-    """results.json's entry of the trial in `trial_dir` if it finished (ConfigError if for another job), else None."""
+def finished_trial(trial_dir, job_record, record_defaults=None):
+    """results.json's entry of the trial in `trial_dir` if it finished (ConfigError if for another job), else None.
+    `record_defaults`: the value of each job field a record written before the field existed lacks."""
     path = os.path.join(trial_dir, TRIAL_FILE)
     if not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8") as handle:
         saved = json.load(handle)
-    _check_same_job(saved["job"], job_record, trial_dir)
+    _check_same_job(saved["job"], job_record, trial_dir, record_defaults)
     return saved["result"]
 
 
@@ -85,9 +83,10 @@ def finish_trial(trial_dir, entry, job_record):
 class TrialState:
     """The saved state of one trial of `job_record` (results.json's "job" with the hyperparameters used)."""
 
-    def __init__(self, trial_dir, model, job_record, steps_per_epoch):
+    def __init__(self, trial_dir, model, job_record, steps_per_epoch, record_defaults=None):
         self.directory = os.path.join(trial_dir, STATE_DIR)
         self.job_record = job_record
+        self.record_defaults = record_defaults
         self.steps_per_epoch = steps_per_epoch
         self.steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="batches_trained")
         self.history = {}
@@ -108,7 +107,7 @@ class TrialState:
             return 0
         with open(os.path.join(self.directory, HISTORY_FILE), encoding="utf-8") as handle:
             saved = json.load(handle)
-        _check_same_job(saved["job"], self.job_record, self.directory)
+        _check_same_job(saved["job"], self.job_record, self.directory, self.record_defaults)
         self.manager.checkpoint.restore(latest).assert_existing_objects_matched()
         steps = int(self.steps.numpy())
         epochs = steps // self.steps_per_epoch

@@ -21,6 +21,7 @@ from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.pretraining_spec import PretrainingJob
+from electra_tf.training.resumption import dataclass_defaults, refuse_other_settings, seed_generator_states
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution
 from electra_tf.training import preemption
@@ -32,19 +33,25 @@ CONFIG_FILE = RUN_CONFIG_NAME
 JOB_FILE = JOB_NAME
 METRICS_FILE = "metrics.jsonl"
 
+# The job's settings that decide what a training step computes: a resumed run keeps them. The others (logging,
+# evaluation, checkpoints, devices, precision, and num_train_steps, so that a run can be extended) may change.
+TRAINING_SETTINGS = ("train_batch_size", "max_seq_length", "learning_rate", "num_warmup_steps", "lr_schedule",
+                     "optimizer", "weight_decay", "adam_epsilon", "bias_correction", "clip_norm",
+                     "gradient_accumulation_steps", "seed")
 
-def _check_same_config(model_dir, config):
-    """Refuse to resume a model_dir that holds a run of another model configuration."""
-    path = os.path.join(model_dir, CONFIG_FILE)
+
+def _check_same_run(job, config):
+    """Refuse to continue a model_dir that holds a run of another model configuration or other training settings."""
+    path = os.path.join(job.model_dir, CONFIG_FILE)
     if not os.path.exists(path):
         return
-    saved = ElectraConfig.load(path)
-    if saved != config:
-        changed = {name: (getattr(saved, name), getattr(config, name))
-                   for name in config.to_dict() if getattr(saved, name) != getattr(config, name)}
-        details = ", ".join(f"{name}: {old!r} -> {new!r}" for name, (old, new) in sorted(changed.items()))
-        raise ConfigError(f"model_dir={model_dir} holds a run with a different model configuration ({details}); "
-                          "use a new model_dir, or the settings of that run to resume it", arguments=("model_dir",))
+    saved, current = ElectraConfig.load(path).to_dict(), config.to_dict()
+    saved_job = _saved_job(job.model_dir) if job.mode == "train" else {}
+    if saved_job:
+        saved.update({name: saved_job[name] for name in TRAINING_SETTINGS if name in saved_job})
+        current.update({name: getattr(job, name) for name in TRAINING_SETTINGS})
+    refuse_other_settings(saved, current, f"model_dir={job.model_dir}", "a run", "model_dir",
+                          defaults=dataclass_defaults(PretrainingJob))
 
 
 def build_model(job, config, strategy):
@@ -65,19 +72,6 @@ def build_model(job, config, strategy):
             for embeddings in filter(None, (model.embeddings, model.generator_embeddings)):
                 initialize_positions_sinusoidally(embeddings, config.initializer_range)
     return model
-
-
-def seed_generator_states(model):
-    """The state variables of the model's Keras SeedGenerators (its Dropout layers), by position in `model.variables`.
-
-    Keras does not checkpoint them, so without this a resumed run would draw other dropout masks than an uninterrupted
-    one. Keys are positions, not layer names: auto-generated names differ between models built in the same process.
-    """
-    states = {}
-    for variable in model.variables:
-        if variable.path.endswith("seed_generator_state"):
-            states.setdefault(id(variable), variable)
-    return {f"seed_generator_{index:03d}": state for index, state in enumerate(states.values())}
 
 
 def _checkpoint_directory(job, chief):
@@ -202,7 +196,7 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
             check_data_vocabulary(data_manifest, getattr(job, argument), config, vocab_file, job.init_checkpoint)
     tokenizer_settings = _resolve_tokenizer_settings(job, manifest or eval_manifest, initial)
     config.check_sequence_length(job.max_seq_length)
-    _check_same_config(job.model_dir, config)
+    _check_same_run(job, config)
     print(f"model config: {json.dumps(config.to_dict(), sort_keys=True)}", flush=True)
     print(f"job: {json.dumps(dataclasses.asdict(job), sort_keys=True)}", flush=True)
 

@@ -57,9 +57,9 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert f"trial 0: finished earlier, results from {tmp_path / 'out' / 'trial_0' / 'trial.json'}" in \
         capsys.readouterr().out
     assert sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir()) == logs, "no new TensorBoard events"
-    with pytest.raises(ConfigError, match=f"^{tmp_path / 'out' / 'trial_0'} holds a trial of another job "
-                                          r"\(learning_rate, seed differ\): rerun with its settings or pass another "
-                                          "output_dir$"):
+    with pytest.raises(ConfigError, match=f"^{tmp_path / 'out' / 'trial_0'} holds a trial made with other settings "
+                                          r"\(learning_rate: .* -> 0.001, seed: .* -> 4\); use another output_dir, or "
+                                          "the settings of that run to resume it$"):
         run(dataclasses.replace(job, learning_rate=1e-3, seed=4, num_trials=2))
 
 
@@ -123,7 +123,7 @@ def test_a_lora_job_trains_the_factors_and_saves_merged_kernels(pretrained_tiny,
     # are the pre-trained weights.
     assert adapted == {f"transformer_layer_{i}/{name}/kernel" for i in range(2) for name in ("query", "value")}
 
-    with pytest.raises(ConfigError, match=r"holds a trial of another job \(lora_rank differ\)"):
+    with pytest.raises(ConfigError, match=r"holds a trial made with other settings \(lora_rank: 2 -> 4\)"):
         run(dataclasses.replace(job, lora_rank=4))
 
 

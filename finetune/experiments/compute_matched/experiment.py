@@ -67,12 +67,13 @@ from electra_tf import flops as flops_lib
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_text
+from electra_tf.training.resumption import check_or_write_settings
 from finetune.experiments.compute_matched.plan import (
     corpus_files, corpus_text_bytes, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs,
     seed_groups, split_corpus, validate)
 from finetune.experiments.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
 from finetune.experiments.compute_matched.results import primary_metric, read_metrics, summarize_scores, task_name
-from finetune.experiments.compute_matched.settings_record import check_or_record_job, check_or_write_settings
+from finetune.experiments.compute_matched.settings_record import check_or_record_job
 
 
 def prepare_data(settings, files, heldout):
@@ -87,7 +88,7 @@ def prepare_data(settings, files, heldout):
         "vocab_size": None if settings.vocab_file else settings.vocab_size,
         "vocab_file": os.path.abspath(settings.vocab_file) if settings.vocab_file else None,
         "max_seq_length": settings.max_seq_length, "document_mode": settings.document_mode,
-        "input_encoding": settings.input_encoding, "encoding_errors": settings.encoding_errors}, "data")
+        "input_encoding": settings.input_encoding, "encoding_errors": settings.encoding_errors}, "data", "output_dir")
     vocab = os.path.join(directory, "vocab.txt")
     if not os.path.exists(vocab):
         start = time.time()

@@ -105,11 +105,30 @@ def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretr
     assert os.path.getmtime(tmp_path / "ckpt-2.index") == before
 
 
-def test_model_dir_of_another_config_is_refused(pretraining_data, tmp_path):
+def test_model_dir_of_another_config_or_training_settings_is_refused(pretraining_data, tmp_path):
     run(_job(pretraining_data, tmp_path, num_train_steps=1))
-    with pytest.raises(ConfigError, match=r"different model configuration \(mask_prob: 0.15 -> 0.2\)"):
+    with pytest.raises(ConfigError, match=rf"^model_dir={tmp_path} holds a run made with other settings "
+                                          r"\(mask_prob: 0.15 -> 0.2\); use another model_dir"):
         run(_job(pretraining_data, tmp_path, num_train_steps=2,
                  model_overrides={"hidden_dropout": 0.0, "attention_dropout": 0.0, "mask_prob": 0.2}))
+    with pytest.raises(ConfigError, match=r"other settings \(bias_correction: False -> True, learning_rate: 0.001 -> "
+                                          r"0.0005\); use another model_dir, or the settings of that run to resume it"):
+        run(_job(pretraining_data, tmp_path, num_train_steps=2, bias_correction=True, learning_rate=5e-4))
+    assert not os.path.exists(tmp_path / "ckpt-2.index")
+    # More steps continue the run (its schedule now spans them); so does another evaluation or logging setting.
+    run(_job(pretraining_data, tmp_path, num_train_steps=2, log_every_steps=1))
+    assert _logged_steps(tmp_path)[-1] == 2
+
+
+def test_run_without_token_types_and_projection_saves_a_discriminator_with_neither(pretraining_data, tmp_path):
+    """The embedding block as wide as the hidden states and without a token-type table (the CPU recipe's block)."""
+    from electra_tf.checkpoints import load_checkpoint
+
+    run(_job(pretraining_data, tmp_path, num_train_steps=2, model_overrides={
+        "hidden_dropout": 0.0, "attention_dropout": 0.0, "embedding_size": 128, "type_vocab_size": 0}))
+    backbone = load_checkpoint(str(tmp_path / "pretrained")).model.backbone
+    assert backbone.embeddings.token_type_embeddings is None and backbone.embeddings_project is None
+    assert (backbone.type_vocab_size, backbone.embeddings.embedding_size) == (0, 128)
 
 
 def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, tmp_path):

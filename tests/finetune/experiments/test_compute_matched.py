@@ -237,11 +237,12 @@ def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(t
     cm.check_or_record_job(job)
     assert json.loads(path.read_text(encoding="utf-8")) == older
     # Away from its default, a field the file lacks is a change; so is any other setting.
-    for changed, message in (({"allow_embedding_mismatch": True}, "allow_embedding_mismatch"),
-                             ({"checkpoint_steps": (10,), "learning_rate": 5e-4}, "checkpoint_steps, learning_rate")):
+    for changed, message in (({"allow_embedding_mismatch": True}, "allow_embedding_mismatch: False -> True"),
+                             ({"checkpoint_steps": (10,), "learning_rate": 5e-4},
+                              r"checkpoint_steps: \[\] -> \[10\], learning_rate: 0.001 -> 0.0005")):
         with pytest.raises(ConfigError, match=f"^{tmp_path / 'run'} holds a pre-training run made with other "
-                                              rf"settings \({message}\); use a new --output_dir, or the flags of "
-                                              "that run$"):
+                                              rf"settings \({message}\); use another output_dir, or the settings of "
+                                              "that run to resume it$"):
             cm.check_or_record_job(dataclasses.replace(job, **changed))
 
 

@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -70,16 +71,39 @@ def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, messa
     assert not (tmp_path / "model" / "checkpoint").exists()
 
 
-def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_to_do(pretraining_data, tmp_path):
+# A short run with held-out evaluation after every step. Clipping is active (clip_norm 0.05) and dropout off, for
+# the comparison with MirroredStrategy below.
+DEFAULT_RUN_STEPS, DEFAULT_RUN_EVAL_BATCHES = 3, 3
+
+
+def _default_run_settings(pretraining_data):
+    return (f"--num_train_steps={DEFAULT_RUN_STEPS}", "--num_warmup_steps=0", "--learning_rate=1e-3",
+            "--clip_norm=0.05", "--hidden_dropout=0", "--attention_dropout=0",
+            f"--save_checkpoints_steps={DEFAULT_RUN_STEPS}", f"--eval_tfrecords={pretraining_data[0]}",
+            "--eval_every_steps=1", f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
+
+
+@pytest.fixture(scope="module")
+def default_run(pretraining_data, tmp_path_factory):
+    """(model_dir, stdout) of one run with `_default_run_settings` on the default strategy, shared by the tests below
+    that only read it (each launch pays TensorFlow's start-up)."""
+    model_dir = tmp_path_factory.mktemp("default_run") / "model"
+    result = _run(*_common(pretraining_data, model_dir, *_default_run_settings(pretraining_data)))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return model_dir, result.stdout
+
+
+def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_to_do(pretraining_data, default_run,
+                                                                                      tmp_path):
     model_dir = tmp_path / "model"
-    common = _common(pretraining_data, model_dir, "--num_train_steps=1", "--num_warmup_steps=0")
-    result = _run(*common)
-    assert result.returncode == 0, result.stderr[-3000:]
+    shutil.copytree(default_run[0], model_dir)  # the run below may write to its --model_dir
     pretrained = model_dir / "pretrained"
-    result = _run(*common, f"--init_checkpoint={pretrained}")
+    result = _run(*_common(pretraining_data, model_dir, *_default_run_settings(pretraining_data)),
+                  f"--init_checkpoint={pretrained}")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert (f"--model_dir={model_dir} holds {model_dir}/ckpt-1: resuming from it; --init_checkpoint={pretrained} was "
-            "not used (to start from --init_checkpoint, use a new --model_dir)") in result.stderr
+    assert (f"--model_dir={model_dir} holds {model_dir}/ckpt-{DEFAULT_RUN_STEPS}: resuming from it; "
+            f"--init_checkpoint={pretrained} was not used (to start from --init_checkpoint, use a new "
+            "--model_dir)") in result.stderr
 
 
 def test_a_generator_whose_embedding_copy_differs_is_refused_naming_the_flag(pretraining_data, tmp_path):
@@ -118,32 +142,37 @@ def _final_weights(model_dir):
             if name not in ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE")}
 
 
-def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, tmp_path):
+def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, default_run, tmp_path):
     """Mirrored on two CPUs: same global batch, same updated weights. Clipping is active (clip_norm 0.05), so
     clipping per replica instead of on the cross-replica gradient would show here. Dropout is off: Keras draws dropout
     masks per replica. The held-out evaluations, summed over replicas, are the same numbers."""
-    settings = ("--num_train_steps=3", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
-                "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=3",
-                f"--eval_tfrecords={pretraining_data[0]}", "--eval_every_steps=3", "--num_eval_steps=3")
-    default = _run(*_common(pretraining_data, tmp_path / "default", *settings))
-    assert default.returncode == 0, default.stderr[-3000:]
-    mirrored = _run(*_common(pretraining_data, tmp_path / "mirrored", *settings), "--strategy=mirrored",
-                    "--num_cpu_devices=2")
+    mirrored = _run(*_common(pretraining_data, tmp_path / "mirrored", *_default_run_settings(pretraining_data)),
+                    "--strategy=mirrored", "--num_cpu_devices=2")
     assert mirrored.returncode == 0, mirrored.stderr[-3000:]
-    expected, actual = _final_weights(tmp_path / "default"), _final_weights(tmp_path / "mirrored")
+    expected, actual = _final_weights(default_run[0]), _final_weights(tmp_path / "mirrored")
     assert len(expected) > 200 and expected.keys() == actual.keys()  # weights, Adam slots and the step
     for name, value in expected.items():
         np.testing.assert_allclose(actual[name], value, atol=1e-5, err_msg=name)
-    assert_same_single_evaluation(tmp_path / "default", tmp_path / "mirrored", eval_batches=3)
+    assert_same_evaluations(default_run[0], tmp_path / "mirrored", eval_batches=DEFAULT_RUN_EVAL_BATCHES,
+                            steps=list(range(1, DEFAULT_RUN_STEPS + 1)))
+
+
+def assert_same_evaluations(expected_dir, actual_dir, eval_batches, steps):
+    """Both run directories hold held-out evaluations of `eval_batches` batches at `steps`, with the same numbers."""
+    expected, actual = ([json.loads(line) for line in (path / "eval_metrics.jsonl").read_text().splitlines()]
+                        for path in (expected_dir, actual_dir))
+    assert [entry["step"] for entry in expected] == [entry["step"] for entry in actual] == steps
+    for want, got in zip(expected, actual):
+        assert got.keys() == want.keys() and got["eval_batches"] == eval_batches
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, rtol=1e-4, err_msg=f"step {want['step']}: {name}")
 
 
 def assert_same_single_evaluation(expected_dir, actual_dir, eval_batches):
     """Each run directory holds one held-out evaluation of `eval_batches` batches, with the same numbers."""
-    (expected,), (actual,) = ([json.loads(line) for line in (path / "eval_metrics.jsonl").read_text().splitlines()]
-                              for path in (expected_dir, actual_dir))
-    assert actual.keys() == expected.keys() and actual["eval_batches"] == eval_batches
-    for name, value in expected.items():
-        np.testing.assert_allclose(actual[name], value, rtol=1e-4, err_msg=name)
+    steps = [json.loads(line)["step"] for line in (expected_dir / "eval_metrics.jsonl").read_text().splitlines()]
+    assert len(steps) == 1, steps
+    assert_same_evaluations(expected_dir, actual_dir, eval_batches, steps)
 
 
 def test_tiny_preset_learns_replaced_token_detection(tiny_preset_run):
@@ -195,20 +224,17 @@ def test_the_cpu_recipe_starts_evaluates_and_writes_its_curve(pretraining_data, 
         assert all(math.isfinite(entry[name]) for name in ("loss", "disc_auc", "masked_lm_accuracy")), entry
 
 
-def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, tmp_path):
+def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, default_run, tmp_path):
     """--eval_tfrecords/--eval_every_steps/--num_eval_steps during training; then --mode=eval of --init_checkpoint in a
     new --model_dir gives the numbers of the source's last evaluation."""
     records, _ = pretraining_data
-    source = tmp_path / "source"
-    result = _run(*_common(pretraining_data, source), "--num_train_steps=2", "--num_warmup_steps=1",
-                  f"--eval_tfrecords={records}", "--eval_every_steps=1", "--num_eval_steps=2")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "evaluation at step 2 (2 batches)" in result.stdout
+    source, stdout = default_run
+    assert f"evaluation at step {DEFAULT_RUN_STEPS} ({DEFAULT_RUN_EVAL_BATCHES} batches)" in stdout
     evaluations = [json.loads(line) for line in (source / "eval_metrics.jsonl").read_text().splitlines()]
-    assert [entry["step"] for entry in evaluations] == [1, 2]
+    assert [entry["step"] for entry in evaluations] == list(range(1, DEFAULT_RUN_STEPS + 1))
 
     result = _run(*_common(pretraining_data, tmp_path / "evaluated"), "--mode=eval", f"--init_checkpoint={source}",
-                  f"--eval_tfrecords={records}", "--num_eval_steps=2")
+                  f"--eval_tfrecords={records}", f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"initialised from {source} (ours" in result.stdout
     (evaluated,) = [json.loads(line)

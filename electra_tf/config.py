@@ -80,6 +80,16 @@ def _check_integers(config, names, minimum=1, meaning=""):
             raise ConfigError(f"{type(config).__name__}.{name} must be {kind}, got {value!r}", arguments=(name,))
 
 
+def check_lora_settings(rank, lora_alpha=None, rank_argument="rank"):
+    """ConfigError unless `rank` (named `rank_argument` in the message) is a positive integer and `lora_alpha`, when
+    given, a positive number."""
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        raise ConfigError(f"{rank_argument} must be a positive integer, got {rank!r}", arguments=(rank_argument,))
+    if lora_alpha is not None and (isinstance(lora_alpha, bool) or not isinstance(lora_alpha, (int, float))
+                                   or not lora_alpha > 0):
+        raise ConfigError(f"lora_alpha must be positive, got {lora_alpha!r}", arguments=("lora_alpha",))
+
+
 @dataclasses.dataclass
 class ElectraArchitecture:
     """What an `ElectraBackbone` needs, nothing else: its fields are the backbone's keyword arguments, and every saved

@@ -27,6 +27,7 @@ import os
 from absl import logging
 
 from electra_tf import progress
+from electra_tf.config import check_lora_settings
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.text_files import check_encoding
@@ -143,15 +144,11 @@ class FinetuningJob:
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:
             raise ConfigError(f"weight_decay must be >= 0, got {self.weight_decay}", arguments=("weight_decay",))
+        if self.lora_alpha is not None and self.lora_rank is None:
+            raise ConfigError("lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it, or leave "
+                              "lora_alpha out for full fine-tuning", arguments=("lora_alpha", "lora_rank"))
         if self.lora_rank is not None:
-            check_positive(lora_rank=self.lora_rank)
-            if isinstance(self.lora_rank, bool) or not isinstance(self.lora_rank, int):
-                raise ConfigError(f"lora_rank must be an integer, got {self.lora_rank!r}", arguments=("lora_rank",))
-        if self.lora_alpha is not None:
-            if self.lora_rank is None:
-                raise ConfigError("lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it, or leave "
-                                  "lora_alpha out for full fine-tuning", arguments=("lora_alpha", "lora_rank"))
-            check_positive(lora_alpha=self.lora_alpha)
+            check_lora_settings(self.lora_rank, self.lora_alpha, rank_argument="lora_rank")
 
     def as_record(self):
         """The job as results.json records it: every field but the options of tasks other than this job's."""

@@ -3,7 +3,7 @@
 import keras
 import keras_hub
 
-from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
+from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture, check_lora_settings
 from electra_tf.errors import ConfigError
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
@@ -209,10 +209,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         """
         targets = list(self.default_lora_layer_names() if target_layer_names is None else target_layer_names)
         projections = self.projections()
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise ConfigError(f"rank must be a positive integer, got {rank!r}", arguments=("rank",))
-        if lora_alpha is not None and not lora_alpha > 0:
-            raise ConfigError(f"lora_alpha must be positive, got {lora_alpha!r}", arguments=("lora_alpha",))
+        check_lora_settings(rank, lora_alpha)
         unknown = [name for name in targets if name not in projections]
         if unknown or not targets:
             raise ConfigError(f"target_layer_names={targets} names no projection of this backbone ({unknown}); "

@@ -134,8 +134,8 @@ def test_lora_settings_are_validated_in_python_terms(pretrained_tiny, tmp_path):
     job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path),
                         output_dir=str(tmp_path / "out"))
     for fields, message, arguments in (
-            ({"lora_rank": 0}, "^lora_rank must be positive, got 0$", ("lora_rank",)),
-            ({"lora_rank": 2.5}, "^lora_rank must be an integer, got 2.5$", ("lora_rank",)),
+            ({"lora_rank": 0}, "^lora_rank must be a positive integer, got 0$", ("lora_rank",)),
+            ({"lora_rank": 2.5}, "^lora_rank must be a positive integer, got 2.5$", ("lora_rank",)),
             ({"lora_alpha": 8.0}, "^lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it",
              ("lora_alpha", "lora_rank")),
             ({"lora_rank": 4, "lora_alpha": -1.0}, "^lora_alpha must be positive, got -1.0$", ("lora_alpha",))):

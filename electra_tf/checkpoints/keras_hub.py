@@ -99,7 +99,8 @@ def write_keras_hub_preset(weights, config, directory, vocab_file=None, tokenize
         vocab_size=config.vocab_size, num_layers=config.num_layers, num_heads=config.num_heads,
         hidden_dim=config.hidden_size, embedding_dim=config.embedding_size,
         intermediate_dim=config.intermediate_size, dropout=config.hidden_dropout,
-        max_sequence_length=config.max_position_embeddings, num_segments=stored_type_vocab_size(config.type_vocab_size))
+        max_sequence_length=config.max_position_embeddings,
+        num_segments=stored_type_vocab_size(config.type_vocab_size))
     for slot in backbone_slots(backbone):
         if slot.name not in weights:
             raise CheckpointError(f"variable {slot.name} is missing: a keras-hub backbone needs the "

@@ -1,7 +1,9 @@
-"""SavedModel export of the discriminator for TF Serving, with a token-id and a raw-text signature."""
+"""SavedModel export of the discriminator for TF Serving, with a token-id and a raw-text signature, and `write_model`,
+which writes any serving module as a SavedModel or, its token-id signature alone, as a LiteRT or ONNX file."""
 
 import tensorflow as tf
 
+from electra_tf.export_formats import check_export_format
 from electra_tf.inputs import pack_single_segments
 from electra_tf.io_utils import staged_directory
 
@@ -65,7 +67,21 @@ def write_serving_model(module, output_dir, signatures):
     return output_dir
 
 
-def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128):
-    """Write the SavedModel to `output_dir` atomically (staged in a sibling directory, then renamed)."""
+def write_model(module, output_dir, signatures, export_format="saved_model", max_seq_length=128):
+    """Write `module` to `output_dir` atomically: a SavedModel with `signatures` ({name: tf.function}), or, for
+    `export_format` "litert" / "onnx", `output_dir`/model.tflite / model.onnx of its `serving_default` at
+    [batch, max_seq_length] (`electra_tf.id_model_export`). Returns what was written."""
+    check_export_format(export_format)
+    if export_format == "saved_model":
+        return write_serving_model(module, output_dir, signatures)
+    from electra_tf.id_model_export import write_id_model
+
+    return write_id_model(module, signatures["serving_default"], output_dir, export_format, max_seq_length)
+
+
+def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128, export_format="saved_model"):
+    """Write the discriminator to `output_dir` atomically (staged in a sibling directory, then renamed): a SavedModel,
+    or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
+    (`tokenizer` is then unused and may be None)."""
     module = DiscriminatorServingModule(discriminator, tokenizer, max_seq_length)
-    return write_serving_model(module, output_dir, module.signatures())
+    return write_model(module, output_dir, module.signatures(), export_format, max_seq_length)

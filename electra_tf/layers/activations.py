@@ -19,22 +19,21 @@ def standard_normal_pdf(x):
 
 @keras.saving.register_keras_serializable(package="electra_tf")
 def gelu(x):
-    """x * Phi(x), Phi the standard normal CDF (the reference's erf form); forward identical to `tf.nn.gelu(x,
-    approximate=False)`.
+    """x * Phi(x), Phi the standard normal CDF (the reference's erf form): the forward is `tf.nn.gelu(x,
+    approximate=False)` itself, whose expression the LiteRT converter turns into its builtin GELU (the same values
+    written as `x * standard_normal_cdf(x)` leave an Erfc op no LiteRT runtime has).
 
-    The gradient, Phi(x) + x * phi(x), reuses the forward's Phi(x): TensorFlow's automatic gradient of the erfc
-    expression re-derives it through a chain of element-wise ops, about 9 % of an ELECTRA-Small step on the CPU.
+    The gradient, Phi(x) + x * phi(x), is written out: TensorFlow's automatic gradient of the erfc expression
+    re-derives it through a chain of element-wise ops, about 9 % of an ELECTRA-Small step on the CPU.
     (`fused_ops.bias_gelu` is the same function and gradient as one XLA kernel, for training steps.)
     """
 
     @tf.custom_gradient
     def forward(x):
-        cdf = standard_normal_cdf(x)
-
         def backward(upstream):
-            return upstream * (cdf + x * standard_normal_pdf(x))
+            return upstream * (standard_normal_cdf(x) + x * standard_normal_pdf(x))
 
-        return x * cdf, backward
+        return tf.nn.gelu(x, approximate=False), backward
 
     return forward(tf.convert_to_tensor(x))
 

@@ -1,11 +1,13 @@
 """Export a pre-trained discriminator or generator, or a fine-tuned classifier, tagger or SQuAD model, as a SavedModel
-for TF Serving.
+for TF Serving, or (not the generator) as a LiteRT or ONNX file of its token-id signature.
 
     electra-export --init_checkpoint=<run>/pretrained --model=discriminator --output_dir=<dir>/1
     electra-export --init_checkpoint=electra_small/electra_small --model=generator --output_dir=<dir>/1
     electra-export --init_checkpoint=<HF electra directory> --output_dir=<dir>/1
     electra-export --init_checkpoint=<run>/trial_0/model.keras --model=classifier --output_dir=<dir>/1
     electra-export --init_checkpoint=<run>/trial_0/model.keras --model=tagger --output_dir=<dir>/1
+    electra-export --init_checkpoint=<run>/pretrained --format=litert --max_seq_length=128 --output_dir=<dir>
+    electra-export --init_checkpoint=<run>/trial_0/model.keras --model=classifier --format=onnx --output_dir=<dir>
 
 `--init_checkpoint` is any format `electra-convert` reads: our pretrained directory or pre-training run, a
 reference TF1 checkpoint prefix, a Hugging Face directory (model.safetensors + config.json) or a keras-hub preset.
@@ -13,6 +15,10 @@ The vocabulary (for the raw-text signature) is the vocab.txt beside the checkpoi
 A classifier is the model.keras of `electra-finetune --save_models`: it carries its own vocabulary and sequence length,
 and its raw-text signature takes pairs (`text_a`, `text_b`) when the fine-tuning task does (see --text_inputs). A
 tagger's raw-text signature returns one tag per word with the word's byte offsets.
+`--format=litert` / `--format=onnx` write `<output_dir>/model.tflite` / `model.onnx`: int32 `input_ids`,
+`input_mask`, `segment_ids` (a tagger's `word_positions` too) [batch, max_seq_length] in, the SavedModel's
+`serving_default` outputs out; no raw-text signature (the tokenizer's tensorflow-text ops have no LiteRT or ONNX
+kernels), so the flags of the raw-text signature are refused with them.
 """
 
 from electra_tf import cli
@@ -24,15 +30,22 @@ from electra_tf import progress  # noqa: E402
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-FINETUNED_MODELS = ("classifier", "tagger", "squad")  # read from a fine-tuning run's model.keras
+FINETUNED_MODELS = ("classifier", "tagger", "squad")
+# Settings of the raw-text signature alone, which LiteRT and ONNX files do not have.
+RAW_TEXT_FLAGS = ("do_lower_case", "strip_accents", "text_inputs", "max_query_length")  # read from a fine-tuning run's model.keras
 flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", *FINETUNED_MODELS],
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
                   "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]), tagger (tags per word) "
                   "or SQuAD model (span logits); for the last three --init_checkpoint is the model.keras of "
                   "electra-finetune --save_models.")
-flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving).")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature (a classifier keeps the one it "
-                     "was fine-tuned with).")
+flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert", "onnx"],
+                  "saved_model: a SavedModel for TF Serving (token ids and raw text in); litert / onnx: "
+                  "<output_dir>/model.tflite / model.onnx of the token-id signature at --max_seq_length, for LiteRT "
+                  "or ONNX Runtime (onnx needs pip install 'electra-tf[onnx]'; not the generator).")
+flags.DEFINE_string("output_dir", None, "Where to write the SavedModel (a version directory for TF Serving), or the "
+                    "directory of model.tflite / model.onnx.")
+flags.DEFINE_integer("max_seq_length", 128, "Sequence length of the raw-text signature, and of the LiteRT and ONNX "
+                     "files' inputs (a classifier or tagger keeps the one it was fine-tuned with).")
 flags.DEFINE_enum("checkpoint_format", "auto", ["auto", "ours", "tf1", "hf", "keras_hub"],
                   "Format of --init_checkpoint (auto: detected from the path).")
 flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --init_checkpoint).")
@@ -52,9 +65,18 @@ flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
 
 def _check_flags(argv):
     """The checks that need no model (and no TensorFlow)."""
+    from electra_tf.errors import ConfigError
+    from electra_tf.export_formats import check_export_format
     from electra_tf.preflight import require_checkpoint
 
     cli.require_flags("init_checkpoint", "output_dir")
+    check_export_format(FLAGS.format, FLAGS.model)
+    if FLAGS.format != "saved_model":
+        raw_text = [name for name in RAW_TEXT_FLAGS if FLAGS[name].present]
+        if raw_text:
+            raise ConfigError(f"{', '.join(raw_text)} configure the raw-text signature, which only "
+                              f"export_format=saved_model has: export_format={FLAGS.format} takes token ids",
+                              arguments=(*raw_text, "export_format"))
     if FLAGS.model not in FINETUNED_MODELS:  # a fine-tuned model.keras is checked, with its own message, by its reader
         require_checkpoint(FLAGS.init_checkpoint, "init_checkpoint")
 
@@ -76,15 +98,23 @@ def main(argv):
         loaded = load_checkpoint(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format,
                                  num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
                                  allow_missing_head=FLAGS.allow_missing_head, argument="init_checkpoint")
-    tokenizer = loaded.tokenizer(do_lower_case=FLAGS.do_lower_case, strip_accents=FLAGS.strip_accents)
     loaded.model.electra_config.check_sequence_length(FLAGS.max_seq_length)
     if FLAGS.model == "generator":
-        from electra_tf.generator_export import export_generator as export
+        from electra_tf.generator_export import export_generator
+
+        tokenizer = loaded.tokenizer(do_lower_case=FLAGS.do_lower_case, strip_accents=FLAGS.strip_accents)
+        with _writing():
+            written = export_generator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
     else:
-        from electra_tf.export import export_discriminator as export
-    with _writing():
-        export(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length)
-    print(f"exported the {FLAGS.model} of {FLAGS.init_checkpoint} ({loaded.source_format}) to {FLAGS.output_dir}")
+        from electra_tf.export import export_discriminator
+
+        tokenizer = None
+        if FLAGS.format == "saved_model":  # LiteRT and ONNX files take ids: no vocabulary needed
+            tokenizer = loaded.tokenizer(do_lower_case=FLAGS.do_lower_case, strip_accents=FLAGS.strip_accents)
+        with _writing():
+            written = export_discriminator(loaded.model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length,
+                                           export_format=FLAGS.format)
+    print(f"exported the {FLAGS.model} of {FLAGS.init_checkpoint} ({loaded.source_format}) to {written}")
 
 
 def _loading():
@@ -92,8 +122,10 @@ def _loading():
 
 
 def _writing():
-    # Most of an export's time: tracing the signatures (the raw-text one tokenises in the graph) and saving.
-    return progress.step(f"writing the SavedModel to {FLAGS.output_dir}")
+    # Most of an export's time: tracing the signatures (the raw-text one tokenises in the graph) and saving, or
+    # converting.
+    written = {"saved_model": "the SavedModel", "litert": "model.tflite", "onnx": "model.onnx"}[FLAGS.format]
+    return progress.step(f"writing {written} to {FLAGS.output_dir}")
 
 
 def _export_classifier():
@@ -102,6 +134,11 @@ def _export_classifier():
 
     with _loading():
         model = load_text_classifier(FLAGS.init_checkpoint)
+    if FLAGS.format != "saved_model":
+        with _writing():
+            written = export_classifier(model, FLAGS.output_dir, export_format=FLAGS.format)
+        print(f"exported the classifier of {FLAGS.init_checkpoint} (token ids) to {written}")
+        return
     text_pairs = is_pair_classifier(FLAGS.init_checkpoint, FLAGS.text_inputs)
     with _writing():
         export_classifier(model, FLAGS.output_dir, text_pairs=text_pairs)
@@ -111,13 +148,14 @@ def _export_classifier():
 
 def _export_tagger():
     from finetune.models.saved_classifier import load_token_classifier
+    from finetune.models.tagger_serving import export_tagger
 
     with _loading():
         model = load_token_classifier(FLAGS.init_checkpoint)
     with _writing():
-        model.export(FLAGS.output_dir)
-    print(f"exported the tagger of {FLAGS.init_checkpoint} (serve_text on texts: words, tags, offsets) to "
-          f"{FLAGS.output_dir}")
+        written = export_tagger(model, FLAGS.output_dir, export_format=FLAGS.format)
+    served = "serve_text on texts: words, tags, offsets" if FLAGS.format == "saved_model" else "token ids"
+    print(f"exported the tagger of {FLAGS.init_checkpoint} ({served}) to {written}")
 
 
 def _export_squad():
@@ -125,16 +163,21 @@ def _export_squad():
 
     with _loading():
         model = load_squad_model(FLAGS.init_checkpoint)
-    tokenizer = squad_model_tokenizer(FLAGS.init_checkpoint, FLAGS.vocab_file, FLAGS.do_lower_case, FLAGS.strip_accents)
+    tokenizer = None
+    if FLAGS.format == "saved_model":  # LiteRT and ONNX files take ids: no vocabulary needed
+        tokenizer = squad_model_tokenizer(FLAGS.init_checkpoint, FLAGS.vocab_file, FLAGS.do_lower_case,
+                                          FLAGS.strip_accents)
     with _writing():
-        export_squad(model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.max_query_length)
-    print(f"exported the SQuAD model of {FLAGS.init_checkpoint} to {FLAGS.output_dir}")
+        written = export_squad(model, tokenizer, FLAGS.output_dir, FLAGS.max_seq_length, FLAGS.max_query_length,
+                               export_format=FLAGS.format)
+    print(f"exported the SQuAD model of {FLAGS.init_checkpoint} to {written}")
 
 
 def console_main():
     """The installed console command."""
-    # The library's names for what this program calls --model and --checkpoint_format.
-    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format"}, precheck=_check_flags)
+    # The library's names for what this program calls --model, --checkpoint_format and --format.
+    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format", "export_format": "format"},
+            precheck=_check_flags)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ word-level outputs (TF Serving returns dense tensors only, so per-word outputs a
 
 import tensorflow as tf
 
-from electra_tf.export import write_serving_model
+from electra_tf.export import write_model
 from electra_tf.models.lora import merged_lora
 
 
@@ -48,8 +48,10 @@ class TaggerServingModule(tf.Module):
                 "num_words": tf.cast(words.row_lengths(), tf.int32)}
 
 
-def export_tagger(tagger, output_dir):
-    """Write the tagger's SavedModel to `output_dir` atomically (a LoRA tagger's kernels merged: `merged_lora`)."""
+def export_tagger(tagger, output_dir, export_format="saved_model"):
+    """Write the tagger to `output_dir` atomically (a LoRA tagger's kernels merged: `merged_lora`): a SavedModel, or
+    with `export_format` "litert" / "onnx" its token-id signature (with `word_positions`) at the preprocessor's
+    `max_seq_length` as model.tflite / model.onnx."""
     module = TaggerServingModule(merged_lora(tagger))
-    return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
-                                                    "serve_text": module.serve_text})
+    return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
+                       export_format, tagger.preprocessor.max_seq_length)

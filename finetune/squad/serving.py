@@ -14,7 +14,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.errors import CheckpointError
-from electra_tf.export import write_serving_model
+from electra_tf.export import write_model
 from electra_tf.inputs import pack_segment_pairs
 from electra_tf.models.lora import merged_lora
 
@@ -76,8 +76,11 @@ def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accen
     return ElectraTokenizer.from_settings(vocab_file, settings)
 
 
-def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64):
-    """Write the SQuAD model's SavedModel to `output_dir` atomically (a LoRA model's kernels merged: `merged_lora`)."""
+def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64,
+                 export_format="saved_model"):
+    """Write the SQuAD model to `output_dir` atomically (a LoRA model's kernels merged: `merged_lora`): a SavedModel,
+    or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
+    (`tokenizer` and `max_query_length` are then unused)."""
     module = SquadServingModule(merged_lora(squad_model), tokenizer, max_seq_length, max_query_length)
-    return write_serving_model(module, output_dir, {"serving_default": module.serve_ids,
-                                                    "serve_text": module.serve_text})
+    return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
+                       export_format, max_seq_length)

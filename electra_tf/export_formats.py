@@ -1,0 +1,31 @@
+"""The formats `electra-export` writes, and the checks that refuse a format before any work (no TensorFlow needed).
+
+`saved_model`: TF Serving's SavedModel, token ids and raw text in. `litert` (`model.tflite`) and `onnx`
+(`model.onnx`): the token-id signature alone, at a fixed sequence length (`electra_tf.id_model_export`).
+"""
+
+import importlib.util
+
+from electra_tf.errors import ConfigError
+
+EXPORT_FORMATS = ("saved_model", "litert", "onnx")
+FILE_NAMES = {"litert": "model.tflite", "onnx": "model.onnx"}
+# The converter a format needs beyond TensorFlow (whose own LiteRT converter writes .tflite files), and the extra of
+# this package that installs it.
+CONVERTERS = {"onnx": ("tf2onnx", "onnx")}
+
+
+def check_export_format(export_format, kind="discriminator"):
+    """Refuse an unknown `export_format`, a model `kind` it cannot hold, or a missing converter."""
+    if export_format not in EXPORT_FORMATS:
+        raise ConfigError(f"export_format={export_format!r} is not one of {', '.join(EXPORT_FORMATS)}",
+                          arguments=("export_format",))
+    if export_format != "saved_model" and kind == "generator":
+        raise ConfigError(f"export_format={export_format} exports the discriminator and fine-tuned models, not "
+                          "kind=generator, whose logits over the whole vocabulary at every position are served from a "
+                          "SavedModel (export_format=saved_model)", arguments=("export_format", "kind"))
+    if export_format in CONVERTERS:
+        module, extra = CONVERTERS[export_format]
+        if importlib.util.find_spec(module) is None:
+            raise ConfigError(f"export_format={export_format} needs {module}, which is not installed: "
+                              f"pip install 'electra-tf[{extra}]'", arguments=("export_format",))

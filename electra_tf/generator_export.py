@@ -2,7 +2,8 @@
 
 import tensorflow as tf
 
-from electra_tf.export import SingleTextServingModule, write_serving_model
+from electra_tf.export import SingleTextServingModule
+from electra_tf.saved_model_writer import write_serving_model
 
 
 class GeneratorServingModule(SingleTextServingModule):

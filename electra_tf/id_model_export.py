@@ -18,9 +18,9 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.errors import ConfigError
-from electra_tf.export import write_serving_model
 from electra_tf.export_formats import FILE_NAMES, check_export_format
 from electra_tf.io_utils import staged_directory
+from electra_tf.saved_model_writer import write_serving_model
 
 # Opset 17: within what tf2onnx 1.17 writes and what every current ONNX Runtime runs; ELECTRA needs no newer op.
 ONNX_OPSET = 17

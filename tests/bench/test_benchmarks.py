@@ -1,6 +1,7 @@
-"""Smoke tests of the benchmark scripts: each runs in a subprocess at the tiny preset for a step or two and must end
-with one JSON line holding the documented keys and sane values. The numbers themselves are not checked (a loaded
-2-core machine); docs/PERFORMANCE.md says how the real measurements are taken."""
+"""Smoke tests of the benchmark scripts: each runs at the tiny preset for a step or two and must end with one JSON
+line holding the documented keys and sane values. They run in this process where a subprocess would only add
+TensorFlow's import (~10 s), in a subprocess where the script needs a process of its own. The numbers themselves are
+not checked (a loaded 2-core machine); docs/PERFORMANCE.md says how the real measurements are taken."""
 
 import importlib.util
 import json
@@ -86,9 +87,15 @@ def test_peer_on_without_an_interpreter_fails_in_one_line_naming_the_fix(tmp_pat
     assert "torch==2.13.0 transformers numpy" in message
 
 
-def test_inference_latency_smoke():
-    result = last_json(run_script("inference_latency.py", "--preset=tiny", "--batches=1,2", "--seq_len=16",
-                                  "--iterations=3", "--warmup=1", "--peer=off"))
+def run_here(name, capsys, *arguments):
+    """The last JSON line `bench/<name>.py` prints, run in this process: a subprocess would add TensorFlow's import."""
+    load_bench_module(name).main(list(arguments))
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_inference_latency_smoke(capsys):
+    result = run_here("inference_latency", capsys, "--preset=tiny", "--batches=1,2", "--seq_len=16", "--iterations=3",
+                      "--warmup=1", "--peer=off")
     assert (result["preset"], result["seq_len"], result["batches"], result["precision"]) == ("tiny", 16, [1, 2],
                                                                                              "float32")
     assert set(result["per_batch"]) == {"1", "2"}
@@ -148,11 +155,10 @@ FINETUNE_KEYS = {"examples_per_s_padded", "examples_per_s", "peer_examples_per_s
                  "mean_length", "mean_batch_width", "mean_batch_width_padded", "num_train_examples"}
 
 
-def run_finetune_throughput(shared_data, *arguments):
-    result = last_json(run_script("finetune_throughput.py", "--task=RTE", f"--glue_dir={shared_data}/glue",
-                                  f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt", "--preset=tiny",
-                                  "--batch=4", "--max_seq_length=64", "--steps=2", "--warmup_steps=1", *arguments,
-                                  timeout=600))
+def run_finetune_throughput(shared_data, capsys, *arguments):
+    result = run_here("finetune_throughput", capsys, "--task=RTE", f"--glue_dir={shared_data}/glue",
+                      f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt", "--preset=tiny", "--batch=4",
+                      "--max_seq_length=64", "--steps=2", "--warmup_steps=1", *arguments)
     assert FINETUNE_KEYS <= set(result), FINETUNE_KEYS - set(result)
     assert (result["task"], result["batch"], result["num_train_examples"]) == ("RTE", 4, 2490)
     assert result["examples_per_s_padded"] > 0 and result["examples_per_s"] > 0
@@ -163,21 +169,21 @@ def run_finetune_throughput(shared_data, *arguments):
     return result
 
 
-def test_finetune_throughput_smoke(shared_data):
-    result = run_finetune_throughput(shared_data, "--peer=off")
+def test_finetune_throughput_smoke(shared_data, capsys):
+    result = run_finetune_throughput(shared_data, capsys, "--peer=off")
     assert result["peer_examples_per_s"] is None and result["ratio_vs_peer"] is None
 
 
 @pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
-def test_finetune_throughput_with_the_peer(shared_data):
-    result = run_finetune_throughput(shared_data, "--peer=on", f"--peer_python={peer_python()}")
+def test_finetune_throughput_with_the_peer(shared_data, capsys):
+    result = run_finetune_throughput(shared_data, capsys, "--peer=on", f"--peer_python={peer_python()}")
     assert result["peer_examples_per_s"] > 0 and result["peer_threads"] == result["threads"]
     assert result["ratio_vs_peer"] == pytest.approx(result["examples_per_s"] / result["peer_examples_per_s"])
 
 
-def test_finetune_step_breakdown_smoke():
-    result = last_json(run_script("finetune_step_breakdown.py", "--preset=tiny", "--batch=4", "--width=8",
-                                  "--repeats=2", "--windows=1"))
+def test_finetune_step_breakdown_smoke(capsys):
+    result = run_here("finetune_step_breakdown", capsys, "--preset=tiny", "--batch=4", "--width=8", "--repeats=2",
+                      "--windows=1")
     assert (result["preset"], result["batch"], result["width"]) == ("tiny", 4, 8)
     assert all(result[name] > 0 for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"))
     assert result["step_over_dense_gemm"] == pytest.approx(result["step_ms"] / result["dense_gemm_ms"])
@@ -279,12 +285,15 @@ def test_cpu_breakdown_smoke():
         summary["float32_seconds_per_step"] / summary["mixed_bfloat16_seconds_per_step"])
 
 
-def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data):
+def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data, monkeypatch, capsys):
     run_dir = os.path.dirname(pretrained_tiny)  # discriminator and generator: every analysis runs
-    result = last_json(run_script("discriminator_analysis_time.py", f"--init_checkpoint={run_dir}",
-                                  f"--data_dir={shared_data}", "--max_seq_length=32", "--max_sentences=5",
-                                  "--blimp_pairs_per_paradigm=1", "--reference_windows=64",
-                                  "--representation_words=200", f"--compare_checkpoint={pretrained_tiny}", timeout=600))
+    module = load_bench_module("discriminator_analysis_time")
+    monkeypatch.setattr(sys, "argv", [
+        module.__file__, f"--init_checkpoint={run_dir}", f"--data_dir={shared_data}", "--max_seq_length=32",
+        "--max_sentences=5", "--blimp_pairs_per_paradigm=1", "--reference_windows=64", "--representation_words=200",
+        f"--compare_checkpoint={pretrained_tiny}"])
+    module.main()  # in this process, as the other smoke tests that need no process of their own
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["analyses"] == ["ged", "calibration", "pos", "blimp", "representations"]
     assert result["skipped"] == {}
     assert result["within_budget"] and 0 < result["reference_seconds"] < result["seconds"]
@@ -311,13 +320,13 @@ def test_lora_finetune_smoke(monkeypatch, capsys):
     lora = load_bench_module("lora_finetune")
     modes = []
 
-    def run_here(command, **_):
+    def measure_here(command, **_):
         assert command[:2] == [sys.executable, lora.__file__]
         args = lora.parse_args(command[2:])
         modes.append(args.mode)
         return subprocess.CompletedProcess(command, 0, stdout=json.dumps(lora.measure(args)) + "\n", stderr="")
 
-    monkeypatch.setattr(lora, "subprocess", type("Subprocess", (), {"run": staticmethod(run_here)}))
+    monkeypatch.setattr(lora, "subprocess", type("Subprocess", (), {"run": staticmethod(measure_here)}))
     lora.main(["--preset=tiny", "--batch=2", "--seq_len=8", "--steps=2", "--repeats=1", "--rank=4"])
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert modes == ["full", "lora"]
@@ -336,9 +345,7 @@ def test_lora_finetune_smoke(monkeypatch, capsys):
 
 
 def test_int8_serving_smoke(capsys):
-    # In this process: a subprocess would only add TensorFlow's import.
-    load_bench_module("int8_serving").main(["--preset=tiny", "--batches=2", "--seq_len=8", "--iterations=1"])
-    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    result = run_here("int8_serving", capsys, "--preset=tiny", "--batches=2", "--seq_len=8", "--iterations=1")
     figures = result["batches"]["2"]
     assert figures["int8_over_float32"] == pytest.approx(figures["int8_ms"] / figures["float32_ms"])
     # int8 rounding moves the logits, a little.

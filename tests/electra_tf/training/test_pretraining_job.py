@@ -120,15 +120,15 @@ def test_model_dir_of_another_config_or_training_settings_is_refused(pretraining
     assert _logged_steps(tmp_path)[-1] == 2
 
 
-def test_run_without_token_types_and_projection_saves_a_discriminator_with_neither(pretraining_data, tmp_path):
-    """The embedding block as wide as the hidden states and without a token-type table (the CPU recipe's block)."""
-    from electra_tf.checkpoints import load_checkpoint
+def test_overrides_build_an_embedding_block_without_token_types_or_projection(pretraining_data, tmp_path):
+    """The embedding block as wide as the hidden states and without a token-type table (docs/cpu_budget.md)."""
+    from electra_tf.training.pretrainer import ElectraPretrainer
 
-    run(_job(pretraining_data, tmp_path, num_train_steps=2, model_overrides={
-        "hidden_dropout": 0.0, "attention_dropout": 0.0, "embedding_size": 128, "type_vocab_size": 0}))
-    backbone = load_checkpoint(str(tmp_path / "pretrained")).model.backbone
+    config = _job(pretraining_data, tmp_path, model_overrides={"embedding_size": 128, "type_vocab_size": 0}
+                  ).model_config()
+    backbone = ElectraPretrainer(config, max_seq_length=32).discriminator.backbone
     assert backbone.embeddings.token_type_embeddings is None and backbone.embeddings_project is None
-    assert (backbone.type_vocab_size, backbone.embeddings.embedding_size) == (0, 128)
+    assert (backbone.type_vocab_size, backbone.embeddings.embedding_size, backbone.hidden_size) == (0, 128, 128)
 
 
 def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, tmp_path):

@@ -46,3 +46,17 @@ def latency_stats(latencies_s, batch):
     return {"batch": batch, "iterations": len(latencies_s), "median_ms": 1e3 * median,
             "p90_ms": 1e3 * percentile(latencies_s, 0.9), "mean_ms": 1e3 * sum(latencies_s) / len(latencies_s),
             "seq_per_s": batch / median}
+
+
+def host_facts():
+    """The CPU model, the CPUs this process may run on and the 1-minute load average (other jobs on the host)."""
+    import os
+
+    model = "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "?")
+    except OSError:
+        pass
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu_model": model, "cpus": cpus, "load_average_1min": os.getloadavg()[0]}

@@ -49,21 +49,24 @@ class DiscriminatorServingModule(SingleTextServingModule):
         return {"logits": logits, "replaced_probability": tf.math.sigmoid(logits)}
 
 
-def write_model(module, output_dir, signatures, export_format="saved_model", max_seq_length=128):
+def write_model(module, output_dir, signatures, export_format="saved_model", max_seq_length=128, quantize=None):
     """Write `module` to `output_dir` atomically: a SavedModel with `signatures` ({name: tf.function}), or, for
     `export_format` "litert" / "onnx", `output_dir`/model.tflite / model.onnx of its `serving_default` at
-    [batch, max_seq_length] (`electra_tf.id_model_export`). Returns what was written."""
-    check_export_format(export_format)
+    [batch, max_seq_length] (`electra_tf.id_model_export`), with `quantize="int8"` int8 weights (dynamic-range).
+    Returns what was written."""
+    check_export_format(export_format, quantize=quantize)
     if export_format == "saved_model":
         return write_serving_model(module, output_dir, signatures)
     from electra_tf.id_model_export import write_id_model
 
-    return write_id_model(module, signatures["serving_default"], output_dir, export_format, max_seq_length)
+    return write_id_model(module, signatures["serving_default"], output_dir, export_format, max_seq_length,
+                          quantize=quantize)
 
 
-def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128, export_format="saved_model"):
+def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128, export_format="saved_model",
+                         quantize=None):
     """Write the discriminator to `output_dir` atomically (staged in a sibling directory, then renamed): a SavedModel,
     or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
-    (`tokenizer` is then unused and may be None)."""
+    (`tokenizer` is then unused and may be None), with `quantize="int8"` int8 weights."""
     module = DiscriminatorServingModule(discriminator, tokenizer, max_seq_length)
-    return write_model(module, output_dir, module.signatures(), export_format, max_seq_length)
+    return write_model(module, output_dir, module.signatures(), export_format, max_seq_length, quantize)

@@ -13,10 +13,16 @@ FILE_NAMES = {"litert": "model.tflite", "onnx": "model.onnx"}
 # The converter a format needs beyond TensorFlow (whose own LiteRT converter writes .tflite files), and the extra of
 # this package that installs it.
 CONVERTERS = {"onnx": ("tf2onnx", "onnx")}
+# int8 weights (dynamic-range: activations quantised per call) where bench/int8_serving.py measured them faster than
+# float32 at batch 1: LiteRT's converter with Optimize.DEFAULT, ONNX Runtime's quantize_dynamic (which onnxruntime
+# brings, with the onnx extra).
+QUANTIZATIONS = ("none", "int8")
+QUANTIZERS = {"litert": None, "onnx": ("onnxruntime", "onnx")}
 
 
-def check_export_format(export_format, kind="discriminator"):
-    """Refuse an unknown `export_format`, a model `kind` it cannot hold, or a missing converter."""
+def check_export_format(export_format, kind="discriminator", quantize=None):
+    """Refuse an unknown `export_format`, a model `kind` it cannot hold, a `quantize` it does not take, or a missing
+    converter."""
     if export_format not in EXPORT_FORMATS:
         raise ConfigError(f"export_format={export_format!r} is not one of {', '.join(EXPORT_FORMATS)}",
                           arguments=("export_format",))
@@ -29,3 +35,15 @@ def check_export_format(export_format, kind="discriminator"):
         if importlib.util.find_spec(module) is None:
             raise ConfigError(f"export_format={export_format} needs {module}, which is not installed: "
                               f"pip install 'electra-tf[{extra}]'", arguments=("export_format",))
+    if quantize in (None, "none"):
+        return
+    if quantize not in QUANTIZATIONS:
+        raise ConfigError(f"quantize={quantize!r} is not one of {', '.join(QUANTIZATIONS)}", arguments=("quantize",))
+    if export_format not in QUANTIZERS:
+        raise ConfigError(f"quantize={quantize} is for export_format=litert or onnx: Keras' int8 backbone in a "
+                          "SavedModel served slower than float32 (bench/int8_serving.py)",
+                          arguments=("quantize", "export_format"))
+    if QUANTIZERS[export_format] and importlib.util.find_spec(QUANTIZERS[export_format][0]) is None:
+        module, extra = QUANTIZERS[export_format]
+        raise ConfigError(f"quantize={quantize} with export_format={export_format} needs {module}, which is not "
+                          f"installed: pip install 'electra-tf[{extra}]'", arguments=("quantize",))

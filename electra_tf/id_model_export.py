@@ -34,8 +34,10 @@ def fixed_length_function(serve_ids, max_seq_length):
     return tf.function(serve_ids.python_function, input_signature=specs)
 
 
-def litert_model(module, function):
-    """The .tflite bytes of `function` (a method of `module`), under the signature `serving_default`.
+def litert_model(module, function, quantize=None):
+    """The .tflite bytes of `function` (a method of `module`), under the signature `serving_default`; `quantize="int8"`:
+    dynamic-range int8 (int8 weights, activations quantised per call; `tf.lite.Optimize.DEFAULT` without a
+    representative dataset).
 
     Converted from a SavedModel of that one signature, as Keras' `export(format="litert")` does: the converter keeps
     the signature's input and output names from there.
@@ -45,7 +47,10 @@ def litert_model(module, function):
     holder = tf.Module(name=module.name)
     with tempfile.TemporaryDirectory() as directory:
         saved_model = write_serving_model(holder, os.path.join(directory, "saved_model"), {"serving_default": function})
-        return tf.lite.TFLiteConverter.from_saved_model(saved_model).convert()
+        converter = tf.lite.TFLiteConverter.from_saved_model(saved_model)
+        if quantize == "int8":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        return converter.convert()
 
 
 def _erfc_as_one_minus_erf(graph, node, name, args):
@@ -58,24 +63,37 @@ def _erfc_as_one_minus_erf(graph, node, name, args):
     graph.insert_new_node_on_output("Sub", node.output[0], inputs=[one.output[0], node.output[0]])
 
 
-def onnx_model(function):
-    """The ONNX bytes of `function`."""
+def onnx_model(function, quantize=None):
+    """The ONNX bytes of `function`; `quantize="int8"`: ONNX Runtime's dynamic quantisation (`quantize_dynamic`, int8
+    weights, activations quantised per call)."""
     import tf2onnx
 
     model, _ = tf2onnx.convert.from_function(function, input_signature=function.input_signature, opset=ONNX_OPSET,
                                              custom_op_handlers={"Erfc": (_erfc_as_one_minus_erf, [])})
-    return model.SerializeToString()
+    if quantize in (None, "none"):
+        return model.SerializeToString()
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory() as directory:  # quantize_dynamic reads and writes files
+        float_path, int8_path = os.path.join(directory, "float.onnx"), os.path.join(directory, "int8.onnx")
+        with open(float_path, "wb") as file:
+            file.write(model.SerializeToString())
+        quantize_dynamic(float_path, int8_path, weight_type=QuantType.QInt8)
+        with open(int8_path, "rb") as file:
+            return file.read()
 
 
-def write_id_model(module, serve_ids, output_dir, export_format, max_seq_length):
+def write_id_model(module, serve_ids, output_dir, export_format, max_seq_length, quantize=None):
     """Write `serve_ids` of `module` (the SavedModel's `serving_default`) at [batch, max_seq_length] as
-    `output_dir`/model.tflite or model.onnx, atomically (staged, then renamed); returns the file's path."""
-    check_export_format(export_format)
+    `output_dir`/model.tflite or model.onnx, atomically (staged, then renamed), `quantize="int8"`: with int8 weights
+    (dynamic-range); returns the file's path."""
+    check_export_format(export_format, quantize=quantize)
     if export_format not in FILE_NAMES:
         raise ConfigError(f"export_format={export_format} is not a single-file format: use "
                           "electra_tf.export.write_model", arguments=("export_format",))
     function = fixed_length_function(serve_ids, max_seq_length)
-    content = litert_model(module, function) if export_format == "litert" else onnx_model(function)
+    content = (litert_model(module, function, quantize) if export_format == "litert"
+               else onnx_model(function, quantize))
     with staged_directory(output_dir) as staging:
         with open(os.path.join(staging, FILE_NAMES[export_format]), "wb") as file:
             file.write(content)

@@ -60,10 +60,10 @@ class ClassifierServingModule(tf.Module):
         return self._serve_features(self.preprocessor.pack((text_a, text_b)))
 
 
-def export_classifier(text_classifier, output_dir, text_pairs=False, export_format="saved_model"):
+def export_classifier(text_classifier, output_dir, text_pairs=False, export_format="saved_model", quantize=None):
     """Write the classifier to `output_dir` atomically (a LoRA classifier's kernels merged: `merged_lora`): a
     SavedModel, or with `export_format` "litert" / "onnx" its token-id signature at the preprocessor's
-    `max_seq_length` as model.tflite / model.onnx."""
+    `max_seq_length` as model.tflite / model.onnx, with `quantize="int8"` int8 weights."""
     module = ClassifierServingModule(merged_lora(text_classifier), text_pairs)
     return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-                       export_format, text_classifier.preprocessor.max_seq_length)
+                       export_format, text_classifier.preprocessor.max_seq_length, quantize)

@@ -48,10 +48,10 @@ class TaggerServingModule(tf.Module):
                 "num_words": tf.cast(words.row_lengths(), tf.int32)}
 
 
-def export_tagger(tagger, output_dir, export_format="saved_model"):
+def export_tagger(tagger, output_dir, export_format="saved_model", quantize=None):
     """Write the tagger to `output_dir` atomically (a LoRA tagger's kernels merged: `merged_lora`): a SavedModel, or
     with `export_format` "litert" / "onnx" its token-id signature (with `word_positions`) at the preprocessor's
-    `max_seq_length` as model.tflite / model.onnx."""
+    `max_seq_length` as model.tflite / model.onnx, with `quantize="int8"` int8 weights."""
     module = TaggerServingModule(merged_lora(tagger))
     return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-                       export_format, tagger.preprocessor.max_seq_length)
+                       export_format, tagger.preprocessor.max_seq_length, quantize)

@@ -77,10 +77,10 @@ def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accen
 
 
 def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64,
-                 export_format="saved_model"):
+                 export_format="saved_model", quantize=None):
     """Write the SQuAD model to `output_dir` atomically (a LoRA model's kernels merged: `merged_lora`): a SavedModel,
     or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
-    (`tokenizer` and `max_query_length` are then unused)."""
+    (`tokenizer` and `max_query_length` are then unused), with `quantize="int8"` int8 weights."""
     module = SquadServingModule(merged_lora(squad_model), tokenizer, max_seq_length, max_query_length)
     return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-                       export_format, max_seq_length)
+                       export_format, max_seq_length, quantize)

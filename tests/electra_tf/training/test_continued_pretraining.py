@@ -213,7 +213,8 @@ def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tm
 
     model_dir = tmp_path / "run"
     shutil.copytree(source_run, model_dir)
-    run(_job(data, model_dir, vocab_file=data["vocab"], num_train_steps=5, init_checkpoint=tf1_checkpoint[0]))
+    run(_job(data, model_dir, vocab_file=data["vocab"], learning_rate=1e-3, num_warmup_steps=1, num_train_steps=5,
+             init_checkpoint=tf1_checkpoint[0]))  # the source run's training settings, one step more
     # A notice in the library's words, with the arguments an entry point shows as its flags.
     (notice,) = [record for record in caplog.records if "was not used" in record.getMessage()]
     assert notice.getMessage() == (f"model_dir={model_dir} holds {model_dir}/ckpt-4: resuming from it; "

@@ -80,16 +80,6 @@ def _check_integers(config, names, minimum=1, meaning=""):
             raise ConfigError(f"{type(config).__name__}.{name} must be {kind}, got {value!r}", arguments=(name,))
 
 
-def check_lora_settings(rank, lora_alpha=None, rank_argument="rank"):
-    """ConfigError unless `rank` (named `rank_argument` in the message) is a positive integer and `lora_alpha`, when
-    given, a positive number."""
-    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-        raise ConfigError(f"{rank_argument} must be a positive integer, got {rank!r}", arguments=(rank_argument,))
-    if lora_alpha is not None and (isinstance(lora_alpha, bool) or not isinstance(lora_alpha, (int, float))
-                                   or not lora_alpha > 0):
-        raise ConfigError(f"lora_alpha must be positive, got {lora_alpha!r}", arguments=("lora_alpha",))
-
-
 @dataclasses.dataclass
 class ElectraArchitecture:
     """What an `ElectraBackbone` needs, nothing else: its fields are the backbone's keyword arguments, and every saved
@@ -99,9 +89,8 @@ class ElectraArchitecture:
     `hidden_activation`: "gelu" is the reference's exact (erf) GELU, "gelu_approximate" the tanh form of keras-hub's
     and some Hugging Face ELECTRAs.
 
-    `type_vocab_size`: 0 builds the embedding block without a token-type table, as DistilBERT's: segment ids are then
-    ignored and [SEP] alone tells the segments apart (on small budgets the shared token-type row slows the onset of
-    word order: docs/cpu_budget.md). Formats that always hold the table receive one of zeros.
+    `type_vocab_size`: 0 builds the embedding block without a token-type table, as DistilBERT's (segment ids ignored;
+    docs/cpu_budget.md says why); formats that always hold the table receive one of zeros.
     """
 
     vocab_size: int = BERT_UNCASED_VOCAB_SIZE

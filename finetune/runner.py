@@ -27,9 +27,9 @@ import os
 from absl import logging
 
 from electra_tf import progress
-from electra_tf.config import check_lora_settings
 from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json, write_text_files
+from electra_tf.lora_settings import check_lora_settings
 from electra_tf.text_files import check_encoding
 from electra_tf.training.choices import check_gradient_accumulation
 from electra_tf.training.resumption import dataclass_defaults

@@ -3,11 +3,12 @@
 import keras
 import keras_hub
 
-from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture, check_lora_settings
+from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 from electra_tf.errors import ConfigError
 
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
+from electra_tf.lora_settings import check_lora_settings
 from electra_tf.models.presets import checkpoint_model, keras_hub_handle, rebuilt
 
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")

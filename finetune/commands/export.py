@@ -27,23 +27,24 @@ from electra_tf import cli
 from absl import flags  # noqa: E402
 
 from electra_tf import progress  # noqa: E402
+from electra_tf.export_formats import EXPORT_FORMATS, FILE_NAMES, QUANTIZATIONS  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
-FINETUNED_MODELS = ("classifier", "tagger", "squad")
+FINETUNED_MODELS = ("classifier", "tagger", "squad")  # read from a fine-tuning run's model.keras
 # Settings of the raw-text signature alone, which LiteRT and ONNX files do not have.
-RAW_TEXT_FLAGS = ("do_lower_case", "strip_accents", "text_inputs", "max_query_length")  # read from a fine-tuning run's model.keras
+RAW_TEXT_FLAGS = ("do_lower_case", "strip_accents", "text_inputs", "max_query_length")
 flags.DEFINE_enum("model", "discriminator", ["discriminator", "generator", *FINETUNED_MODELS],
                   "What to export: the discriminator (logits [batch, seq]), the generator (MLM logits "
                   "[batch, seq, vocab]), a fine-tuned classifier (logits [batch, classes]), tagger (tags per word) "
                   "or SQuAD model (span logits); for the last three --init_checkpoint is the model.keras of "
                   "electra-finetune --save_models.")
-flags.DEFINE_enum("format", "saved_model", ["saved_model", "litert", "onnx"],
+flags.DEFINE_enum("format", "saved_model", list(EXPORT_FORMATS),
                   "saved_model: a SavedModel for TF Serving (token ids and raw text in); litert / onnx: "
                   "<output_dir>/model.tflite / model.onnx of the token-id signature at --max_seq_length, for LiteRT "
                   "or ONNX Runtime (onnx needs pip install 'electra-tf[onnx]'; not the generator).")
-flags.DEFINE_enum("quantize", "none", ["none", "int8"],
+flags.DEFINE_enum("quantize", "none", list(QUANTIZATIONS),
                   "int8: --format=litert / onnx with int8 weights, activations quantised per call (LiteRT "
                   "dynamic-range, ONNX Runtime quantize_dynamic): 1/4 of the size, 3x / 1.3x faster at batch 1 on "
                   "ELECTRA-Small (bench/int8_serving.py); not --format=saved_model, where Keras' int8 served slower.")
@@ -129,7 +130,7 @@ def _loading():
 def _writing():
     # Most of an export's time: tracing the signatures (the raw-text one tokenises in the graph) and saving, or
     # converting.
-    written = {"saved_model": "the SavedModel", "litert": "model.tflite", "onnx": "model.onnx"}[FLAGS.format]
+    written = FILE_NAMES.get(FLAGS.format, "the SavedModel")
     return progress.step(f"writing {written} to {FLAGS.output_dir}")
 
 

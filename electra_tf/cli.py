@@ -18,7 +18,7 @@ import traceback
 from absl import app, flags
 from absl import logging as absl_logging
 
-from electra_tf import native_logs
+from electra_tf import flag_files, native_logs
 from electra_tf.errors import ConfigError, ElectraError, WorkerLostError
 
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
@@ -183,9 +183,16 @@ def run(main, flag_names=None, precheck=None):
     `precheck(argv)`, when given, runs first with the flags parsed and before TensorFlow is imported: the argument
     and path checks that need no model (see `electra_tf.preflight`), so that their errors come at once.
     TensorFlow's Python INFO logs (one per checkpoint write, ...) are hidden unless `--verbosity` is given.
+    A `--flagfile=configs/<name>.flags` that is not found from the current directory is the installed copy
+    (`electra_tf.flag_files`).
     """
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
         sys.argv.insert(1, "--verbosity=-1")
     _answer_help(main)
+    try:
+        sys.argv[1:] = flag_files.resolve_flagfile_arguments(sys.argv[1:])
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(USER_ERROR_EXIT_CODE)
     absl_logging.get_absl_logger().addFilter(NoticeFlags(flag_names))
     app.run(_wrap(main, flag_names, precheck))

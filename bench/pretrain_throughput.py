@@ -10,8 +10,10 @@ and teardown stay out of the figures (`fit_teardown_s` reports the longest teard
 times another checkout of this project (e.g. `git worktree add /tmp/before <commit>`) in alternating windows of the
 same run: a second process imports `electra_tf` from DIR, builds the same model on the same batch and runs its windows
 when this one waits, so both see the same host (`ratio_vs_baseline` = baseline seconds/step over ours: above 1, this
-checkout is faster). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside the value a
-fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul peak
+checkout is faster). `--gradient_accumulation_steps=N` runs each step as N micro-batches; with `--baseline_repo=.
+--baseline_gradient_accumulation_steps=1` the baseline is this checkout on whole batches, and `ratio_vs_baseline` is
+what accumulation costs (below 1: slower). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside
+the value a fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul peak
 measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen precision, and this
 process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
 
@@ -70,6 +72,11 @@ def parse_args(argv=None):
                         help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
                              "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.")
     parser.add_argument("--seed", type=int, default=0, help="Initialisation seed of the timed model.")
+    parser.add_argument("--gradient_accumulation_steps", type=int, default=1,
+                        help="Micro-batches per step (each of --batch / N examples), as electra-pretrain's flag.")
+    parser.add_argument("--baseline_gradient_accumulation_steps", type=int, default=None,
+                        help="The --baseline_repo side's micro-batches per step (default: as ours); with "
+                             "--baseline_repo=. this measures what accumulation costs against whole batches.")
     parser.add_argument("--baseline_repo", default=None,
                         help="Another checkout of this project to time in alternating windows of the same run (its "
                              "own process); reports baseline_seconds_per_step and ratio_vs_baseline.")
@@ -83,6 +90,11 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.steps < 1 or args.warmup_steps < 1:
         parser.error("--steps and --warmup_steps must be at least 1 (the first warm-up step compiles)")
+    if args.baseline_gradient_accumulation_steps is None:
+        args.baseline_gradient_accumulation_steps = args.gradient_accumulation_steps
+    for name in ("gradient_accumulation_steps", "baseline_gradient_accumulation_steps"):
+        if getattr(args, name) < 1 or args.batch % getattr(args, name):
+            parser.error(f"--{name}={getattr(args, name)} must be at least 1 and divide --batch={args.batch}")
     return args
 
 
@@ -139,7 +151,10 @@ def timed_model(args):
     batch = random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
     dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2).with_options(keras_input_options())
     keras.utils.set_random_seed(args.seed)
-    model = ElectraPretrainer(config, max_seq_length=args.seq_len)
+    # Only when asked: a --baseline_repo from before accumulation existed takes no such argument.
+    accumulation = ({"gradient_accumulation_steps": args.gradient_accumulation_steps}
+                    if args.gradient_accumulation_steps > 1 else {})
+    model = ElectraPretrainer(config, max_seq_length=args.seq_len, **accumulation)
     model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
     first = model.fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
     return model, dataset, config, float(first)
@@ -160,7 +175,8 @@ class BaselineProcess:
 
         argv = [sys.executable, os.path.abspath(__file__), "--serve_windows", f"--baseline_repo={args.baseline_repo}",
                 f"--preset={args.preset}", f"--batch={args.batch}", f"--seq_len={args.seq_len}",
-                f"--mixed_precision={args.mixed_precision}", f"--seed={args.seed}"]
+                f"--mixed_precision={args.mixed_precision}", f"--seed={args.seed}",
+                f"--gradient_accumulation_steps={args.baseline_gradient_accumulation_steps}"]
         if args.jit_compile:
             argv.append("--jit_compile")
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -235,6 +251,7 @@ def measure_ours(args):
         baseline.close()
         result.update(baseline_seconds_per_step=median(windows["baseline"]), baseline_windows=windows["baseline"],
                       baseline_first_step_loss=baseline.first_step_loss, baseline_repo=args.baseline_repo,
+                      baseline_gradient_accumulation_steps=args.baseline_gradient_accumulation_steps,
                       ratio_vs_baseline=median(windows["baseline"]) / seconds_per_step)
     if initial_losses:
         result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
@@ -327,10 +344,11 @@ def main(argv=None):
         "first_step_loss": ours["first_step_loss"], "expected_first_step_loss": ours["expected_first_step_loss"],
         "threads": threads, "peak_rss_mb": ours["peak_rss_mb"], "repeats": args.repeats,
         "seconds_per_step_windows": ours["seconds_per_step_windows"], "seed": args.seed,
-        "fit_teardown_s": ours["fit_teardown_s"],
+        "fit_teardown_s": ours["fit_teardown_s"], "gradient_accumulation_steps": args.gradient_accumulation_steps,
     }
     for name in ("initial_loss_mean", "initial_losses", "baseline_seconds_per_step", "baseline_windows",
-                 "baseline_first_step_loss", "baseline_repo", "ratio_vs_baseline"):
+                 "baseline_first_step_loss", "baseline_repo", "baseline_gradient_accumulation_steps",
+                 "ratio_vs_baseline"):
         if name in ours:
             result[name] = ours[name]
     if run_peer:

@@ -68,10 +68,13 @@ def check_pretrain_result(result, batch, seq_len):
 
 def test_pretrain_throughput_smoke():
     result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=4", "--seq_len=32", "--steps=2",
-                                  "--warmup_steps=1", "--repeats=2", "--peer=off", f"--baseline_repo={REPO_ROOT}"))
+                                  "--warmup_steps=1", "--repeats=2", "--peer=off", f"--baseline_repo={REPO_ROOT}",
+                                  "--gradient_accumulation_steps=2"))
     check_pretrain_result(result, 4, 32)
     assert not any(key.startswith("peer") or key == "ratio_vs_peer" for key in result)
-    # The baseline is this same checkout in a second process: same model, same first loss, its own windows.
+    # The baseline is this same checkout in a second process: same model, same micro-batches (the setting reaches
+    # it), same first loss, its own windows.
+    assert result["gradient_accumulation_steps"] == result["baseline_gradient_accumulation_steps"] == 2
     assert len(result["seconds_per_step_windows"]) == len(result["baseline_windows"]) == 2
     assert result["baseline_first_step_loss"] == pytest.approx(result["first_step_loss"], rel=1e-5)
     assert result["ratio_vs_baseline"] == pytest.approx(

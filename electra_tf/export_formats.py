@@ -4,9 +4,8 @@
 (`model.onnx`): the token-id signature alone, at a fixed sequence length (`electra_tf.id_model_export`).
 """
 
-import importlib.util
-
 from electra_tf.errors import ConfigError
+from electra_tf.extras import require_modules
 
 EXPORT_FORMATS = ("saved_model", "litert", "onnx")
 FILE_NAMES = {"litert": "model.tflite", "onnx": "model.onnx"}
@@ -32,9 +31,7 @@ def check_export_format(export_format, kind="discriminator", quantize=None):
                           "SavedModel (export_format=saved_model)", arguments=("export_format", "kind"))
     if export_format in CONVERTERS:
         module, extra = CONVERTERS[export_format]
-        if importlib.util.find_spec(module) is None:
-            raise ConfigError(f"export_format={export_format} needs {module}, which is not installed: "
-                              f"pip install 'electra-tf[{extra}]'", arguments=("export_format",))
+        require_modules([module], extra, f"export_format={export_format} needs", ("export_format",))
     if quantize in (None, "none"):
         return
     if quantize not in QUANTIZATIONS:
@@ -43,7 +40,6 @@ def check_export_format(export_format, kind="discriminator", quantize=None):
         raise ConfigError(f"quantize={quantize} is for export_format=litert or onnx: Keras' int8 backbone in a "
                           "SavedModel served slower than float32 (bench/int8_serving.py)",
                           arguments=("quantize", "export_format"))
-    if QUANTIZERS[export_format] and importlib.util.find_spec(QUANTIZERS[export_format][0]) is None:
+    if QUANTIZERS[export_format]:
         module, extra = QUANTIZERS[export_format]
-        raise ConfigError(f"quantize={quantize} with export_format={export_format} needs {module}, which is not "
-                          f"installed: pip install 'electra-tf[{extra}]'", arguments=("quantize",))
+        require_modules([module], extra, f"quantize={quantize} with export_format={export_format} needs", ("quantize",))

@@ -15,6 +15,7 @@ import os
 
 from electra_tf import progress
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from electra_tf.extras import is_installed, require_modules
 from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
 from electra_tf.text_files import check_encoding
 from finetune.experiments.discriminator_analysis.report import report
@@ -23,6 +24,9 @@ ANALYSES = ("ged", "calibration", "pos", "blimp", "representations")
 # Analyses that use the checkpoint's generator: `calibration` needs one, `pos` and `blimp` report more with one.
 NEEDS_GENERATOR = ("calibration",)
 USES_GENERATOR = ("calibration", "pos", "blimp")
+# The optional packages an analysis needs ('electra-tf[analysis]'): matplotlib for the plots, scikit-learn's linear
+# probes.
+NEEDS_MODULES = {"ged": ("matplotlib",), "representations": ("matplotlib", "sklearn")}
 
 
 def check_analyses(analyses):
@@ -30,6 +34,15 @@ def check_analyses(analyses):
     if unknown:
         raise ConfigError(f"analyses={','.join(unknown)}: unknown (available: {', '.join(ANALYSES)})",
                           arguments=("analyses",))
+
+
+def check_modules(analyses):
+    """Refuse `analyses` that need an optional package that is not installed, naming the extra and the others."""
+    needing = [name for name in analyses if not all(map(is_installed, NEEDS_MODULES.get(name, ())))]
+    others = [name for name in analyses if name not in needing]
+    modules = sorted({module for name in needing for module in NEEDS_MODULES[name]})
+    require_modules(modules, "analysis", f"analyses={','.join(needing)} need{'s' if len(needing) == 1 else ''}",
+                    ("analyses",), f" (or run the others alone: analyses={','.join(others)})" if others else "")
 
 
 def check_data(analyses, data_dir):
@@ -61,6 +74,7 @@ def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint
 
     analyses = list(ANALYSES if analyses is None else analyses)
     check_analyses(analyses)
+    check_modules(analyses)
     check_encoding(input_encoding, encoding_errors)
     preflight.require_checkpoint(init_checkpoint, "init_checkpoint")
     if compare_checkpoint and "representations" not in analyses:

@@ -82,15 +82,12 @@ def most_frequent_tag_accuracy(train_words, train_tags, test_words, test_tags):
 
 
 def probe(train_vectors, train_tags, test_vectors, seed=0):
-    """Predicted tags of `test_vectors` by a logistic regression on standardised `train_vectors`."""
-    try:
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-    except ImportError:
-        raise ImportError("the representations analysis probes with scikit-learn: pip install "
-                          "'electra-tf[analysis]' (or scikit-learn)") from None
+    """Predicted tags of `test_vectors` by a logistic regression on standardised `train_vectors` (scikit-learn, which
+    `analysis.check_modules` requires before any work)."""
     from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
     model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=500, random_state=seed))
     with warnings.catch_warnings():

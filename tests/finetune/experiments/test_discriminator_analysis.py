@@ -180,6 +180,31 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
         "error: --init_checkpoint is required"]
 
 
+def test_analyses_needing_a_package_that_is_not_installed_are_refused_before_any_work(monkeypatch, tmp_path):
+    from finetune.experiments.discriminator_analysis.analysis import check_arguments
+
+    missing = str(tmp_path / "missing")  # the packages are checked first
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    with pytest.raises(ConfigError) as probes:
+        check_arguments(missing, missing, ["pos", "representations"])
+    assert str(probes.value) == ("analyses=representations needs scikit-learn, which is not installed: pip install "
+                                 "'electra-tf[analysis]' (or run the others alone: analyses=pos)")
+    assert probes.value.arguments == ("analyses",)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ConfigError, match=r"^analyses=ged needs matplotlib, which is not installed: pip install "
+                                          r"'electra-tf\[analysis\]'$"):
+        check_arguments(missing, missing, ["ged"])
+    # The command, every analysis by default, without matplotlib: one line at once, before TensorFlow.
+    (tmp_path / "sitecustomize.py").write_text('import sys\nsys.modules["matplotlib"] = None\n')
+    result = subprocess.run([sys.executable, "-m", "finetune.experiments.discriminator_analysis",
+                             f"--init_checkpoint={missing}", f"--data_dir={missing}", f"--output_dir={tmp_path}/out"],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, PYTHONPATH=str(tmp_path), TF_CPP_MIN_LOG_LEVEL="3"))
+    assert (result.returncode, result.stderr.splitlines()) == (2, [
+        "error: --analyses=ged,representations need matplotlib, which is not installed: pip install "
+        "'electra-tf[analysis]' (or run the others alone: --analyses=calibration,pos,blimp)"])
+
+
 def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
     from finetune.experiments.discriminator_analysis.word_scores import window_logits
     from electra_tf.checkpoints import load_checkpoint

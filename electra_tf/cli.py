@@ -64,6 +64,11 @@ def _argument_pattern(name):
     return re.compile(rf"(?<![\w./='\"-]){re.escape(name)}(?![\w/-]|\.\w)")
 
 
+def _asks_for(message, name):
+    # "pass vocab_file=<...>", "use kind=generator", "choose num_heads among ...", "pass labels=... or regression=True"
+    return re.search(rf"\b(?:pass|use|load|set|give|choose)(?: that| the)? (?:\S+ or )?{re.escape(name)}\b", message)
+
+
 def program_name():
     """How the user started this program: the console command or script name, or `python -m <package>`."""
     program = os.path.basename(sys.argv[0])
@@ -105,12 +110,13 @@ def message_for_command_line(error, flag_values=None, flag_names=None, program=N
     `flag_names` maps the library's argument names to the program's flags where they differ (e.g. `{"kind": "model"}`
     turns `kind=generator` into `--model=generator`). An argument the message asks to pass (`pass name=...`) that is
     no flag of the program gets a sentence saying so (`program`, default `program_name()`), with the error's
-    `without_flag` remedy for it: the user cannot pass what the command has no flag for."""
+    `without_flag` remedy for it: the user cannot pass what the command has no flag for. A message asks for an
+    argument with "pass", "use", "load", "set", "give" or "choose" before its name."""
     flag_values = flags.FLAGS if flag_values is None else flag_values
     arguments, remedies = _arguments_of(error)
     message, unflagged = _with_flags(str(error), arguments, flag_values, flag_names or {})
     for name, flag in unflagged:
-        if re.search(rf"\bpass {re.escape(name)}\b", message):
+        if _asks_for(message, name):
             message = message.rstrip(".") + f". {program or program_name()} has no --{flag} flag" + (
                 f": {remedies[name]}" if remedies.get(name) else "")
     return message

@@ -106,21 +106,6 @@ def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_
             "--model_dir)") in result.stderr
 
 
-def test_a_generator_whose_embedding_copy_differs_is_refused_naming_the_flag(pretraining_data, tmp_path):
-    from tests.electra_tf.checkpoints import fixtures
-
-    pair = fixtures.differ_generator_embeddings(fixtures.build_hf_pair(tmp_path / "pair")["root"])
-    discriminator, generator = os.path.join(pair, "discriminator"), os.path.join(pair, "generator")
-    result = _run(f"--pretrain_tfrecords={pretraining_data[0]}", f"--model_dir={tmp_path / 'model'}",
-                  f"--init_checkpoint={discriminator}", f"--init_generator_checkpoint={generator}")
-    assert result.returncode == 2, result.stderr[-3000:]
-    assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
-        f"error: --init_generator_checkpoint={generator}: electra/embeddings/word_embeddings differs between "
-        f"--init_checkpoint={discriminator} and it (shapes (50, 16) and (50, 16)); ELECTRA shares the embeddings, so "
-        "these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to keep the discriminator's)"]
-    assert not (tmp_path / "model").exists()
-
-
 def test_objective_and_generator_flags_reach_the_model_config(pretraining_data, tmp_path):
     model_dir = tmp_path / "model"
     # --generator_hidden_fraction is the old name of --generator_hidden_size (an absl alias: the same flag), given

@@ -153,24 +153,31 @@ def check_shared_embeddings(discriminator, generator, source, copies, allow_embe
                             arguments=(), without_flag=None):
     """ELECTRA's generator and discriminator share one embedding block, so a discriminator and a generator read from
     two places (an HF discriminator/ + generator/ pair, a generator checkpoint beside a discriminator's) must hold the
-    same copy of it: a `CheckpointError` names the first embedding weight whose copies differ, unless
-    `allow_embedding_mismatch` (the caller then keeps the discriminator's).
+    same copy of it: a `CheckpointError` names every embedding weight whose copies differ, with its largest
+    difference (or both shapes), unless `allow_embedding_mismatch` (the caller then keeps the discriminator's).
 
-    `discriminator` and `generator` are canonical weights; the message reads "{source}: {name} differs between
-    {copies}". `arguments` and `without_flag` are added to the error's (the arguments the message speaks of, and what a
-    program without an allow_embedding_mismatch flag should do instead).
+    `discriminator` and `generator` are canonical weights; the message reads "{source}: the shared embeddings differ
+    between {copies}: ...". `arguments` and `without_flag` are added to the error's (the arguments the message speaks
+    of, and what a program without an allow_embedding_mismatch flag should do instead).
     """
     if allow_embedding_mismatch:
         return
+    differences = []
     for name, value in generator.items():
         if not name.startswith(EMBEDDINGS_SCOPE + "/") or name not in discriminator:
             continue
-        if value.shape != discriminator[name].shape or not np.array_equal(value, discriminator[name]):
-            raise CheckpointError(
-                f"{source}: {name} differs between {copies} (shapes {discriminator[name].shape} and {value.shape}); "
-                "ELECTRA shares the embeddings, so these are not one pre-training run's pair (pass "
-                "allow_embedding_mismatch=True to keep the discriminator's)",
-                arguments=(*arguments, "allow_embedding_mismatch"), without_flag=without_flag)
+        kept = discriminator[name]
+        if value.shape != kept.shape:
+            differences.append(f"{name} (shapes {kept.shape} and {value.shape})")
+        elif not np.array_equal(value, kept):
+            largest = np.max(np.abs(np.asarray(value, np.float64) - np.asarray(kept, np.float64)))
+            differences.append(f"{name} (largest difference {largest:.3g})")
+    if differences:
+        raise CheckpointError(
+            f"{source}: the shared embeddings differ between {copies}: {', '.join(differences)}; ELECTRA shares "
+            "them, so these are not one pre-training run's pair (pass allow_embedding_mismatch=True to keep the "
+            "discriminator's)",
+            arguments=(*arguments, "allow_embedding_mismatch"), without_flag=without_flag)
 
 
 def assign_weights(model, kind, weights, source, allow_missing_head=False):

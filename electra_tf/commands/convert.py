@@ -26,6 +26,8 @@ from electra_tf import progress  # noqa: E402
 
 FORMATS = ["auto", "ours", "tf1", "hf", "keras_hub"]
 FLAGS = flags.FLAGS
+# The library's names for what this program calls --model and --from_format.
+FLAG_NAMES = {"kind": "model", "format": "from_format"}
 flags.DEFINE_string("from", None, "The checkpoint to read (a directory or a TF1 checkpoint prefix).")
 flags.DEFINE_string("to", None, "Where to write the converted checkpoint (a directory, or a prefix for tf1).")
 flags.DEFINE_enum("from_format", "auto", FORMATS, "Format of --from (auto: detected from the path).")
@@ -75,8 +77,7 @@ def main(argv):
 
 def console_main():
     """The installed console command."""
-    # The library's names for what this program calls --model and --from_format.
-    cli.run(main, flag_names={"kind": "model", "format": "from_format"}, precheck=_check_flags)
+    cli.run(main, flag_names=FLAG_NAMES, precheck=_check_flags)
 
 
 if __name__ == "__main__":

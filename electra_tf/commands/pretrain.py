@@ -17,6 +17,8 @@ from electra_tf.training.choices import (  # noqa: E402  (TensorFlow-free: fast 
     DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, OPTIMIZERS, PRECISIONS, STRATEGIES)
 
 FLAGS = flags.FLAGS
+# The library's name for --init_checkpoint_format.
+FLAG_NAMES = {"format": "init_checkpoint_format"}
 
 flags.DEFINE_string("pretrain_tfrecords", None, "Glob(s) of pre-training TFRecord shards, comma-separated.")
 flags.DEFINE_string("model_dir", None, "Directory for checkpoints, logs and the pre-trained model.")
@@ -188,8 +190,7 @@ def main(argv):
 
 def console_main():
     """The installed console command."""
-    # The library's name for --init_checkpoint_format.
-    cli.run(main, flag_names={"format": "init_checkpoint_format"}, precheck=_job)
+    cli.run(main, flag_names=FLAG_NAMES, precheck=_job)
 
 
 if __name__ == "__main__":

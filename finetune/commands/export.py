@@ -30,6 +30,8 @@ from electra_tf import progress  # noqa: E402
 from electra_tf.export_formats import EXPORT_FORMATS, FILE_NAMES, QUANTIZATIONS  # noqa: E402
 
 FLAGS = flags.FLAGS
+# The library's names for what this program calls --model, --checkpoint_format and --format.
+FLAG_NAMES = {"kind": "model", "format": "checkpoint_format", "export_format": "format"}
 flags.DEFINE_string("init_checkpoint", None, "Checkpoint to export: a pretrained directory, a run's model_dir, a "
                     "reference TF1 checkpoint prefix, a Hugging Face directory or a keras-hub preset.")
 FINETUNED_MODELS = ("classifier", "tagger", "squad")  # read from a fine-tuning run's model.keras
@@ -63,6 +65,8 @@ flags.DEFINE_integer("num_heads", None, "Attention heads of the discriminator, f
                      "store them; default hidden_size // 64).")
 flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the requested head (e.g. HF "
                      "ElectraModel); the head keeps its random initialisation.")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a Hugging Face discriminator/ + generator/ pair whose "
+                     "embedding copies differ: keep the discriminator's.")
 flags.DEFINE_integer("max_query_length", 64, "SQuAD only: question word pieces kept by the raw-text signature.")
 flags.DEFINE_enum("text_inputs", "auto", ["auto", "single", "pair"],
                   "Classifier only: whether the raw-text signature takes one string vector (`texts`) or sentence "
@@ -103,7 +107,8 @@ def main(argv):
     with _loading():
         loaded = load_checkpoint(FLAGS.init_checkpoint, FLAGS.model, FLAGS.checkpoint_format,
                                  num_heads=FLAGS.num_heads, vocab_file=FLAGS.vocab_file,
-                                 allow_missing_head=FLAGS.allow_missing_head, argument="init_checkpoint")
+                                 allow_missing_head=FLAGS.allow_missing_head,
+                                 allow_embedding_mismatch=FLAGS.allow_embedding_mismatch, argument="init_checkpoint")
     loaded.model.electra_config.check_sequence_length(FLAGS.max_seq_length)
     if FLAGS.model == "generator":
         from electra_tf.generator_export import export_generator
@@ -182,9 +187,7 @@ def _export_squad():
 
 def console_main():
     """The installed console command."""
-    # The library's names for what this program calls --model, --checkpoint_format and --format.
-    cli.run(main, flag_names={"kind": "model", "format": "checkpoint_format", "export_format": "format"},
-            precheck=_check_flags)
+    cli.run(main, flag_names=FLAG_NAMES, precheck=_check_flags)
 
 
 if __name__ == "__main__":

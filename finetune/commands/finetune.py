@@ -42,6 +42,8 @@ flags.DEFINE_string("task", None, "GLUE task: CoLA, SST-2, MRPC, STS-B, QQP, MNL
                     "classification / regression on your own --train_file and --dev_file.")
 flags.DEFINE_string("init_checkpoint", None, "Pre-trained model directory (electra-pretrain writes "
                     "<model_dir>/pretrained).")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a Hugging Face discriminator/ + generator/ pair whose "
+                     "embedding copies differ: keep the discriminator's.")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/train.tsv, dev.tsv (and test.tsv), as written "
                     "by download_glue_data.py.")
 flags.DEFINE_string("output_dir", None, "Where results.json, predictions and models are written.")

@@ -68,6 +68,23 @@ def test_an_argument_to_pass_that_is_no_flag_is_named_with_the_remedy():
         "pass vocab_file=<vocab.txt>. electra-analyze has no --vocab_file flag"
 
 
+def test_a_message_asks_for_an_argument_with_pass_use_load_set_give_or_choose():
+    error = CheckpointError("/x holds Electric's cloze generator: load kind=pretrainer (or kind=discriminator)",
+                            arguments=("kind",))
+    assert message_for_command_line(error, _flag_values(), program="electra-score") == \
+        "/x holds Electric's cloze generator: load kind=pretrainer (or kind=discriminator). electra-score has no " \
+        "--kind flag"
+    either = ConfigError("a regression model has no labels: pass labels=... or regression=True, not both",
+                         arguments=("labels", "regression"))
+    assert message_for_command_line(either, _flag_values(), program="electra-finetune") == \
+        ("a regression model has no labels: pass labels=... or regression=True, not both. electra-finetune has no "
+         "--labels flag. electra-finetune has no --regression flag")
+    # The model's setting, not an argument to give: nothing to add.
+    described = ConfigError("the discriminator was pre-trained with objective='mlm': pass the discriminator of an "
+                            "objective=electric run", arguments=("objective",))
+    assert message_for_command_line(described, _flag_values(), program="electra-score") == str(described)
+
+
 def test_an_error_quoting_the_one_it_replaced_keeps_that_ones_arguments_and_remedies():
     try:
         try:

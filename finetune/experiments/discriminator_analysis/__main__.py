@@ -43,6 +43,8 @@ flags.DEFINE_string("encoding_errors", "strict", "Bytes not valid in --input_enc
                     "and column), replace, ignore, or another Python codecs error handler.")
 flags.DEFINE_integer("representation_words", 10000, "representations: words of each POS corpus (whole sentences from "
                      "the start; half train the probes, half test them).")
+flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a Hugging Face discriminator/ + generator/ pair whose "
+                     "embedding copies differ (--init_checkpoint or --compare_checkpoint): keep the discriminator's.")
 
 
 def _analyses(argv):
@@ -79,7 +81,8 @@ def main(argv):
                            heldout_tfrecords=FLAGS.heldout_tfrecords, max_heldout_windows=FLAGS.max_heldout_windows,
                            compare_checkpoint=FLAGS.compare_checkpoint,
                            representation_words=FLAGS.representation_words, command=command,
-                           input_encoding=FLAGS.input_encoding, encoding_errors=FLAGS.encoding_errors)
+                           input_encoding=FLAGS.input_encoding, encoding_errors=FLAGS.encoding_errors,
+                           allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
     for split, values in results.get("ged", {}).items():
         print(f"ged {split}: F0.5 {values['f0_5']:.3f} AUROC {values['auroc']:.3f} ECE {values['ece']:.3f} -> "
               f"{values['ece_calibrated']:.3f} (T={values['temperature']:.2f})")

@@ -88,13 +88,15 @@ def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint
     return analyses
 
 
-def load_generator(init_checkpoint):
+def load_generator(init_checkpoint, allow_embedding_mismatch=False):
     """The generator stored with the discriminator at `init_checkpoint` (a pre-training run directory, a Hugging Face
-    discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only."""
+    discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only.
+    `allow_embedding_mismatch` is `load_checkpoint`'s."""
     from electra_tf.checkpoints import GENERATOR, load_checkpoint
 
     try:
-        return load_checkpoint(init_checkpoint, GENERATOR, argument="init_checkpoint").model
+        return load_checkpoint(init_checkpoint, GENERATOR, allow_embedding_mismatch=allow_embedding_mismatch,
+                               argument="init_checkpoint").model
     except CheckpointError:
         return None
 
@@ -102,7 +104,7 @@ def load_generator(init_checkpoint):
 def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_length=128, max_sentences=None,
                  blimp_pairs_per_paradigm=None, bootstrap_resamples=200, seed=0, heldout_tfrecords=None,
                  max_heldout_windows=1024, compare_checkpoint=None, representation_words=10000, command=None,
-                 input_encoding="utf-8", encoding_errors="strict"):
+                 input_encoding="utf-8", encoding_errors="strict", allow_embedding_mismatch=False):
     """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its generator
     where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and returns the
     results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
@@ -111,7 +113,8 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     an error. `compare_checkpoint` (any format the discriminator's) is the second model of `representations`, which
     reads the first `representation_words` words of each POS corpus. Every text file of `data_dir` is decoded with
     `input_encoding` / `encoding_errors` (see `electra_tf.text_files`); `output_dir` is replaced as a whole once every
-    analysis has finished."""
+    analysis has finished. `allow_embedding_mismatch` reads a Hugging Face discriminator/ + generator/ pair whose
+    embedding copies differ (either checkpoint) with the discriminator's copy."""
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
     from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
 
@@ -124,12 +127,14 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
         check_pretraining_data(heldout_tfrecords, max_seq_length, argument="heldout_tfrecords")
     with progress.step(f"loading {init_checkpoint}"):
         pretrained = load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True,
-                                     argument="init_checkpoint")
-        generator = load_generator(init_checkpoint) if set(USES_GENERATOR) & set(analyses) else None
+                                     allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint")
+        generator = (load_generator(init_checkpoint, allow_embedding_mismatch)
+                     if set(USES_GENERATOR) & set(analyses) else None)
     compared = None
     if compare_checkpoint:
         with progress.step(f"loading {compare_checkpoint}"):
             compared = load_checkpoint(compare_checkpoint, DISCRIMINATOR, allow_missing_head=True,
+                                       allow_embedding_mismatch=allow_embedding_mismatch,
                                        argument="compare_checkpoint")
     needing = [name for name in analyses if name in NEEDS_GENERATOR]
     skipped = {}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from finetune.experiments.rerank.rerank import run_rerank
-from tests.command_output import program_lines, unexpected_lines, users_environment
+from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
 from tests.finetune.experiments.rerank.test_wer import edit_distance
 
@@ -141,32 +141,3 @@ def test_json_lines_with_scores_and_a_missing_reference(pretrained_tiny, tmp_pat
     with pytest.raises(Exception, match="scorers=pll needs the checkpoint's generator"):
         run_rerank(str(nbest), pretrained_tiny, str(tmp_path / "pll"), ["pll"])
     assert not (tmp_path / "pll").exists()
-
-
-def test_command_refuses_a_pair_whose_embeddings_differ_naming_its_flag_and_reads_it_with_that_flag(tmp_path):
-    from tests.electra_tf.checkpoints import fixtures
-
-    pair = fixtures.differ_generator_embeddings(fixtures.build_hf_pair(tmp_path / "pair")["root"])
-    nbest = tmp_path / "lists.jsonl"
-    nbest.write_text("".join(json.dumps({"hypotheses": ["w1 w2", "w1 w3"], "reference": "w1 w2"}) + "\n"
-                             for _ in range(2)), encoding="utf-8")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-
-    def rerank(output_dir, *extra):
-        return subprocess.run([sys.executable, "-m", "finetune.experiments.rerank", f"--nbest={nbest}",
-                               f"--init_checkpoint={pair}", f"--output_dir={output_dir}", "--scorers=disc_sum",
-                               "--max_seq_length=16", "--bootstrap_resamples=10", *extra],
-                              capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
-
-    refused = rerank(tmp_path / "refused")
-    assert refused.returncode == 2, refused.stderr[-2000:]
-    assert program_lines(refused.stderr) == [
-        f"error: --scorers=disc_sum needs the checkpoint's discriminator: {pair}: electra/embeddings/word_embeddings "
-        "differs between discriminator/ and generator/ (shapes (50, 16) and (50, 16)); ELECTRA shares the embeddings, "
-        "so these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to keep the "
-        "discriminator's)"]
-    assert not (tmp_path / "refused").exists()
-    reranked = rerank(tmp_path / "reranked", "--allow_embedding_mismatch")
-    assert reranked.returncode == 0, reranked.stderr[-2000:]
-    summary = json.loads((tmp_path / "reranked" / "summary.json").read_text())
-    assert summary["utterances"] == 2 and summary["scorers"] == ["disc_sum"]

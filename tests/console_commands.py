@@ -1,0 +1,54 @@
+"""The installed console commands, run in the test process: no TensorFlow start-up per run.
+
+Two commands define flags of the same name in absl's one registry (`--vocab_file`, ...), so one command's module is
+imported at a time: `command_module` imports it (its flags registered as when it runs) and afterwards removes the module
+and the flags it defined, and `run_command` runs its `console_main` as the installed command would.
+"""
+
+import contextlib
+import importlib
+import sys
+import tomllib
+
+from absl import flags
+from absl import logging as absl_logging
+
+from tests.conftest import REPO_ROOT
+
+with open(REPO_ROOT / "pyproject.toml", "rb") as _handle:
+    # {program: "module:function"}
+    SCRIPTS = tomllib.load(_handle)["project"]["scripts"]
+
+
+@contextlib.contextmanager
+def command_module(program):
+    """The module of the console command `program`, imported with its flags in absl's registry for the duration."""
+    name = SCRIPTS[program].split(":")[0]
+    assert name not in sys.modules, f"{name} is imported already: its flags would clash with another command's"
+    module = importlib.import_module(name)
+    try:
+        yield module
+    finally:
+        for flag in flags.FLAGS.get_flags_for_module(name):
+            if flag.name in flags.FLAGS:  # an alias goes with the flag it names
+                delattr(flags.FLAGS, flag.name)
+        del sys.modules[name]
+
+
+def run_command(program, *arguments):
+    """The exit status of `program arguments...` run in this process (its output is the caller's capfd)."""
+    module_name, function = SCRIPTS[program].split(":")
+    argv, filters = sys.argv, list(absl_logging.get_absl_logger().filters)
+    with command_module(program) as module:
+        sys.argv = [program, *arguments]
+        flags.FLAGS.unparse_flags()
+        try:
+            getattr(module, function)()
+            return 0
+        except SystemExit as exit:
+            return exit.code or 0
+        finally:
+            sys.argv = argv
+            flags.FLAGS.unparse_flags()
+            for added in absl_logging.get_absl_logger().filters[len(filters):]:
+                absl_logging.get_absl_logger().removeFilter(added)

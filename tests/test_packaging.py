@@ -44,8 +44,8 @@ def installed(tmp_path_factory):
     source = root / "source"
     shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv*", "runs", "demo_output", "__pycache__", "build", "*.egg-info", "tests"))
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(root / "dist"),
-          str(source)], cwd=root)
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+          "-w", str(root / "dist"), str(source)], cwd=root)
     (wheel,) = (root / "dist").glob("electra_tf-*.whl")
     venv = root / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])

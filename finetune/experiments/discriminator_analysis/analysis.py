@@ -7,8 +7,10 @@ generator-corrupted text: the POS corpora, `pos.py`, and held-out pre-training s
 `representations` (anisotropy, linear POS probes and CKA by layer, against a second checkpoint when one is given,
 `representations.py`).
 
-Every file goes into a staging directory that replaces `output_dir` only when all analyses have finished, so an
-interrupted or failed run leaves the previous report (or none), never half of a new one.
+Every input file is read (`read_inputs`) before TensorFlow is imported and any model is built, so that a missing
+file, a line in another format or a byte in another encoding is reported at once. Every output file goes into a
+staging directory that replaces `output_dir` only when all analyses have finished, so an interrupted or failed run
+leaves the previous report (or none), never half of a new one.
 """
 
 import os
@@ -88,6 +90,30 @@ def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint
     return analyses
 
 
+def read_inputs(analyses, data_dir, max_sentences=None, blimp_pairs_per_paradigm=None, encoding="utf-8",
+                encoding_errors="strict"):
+    """The text the chosen `analyses` read from `data_dir`, read (and so checked) before any model is built: "fce"
+    ({split: sentences}, `ged`), "corpora" (the whole POS corpora, `pos`, `calibration` and `representations`),
+    "switchboard" ((turns, unaligned turns), `pos`) and "blimp" (pairs), each where an analysis needs it.
+    `max_sentences` keeps the first sentences of FCE and the first turns of Switchboard (the POS corpora are cut by
+    their analyses)."""
+    from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, pos
+
+    decoding = {"encoding": encoding, "encoding_errors": encoding_errors}
+    inputs = {}
+    if "ged" in analyses:
+        inputs["fce"] = ged.read_splits(data_dir, max_sentences, **decoding)
+    if {"pos", "calibration", "representations"} & set(analyses):
+        inputs["corpora"] = pos.read_corpora(data_dir, **decoding)
+        if "representations" in analyses and not all(inputs["corpora"].values()):
+            raise DataError(f"{data_dir}: a POS corpus holds no sentence", arguments=("data_dir",))
+    if "pos" in analyses:
+        inputs["switchboard"] = disfluency.read_switchboard(data_dir, max_sentences, **decoding)
+    if "blimp" in analyses:
+        inputs["blimp"] = blimp.read_pairs(data_dir, blimp_pairs_per_paradigm, **decoding)
+    return inputs
+
+
 def load_generator(init_checkpoint, allow_embedding_mismatch=False):
     """The generator stored with the discriminator at `init_checkpoint` (a pre-training run directory, a Hugging Face
     discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only.
@@ -115,12 +141,12 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     `input_encoding` / `encoding_errors` (see `electra_tf.text_files`); `output_dir` is replaced as a whole once every
     analysis has finished. `allow_embedding_mismatch` reads a Hugging Face discriminator/ + generator/ pair whose
     embedding copies differ (either checkpoint) with the discriminator's copy."""
-    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
-    from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
-
     chosen = analyses is not None
     analyses = check_arguments(init_checkpoint, data_dir, analyses, compare_checkpoint, heldout_tfrecords,
                                input_encoding, encoding_errors)
+    inputs = read_inputs(analyses, data_dir, max_sentences, blimp_pairs_per_paradigm, input_encoding, encoding_errors)
+    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint  # TensorFlow: after the checks of the inputs
+    from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
     if heldout_tfrecords:  # sizes, settings and (small data) checksums, before anything is written
         from electra_tf.data.pretraining_dataset import check_pretraining_data
 
@@ -162,22 +188,21 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
                "blimp_pairs_per_paradigm": blimp_pairs_per_paradigm, "bootstrap_resamples": bootstrap_resamples,
                "seed": seed, "has_generator": generator is not None, "analyses": analyses, "skipped": skipped,
                "compare_checkpoint": compare_checkpoint, "command": command}
-    decoding = {"encoding": input_encoding, "encoding_errors": encoding_errors}
     with staged_directory(output_dir) as staging:
         if "ged" in analyses:
             with progress.step("ged: error detection on FCE"):
-                results["ged"] = ged.run_ged(pretrained.model, tokenizer, data_dir, staging, max_seq_length,
-                                             max_sentences, **decoding)
+                results["ged"] = ged.run_ged(pretrained.model, tokenizer, inputs["fce"], staging, max_seq_length)
         if {"pos", "calibration"} & set(analyses):
+            corpora = {corpus: sentences[:max_sentences] for corpus, sentences in inputs["corpora"].items()}
             with progress.step("pos and calibration: the POS corpora"):
-                by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, data_dir, staging,
-                                                  max_seq_length, max_sentences, bootstrap_resamples, seed, **decoding)
+                by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, corpora, staging,
+                                                  max_seq_length, bootstrap_resamples, seed)
             if "pos" in analyses:
                 results["pos"] = by_tag
                 with progress.step("pos: Switchboard's disfluencies"):
-                    results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer, data_dir, staging,
-                                                                      max_seq_length, max_sentences,
-                                                                      bootstrap_resamples, seed, **decoding)
+                    results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer,
+                                                                      inputs["switchboard"], staging, max_seq_length,
+                                                                      bootstrap_resamples, seed)
             if "calibration" in analyses:
                 results["calibration"] = {"in_domain": calibration}
                 if heldout_tfrecords:
@@ -189,8 +214,8 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
                     results["calibration"]["fce"] = results["ged"]
         if "blimp" in analyses:
             with progress.step("blimp: minimal pairs"):
-                results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, data_dir, staging, max_seq_length,
-                                                   blimp_pairs_per_paradigm, generator, **decoding)
+                results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, inputs["blimp"], staging,
+                                                   max_seq_length, generator)
         if "representations" in analyses:
             models, tokenizers = {"checkpoint": pretrained.model.backbone}, {"checkpoint": tokenizer}
             if compared is not None:
@@ -198,7 +223,7 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
                 tokenizers["compare"] = compared.tokenizer()
             with progress.step("representations: anisotropy, POS probes and CKA by layer"):
                 results["representations"] = representations.run_representations(
-                    models, tokenizers, data_dir, staging, max_seq_length, representation_words, seed, **decoding)
+                    models, tokenizers, inputs["corpora"], staging, max_seq_length, representation_words, seed)
         atomic_write_json(os.path.join(staging, "results.json"), results)
         atomic_write_text(os.path.join(staging, "report.md"), report(results))
     return results

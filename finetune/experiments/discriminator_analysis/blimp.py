@@ -52,13 +52,11 @@ def read_pairs(data_dir, pairs_per_paradigm=None, encoding="utf-8", encoding_err
     return pairs
 
 
-def run_blimp(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, pairs_per_paradigm=None,
-              generator=None, encoding="utf-8", encoding_errors="strict"):
-    """Scores the pairs (and with `generator`, their pseudo-log-likelihoods), writes `blimp_pairs.jsonl`, returns
-    {"accuracy", "num_pairs", "by_paradigm"} (and "accuracy_pll", "by_paradigm_pll")."""
+def run_blimp(discriminator, tokenizer, pairs, output_dir, max_seq_length=128, generator=None):
+    """Scores the `pairs` (`read_pairs`) (and with `generator`, their pseudo-log-likelihoods), writes
+    `blimp_pairs.jsonl`, returns {"accuracy", "num_pairs", "by_paradigm"} (and "accuracy_pll", "by_paradigm_pll")."""
     from electra_tf.scoring import pseudo_log_likelihoods, score_texts  # TensorFlow: imported to score
 
-    pairs = read_pairs(data_dir, pairs_per_paradigm, encoding, encoding_errors)
     texts = [text for _, _, good, bad in pairs for text in (good, bad)]
     columns = {"score": [result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length,
                                                                    batch_size=128)]}

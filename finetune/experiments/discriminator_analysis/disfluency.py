@@ -198,10 +198,10 @@ def summary(records, num_unaligned=0, num_resamples=200, seed=0, min_words=20):
     return results
 
 
-def run_disfluency(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, max_turns=None,
-                   num_resamples=200, seed=0, encoding="utf-8", encoding_errors="strict"):
-    """Scores the aligned Switchboard turns, writes `switchboard_words.jsonl`, returns `summary`."""
-    turns, num_unaligned = read_switchboard(data_dir, max_turns, encoding, encoding_errors)
+def run_disfluency(discriminator, tokenizer, switchboard, output_dir, max_seq_length=128, num_resamples=200, seed=0):
+    """Scores the aligned Switchboard turns (`switchboard`: `read_switchboard`'s), writes `switchboard_words.jsonl`,
+    returns `summary`."""
+    turns, num_unaligned = switchboard
     records = scored_words(discriminator, tokenizer, turns, max_seq_length)
     path = os.path.join(output_dir, WORDS_FILE)
     atomic_write_json_lines(path, records)

@@ -23,16 +23,20 @@ def fce_path(data_dir, split):
     return os.path.join(data_dir, "ged", "fce", f"en_fce_{split}.tsv")
 
 
-def scored_words(discriminator, tokenizer, data_dir, max_seq_length=128, max_sentences=None, encoding="utf-8",
-                 encoding_errors="strict"):
-    """{split: list of per-word records} (`split`, `sentence_id`, `word_index`, `word`, `label`, `logit`) of FCE's
-    labelled words; `max_sentences` keeps the first sentences of each split (a slice for quick runs)."""
+def read_splits(data_dir, max_sentences=None, encoding="utf-8", encoding_errors="strict"):
+    """{split: tagged sentences} of FCE's dev and test files; `max_sentences` keeps the first sentences of each split
+    (a slice for quick runs)."""
     from finetune.tagging.readers import read_fce
 
+    return {split: read_fce(fce_path(data_dir, split), argument="data_dir", encoding=encoding,
+                            encoding_errors=encoding_errors)[:max_sentences] for split in SPLITS}
+
+
+def scored_words(discriminator, tokenizer, splits, max_seq_length=128):
+    """{split: list of per-word records} (`split`, `sentence_id`, `word_index`, `word`, `label`, `logit`) of the
+    labelled words of `splits` (`read_splits`)."""
     records = {}
-    for split in SPLITS:
-        sentences = read_fce(fce_path(data_dir, split), argument="data_dir", encoding=encoding,
-                             encoding_errors=encoding_errors)[:max_sentences]
+    for split, sentences in splits.items():
         logits = word_logits(discriminator, tokenizer, sentences, max_seq_length)
         records[split] = [
             {"split": split, "sentence_id": sentence_id, "word_index": index, "word": word, "label": LABELS[tag],
@@ -67,11 +71,10 @@ def summary(labels, p_replaced, p_calibrated, threshold, temperature):
             "num_words": int(len(labels)), "error_rate": float(np.mean(labels))}
 
 
-def run_ged(discriminator, tokenizer, data_dir, output_dir, max_seq_length=128, max_sentences=None, encoding="utf-8",
-            encoding_errors="strict"):
-    """Scores FCE, writes `ged_tokens.jsonl` and the reliability diagram, returns {split: summary}."""
-    records = scored_words(discriminator, tokenizer, data_dir, max_seq_length, max_sentences, encoding,
-                           encoding_errors)
+def run_ged(discriminator, tokenizer, splits, output_dir, max_seq_length=128):
+    """Scores FCE's `splits` (`read_splits`), writes `ged_tokens.jsonl` and the reliability diagram, returns
+    {split: summary}."""
+    records = scored_words(discriminator, tokenizer, splits, max_seq_length)
     temperature, threshold = calibrate(records)
     for split in SPLITS:
         for record in records[split]:

@@ -45,16 +45,15 @@ def check_corpora(data_dir):
                             "Penn Treebank sample and UD English-EWT", arguments=("data_dir",))
 
 
-def read_corpora(data_dir, max_sentences=None, encoding="utf-8", encoding_errors="strict"):
-    """{corpus: tagged sentences}; `max_sentences` keeps the first sentences of each corpus. Files are decoded with
-    `encoding` / `encoding_errors` (see `electra_tf.text_files`)."""
+def read_corpora(data_dir, encoding="utf-8", encoding_errors="strict"):
+    """{corpus: tagged sentences}. Files are decoded with `encoding` / `encoding_errors` (see
+    `electra_tf.text_files`)."""
     from finetune.tagging.readers import read_conllu, read_ptb_pos
 
     paths = corpus_paths(data_dir)
     decoding = {"encoding": encoding, "encoding_errors": encoding_errors}
     ewt = [sentence for path in paths["ewt"] for sentence in read_conllu(path, argument="data_dir", **decoding)]
-    return {"ptb": read_ptb_pos(paths["ptb"], argument="data_dir", **decoding)[:max_sentences],
-            "ewt": ewt[:max_sentences]}
+    return {"ptb": read_ptb_pos(paths["ptb"], argument="data_dir", **decoding), "ewt": ewt}
 
 
 def scored_words(discriminator, generator, tokenizer, corpora, max_seq_length=128, seed=0):
@@ -156,10 +155,9 @@ def _logit(p):
     return np.log(p) - np.log1p(-p)
 
 
-def run_pos(discriminator, generator, tokenizer, data_dir, output_dir, max_seq_length=128, max_sentences=None,
-            num_resamples=200, seed=0, encoding="utf-8", encoding_errors="strict"):
-    """Scores the POS corpora, writes `pos_words.jsonl`, returns (pos summary, calibration summary or None)."""
-    corpora = read_corpora(data_dir, max_sentences, encoding, encoding_errors)
+def run_pos(discriminator, generator, tokenizer, corpora, output_dir, max_seq_length=128, num_resamples=200, seed=0):
+    """Scores the POS `corpora` (`read_corpora`), writes `pos_words.jsonl`, returns (pos summary, calibration summary
+    or None)."""
     records = scored_words(discriminator, generator, tokenizer, corpora, max_seq_length, seed)
     path = os.path.join(output_dir, WORDS_FILE)
     atomic_write_json_lines(path, records)

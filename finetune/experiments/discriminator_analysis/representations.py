@@ -22,7 +22,6 @@ import warnings
 import numpy as np
 
 from electra_tf.analysis.similarity import anisotropy, linear_cka
-from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_json_lines, read_json_lines
 from finetune.experiments.discriminator_analysis.word_scores import length_sorted_batches
 
@@ -96,18 +95,11 @@ def probe(train_vectors, train_tags, test_vectors, seed=0):
     return model.predict(test_vectors)
 
 
-def run_representations(models, tokenizers, data_dir, output_dir, max_seq_length=128, max_words=10000, seed=0,
-                        encoding="utf-8", encoding_errors="strict"):
-    """`models`: {name: ElectraBackbone} (one or two), `tokenizers`: {name: its tokenizer}. Writes
-    `probe_predictions.jsonl` and `representations_cka.png`; returns {"words", "most_frequent_tag", "by_model",
-    "cka"}."""
-    from finetune.experiments.discriminator_analysis.pos import read_corpora
-
-    corpora = {corpus: first_sentences(sentences, max_words)
-               for corpus, sentences in read_corpora(data_dir, encoding=encoding,
-                                                     encoding_errors=encoding_errors).items()}
-    if any(not sentences for sentences in corpora.values()):
-        raise DataError(f"{data_dir}: a POS corpus holds no sentence", arguments=("data_dir",))
+def run_representations(models, tokenizers, corpora, output_dir, max_seq_length=128, max_words=10000, seed=0):
+    """`models`: {name: ElectraBackbone} (one or two), `tokenizers`: {name: its tokenizer}, `corpora`: the POS corpora
+    (`pos.read_corpora`, none empty), of which the first `max_words` words are read. Writes `probe_predictions.jsonl`
+    and `representations_cka.png`; returns {"words", "most_frequent_tag", "by_model", "cka"}."""
+    corpora = {corpus: first_sentences(sentences, max_words) for corpus, sentences in corpora.items()}
     states = {name: {corpus: word_states(backbone, tokenizers[name], sentences, max_seq_length)
                      for corpus, sentences in corpora.items()} for name, backbone in models.items()}
     results = {"words": {}, "most_frequent_tag": {}}

@@ -251,9 +251,37 @@ def test_blimp_and_switchboard_decode_with_the_shared_reader(shared_data, tmp_pa
     assert [turn["words"] for turn in turns] == [("caf\u00e9",)]
 
 
-def test_a_failed_run_leaves_the_previous_report_whole(pretrained_tiny, shared_data, tmp_path):
-    """ged writes its per-word file, then blimp meets an undecodable byte: the output directory keeps the previous
-    report alone, and no staging directory is left beside it."""
+def test_the_inputs_are_read_before_any_model_is_loaded(tmp_path, monkeypatch):
+    """A file in another format or encoding is reported before TensorFlow loads a model, and nothing is written."""
+    from electra_tf import checkpoints
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded before every input was read")
+
+    monkeypatch.setattr(checkpoints, "load_checkpoint", no_model)
+    checkpoint = tmp_path / "checkpoint"  # exists: the checks of the arguments pass
+    checkpoint.mkdir()
+    fce = tmp_path / "data" / "ged" / "fce"
+    fce.mkdir(parents=True)
+    (fce / "en_fce_dev.tsv").write_text("Dear c\nSir c\n", encoding="utf-8")  # spaces where FCE has a tab
+    (fce / "en_fce_test.tsv").write_text("Dear\tc\n", encoding="utf-8")
+    blimp = tmp_path / "data" / "blimp"
+    blimp.mkdir()
+    (blimp / "island.jsonl").write_bytes(LATIN1_PAIR.encode("latin-1"))
+    with pytest.raises(DataError) as columns:
+        run_analyses(str(checkpoint), str(tmp_path / "data"), str(tmp_path / "out"), analyses=["ged"])
+    assert str(columns.value) == f"{fce}/en_fce_dev.tsv line 1 has 1 columns, so tag_column=1 is out of range"
+    with pytest.raises(DataError, match=f"^{blimp}/island.jsonl line 1 is not valid utf-8 \\(byte 0xe9 at column "
+                                        "58\\)"):
+        run_analyses(str(checkpoint), str(tmp_path / "data"), str(tmp_path / "out"), analyses=["blimp"])
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "data"]
+
+
+def test_a_failed_run_leaves_the_previous_report_whole(pretrained_tiny, shared_data, tmp_path, monkeypatch):
+    """ged writes its per-word file, then blimp fails: the output directory keeps the previous report alone, and no
+    staging directory is left beside it."""
+    from finetune.experiments.discriminator_analysis import blimp
+
     data_dir = tmp_path / "data"
     (data_dir / "ged").mkdir(parents=True)
     os.symlink(shared_data / "ged" / "fce", data_dir / "ged" / "fce")
@@ -262,9 +290,16 @@ def test_a_failed_run_leaves_the_previous_report_whole(pretrained_tiny, shared_d
     output_dir = tmp_path / "out"
     output_dir.mkdir()
     (output_dir / "report.md").write_text("the previous report\n", encoding="utf-8")
-    with pytest.raises(DataError, match="island.jsonl line 1 is not valid utf-8"):
-        run_analyses(pretrained_tiny, str(data_dir), str(output_dir), analyses=["ged", "blimp"], max_seq_length=32,
-                     max_sentences=5)
+
+    def fails(*args, **kwargs):
+        assert os.path.isfile(os.path.join(args[3], "ged_tokens.jsonl"))  # the staging directory
+        raise DataError("blimp failed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(blimp, "run_blimp", fails)
+        with pytest.raises(DataError, match="^blimp failed$"):
+            run_analyses(pretrained_tiny, str(data_dir), str(output_dir), analyses=["ged", "blimp"],
+                         max_seq_length=32, max_sentences=5, input_encoding="latin-1")
     assert os.listdir(output_dir) == ["report.md"]
     assert (output_dir / "report.md").read_text(encoding="utf-8") == "the previous report\n"
     assert sorted(os.listdir(tmp_path)) == ["data", "out"]

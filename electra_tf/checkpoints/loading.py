@@ -7,6 +7,7 @@ not exist", with `arguments=("init_checkpoint",)` for an entry point to show as 
 """
 
 import dataclasses
+import os
 
 from electra_tf.checkpoints import config_inference, ours
 from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_model
@@ -140,7 +141,7 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
     """Read the checkpoint at `path` (any format) into a new model of `kind`; returns a `LoadedModel`.
 
     Args:
-        path: a directory or a TF1 checkpoint prefix.
+        path: a directory or a TF1 checkpoint prefix (a str or an `os.PathLike`).
         kind: discriminator, generator or pretrainer, or a tuple of them: the first the checkpoint holds
             (`ElectraBackbone.from_preset` asks for (discriminator, generator)); default what the checkpoint holds
             (both networks: pretrainer).
@@ -156,6 +157,7 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
             "ElectraGenerator.from_preset"): a checkpoint without such a model is refused naming `argument` and the
             classes that load what it holds, not `kind`.
     """
+    path = os.fspath(path) if isinstance(path, os.PathLike) else path
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if kind is not None and not (kinds and set(kinds) <= set(MODEL_KINDS)):
         raise CheckpointError(f"kind={kind!r} is not a model; choose one of {', '.join(MODEL_KINDS)}",

@@ -80,16 +80,18 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
     @classmethod
     def from_preset(cls, preset, num_classes=None, regression=False, max_seq_length=128, vocab_file=None,
                     do_lower_case=None, strip_accents=None, dropout=CLASSIFIER_DROPOUT, load_weights=True, labels=None,
-                    **kwargs):
+                    *, format="auto", num_heads=None, allow_embedding_mismatch=False, **kwargs):
         """A classifier on the pre-trained backbone at `preset`: any checkpoint `electra_tf.checkpoints.load_checkpoint`
         reads (our `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face,
         keras-hub), with a new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that
         normalises text as the checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other
-        values over them)."""
+        values over them). `format`, `num_heads` (the reference's TF1 checkpoints do not record it) and
+        `allow_embedding_mismatch` are `load_checkpoint`'s."""
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
-            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents)
+            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents, format=format, num_heads=num_heads,
+            allow_embedding_mismatch=allow_embedding_mismatch)
         preprocessor = ElectraTextClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
                                                          do_lower_case=settings.do_lower_case,
                                                          strip_accents=settings.strip_accents)

@@ -63,14 +63,16 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
 
     @classmethod
     def from_preset(cls, preset, tags, max_seq_length=128, vocab_file=None, do_lower_case=None, strip_accents=None,
-                    dropout=TAGGER_DROPOUT, load_weights=True, **kwargs):
+                    dropout=TAGGER_DROPOUT, load_weights=True, *, format="auto", num_heads=None,
+                    allow_embedding_mismatch=False, **kwargs):
         """A tagger on the pre-trained backbone at `preset` (any checkpoint `electra_tf.checkpoints.load_checkpoint`
         reads), with a new head and a preprocessor that normalises text as the checkpoint records (see
-        `ElectraTextClassifier.from_preset`)."""
+        `ElectraTextClassifier.from_preset`, also for `format`, `num_heads` and `allow_embedding_mismatch`)."""
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
-            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents)
+            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents, format=format, num_heads=num_heads,
+            allow_embedding_mismatch=allow_embedding_mismatch)
         preprocessor = ElectraTokenClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
                                                           do_lower_case=settings.do_lower_case,
                                                           strip_accents=settings.strip_accents)

@@ -47,6 +47,21 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         self.span_head.build((None, None, backbone.hidden_size))
         self.built = True
 
+    @classmethod
+    def from_preset(cls, preset, head="joint", version_2=False, beam_size=20, load_weights=True, *, format="auto",
+                    num_heads=None, allow_embedding_mismatch=False, **kwargs):
+        """A SQuAD model on the pre-trained backbone at `preset` (any checkpoint
+        `electra_tf.checkpoints.load_checkpoint` reads, as `ElectraTextClassifier.from_preset`), with a new span head;
+        `kwargs` are the constructor's. The model takes token ids: its tokenizer is the checkpoint's
+        (`load_checkpoint(preset).tokenizer()`). `format`, `num_heads` (the reference's TF1 checkpoints do not record
+        it) and `allow_embedding_mismatch` are `load_checkpoint`'s; `load_weights=False` gives a freshly initialised
+        backbone of the same architecture."""
+        from finetune.models.pretrained_parts import pretrained_backbone
+
+        backbone = pretrained_backbone(cls, preset, load_weights, format=format, num_heads=num_heads,
+                                       allow_embedding_mismatch=allow_embedding_mismatch)
+        return cls(backbone, head=head, version_2=version_2, beam_size=beam_size, **kwargs)
+
     @property
     def num_layers(self):
         return self.backbone.num_layers

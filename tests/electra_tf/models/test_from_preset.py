@@ -2,10 +2,16 @@
 
 The matrix is class x checkpoint: one tiny pre-training model written in every format (`every_format`), plus its
 generator alone (a Hugging Face ElectraForMaskedLM directory and a preset of ours) and its discriminator's backbone as
-keras-hub saves it (`ElectraBackbone.save_to_preset`). What a class loads must hold the source's weights bit for bit
-and compute the source's outputs on a small batch; what a checkpoint does not hold is refused naming the path and the
-class that loads what it holds. A keras-hub handle goes to keras-hub's own `from_preset`.
+keras-hub saves it (`ElectraBackbone.save_to_preset`). The classes are the backbone, the discriminator, the generator,
+the pre-training model and the task models (the text classifier, the tagger, the SQuAD model: the discriminator's
+backbone under a new head). What a class loads must hold the source's weights bit for bit and compute the source's
+outputs on a small batch; what a checkpoint does not hold is refused naming the path and the class that loads what it
+holds, and a path that is no checkpoint is refused naming the formats. A keras-hub handle goes to keras-hub's own
+`from_preset`.
 """
+
+import functools
+import pathlib
 
 import keras_hub
 import numpy as np
@@ -17,6 +23,7 @@ from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.models import ElectraBackbone, ElectraDiscriminator, ElectraGenerator, ElectraPretrainingModel
 from electra_tf.models.backbone import backbone_inputs
 from electra_tf.training.pretrainer import ElectraPretrainer
+from finetune.models import ElectraSquadModel, ElectraTextClassifier, ElectraTokenClassifier
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.every_format import FORMATS, HEADLESS, PAIRS, encoder_weights, write_every_format
 from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY
@@ -24,7 +31,11 @@ from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY
 GENERATOR_ONLY = ("hf_generator", "ours_generator")
 CHECKPOINTS = [*FORMATS, *GENERATOR_ONLY, "ours_backbone"]
 ENCODER_ONLY = (*HEADLESS, "ours_backbone")  # an encoder without the discriminator's head
-CLASSES = [ElectraBackbone, ElectraDiscriminator, ElectraGenerator, ElectraPretrainingModel]
+# Each task model's own arguments: a new head on the pre-trained backbone.
+TASK_ARGUMENTS = {ElectraTextClassifier: {"num_classes": 2, "max_seq_length": 16},
+                  ElectraTokenClassifier: {"tags": ["O", "X"], "max_seq_length": 16},
+                  ElectraSquadModel: {"head": "simple"}}
+CLASSES = [ElectraBackbone, ElectraDiscriminator, ElectraGenerator, ElectraPretrainingModel, *TASK_ARGUMENTS]
 FEATURES = fixtures.batch()
 INPUTS = backbone_inputs(FEATURES)
 MASK_POSITIONS = np.array([[1, 3, 5], [2, 4, 0]], np.int32)
@@ -53,8 +64,10 @@ def held_network(name):
 
 def expected_outcome(model_class, name):
     """What `model_class.from_preset` gives for checkpoint `name`: the network whose weights it holds, "headless"
-    (refused without allow_missing_head) or "refused"."""
+    (refused without allow_missing_head), "task" (the discriminator's backbone under a new head) or "refused"."""
     network = held_network(name)
+    if model_class in TASK_ARGUMENTS:
+        return "refused" if network == "generator" else "task"
     if model_class is ElectraBackbone:
         return "generator" if network == "generator" else "discriminator"
     if model_class is ElectraPretrainingModel:
@@ -69,13 +82,18 @@ def assert_close(actual, expected, atol=1e-6):
     np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=0, atol=atol)
 
 
+@functools.cache
+def keras_hub_outputs(path):
+    """keras-hub's own `ElectraBackbone` of the preset at `path` on `INPUTS`."""
+    return keras_hub.models.ElectraBackbone.from_preset(path)(INPUTS)["sequence_output"]
+
+
 def check_backbone(backbone, pretrainer, network, name, path):
     source = pretrainer.generator.backbone if network == "generator" else pretrainer.pretrained_discriminator().backbone
     fixtures.assert_identical(encoder_weights(source, network), encoder_weights(backbone, network))
     if name in HEADLESS:
         # keras-hub's backbone computes the tanh GELU; so does the backbone read from it.
-        reference = keras_hub.models.ElectraBackbone.from_preset(path)
-        assert_close(backbone(INPUTS), reference(INPUTS)["sequence_output"], atol=1e-5)
+        assert_close(backbone(INPUTS), keras_hub_outputs(path), atol=1e-5)
     else:
         assert_close(backbone(INPUTS), source(INPUTS))
 
@@ -107,7 +125,7 @@ def test_from_preset_reads_every_format(checkpoints, model_class, name):
     paths, pretrainer = checkpoints
     path = paths[name]
     # The reference's TF1 checkpoints do not record the number of attention heads.
-    arguments = {"num_heads": NUM_HEADS} if name == "tf1" else {}
+    arguments = {**TASK_ARGUMENTS.get(model_class, {}), **({"num_heads": NUM_HEADS} if name == "tf1" else {})}
     outcome = expected_outcome(model_class, name)
     if outcome == "refused":
         with pytest.raises(CheckpointError) as raised:
@@ -127,7 +145,13 @@ def test_from_preset_reads_every_format(checkpoints, model_class, name):
         return
     model = model_class.from_preset(path, **arguments)
     assert type(model) is model_class
-    if model_class is ElectraBackbone:
+    if outcome == "task":
+        check_backbone(model.backbone, pretrainer, "discriminator", name, path)
+        if model_class is not ElectraSquadModel:  # the SQuAD model takes token ids: it has no preprocessor
+            # The checkpoint's casing: `every_format` writes it cased where the format records it.
+            recorded = name in FORMATS and name != "tf1"
+            assert model.preprocessor.do_lower_case is not recorded
+    elif model_class is ElectraBackbone:
         check_backbone(model, pretrainer, outcome, name, path)
     elif outcome == "discriminator":
         check_discriminator(model, pretrainer)
@@ -135,6 +159,33 @@ def test_from_preset_reads_every_format(checkpoints, model_class, name):
         check_generator(model, pretrainer)
     else:
         check_pretrainer(model, pretrainer)
+
+
+# One class of each way into the loader: keras-hub's Backbone, keras-hub's Task, the Keras model, a task model.
+@pytest.mark.parametrize("model_class", [ElectraBackbone, ElectraGenerator, ElectraPretrainingModel, ElectraSquadModel],
+                         ids=lambda model_class: model_class.__name__)
+def test_from_preset_takes_a_path_object(checkpoints, model_class):
+    paths, pretrainer = checkpoints
+    prefix = pathlib.Path(paths["tf1"])
+    model = model_class.from_preset(prefix, num_heads=NUM_HEADS, **TASK_ARGUMENTS.get(model_class, {}))
+    backbone = model if model_class is ElectraBackbone else (
+        model.discriminator if model_class is ElectraPretrainingModel else model).backbone
+    network = "generator" if model_class is ElectraGenerator else "discriminator"
+    check_backbone(backbone, pretrainer, network, "tf1", str(prefix))
+
+
+@pytest.mark.parametrize("model_class", CLASSES, ids=lambda model_class: model_class.__name__)
+def test_from_preset_refuses_a_path_that_is_no_checkpoint_naming_the_formats(model_class, tmp_path):
+    (tmp_path / "notes.txt").write_text("not a model")
+    with pytest.raises(CheckpointError) as raised:
+        model_class.from_preset(str(tmp_path), **TASK_ARGUMENTS.get(model_class, {}))
+    message = str(raised.value)
+    assert message.startswith(f"preset={tmp_path} is not a checkpoint in a known format (ours: a model directory of "
+                              "ours")
+    for description in ("; hf: a Hugging Face ELECTRA directory", "; keras_hub: a keras-hub ElectraBackbone preset",
+                        "; tf1: a reference TF1 checkpoint (a prefix"):
+        assert description in message
+    assert raised.value.arguments == ("preset",)
 
 
 def test_from_preset_takes_keras_hubs_load_weights_and_constructor_arguments(checkpoints):
@@ -154,6 +205,10 @@ def test_from_preset_takes_keras_hubs_load_weights_and_constructor_arguments(che
     fresh = ElectraDiscriminator.from_preset(preset, load_weights=False)
     assert fresh.backbone.architecture() == backbone.architecture()
     assert not np.array_equal(collect_weights(fresh, "discriminator")["electra/embeddings/word_embeddings"],
+                              expected["electra/embeddings/word_embeddings"])
+    squad = ElectraSquadModel.from_preset(preset, head="simple", load_weights=False, name="fresh_squad")
+    assert squad.name == "fresh_squad" and squad.backbone.architecture() == backbone.architecture()
+    assert not np.array_equal(encoder_weights(squad.backbone)["electra/embeddings/word_embeddings"],
                               expected["electra/embeddings/word_embeddings"])
 
     # A subclass gets its own class, with the constructor's arguments and the networks' weights.

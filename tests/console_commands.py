@@ -37,7 +37,7 @@ def command_module(program):
 
 def run_command(program, *arguments):
     """The exit status of `program arguments...` run in this process (its output is the caller's capfd)."""
-    module_name, function = SCRIPTS[program].split(":")
+    function = SCRIPTS[program].split(":")[1]
     argv, filters = sys.argv, list(absl_logging.get_absl_logger().filters)
     with command_module(program) as module:
         sys.argv = [program, *arguments]
@@ -45,8 +45,8 @@ def run_command(program, *arguments):
         try:
             getattr(module, function)()
             return 0
-        except SystemExit as exit:
-            return exit.code or 0
+        except SystemExit as ended:
+            return ended.code or 0
         finally:
             sys.argv = argv
             flags.FLAGS.unparse_flags()

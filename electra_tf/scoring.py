@@ -106,6 +106,6 @@ def load_scorer(model_dir, vocab_file=None, allow_embedding_mismatch=False):
     """(discriminator, tokenizer) of the checkpoint at `model_dir` (any format `load_checkpoint` reads) with its
     tokenizer's files (vocabulary, casing); `vocab_file` replaces its vocabulary. `allow_embedding_mismatch` as in
     `load_checkpoint`."""
-    loaded = load_checkpoint(model_dir, DISCRIMINATOR, allow_embedding_mismatch=allow_embedding_mismatch,
-                             argument="model_dir")
-    return loaded.model, loaded.tokenizer(vocab_file)
+    loaded = load_checkpoint(model_dir, DISCRIMINATOR, vocab_file=vocab_file,
+                             allow_embedding_mismatch=allow_embedding_mismatch, argument="model_dir")
+    return loaded.model, loaded.tokenizer()

@@ -11,10 +11,10 @@ import numpy as np
 
 from electra_tf.checkpoints.matching import cloze_generator_sizes, counterpart_name, describe, network_sizes
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, NETWORK_SCOPES, PRETRAINER
+from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 
-VOCAB_NAME = "vocab.txt"
 SPECIAL_TOKENS = {"pad_id": "[PAD]", "unk_id": "[UNK]", "cls_id": "[CLS]", "sep_id": "[SEP]", "mask_id": "[MASK]"}
 # Sizes come from the checkpoint; everything else (dropout, masking, special ids) may come from a stored config.
 SIZE_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
@@ -46,9 +46,12 @@ def special_token_ids(vocab_file, vocab_size, source):
     defaults = ElectraConfig()
     ids = {field: getattr(defaults, field) for field in SPECIAL_TOKENS}
     if max(ids.values()) >= vocab_size:
-        raise CheckpointError(f"{source} has a vocabulary of {vocab_size} tokens, too small for BERT's special token "
-                              f"ids, and no {VOCAB_NAME} was found beside it: pass vocab_file",
-                              arguments=("vocab_file",))
+        raise CheckpointError(f"{source} has an embedding table of {vocab_size} tokens, too few for BERT's special "
+                              f"token ids, and no tokenizer to give them ({NO_VOCABULARY}): pass "
+                              "vocab_file=<the vocab.txt it was trained with>", arguments=("vocab_file",),
+                              without_flag={"vocab_file": "write a copy that holds it once, electra-convert "
+                                            f"--from={source} --to=<new directory> --vocab_file=<vocab.txt>, and "
+                                            "use that directory"})
     return ids
 
 

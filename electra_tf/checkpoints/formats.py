@@ -13,10 +13,13 @@ tells formats apart; `checkpoints.loading` turns a `Source` into a model.
 """
 
 import dataclasses
+import filecmp
 import json
 import os
 import shutil
 from typing import Callable
+
+from absl import logging
 
 from electra_tf.checkpoints import huggingface, keras_hub, ours, reference_tf1, tokenizer_files
 from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, collect_weights, encoder_slots
@@ -24,6 +27,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ElectraError
 from electra_tf.io_utils import staged_directory
 from electra_tf.preflight import require_checkpoint
+from electra_tf.tokenizer import BERT_UNCASED
 
 OURS, TF1, HF, KERAS_HUB = "ours", "tf1", "hf", "keras_hub"
 
@@ -86,11 +90,22 @@ def _read_tf1(path, allow_embedding_mismatch=False):
 
 
 def _write_tf1(model, kind, path, vocab_file=None, tokenizer_settings=None):
-    """The reference's TF1 format has no place for the tokenizer settings: only vocab.txt goes beside it."""
-    reference_tf1.write_tf1_checkpoint(collect_weights(model, kind), path)
+    """The reference's TF1 format has no place for the tokenizer settings: only vocab.txt goes beside it (a
+    different vocab.txt already there would be read with the checkpoint: refused), and settings other than the ones
+    a TF1 checkpoint is read with (BERT uncased) are named in a notice."""
     target_vocab = os.path.join(os.path.dirname(os.path.abspath(path)), tokenizer_files.VOCAB_NAME)
+    if vocab_file and os.path.exists(target_vocab) and not filecmp.cmp(vocab_file, target_vocab, shallow=False):
+        raise CheckpointError(f"{target_vocab} is not the vocabulary of the model being written ({vocab_file}), and "
+                              "a TF1 checkpoint is read with the vocab.txt beside it: write the checkpoint into "
+                              "another directory, or remove that vocab.txt")
+    reference_tf1.write_tf1_checkpoint(collect_weights(model, kind), path)
     if vocab_file and not os.path.exists(target_vocab):
         shutil.copyfile(vocab_file, target_vocab)
+    if vocab_file and tokenizer_settings is not None and tokenizer_settings != BERT_UNCASED:
+        logging.warning("%s keeps the vocabulary but not the tokenizer's casing, which the reference's TF1 format has "
+                        "no place for: it reads as lower-cased unless read with do_lower_case=%s and "
+                        "strip_accents=%s", path, tokenizer_settings.do_lower_case, tokenizer_settings.strip_accents,
+                        extra={"arguments": ("do_lower_case", "strip_accents")})
     return path
 
 

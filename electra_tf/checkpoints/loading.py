@@ -14,11 +14,10 @@ from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_mod
 from electra_tf.checkpoints.matching import assign_weights, cloze_generator_sizes, describe, has_head, network_sizes
 from electra_tf.checkpoints.naming import (DISCRIMINATOR, GENERATOR, MODEL_CLASS_NAMES, MODEL_KINDS, PRETRAINER,
                                            model_kind_of)
+from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
-# Where a vocabulary is looked for beside a checkpoint (`tokenizer_files.vocab_file_of`), for messages.
-NO_VOCABULARY = "no vocab.txt, nor a tokenizer.json holding one"
 # Each kind of model, and the checkpoints that hold one, for the message refusing a checkpoint without it.
 WANTED = {DISCRIMINATOR: "a discriminator", GENERATOR: "a generator", PRETRAINER: "a discriminator and its generator"}
 HOLDERS = {

@@ -11,7 +11,8 @@ Two layouts:
   (`{"version", "normalizer": {"type": "BertNormalizer", "lowercase", "strip_accents"}, "model": {"type":
   "WordPiece", "vocab": {token: id}, ...}, "added_tokens"}`), which shares the keras-hub file's name and is told
   apart by its content. Transformers 5 writes only `tokenizer.json` and `tokenizer_config.json`: the vocabulary is
-  then the one inside `tokenizer.json` (`vocab_file_of` writes it out as a vocab.txt).
+  then the one inside `tokenizer.json` (`vocab_file_of` writes it out as a vocab.txt). Where both files record the
+  casing they must agree (`read_hf_tokenizer`).
 
 A reader returns None when the directory records no settings (a directory written before they were saved, a
 reference TF1 checkpoint): the caller decides the default, `electra_tf.tokenizer.BERT_UNCASED`.
@@ -25,14 +26,16 @@ import tempfile
 
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
-from electra_tf.tokenizer import (BERT_UNCASED, CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN,
-                                  TokenizerSettings)
+from electra_tf.tokenizer import (BERT_UNCASED, CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, SPECIAL_TOKENS,
+                                  SUFFIX_INDICATOR, UNK_TOKEN, TokenizerSettings)
 
 VOCAB_NAME = "vocab.txt"
 TOKENIZER_JSON_NAME = "tokenizer.json"
 KERAS_HUB_VOCABULARY = os.path.join("assets", "tokenizer", "vocabulary.txt")
 HF_TOKENIZER_CONFIG_NAME = "tokenizer_config.json"
 HF_SPECIAL_TOKENS_NAME = "special_tokens_map.json"
+# Where `vocab_file_of` looks for a vocabulary beside a checkpoint, for messages.
+NO_VOCABULARY = f"no {VOCAB_NAME}, nor a {TOKENIZER_JSON_NAME} holding one"
 
 
 def write_tokenizer_files(directory, vocab_file, settings=None):
@@ -70,42 +73,59 @@ def vocab_file_of(*directories):
     return None
 
 
-def _vocab_beside(directory):
-    """The `without_flag` remedy for a program that takes no vocab_file: a vocab.txt where `vocab_file_of` looks
-    first."""
-    return {"vocab_file": f"copy the vocab.txt the model was trained with into {directory}"}
+def _refused_vocabulary(path, reason):
+    """The error for a tokenizers `tokenizer.json` at `path` whose vocabulary is not one electra_tf's tokenizer can
+    use. The fix is a vocab.txt beside it: `vocab_file_of` reads that first (a `vocab_file` argument does not help
+    here, since the directory's files are read before it is used)."""
+    return CheckpointError(f"{path} {reason}: copy the vocab.txt the model was trained with into "
+                           f"{os.path.dirname(path)}, where it is read instead")
 
 
 def tokenizers_vocab(config, path):
     """The tokens of a Hugging Face tokenizers `tokenizer.json` (parsed: `config`), in id order: its WordPiece
-    `model.vocab` with its `added_tokens`."""
+    `model.vocab` with its `added_tokens`, whose unknown token, word-piece prefix and special tokens must be BERT's
+    (electra_tf's tokenizer uses those)."""
     model = config["model"]
     if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
-        raise CheckpointError(f"{path} holds a {model.get('type')} tokenizer, not ELECTRA's WordPiece one: pass "
-                              "vocab_file=<the vocab.txt the model was trained with>", arguments=("vocab_file",),
-                              without_flag=_vocab_beside(os.path.dirname(path)))
+        raise _refused_vocabulary(path, f"holds a {model.get('type')} tokenizer, not ELECTRA's WordPiece one")
+    for key, expected in (("unk_token", UNK_TOKEN), ("continuing_subword_prefix", SUFFIX_INDICATOR)):
+        if model.get(key, expected) != expected:
+            raise _refused_vocabulary(path, f"has model.{key}={model[key]!r}, not BERT's {expected!r}")
     by_id = {}
     added = [(token.get("content"), token.get("id")) for token in config.get("added_tokens") or ()
              if isinstance(token, dict)]
     for token, index in [*model["vocab"].items(), *added]:
         if not isinstance(token, str) or not isinstance(index, int) or by_id.setdefault(index, token) != token:
-            raise CheckpointError(f"{path}: token {token!r} has id {index!r}, which is not an integer or is "
-                                  "another token's; write the tokenizer again or pass vocab_file=<vocab.txt>",
-                                  arguments=("vocab_file",), without_flag=_vocab_beside(os.path.dirname(path)))
+            raise _refused_vocabulary(path, f"gives the token {token!r} the id {index!r}, which is not an integer "
+                                            "or is another token's")
     if sorted(by_id) != list(range(len(by_id))):
         missing = sorted(set(range(max(by_id, default=-1) + 1)) - set(by_id))
-        raise CheckpointError(f"{path}: the vocabulary's ids are not 0..{len(by_id) - 1} (no token has id "
-                              f"{missing[0]}); pass vocab_file=<vocab.txt>", arguments=("vocab_file",),
-                              without_flag=_vocab_beside(os.path.dirname(path)))
+        raise _refused_vocabulary(path, f"has vocabulary ids that are not 0..{len(by_id) - 1} (no token has id "
+                                        f"{missing[0]})")
     tokens = [by_id[index] for index in range(len(by_id))]
+    absent = [token for token in SPECIAL_TOKENS if token not in set(tokens)]
+    if absent:
+        raise _refused_vocabulary(path, f"lacks BERT's special tokens {' '.join(absent)}")
+    foreign = [token for token in _post_processor_tokens(config) if token not in (CLS_TOKEN, SEP_TOKEN)]
+    if foreign:
+        raise _refused_vocabulary(path, f"puts {foreign[0]!r} around sequences, where BERT puts {CLS_TOKEN} and "
+                                        f"{SEP_TOKEN}")
     # One token a line, stripped when read back: a token with surrounding or line-breaking white space cannot be
     # written as a vocab.txt line.
     unwritable = [token for token in tokens if not token or token != token.strip() or len(token.splitlines()) != 1]
     if unwritable:
-        raise CheckpointError(f"{path}: the token {unwritable[0]!r} cannot be a vocab.txt line; pass "
-                              "vocab_file=<vocab.txt>", arguments=("vocab_file",),
-                              without_flag=_vocab_beside(os.path.dirname(path)))
+        raise _refused_vocabulary(path, f"holds the token {unwritable[0]!r}, which cannot be a vocab.txt line")
     return tokens
+
+
+def _post_processor_tokens(config):
+    """The special tokens a tokenizers `tokenizer.json` puts around each sequence ([CLS] and [SEP] for BERT's)."""
+    processor = config.get("post_processor") or {}
+    if not isinstance(processor, dict):
+        return []
+    if processor.get("type") == "BertProcessing":
+        return [pair[0] for pair in (processor.get("cls"), processor.get("sep")) if isinstance(pair, list) and pair]
+    return list(processor.get("special_tokens") or ()) if processor.get("type") == "TemplateProcessing" else []
 
 
 def tokenizers_vocab_file(config, path):
@@ -143,12 +163,13 @@ def _read_json(path, what):
                               "(electra-convert) or delete the file") from None
 
 
-def _hf_tokenizers_settings(config):
-    """The settings of the Hugging Face tokenizers library's tokenizer.json: its BertNormalizer's, else None."""
+def _tokenizers_normalizer(config):
+    """{"do_lower_case", "strip_accents"} as the BertNormalizer of a Hugging Face tokenizers `tokenizer.json`
+    (parsed: `config`) records them (strip_accents None: following lowercase), else None."""
     normalizer = config.get("normalizer") or {}
     if not isinstance(normalizer, dict) or normalizer.get("type") != "BertNormalizer":
         return None
-    return TokenizerSettings(normalizer.get("lowercase", True), normalizer.get("strip_accents"))
+    return {"do_lower_case": normalizer.get("lowercase", True), "strip_accents": normalizer.get("strip_accents")}
 
 
 def _is_tokenizers_file(config):
@@ -164,7 +185,8 @@ def read_tokenizer_json(directory):
         return None
     config = _read_json(path, "tokenizer file")
     if _is_tokenizers_file(config):
-        return _hf_tokenizers_settings(config)
+        normalizer = _tokenizers_normalizer(config)
+        return None if normalizer is None else TokenizerSettings(**normalizer)
     try:
         keras_hub_config = config["config"]
         # keras-hub's WordPieceTokenizer does not strip accents unless told to.
@@ -188,11 +210,11 @@ def write_hf_tokenizer(directory, settings, model_max_length=None):
 
 
 def read_hf_tokenizer(directory):
-    """The `TokenizerSettings` of a Hugging Face directory: its `tokenizer_config.json`, else the normalizer of its
-    tokenizers-library `tokenizer.json`; None when it has neither.
+    """The `TokenizerSettings` of a Hugging Face directory: its `tokenizer_config.json` (`do_lower_case`,
+    `strip_accents`) and the normalizer of its tokenizers-library `tokenizer.json`; None when it has neither.
 
-    Keys tokenizer_config.json leaves out come from the normalizer, else transformers' defaults: `do_lower_case`
-    True, `strip_accents` following it.
+    Transformers 4 and 5 write both files with the same casing; a directory where they disagree is refused, naming
+    both. A value neither records takes transformers' default: `do_lower_case` True, `strip_accents` following it.
     """
     path = os.path.join(directory, HF_TOKENIZER_CONFIG_NAME)
     if not os.path.isfile(path):
@@ -200,8 +222,19 @@ def read_hf_tokenizer(directory):
     config = _read_json(path, "Hugging Face tokenizer config")
     if not isinstance(config, dict):
         raise CheckpointError(f"{path} is not a Hugging Face tokenizer config (not a JSON object); fix or delete it")
-    if "do_lower_case" not in config:
-        normalized = read_tokenizer_json(directory)
-        if normalized is not None:
-            return normalized.overridden(strip_accents=config.get("strip_accents"))
-    return TokenizerSettings(config.get("do_lower_case", True), config.get("strip_accents"))
+    recorded = {key: config[key] for key in ("do_lower_case", "strip_accents") if config.get(key) is not None}
+    normalizer_path = os.path.join(directory, TOKENIZER_JSON_NAME)
+    normalizer = None
+    if os.path.isfile(normalizer_path):
+        tokenizer_json = _read_json(normalizer_path, "tokenizer file")
+        normalizer = _tokenizers_normalizer(tokenizer_json) if _is_tokenizers_file(tokenizer_json) else None
+    if normalizer is None:
+        return TokenizerSettings(recorded.get("do_lower_case", True), recorded.get("strip_accents"))
+    settings, normalized = TokenizerSettings(**{**normalizer, **recorded}), TokenizerSettings(**normalizer)
+    if settings != normalized:
+        raise CheckpointError(
+            f"{path} (do_lower_case={config.get('do_lower_case')}, strip_accents={config.get('strip_accents')}) and "
+            f"the normalizer of {normalizer_path} (lowercase={normalizer['do_lower_case']}, strip_accents="
+            f"{normalizer['strip_accents']}) disagree on the tokenizer's casing; save the tokenizer again with the "
+            "casing the model was trained with (transformers' save_pretrained), or correct the file that is wrong")
+    return settings

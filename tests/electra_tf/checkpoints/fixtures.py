@@ -22,49 +22,61 @@ def write_vocab(path):
     return str(path)
 
 
-
-def write_transformers_tokenizer(directory, vocab_file, settings, transformers_major=4):
-    """The tokenizer files transformers' `ElectraTokenizerFast.save_pretrained` writes. Transformers 4:
-    tokenizer_config.json, special_tokens_map.json, vocab.txt and tokenizer.json in the Hugging Face tokenizers
-    library's format (whose normalizer, unlike tokenizer_config.json, leaves strip_accents unset). Transformers 5:
-    tokenizer.json and a tokenizer_config.json that leaves the casing to tokenizer.json's normalizer; no vocab.txt,
-    no special_tokens_map.json."""
-    with open(vocab_file, encoding="utf-8") as handle:
-        vocab = [line.rstrip("\n") for line in handle]
-    special = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
-               "mask_token": "[MASK]"}
-    added = [{"id": vocab.index(token), "content": token, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for token in SPECIAL_TOKENS]
-    tokenizer_json = {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+_SPECIAL = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
+            "mask_token": "[MASK]"}
+_ADDED = [{"id": index, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+           "special": True} for index, token in enumerate(SPECIAL_TOKENS)]
+# The files transformers 5.24 writes for `ElectraTokenizerFast(vocab=<vocab.txt of the tokens below>,
+# do_lower_case=True, model_max_length=512).save_pretrained(directory)`, as they are; no vocab.txt, no
+# special_tokens_map.json.
+TRANSFORMERS_5_SAMPLE = {
+    "tokenizer.json": {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": _ADDED,
         "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-                       "strip_accents": None, "lowercase": settings.do_lower_case},
+                       "strip_accents": None, "lowercase": True},
         "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {"type": "TemplateProcessing",
-                           "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
-                                      {"Sequence": {"id": "A", "type_id": 0}},
-                                      {"SpecialToken": {"id": "[SEP]", "type_id": 0}}]},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                               "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
         "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
         "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": 100, "vocab": {token: i for i, token in enumerate(vocab)}}}
-    if transformers_major >= 5:
-        files = {"tokenizer.json": tokenizer_json,
-                 "tokenizer_config.json": {"backend": "tokenizers", "model_max_length": 512,
-                                           "tokenizer_class": "ElectraTokenizer", **special}}
-    else:
+                  "max_input_chars_per_word": 100,
+                  "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "the": 5, "##s": 6}}},
+    "tokenizer_config.json": {
+        "backend": "tokenizers", "cls_token": "[CLS]", "do_lower_case": True, "mask_token": "[MASK]",
+        "model_max_length": 512, "pad_token": "[PAD]", "sep_token": "[SEP]", "strip_accents": None,
+        "tokenize_chinese_chars": True, "tokenizer_class": "BertTokenizer", "unk_token": "[UNK]"},
+}
+
+
+def write_transformers_tokenizer(directory, vocab_file, settings, transformers_major=4):
+    """The tokenizer files transformers' `ElectraTokenizerFast.save_pretrained` writes for `vocab_file` (BERT's
+    special tokens first, in `SPECIAL_TOKENS` order) and `settings.do_lower_case`. Transformers 5:
+    `TRANSFORMERS_5_SAMPLE` with that vocabulary and casing. Transformers 4: vocab.txt, special_tokens_map.json, a
+    tokenizer_config.json of its own and the same tokenizer.json."""
+    with open(vocab_file, encoding="utf-8") as handle:
+        vocab = [line.rstrip("\n") for line in handle]
+    assert vocab[:len(SPECIAL_TOKENS)] == SPECIAL_TOKENS
+    files = json.loads(json.dumps(TRANSFORMERS_5_SAMPLE))
+    files["tokenizer.json"]["model"]["vocab"] = {token: i for i, token in enumerate(vocab)}
+    files["tokenizer.json"]["normalizer"]["lowercase"] = settings.do_lower_case
+    files["tokenizer_config.json"]["do_lower_case"] = settings.do_lower_case
+    if transformers_major < 5:
         with open(os.path.join(directory, "vocab.txt"), "w", encoding="utf-8") as handle:
             handle.write("\n".join(vocab) + "\n")
-        files = {
-            "special_tokens_map.json": special,
-            "tokenizer_config.json": {
-                "added_tokens_decoder": {str(token["id"]): {k: v for k, v in token.items() if k != "id"}
-                                         for token in added},
-                "clean_up_tokenization_spaces": True, "do_basic_tokenize": True,
-                "do_lower_case": settings.do_lower_case, "model_max_length": 512, "never_split": None,
-                "strip_accents": None, "tokenize_chinese_chars": True, "tokenizer_class": "ElectraTokenizer",
-                **special},
-            "tokenizer.json": tokenizer_json,
-        }
+        files["special_tokens_map.json"] = _SPECIAL
+        files["tokenizer_config.json"] = {
+            "added_tokens_decoder": {str(token["id"]): {k: v for k, v in token.items() if k != "id"}
+                                     for token in _ADDED},
+            "clean_up_tokenization_spaces": True, "do_basic_tokenize": True, "do_lower_case": settings.do_lower_case,
+            "model_max_length": 512, "never_split": None, "strip_accents": None, "tokenize_chinese_chars": True,
+            "tokenizer_class": "ElectraTokenizer", **_SPECIAL}
     for name, content in files.items():
         with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
             json.dump(content, handle, indent=2)

@@ -1,8 +1,9 @@
 """Every reader of the project reads every checkpoint format, and they all get the same discriminator.
 
 One tiny pre-training model with random weights is written as each format (the reference's TF1 checkpoint, a Hugging
-Face directory with transformers' own tokenizer files, as transformers 4 and as transformers 5 write them, a Hugging Face discriminator/ + generator/ pair, a keras-hub
-ElectraBackbone preset, our `pretrained/` preset and our run directory); each is then loaded by fine-tuning, the
+Face directory with transformers' own tokenizer files, as transformers 4 and as transformers 5 write them, a Hugging
+Face discriminator/ + generator/ pair, a keras-hub ElectraBackbone preset, our `pretrained/` preset and our run
+directory); each is then loaded by fine-tuning, the
 scorer, export, conversion, continued pre-training and the task models' `from_preset`, and every one must hold the
 discriminator's embeddings and encoder bit for bit (the keras-hub backbone holds nothing more).
 """
@@ -117,30 +118,34 @@ def _rewrite_tokenizer_json(directory, change):
     return path
 
 
-def test_a_transformers_5_vocabulary_that_is_no_wordpiece_one_is_refused_naming_vocab_file(checkpoints, tmp_path):
+def test_a_transformers_5_vocabulary_that_is_no_wordpiece_one_is_refused_until_a_vocab_txt_is_beside_it(checkpoints,
+                                                                                                       tmp_path):
     import shutil
 
     paths, _ = checkpoints
     shutil.copytree(paths["hf5"], tmp_path / "bpe")
     path = _rewrite_tokenizer_json(tmp_path / "bpe", lambda config: config["model"].update(type="BPE"))
     with pytest.raises(CheckpointError) as raised:
-        load_checkpoint(str(tmp_path / "bpe"))
-    assert str(raised.value) == (f"{path} holds a BPE tokenizer, not ELECTRA's WordPiece one: pass "
-                                 "vocab_file=<the vocab.txt the model was trained with>")
-    assert raised.value.arguments == ("vocab_file",)
+        load_checkpoint(str(tmp_path / "bpe"), vocab_file=fixtures.write_vocab(tmp_path / "vocab.txt"))
+    assert str(raised.value) == (f"{path} holds a BPE tokenizer, not ELECTRA's WordPiece one: copy the vocab.txt the "
+                                 f"model was trained with into {tmp_path / 'bpe'}, where it is read instead")
+    shutil.copyfile(tmp_path / "vocab.txt", tmp_path / "bpe" / "vocab.txt")
+    loaded = load_checkpoint(str(tmp_path / "bpe"))
+    assert loaded.vocab_file == str(tmp_path / "bpe" / "vocab.txt")
+    assert loaded.tokenizer().settings == CASED
 
 
-def test_a_transformers_5_vocabulary_with_a_missing_id_is_refused(checkpoints, tmp_path):
-    import shutil
+def test_fine_tuning_tokenizes_with_a_transformers_5_directory_as_with_the_one_with_vocab_txt(checkpoints):
+    from finetune.models import ElectraTextClassifier
+    from finetune.runner import load_pretrained
 
     paths, _ = checkpoints
-    shutil.copytree(paths["hf5"], tmp_path / "gap")
-
-    def drop_w3(config):
-        del config["model"]["vocab"]["w3"]
-
-    path = _rewrite_tokenizer_json(tmp_path / "gap", drop_w3)
-    with pytest.raises(CheckpointError) as raised:
-        load_checkpoint(str(tmp_path / "gap"))
-    assert str(raised.value) == (f"{path}: the vocabulary's ids are not 0..48 (no token has id 8); pass "
-                                 "vocab_file=<vocab.txt>")
+    texts = ["w1 W1 w2", "w3 ẃ4"]
+    # Cased: "W1" and "ẃ4" are [UNK] (1); w1 is id 6.
+    expected = [[2, 6, 1, 7, 3, 0, 0, 0], [2, 8, 1, 3, 0, 0, 0, 0]]
+    for name in ("hf", "hf5"):
+        tokenizer = load_pretrained(paths[name]).tokenizer()
+        assert [[tokenizer.cls_id, *row, tokenizer.sep_id] for row in tokenizer.tokenize(texts).to_list()] == [
+            row[:row.index(3) + 1] for row in expected]
+        classifier = ElectraTextClassifier.from_preset(paths[name], num_classes=2, max_seq_length=8)
+        assert classifier.preprocessor(texts)["token_ids"].numpy().tolist() == expected

@@ -33,7 +33,7 @@ def resolve_flagfile(path):
     if name in shipped:
         return shipped[name]
     names = ",".join(name.removeprefix(f"{SHIPPED_DIR}/").removesuffix(".flags") for name in shipped)
-    raise ConfigError(f"--flagfile={path} does not exist (from {os.getcwd()}) and is none of the shipped flag files "
+    raise ConfigError(f"flag file {path} does not exist (from {os.getcwd()}) and is none of the shipped flag files "
                       f"{SHIPPED_DIR}/{{{names}}}.flags: pass an existing file or one of those")
 
 

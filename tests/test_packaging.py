@@ -114,5 +114,5 @@ def test_installed_commands_read_the_shipped_flag_files_outside_the_checkout(ins
     assert mistyped.returncode == 2
     names = ",".join(path.stem for path in sorted((site_packages / "electra_tf" / "configs").iterdir()))
     assert mistyped.stderr.splitlines() == [
-        f"error: --flagfile=configs/smal.flags does not exist (from {workdir}) and is none of the shipped flag files "
+        f"error: flag file configs/smal.flags does not exist (from {workdir}) and is none of the shipped flag files "
         f"configs/{{{names}}}.flags: pass an existing file or one of those"]

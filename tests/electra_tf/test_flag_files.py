@@ -47,6 +47,6 @@ def test_a_flag_file_that_is_neither_here_nor_shipped_is_refused_naming_the_ship
     with pytest.raises(ConfigError) as raised:
         resolve_flagfile_arguments(["--flagfile=configs/smal.flags"])
     assert str(raised.value) == (
-        f"--flagfile=configs/smal.flags does not exist (from {tmp_path}) and is none of the shipped flag files "
+        f"flag file configs/smal.flags does not exist (from {tmp_path}) and is none of the shipped flag files "
         "configs/{base,cpu,glue_cola,glue_mnli,glue_mrpc,glue_qnli,glue_qqp,glue_rte,glue_sst2,glue_stsb,glue_wnli,"
         "large,small++,small,squad,squadv1,tiny}.flags: pass an existing file or one of those")

@@ -81,6 +81,7 @@ def measure_ours(args, config, workdir):
     import numpy as np
     import tensorflow as tf
 
+    from electra_tf import progress
     from electra_tf.export import export_discriminator
     from electra_tf.models import backbone_inputs, build_discriminator
     from electra_tf.tokenizer import ElectraTokenizer
@@ -99,8 +100,11 @@ def measure_ours(args, config, workdir):
 
     export_dir = os.path.join(workdir, "discriminator", "1")
     tokenizer = ElectraTokenizer(write_vocab(os.path.join(workdir, "vocab.txt"), config))
-    export_discriminator(model, tokenizer, export_dir, max_seq_length=args.seq_len)
-    serving = tf.saved_model.load(export_dir).signatures["serving_default"]
+    # On stderr: stdout's last line is the result.
+    with progress.step(f"writing the SavedModel to {export_dir}", stream=sys.stderr):
+        export_discriminator(model, tokenizer, export_dir, max_seq_length=args.seq_len)
+    with progress.step(f"loading {export_dir}", stream=sys.stderr):
+        serving = tf.saved_model.load(export_dir).signatures["serving_default"]
 
     results = {}
     for batch_size in args.batch_sizes:

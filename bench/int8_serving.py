@@ -124,6 +124,7 @@ def main(argv=None):
     import tensorflow as tf
     from pretrain_throughput import cpu_threads
 
+    from electra_tf import progress
     from electra_tf.config import ElectraConfig
     from electra_tf.id_model_export import write_id_model
     from electra_tf.models import backbone_inputs, build_discriminator
@@ -150,7 +151,9 @@ def main(argv=None):
     sizes = {}
     with tempfile.TemporaryDirectory() as directory:
         paths = {"float32": os.path.join(directory, "float32", "1"), "int8": os.path.join(directory, "int8", "1")}
-        export_classifier(classifier, paths["float32"])
+        # Progress on stderr: stdout's last line is the result.
+        with progress.step(f"writing {paths['float32']}", stream=sys.stderr):
+            export_classifier(classifier, paths["float32"])
         sizes["saved_model_float32"] = directory_mb(paths["float32"])
         files = {}
         module = ClassifierServingModule(classifier, text_pairs=False)
@@ -164,23 +167,25 @@ def main(argv=None):
                 versions.update(onnxruntime=onnxruntime.__version__, tf2onnx=tf2onnx.__version__)
             for precision, quantize in (("float32", None), ("int8", "int8")):
                 name = f"{runtime}_{precision}"
-                start = time.perf_counter()
-                path = write_id_model(module, module.serve_ids, os.path.join(directory, name), runtime, args.seq_len,
-                                      quantize=quantize)
-                print(f"{name}: written in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+                with progress.step(f"writing {name}", stream=sys.stderr):
+                    path = write_id_model(module, module.serve_ids, os.path.join(directory, name), runtime,
+                                          args.seq_len, quantize=quantize)
                 files[name] = (runtime, path)
                 sizes[name] = file_mb(path)
         if args.keras_int8:
             with warnings.catch_warnings():  # the layers without weights to quantize say so
                 warnings.simplefilter("ignore")
                 classifier.backbone.quantize("int8")
-            export_classifier(classifier, paths["int8"])
+            with progress.step(f"writing {paths['int8']}", stream=sys.stderr):
+                export_classifier(classifier, paths["int8"])
             sizes["saved_model_int8"] = directory_mb(paths["int8"])
         else:
             del paths["int8"]
         result.update({f"saved_model_mb_{name}": directory_mb(path) for name, path in paths.items()})
-        serve = {f"saved_model_{name}": tf.saved_model.load(path).signatures["serving_default"]
-                 for name, path in paths.items()}
+        serve = {}
+        for name, path in paths.items():
+            with progress.step(f"loading {path}", stream=sys.stderr):
+                serve[f"saved_model_{name}"] = tf.saved_model.load(path).signatures["serving_default"]
         calls = {name: (lambda features, function=function: function(
             **{key: tf.constant(value) for key, value in features.items()})["logits"].numpy())
             for name, function in serve.items()}

@@ -5,8 +5,9 @@ single line naming the problem and the process exits with status 2; `--verbose` 
 error's `arguments` that are flags of the running program are shown as `--name` (`message_for_command_line`), and
 so are those of the library's notices (absl warnings logged with `extra={"arguments": (...)}`, `NoticeFlags`).
 
-TensorFlow's native notices are quieted by `import electra_tf` itself, for entry points and the Python API alike
-(`electra_tf.native_logs`): an entry point imports this module before TensorFlow.
+TensorFlow's log level is set by `import electra_tf` itself, for entry points and the Python API alike, and `run`
+keeps TensorFlow's native notices off the program's stderr, whatever it is (`electra_tf.native_logs`): an entry point
+imports this module, and calls `run`, before TensorFlow.
 """
 
 import logging
@@ -195,6 +196,7 @@ def run(main, flag_names=None, precheck=None):
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
         sys.argv.insert(1, "--verbosity=-1")
     _answer_help(main)
+    native_logs.quiet_tensorflow(owns_stderr=True)
     try:
         sys.argv[1:] = flag_files.resolve_flagfile_arguments(sys.argv[1:])
     except ConfigError as error:

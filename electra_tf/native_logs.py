@@ -1,4 +1,4 @@
-"""TensorFlow's native notices that are no user's business, kept off a terminal for as long as the process runs.
+"""TensorFlow's native notices that are no user's business, kept off a command's stderr for as long as it runs.
 
 TensorFlow's C++ runtime writes to file descriptor 2 lines that say nothing to a user of a machine without a GPU, or
 only that oneDNN is on: some before it reads TF_CPP_MIN_LOG_LEVEL ("All log messages before absl::InitializeLog()",
@@ -8,17 +8,19 @@ time oneDNN meets an int64 op, such as a transpose, whenever that comes). A filt
 to drop them.
 
 `import electra_tf` calls `quiet_tensorflow()` (`finetune` and `data_prep` import `electra_tf` first, so the entry
-points, the scripts and the Python API all pass here before TensorFlow loads):
+points, the scripts and the Python API all pass here before TensorFlow loads), and every entry point calls
+`quiet_tensorflow(owns_stderr=True)` (`electra_tf.cli.run`) before it imports TensorFlow:
 
 - TF_CPP_MIN_LOG_LEVEL=2 unless it is set (TensorFlow's INFO and WARNING logs; a value of your own is kept, and only
   counts when set before TensorFlow is imported);
-- when descriptor 2 is a terminal, and only then, it becomes a pipe to a filter process that drops the lines of
-  `NATIVE_NOISE` (TensorFlow's own log lines, by their prefix and source file) and passes every other byte on as soon
-  as it is read, in order, until exit. A file or a pipe (a log, `2>&1 | tee`, a caller's `capture_output`, pytest)
-  gets every line as it is written, directly: a record stays complete and in step with the process, and no test
-  harness or caller that replaces or reads descriptor 2 meets the filter.
+- descriptor 2 becomes a pipe to a filter process that drops the lines of `NATIVE_NOISE` (TensorFlow's own log lines,
+  by their prefix and source file) and passes every other byte on as soon as it is read, in order, until exit. A
+  command owns its process, so its stderr is filtered whatever it is: a terminal, a log file, a pipe to `tee` or to a
+  caller's `capture_output`. The Python API filters a terminal only: a file or a pipe may be a test harness's or a
+  caller's that the same process replaces or reads (pytest's capture), and gets every line as it is written.
 
-`ELECTRA_TF_NATIVE_LOGS=1` turns off both.
+`ELECTRA_TF_NATIVE_LOGS=1`, or a TF_CPP_MIN_LOG_LEVEL of 0 or 1 of your own (TensorFlow's INFO or WARNING logs asked
+for), shows every notice.
 """
 
 import atexit
@@ -126,14 +128,18 @@ class NativeStderrFilter:
 _FILTER = NativeStderrFilter()
 
 
-def quiet_tensorflow():
-    """TF_CPP_MIN_LOG_LEVEL=2 unless set (or TensorFlow already imported), and the filter of `NATIVE_NOISE` when
-    stderr is a terminal, unless ELECTRA_TF_NATIVE_LOGS is set; see the module docstring."""
+def quiet_tensorflow(owns_stderr=False):
+    """TF_CPP_MIN_LOG_LEVEL=2 unless set (or TensorFlow already imported), and the filter of `NATIVE_NOISE` unless
+    ELECTRA_TF_NATIVE_LOGS is set or TF_CPP_MIN_LOG_LEVEL asks for TensorFlow's INFO or WARNING logs: on any stderr
+    when `owns_stderr` (the caller is the program, an entry point), else on a terminal only; see the module
+    docstring."""
     if os.environ.get(OPT_OUT):
         return
     if "tensorflow" not in sys.modules:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if os.name == "posix" and os.isatty(2):
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL", "").strip() in ("0", "1"):
+        return
+    if os.name == "posix" and (owns_stderr or os.isatty(2)):
         _FILTER.start()
 
 

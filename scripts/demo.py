@@ -16,9 +16,7 @@ import os
 import subprocess
 import sys
 
-# Keeps TensorFlow's native notices off the terminal (electra_tf.native_logs) in every step: each step's process
-# inherits this one's filtered stderr and its environment, also the query step, which imports TensorFlow alone.
-import electra_tf  # noqa: F401
+from electra_tf import native_logs
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,6 +38,10 @@ def main():
     parser.add_argument("--num_train_steps", type=int, default=1000)
     parser.add_argument("--vocab_size", type=int, default=4000)
     args = parser.parse_args()
+    # Keeps TensorFlow's native notices off this program's stderr, a terminal, a log or a pipe to `tee`, in every step:
+    # each step's process inherits the filtered stderr and the environment, also the query step, which imports
+    # TensorFlow alone.
+    native_logs.quiet_tensorflow(owns_stderr=True)
     out = os.path.abspath(args.output_dir)
     os.makedirs(out, exist_ok=True)
     python = sys.executable

@@ -1,6 +1,7 @@
-"""What a normal run may write to stderr, checked on the runs of the commands that the tests make anyway (and on the
-README's example, tests/finetune/models/test_saved_models.py); and running a command with its stderr on a terminal,
-where `electra_tf.native_logs` filters TensorFlow's native notices (tests/electra_tf/test_native_logs.py)."""
+"""What a normal run may write to stderr, checked on the runs of the commands that the tests make anyway (a command
+keeps TensorFlow's native notices off its stderr, a pipe too: `electra_tf.native_logs`); and running a program with
+its stderr on a terminal, as in a user's shell, where the Python API filters them too (the README's example,
+tests/finetune/models/test_saved_models.py; tests/electra_tf/test_native_logs.py)."""
 
 import os
 import re
@@ -27,16 +28,15 @@ def users_environment():
 
 
 def program_lines(stderr):
-    """The lines of a captured `stderr` less TensorFlow's native notices (`NATIVE_NOISE`), which a stderr that is no
-    terminal gets: what the program itself wrote."""
+    """The lines of a captured `stderr` less TensorFlow's native notices (`NATIVE_NOISE`), which a program writes when
+    ELECTRA_TF_NATIVE_LOGS is set or the Python API's stderr is no terminal: what the program itself wrote."""
     return [line for line in stderr.splitlines() if not NATIVE_NOISE.match(line)]
 
 
 def unexpected_lines(stderr):
-    """The error and warning lines of `stderr` that are not the user's business. TensorFlow's native notices
-    (`NATIVE_NOISE`) are left out: a captured stderr is no terminal, so they are written (the filter that keeps them
-    off a terminal is tested on its own, on TensorFlow's real notices)."""
-    return [line for line in stderr.splitlines() if ERROR_OR_WARNING.search(line) and not NATIVE_NOISE.match(line)
+    """The error and warning lines of `stderr`, and TensorFlow's native notices (`NATIVE_NOISE`, at any level), that
+    are not the user's business."""
+    return [line for line in stderr.splitlines() if (ERROR_OR_WARNING.search(line) or NATIVE_NOISE.match(line))
             and not any(re.search(pattern, line) for pattern in USERS_BUSINESS)]
 
 

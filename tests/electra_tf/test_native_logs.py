@@ -1,5 +1,6 @@
 """`import electra_tf` sets TensorFlow's log level unless the user has, and, when stderr is a terminal, routes it
-through a filter of TensorFlow's native notices for as long as the process runs; a file or pipe gets every line."""
+through a filter of TensorFlow's native notices for as long as the process runs; a file or pipe gets every line. An
+entry point (`electra_tf.cli.run`) filters its stderr whatever it is."""
 
 import signal
 import subprocess
@@ -28,13 +29,25 @@ print(os.environ.get("TF_CPP_MIN_LOG_LEVEL"), flush=True)
 os.write(2, {(WRITTEN[4] + chr(10)).encode()!r})
 """
 ENDINGS = {"abort": "os.abort()", "exception": "raise RuntimeError('boom')"}
+# The same, as the main of an entry point.
+COMMAND = "from electra_tf import cli\n\ndef main(argv):\n{}\ncli.run(main)\n"
 
 
-def _run(ending, terminal, **env):
-    args = [sys.executable, "-c", SCRIPT + ENDINGS[ending]]
+def _program(ending, command):
+    if not command:
+        return SCRIPT + ENDINGS[ending]
+    return COMMAND.format("\n".join(f"    {line}" for line in (SCRIPT + ENDINGS[ending]).strip().splitlines()))
+
+
+def _run(ending, terminal, command=False, stderr=None, **env):
+    args = [sys.executable, "-c", _program(ending, command)]
     options = dict(cwd=REPO_ROOT, timeout=120, env={**users_environment(), **env})
     if terminal:
         return run_with_terminal_stderr(args, **options)
+    if stderr is not None:
+        result = subprocess.run(args, stdout=subprocess.PIPE, stderr=stderr, text=True, **options)
+        stderr.seek(0)
+        return subprocess.CompletedProcess(args, result.returncode, result.stdout, stderr.read().decode())
     return subprocess.run(args, capture_output=True, text=True, **options)
 
 
@@ -61,10 +74,39 @@ def test_a_pipe_gets_every_line_as_written():
 
 
 def test_a_users_level_is_kept_and_the_switch_shows_every_line_on_a_terminal():
-    assert _run("abort", terminal=False, TF_CPP_MIN_LOG_LEVEL="0").stdout.split() == ["0"]
+    assert _run("abort", terminal=False, TF_CPP_MIN_LOG_LEVEL="3").stdout.split() == ["3"]
     shown = _run("abort", terminal=True, ELECTRA_TF_NATIVE_LOGS="1")
     assert shown.stdout.split() == ["None"]
     assert shown.stderr.splitlines() == WRITTEN
+
+
+def test_a_command_drops_the_notices_from_a_pipe_too_and_its_last_lines_outlive_an_abort():
+    result = _run("abort", terminal=False, command=True)
+    assert result.returncode == -signal.SIGABRT
+    lines = result.stderr.splitlines()
+    # absl's faulthandler reports the abort after the program's lines, through the filter too.
+    assert lines[:len(KEPT) + 1] == KEPT + ["Fatal Python error: Aborted"], result.stderr
+    assert not [line for line in lines if NATIVE_NOISE.match(line)]
+    assert result.stdout.split() == ["2"]
+
+
+def test_a_commands_log_file_gets_every_line_but_the_notices_and_the_whole_traceback(tmp_path):
+    with open(tmp_path / "log", "w+b") as log:
+        result = _run("exception", terminal=False, command=True, stderr=log)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[:len(KEPT) + 1] == KEPT + ["Traceback (most recent call last):"], result.stderr
+    assert lines[-1] == "RuntimeError: boom", result.stderr
+
+
+def test_a_users_info_or_warning_level_shows_every_notice_of_a_command():
+    for level in ("0", "1"):
+        shown = _run("exception", terminal=False, command=True, TF_CPP_MIN_LOG_LEVEL=level)
+        assert shown.stdout.split() == [level]
+        assert shown.stderr.splitlines()[:len(WRITTEN)] == WRITTEN, (level, shown.stderr)
+    assert _run("abort", terminal=True, TF_CPP_MIN_LOG_LEVEL="0").stderr.splitlines() == WRITTEN
+    quieter = _run("exception", terminal=False, command=True, TF_CPP_MIN_LOG_LEVEL="3")
+    assert quieter.stderr.splitlines()[:len(KEPT)] == KEPT, quieter.stderr
 
 
 def test_tensorflows_own_notices_are_the_ones_dropped():

@@ -186,8 +186,12 @@ def _write_keras_hub(model, kind, path, vocab_file=None, tokenizer_settings=None
         raise CheckpointError("keras-hub has no ELECTRA generator model: only a discriminator (or the "
                               "discriminator of a pre-training model) converts to an ElectraBackbone",
                               arguments=("format",))
-    return keras_hub.write_keras_hub_preset(collect_weights(model, kind), model.electra_config, path, vocab_file,
-                                            tokenizer_settings)
+    written = keras_hub.write_keras_hub_preset(collect_weights(model, kind), model.electra_config, path, vocab_file,
+                                               tokenizer_settings)
+    logging.warning("%s is a keras-hub ElectraBackbone preset, which holds the encoder only: the discriminator's "
+                    "replaced-token head%s not in it; write another format (ours, hf or tf1) to keep it", path,
+                    " and the generator are" if kind == PRETRAINER else " is")
+    return written
 
 
 # Detection tries them in this order: a directory of ours may also hold a TF checkpoint.

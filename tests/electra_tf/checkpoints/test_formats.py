@@ -47,3 +47,18 @@ def test_a_tf1_checkpoint_is_not_written_beside_another_vocabulary(vocab_file, t
     save_checkpoint(tiny_model("discriminator"), str(tmp_path / "model.ckpt"), "tf1",
                     vocab_file=str(tmp_path / "vocab.txt"))
     assert "model.ckpt.index" in os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize("kind, lost", [("discriminator", "head is"), ("pretrainer", "head and the generator are")])
+def test_a_keras_hub_preset_comes_with_a_notice_that_the_head_is_not_in_it(kind, lost, vocab_file, tmp_path, caplog):
+    target = str(tmp_path / kind)
+    with caplog.at_level(logging.WARNING):
+        save_checkpoint(tiny_model(kind), target, "keras_hub", vocab_file=vocab_file)
+    (notice,) = [record for record in caplog.records if "keras-hub" in record.getMessage()]
+    assert notice.getMessage() == (f"{target} is a keras-hub ElectraBackbone preset, which holds the encoder only: "
+                                   f"the discriminator's replaced-token {lost} not in it; write another format (ours, "
+                                   "hf or tf1) to keep it")
+    # What it holds reads back as an encoder without a head.
+    with pytest.raises(CheckpointError):
+        load_checkpoint(target)
+    assert load_checkpoint(target, allow_missing_head=True).kind == "discriminator"

@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import tempfile
-import warnings
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(BENCH_DIR))
@@ -71,10 +70,9 @@ def main(argv=None):
     import keras
     import numpy as np
     import tensorflow as tf
-    from int8_serving import directory_mb, file_mb, runtime_calls
+    from int8_serving import directory_mb, file_mb, runtime_calls, write_keras_int8, write_runtime_files
     from pretrain_throughput import cpu_threads
 
-    from electra_tf.id_model_export import write_id_model
     from electra_tf.models import backbone_inputs
     from finetune.glue.features import encode_examples
     from finetune.glue.metrics import task_metrics
@@ -97,21 +95,11 @@ def main(argv=None):
         saved_models = {"saved_model_float32": os.path.join(directory, "float32", "1")}
         export_classifier(classifier, saved_models["saved_model_float32"])
         module = ClassifierServingModule(classifier, text_pairs=examples[0].text_b is not None)
-        files = {}
-        for runtime in args.runtime_names:
-            for precision, quantize in (("float32", None), ("int8", "int8")):
-                name = f"{runtime}_{precision}"
-                print(f"writing {name} ...", file=sys.stderr, flush=True)
-                path = write_id_model(module, module.serve_ids, os.path.join(directory, name), runtime,
-                                      args.max_seq_length, quantize=quantize)
-                files[name] = (runtime, path)
-                sizes[name] = file_mb(path)
+        files = write_runtime_files(module, directory, args.runtime_names, args.max_seq_length)
+        sizes.update({name: file_mb(path) for name, (_, path) in files.items()})
         if args.keras_int8:
-            with warnings.catch_warnings():  # the layers without weights to quantize say so
-                warnings.simplefilter("ignore")
-                classifier.backbone.quantize("int8")
             saved_models["saved_model_int8"] = os.path.join(directory, "int8", "1")
-            export_classifier(classifier, saved_models["saved_model_int8"])
+            write_keras_int8(classifier, saved_models["saved_model_int8"])
         calls = {}
         for name, path in saved_models.items():
             sizes[name] = directory_mb(path)

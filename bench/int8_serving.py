@@ -102,6 +102,34 @@ def runtime_calls(paths, threads):
     return {name: (lambda features, call=call: np.asarray(call(features))) for name, call in calls.items()}
 
 
+def write_runtime_files(module, directory, runtime_names, seq_len):
+    """{name: (runtime, path)}: `module.serve_ids` as the token-id file of each runtime (litert, onnx) in float32 and
+    int8 (`<runtime>_<precision>` under `directory`), as `electra-export --format=... [--quantize=int8]` writes it."""
+    from electra_tf import progress
+    from electra_tf.id_model_export import write_id_model
+
+    files = {}
+    for runtime in runtime_names:
+        for precision, quantize in (("float32", None), ("int8", "int8")):
+            name = f"{runtime}_{precision}"
+            with progress.step(f"writing {name}", stream=sys.stderr):
+                files[name] = (runtime, write_id_model(module, module.serve_ids, os.path.join(directory, name),
+                                                       runtime, seq_len, quantize=quantize))
+    return files
+
+
+def write_keras_int8(classifier, path):
+    """Quantizes `classifier`'s backbone with Keras' `quantize("int8")` (in place) and exports it as a SavedModel."""
+    from electra_tf import progress
+    from finetune.models.serving import export_classifier
+
+    with warnings.catch_warnings():  # the layers without weights to quantize say so
+        warnings.simplefilter("ignore")
+        classifier.backbone.quantize("int8")
+    with progress.step(f"writing {path}", stream=sys.stderr):
+        export_classifier(classifier, path)
+
+
 def measure_peer(args, config, threads):
     """{batch: latency stats} of the Hugging Face discriminator in PyTorch eager float32, or None (says why)."""
     if not peer_runner.resolve_peer(args):
@@ -126,7 +154,6 @@ def main(argv=None):
 
     from electra_tf import progress
     from electra_tf.config import ElectraConfig
-    from electra_tf.id_model_export import write_id_model
     from electra_tf.models import backbone_inputs, build_discriminator
     from electra_tf.tokenizer import ElectraTokenizer
     from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
@@ -155,7 +182,6 @@ def main(argv=None):
         with progress.step(f"writing {paths['float32']}", stream=sys.stderr):
             export_classifier(classifier, paths["float32"])
         sizes["saved_model_float32"] = directory_mb(paths["float32"])
-        files = {}
         module = ClassifierServingModule(classifier, text_pairs=False)
         for runtime in args.runtime_names:
             if runtime == "litert":
@@ -165,19 +191,10 @@ def main(argv=None):
                 import onnxruntime
                 import tf2onnx
                 versions.update(onnxruntime=onnxruntime.__version__, tf2onnx=tf2onnx.__version__)
-            for precision, quantize in (("float32", None), ("int8", "int8")):
-                name = f"{runtime}_{precision}"
-                with progress.step(f"writing {name}", stream=sys.stderr):
-                    path = write_id_model(module, module.serve_ids, os.path.join(directory, name), runtime,
-                                          args.seq_len, quantize=quantize)
-                files[name] = (runtime, path)
-                sizes[name] = file_mb(path)
+        files = write_runtime_files(module, directory, args.runtime_names, args.seq_len)
+        sizes.update({name: file_mb(path) for name, (_, path) in files.items()})
         if args.keras_int8:
-            with warnings.catch_warnings():  # the layers without weights to quantize say so
-                warnings.simplefilter("ignore")
-                classifier.backbone.quantize("int8")
-            with progress.step(f"writing {paths['int8']}", stream=sys.stderr):
-                export_classifier(classifier, paths["int8"])
+            write_keras_int8(classifier, paths["int8"])
             sizes["saved_model_int8"] = directory_mb(paths["int8"])
         else:
             del paths["int8"]

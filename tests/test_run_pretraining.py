@@ -1,4 +1,5 @@
-"""The `run_pretraining.py` entry point, run as users run it (subprocesses)."""
+"""The `run_pretraining.py` entry point, run as users run it (subprocesses), and its command `electra-pretrain` run in
+the test process where a process of its own is not what a test is about (`tests.console_commands`)."""
 
 import json
 import math
@@ -13,6 +14,7 @@ import tensorflow as tf
 
 from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
+from tests.console_commands import run_command
 
 
 def _run(*args, timeout=300, env=None):
@@ -27,29 +29,9 @@ def _common(pretraining_data, model_dir, *extra):
             "--model_size=tiny", "--max_seq_length=32", "--train_batch_size=8", "--noprogress_bar", *extra)
 
 
-def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, tmp_path):
-    flagfile = tmp_path / "run.flags"
-    flagfile.write_text("--num_train_steps=3\n--num_warmup_steps=1\n--log_every_steps=1\n", encoding="utf-8")
-    result = _run(f"--flagfile={flagfile}", *_common(pretraining_data, tmp_path / "model"), env=users_environment())
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
-    expected = math.log(200) + 50 * math.log(2)  # the synthetic vocabulary has 200 entries
-    assert "step 1: loss" in result.stdout and f"should start near {expected:.2f}" in result.stdout
-    model_dir = tmp_path / "model"
-    for name in ("flags.txt", "electra_config.json", "pretraining_job.json", "metrics.jsonl", "ckpt-3.index",
-                 "pretrained/task.json", "pretrained/model.weights.h5"):
-        assert (model_dir / name).exists(), name
-    assert "--num_train_steps=3" in (model_dir / "flags.txt").read_text()
-    assert os.listdir(model_dir / "train"), "TensorBoard events are written"
-
-
 @pytest.mark.parametrize("extra, message", [
     (["--pretrain_tfrecords=/nonexistent/*.tfrecord"], "matches no file"),
-    (["--max_seq_length=64"], "max_seq_length"),
-    (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
-    (["--model_size=medium"], "unknown model size"),
     (["--num_train_steps=0"], "--num_train_steps must be positive"),
-    (["--objective=mlm", "--untied_embeddings"], "--objective=mlm and --untied_embeddings cannot be combined"),
     (["--two_stage_steps=2", "--strategy=mirrored", "--num_cpu_devices=2"], "single device"),
     (["--init_checkpoint=/nonexistent/model.ckpt"], "--init_checkpoint=/nonexistent/model.ckpt does not exist"),
     (["--init_checkpoint=/nonexistent/model.ckpt", "--init_checkpoint_format=tf1"], "does not exist"),
@@ -64,33 +46,64 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(pretraining_data, t
 ])
 def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, message):
     result = _run(*_common(pretraining_data, tmp_path / "model"), *extra)
-    assert result.returncode == 2
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and message in errors[0], result.stderr[-2000:]
-    assert "Traceback" not in result.stderr
-    assert not (tmp_path / "model" / "checkpoint").exists()
+    _assert_one_line_error(result.returncode, result.stderr, message, tmp_path / "model")
 
 
-# A short run with held-out evaluation after every step. Clipping is active (clip_norm 0.05) and dropout off, for
-# the comparison with MirroredStrategy below.
+# Found once TensorFlow is imported (the data, the model's settings): in this process, where it is imported already.
+@pytest.mark.parametrize("extra, message", [
+    (["--max_seq_length=64"], "max_seq_length"),
+    (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
+    (["--model_size=medium"], "unknown model size"),
+    (["--objective=mlm", "--untied_embeddings"], "--objective=mlm and --untied_embeddings cannot be combined"),
+])
+def test_bad_settings_found_with_tensorflow_give_one_line_error(pretraining_data, tmp_path, capfd, extra, message):
+    status = run_command("electra-pretrain", *_common(pretraining_data, tmp_path / "model"), *extra)
+    _assert_one_line_error(status, capfd.readouterr().err, message, tmp_path / "model")
+
+
+def _assert_one_line_error(status, stderr, message, model_dir):
+    assert status == 2, stderr[-2000:]
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert not (model_dir / "checkpoint").exists()
+
+
+# A short run with held-out evaluation and a log line after every step. Clipping is active (clip_norm 0.05) and dropout
+# off, for the comparison with MirroredStrategy below.
 DEFAULT_RUN_STEPS, DEFAULT_RUN_EVAL_BATCHES = 3, 3
 
 
 def _default_run_settings(pretraining_data):
     return (f"--num_train_steps={DEFAULT_RUN_STEPS}", "--num_warmup_steps=0", "--learning_rate=1e-3",
-            "--clip_norm=0.05", "--hidden_dropout=0", "--attention_dropout=0",
+            "--clip_norm=0.05", "--hidden_dropout=0", "--attention_dropout=0", "--log_every_steps=1",
             f"--save_checkpoints_steps={DEFAULT_RUN_STEPS}", f"--eval_tfrecords={pretraining_data[0]}",
             "--eval_every_steps=1", f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
 
 
 @pytest.fixture(scope="module")
 def default_run(pretraining_data, tmp_path_factory):
-    """(model_dir, stdout) of one run with `_default_run_settings` on the default strategy, shared by the tests below
-    that only read it (each launch pays TensorFlow's start-up)."""
-    model_dir = tmp_path_factory.mktemp("default_run") / "model"
-    result = _run(*_common(pretraining_data, model_dir, *_default_run_settings(pretraining_data)))
+    """(model_dir, completed process) of one run with `_default_run_settings` from a flagfile, in a user's environment,
+    on the default strategy; shared by the tests below that only read it (each launch pays TensorFlow's start-up)."""
+    directory = tmp_path_factory.mktemp("default_run")
+    flagfile = directory / "run.flags"
+    flagfile.write_text("\n".join(_default_run_settings(pretraining_data)) + "\n", encoding="utf-8")
+    model_dir = directory / "model"
+    result = _run(f"--flagfile={flagfile}", *_common(pretraining_data, model_dir), env=users_environment())
     assert result.returncode == 0, result.stderr[-3000:]
-    return model_dir, result.stdout
+    return model_dir, result
+
+
+def test_trains_from_a_flagfile_and_reports_the_initial_loss(default_run):
+    model_dir, result = default_run
+    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
+    expected = math.log(200) + 50 * math.log(2)  # the synthetic vocabulary has 200 entries
+    assert "step 1: loss" in result.stdout and f"should start near {expected:.2f}" in result.stdout
+    for name in ("flags.txt", "electra_config.json", "pretraining_job.json", "metrics.jsonl",
+                 f"ckpt-{DEFAULT_RUN_STEPS}.index", "pretrained/task.json", "pretrained/model.weights.h5"):
+        assert (model_dir / name).exists(), name
+    assert f"--num_train_steps={DEFAULT_RUN_STEPS}" in (model_dir / "flags.txt").read_text()
+    assert os.listdir(model_dir / "train"), "TensorBoard events are written"
 
 
 def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_to_do(pretraining_data, default_run,
@@ -106,14 +119,15 @@ def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_
             "--model_dir)") in result.stderr
 
 
-def test_objective_and_generator_flags_reach_the_model_config(pretraining_data, tmp_path):
+def test_objective_and_generator_flags_reach_the_model_config(pretraining_data, tmp_path, capfd):
     model_dir = tmp_path / "model"
     # --generator_hidden_fraction is the old name of --generator_hidden_size (an absl alias: the same flag), given
     # here so that one run shows both that the old name still works and that the flag's value reaches the config.
-    result = _run(*_common(pretraining_data, model_dir), "--num_train_steps=2", "--objective=electra_15",
-                  "--generator_hidden_fraction=0.5", "--generator_layers=0.5", "--embedding_sharing=gdes",
-                  "--generator_training=adversarial", "--adversarial_temperature_end=0.5")
-    assert result.returncode == 0, result.stderr[-3000:]
+    status = run_command("electra-pretrain", *_common(pretraining_data, model_dir), "--num_train_steps=2",
+                         "--objective=electra_15", "--generator_hidden_fraction=0.5", "--generator_layers=0.5",
+                         "--embedding_sharing=gdes", "--generator_training=adversarial",
+                         "--adversarial_temperature_end=0.5")
+    assert status == 0, capfd.readouterr().err[-3000:]
     config = json.loads((model_dir / "electra_config.json").read_text())
     assert (config["objective"], config["generator_hidden_fraction"], config["generator_layers_fraction"],
             config["embedding_sharing"], config["generator_training"], config["adversarial_temperature_end"]) == (
@@ -209,19 +223,21 @@ def test_the_cpu_recipe_starts_evaluates_and_writes_its_curve(pretraining_data, 
         assert all(math.isfinite(entry[name]) for name in ("loss", "disc_auc", "masked_lm_accuracy")), entry
 
 
-def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, default_run, tmp_path):
+def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, default_run, tmp_path, capfd):
     """--eval_tfrecords/--eval_every_steps/--num_eval_steps during training; then --mode=eval of --init_checkpoint in a
     new --model_dir gives the numbers of the source's last evaluation."""
     records, _ = pretraining_data
-    source, stdout = default_run
-    assert f"evaluation at step {DEFAULT_RUN_STEPS} ({DEFAULT_RUN_EVAL_BATCHES} batches)" in stdout
+    source, default = default_run
+    assert f"evaluation at step {DEFAULT_RUN_STEPS} ({DEFAULT_RUN_EVAL_BATCHES} batches)" in default.stdout
     evaluations = [json.loads(line) for line in (source / "eval_metrics.jsonl").read_text().splitlines()]
     assert [entry["step"] for entry in evaluations] == list(range(1, DEFAULT_RUN_STEPS + 1))
 
-    result = _run(*_common(pretraining_data, tmp_path / "evaluated"), "--mode=eval", f"--init_checkpoint={source}",
-                  f"--eval_tfrecords={records}", f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert f"initialised from {source} (ours" in result.stdout
+    status = run_command("electra-pretrain", *_common(pretraining_data, tmp_path / "evaluated"), "--mode=eval",
+                         f"--init_checkpoint={source}", f"--eval_tfrecords={records}",
+                         f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
+    evaluation = capfd.readouterr()
+    assert status == 0, evaluation.err[-3000:]
+    assert f"initialised from {source} (ours" in evaluation.out
     (evaluated,) = [json.loads(line)
                     for line in (tmp_path / "evaluated" / "eval_metrics.jsonl").read_text().splitlines()]
     assert evaluated["step"] == 0

@@ -14,7 +14,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
 from electra_tf.training.choices import check_gradient_accumulation
 from electra_tf.training.pretrainer import ElectraPretrainer
-from tests.accumulation_run import ACCUMULATION, CLIP_NORM, train_classifier, train_pretrainer
+from tests.accumulation_run import ACCUMULATION, CLIP_NORM, tiny_config, train_classifier, train_pretrainer
 from tests.conftest import REPO_ROOT
 
 OPTIMIZERS = ("keras_adamw", "lamb")
@@ -111,8 +111,8 @@ def test_tagger_loss_weighted_by_sample_weights_is_the_whole_batch_mean():
     from finetune.models import ElectraTokenClassifier
     from finetune.optimization import create_finetuning_optimizer
 
-    config = ElectraConfig.from_preset("tiny", hidden_dropout=0.0, attention_dropout=0.0).with_vocab(
-        50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    config = tiny_config(hidden_dropout=0.0, attention_dropout=0.0).with_vocab(50, pad_id=0, unk_id=1, cls_id=2,
+                                                                              sep_id=3, mask_id=4)
     rng = np.random.default_rng(3)
     ids = rng.integers(5, 50, size=(12, 10)).astype(np.int32)
     mask = (np.arange(10)[None] < rng.integers(3, 11, size=(12, 1))).astype(np.int32)

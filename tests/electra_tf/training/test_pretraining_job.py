@@ -10,14 +10,29 @@ from electra_tf.errors import ConfigError, DataError
 from electra_tf.training.pretraining_job import PretrainingJob, run
 
 
-def _job(pretraining_data, model_dir, **overrides):
+# The tiny preset at one layer: what these runs check does not depend on the depth, and one layer is cheaper to trace.
+ONE_LAYER_WITHOUT_DROPOUT = {"num_layers": 1, "hidden_dropout": 0.0, "attention_dropout": 0.0}
+
+
+def _job(pretraining_data, model_dir, model_overrides=None, **overrides):
+    """The job of a 6-step run (checkpoints at steps 3 and 6, a log line every step); `model_overrides` are added to
+    ONE_LAYER_WITHOUT_DROPOUT."""
     records, vocab = pretraining_data
     settings = dict(pretrain_tfrecords=records, model_dir=str(model_dir), model_size="tiny", max_seq_length=32,
                     train_batch_size=8, learning_rate=1e-3, num_train_steps=6, num_warmup_steps=2,
-                    save_checkpoints_steps=3, log_every_steps=2, vocab_file=vocab, progress_bar=False,
-                    model_overrides={"hidden_dropout": 0.0, "attention_dropout": 0.0})
+                    save_checkpoints_steps=3, log_every_steps=1, vocab_file=vocab, progress_bar=False,
+                    model_overrides={**ONE_LAYER_WITHOUT_DROPOUT, **(model_overrides or {})})
     settings.update(overrides)
     return PretrainingJob(**settings)
+
+
+@pytest.fixture(scope="module")
+def finished_run(pretraining_data, tmp_path_factory):
+    """The model_dir of the uninterrupted run of `_job`, for the tests below to read or copy (each run traces the
+    model again)."""
+    model_dir = tmp_path_factory.mktemp("finished_run") / "run"
+    run(_job(pretraining_data, model_dir))
+    return model_dir
 
 
 def _checkpoint_values(path):
@@ -30,25 +45,35 @@ def _logged_steps(model_dir):
         return [json.loads(line)["step"] for line in handle]
 
 
-def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pretraining_data, tmp_path):
-    """A run killed after its step-3 checkpoint and started again ends where an uninterrupted run ends:
-    same step, same weights, same Adam slots, and one consistent metrics history."""
-    uninterrupted = tmp_path / "uninterrupted"
-    run(_job(pretraining_data, uninterrupted))
-    assert _logged_steps(uninterrupted) == [1, 2, 4, 6]
+def _interrupted_copy(finished, target, step):
+    """`finished` as it was on disk while it trained past its checkpoint of `step`: no later checkpoint, no exported
+    model yet."""
+    def not_written_yet(_, names):
+        return [name for name in names
+                if name == "pretrained" or (name.startswith("ckpt-") and int(name[5:].split(".")[0]) > step)]
 
-    # The interrupted run: what the uninterrupted one had on disk when it was at step 4 (checkpoint 3 complete,
-    # metrics logged up to step 4), with checkpoint 6 never written.
+    shutil.copytree(finished, target, ignore=not_written_yet)
+    tf.compat.v1.train.update_checkpoint_state(str(target), str(target / f"ckpt-{step}"),
+                                               all_model_checkpoint_paths=[str(target / f"ckpt-{step}")])
+
+
+def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pretraining_data, finished_run, tmp_path):
+    """A run killed after its step-3 checkpoint and started again ends where an uninterrupted run ends:
+    same step, same weights, same Adam slots, and one consistent metrics history (logged every 2 steps: at the same
+    steps as a run that was never stopped)."""
+    uninterrupted = finished_run
+    assert _logged_steps(uninterrupted) == [1, 2, 3, 4, 5, 6]
+
+    # The interrupted run: what a run logging every 2 steps had on disk when it was at step 4 (checkpoint 3
+    # complete, metrics logged up to step 4), with checkpoint 6 never written.
     interrupted = tmp_path / "interrupted"
-    shutil.copytree(uninterrupted, interrupted, ignore=shutil.ignore_patterns("ckpt-6*", "pretrained"))
-    tf.compat.v1.train.update_checkpoint_state(str(interrupted), str(interrupted / "ckpt-3"),
-                                     all_model_checkpoint_paths=[str(interrupted / "ckpt-3")])
+    _interrupted_copy(uninterrupted, interrupted, 3)
     with open(interrupted / "metrics.jsonl", "w", encoding="utf-8") as handle:
         for step in (1, 2, 4):
             handle.write(json.dumps({"step": step, "loss": -1.0}) + "\n")
     restored_slots = _checkpoint_values(str(interrupted / "ckpt-3"))
 
-    run(_job(pretraining_data, interrupted))
+    run(_job(pretraining_data, interrupted, log_every_steps=2))
 
     assert _logged_steps(interrupted) == [1, 2, 4, 6]
     with open(interrupted / "metrics.jsonl", encoding="utf-8") as handle:
@@ -63,29 +88,26 @@ def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pre
     assert int(restored_slots["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
 
 
-def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, tmp_path):
-    """With 4 micro-batches per step, a run killed while step 3's micro-batches were running (nothing of a step is
-    saved before it ends: checkpoint 2 is its last state) resumes past 2 batches of 8 examples, 8 micro-batches, and
-    ends where an uninterrupted run ends, and where a run of whole batches of 8 ends."""
-    settings = dict(num_train_steps=4, save_checkpoints_steps=2, log_every_steps=1)
-    whole_batches, uninterrupted = tmp_path / "whole_batches", tmp_path / "uninterrupted"
-    run(_job(pretraining_data, whole_batches, **settings))
-    run(_job(pretraining_data, uninterrupted, gradient_accumulation_steps=4, **settings))
+def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, finished_run,
+                                                                              tmp_path):
+    """With 4 micro-batches per step, a run killed while step 4's micro-batches were running (nothing of a step is
+    saved before it ends: checkpoint 3 is its last state) resumes past 3 batches of 8 examples, 12 micro-batches, and
+    ends where an uninterrupted run ends, and where the run of whole batches of 8 ends."""
+    whole_batches, uninterrupted = finished_run, tmp_path / "uninterrupted"
+    run(_job(pretraining_data, uninterrupted, gradient_accumulation_steps=4))
     interrupted = tmp_path / "interrupted"
-    shutil.copytree(uninterrupted, interrupted, ignore=shutil.ignore_patterns("ckpt-4*", "pretrained"))
-    tf.compat.v1.train.update_checkpoint_state(str(interrupted), str(interrupted / "ckpt-2"),
-                                               all_model_checkpoint_paths=[str(interrupted / "ckpt-2")])
+    _interrupted_copy(uninterrupted, interrupted, 3)
 
-    run(_job(pretraining_data, interrupted, gradient_accumulation_steps=4, **settings))
+    run(_job(pretraining_data, interrupted, gradient_accumulation_steps=4))
 
-    assert _logged_steps(interrupted) == [1, 2, 3, 4]
-    resumed = _checkpoint_values(str(interrupted / "ckpt-4"))
+    assert _logged_steps(interrupted) == [1, 2, 3, 4, 5, 6]
+    resumed = _checkpoint_values(str(interrupted / "ckpt-6"))
     for reference, tolerance in ((uninterrupted, 1e-6), (whole_batches, 1e-5)):
-        expected = _checkpoint_values(str(reference / "ckpt-4"))
+        expected = _checkpoint_values(str(reference / "ckpt-6"))
         assert expected.keys() == resumed.keys()
         for name, value in expected.items():
             np.testing.assert_allclose(resumed[name], value, rtol=tolerance, atol=tolerance, err_msg=name)
-    assert int(resumed["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 4, "the optimizer counts updates"
+    assert int(resumed["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 6, "the optimizer counts updates"
     with open(interrupted / "metrics.jsonl", encoding="utf-8") as handle, \
             open(whole_batches / "metrics.jsonl", encoding="utf-8") as expected_handle:
         for entry, expected_entry in zip(map(json.loads, handle), map(json.loads, expected_handle)):
@@ -93,31 +115,32 @@ def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pre
                 assert entry[name] == pytest.approx(expected_entry[name], rel=1e-5), (entry["step"], name)
 
 
-def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretraining_data, tmp_path):
-    run(_job(pretraining_data, tmp_path, num_train_steps=2, save_checkpoints_steps=0))
+def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretraining_data, finished_run, tmp_path):
+    model_dir = tmp_path / "run"
+    shutil.copytree(finished_run, model_dir)  # file times kept
     # A keras-hub preset of the discriminator, with the vocabulary and the tokenizer's casing.
-    assert sorted(os.listdir(tmp_path / "pretrained")) == ["assets", "config.json", "metadata.json",
-                                                           "model.weights.h5", "task.json", "task.weights.h5",
-                                                           "tokenizer.json", "vocab.txt"]
-    assert os.listdir(tmp_path / "pretrained" / "assets" / "tokenizer") == ["vocabulary.txt"]
-    before = os.path.getmtime(tmp_path / "ckpt-2.index")
-    assert run(_job(pretraining_data, tmp_path, num_train_steps=2)) == {}
-    assert os.path.getmtime(tmp_path / "ckpt-2.index") == before
+    assert sorted(os.listdir(model_dir / "pretrained")) == ["assets", "config.json", "metadata.json",
+                                                            "model.weights.h5", "task.json", "task.weights.h5",
+                                                            "tokenizer.json", "vocab.txt"]
+    assert os.listdir(model_dir / "pretrained" / "assets" / "tokenizer") == ["vocabulary.txt"]
+    before = os.path.getmtime(model_dir / "ckpt-6.index")
+    assert run(_job(pretraining_data, model_dir)) == {}
+    assert os.path.getmtime(model_dir / "ckpt-6.index") == before
 
 
-def test_model_dir_of_another_config_or_training_settings_is_refused(pretraining_data, tmp_path):
-    run(_job(pretraining_data, tmp_path, num_train_steps=1))
-    with pytest.raises(ConfigError, match=rf"^model_dir={tmp_path} holds a run made with other settings "
+def test_model_dir_of_another_config_or_training_settings_is_refused(pretraining_data, finished_run, tmp_path):
+    model_dir = tmp_path / "run"
+    shutil.copytree(finished_run, model_dir)
+    with pytest.raises(ConfigError, match=rf"^model_dir={model_dir} holds a run made with other settings "
                                           r"\(mask_prob: 0.15 -> 0.2\); use another model_dir"):
-        run(_job(pretraining_data, tmp_path, num_train_steps=2,
-                 model_overrides={"hidden_dropout": 0.0, "attention_dropout": 0.0, "mask_prob": 0.2}))
+        run(_job(pretraining_data, model_dir, num_train_steps=7, model_overrides={"mask_prob": 0.2}))
     with pytest.raises(ConfigError, match=r"other settings \(bias_correction: False -> True, learning_rate: 0.001 -> "
                                           r"0.0005\); use another model_dir, or the settings of that run to resume it"):
-        run(_job(pretraining_data, tmp_path, num_train_steps=2, bias_correction=True, learning_rate=5e-4))
-    assert not os.path.exists(tmp_path / "ckpt-2.index")
+        run(_job(pretraining_data, model_dir, num_train_steps=7, bias_correction=True, learning_rate=5e-4))
+    assert not os.path.exists(model_dir / "ckpt-7.index")
     # More steps continue the run (its schedule now spans them); so does another evaluation or logging setting.
-    run(_job(pretraining_data, tmp_path, num_train_steps=2, log_every_steps=1))
-    assert _logged_steps(tmp_path)[-1] == 2
+    run(_job(pretraining_data, model_dir, num_train_steps=7, log_every_steps=7))
+    assert _logged_steps(model_dir)[-1] == 7
 
 
 def test_overrides_build_an_embedding_block_without_token_types_or_projection(pretraining_data, tmp_path):
@@ -143,8 +166,7 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     from electra_tf.training.pretrainer import ElectraPretrainer
 
     model_dir = tmp_path / "gdes"
-    job = _job(pretraining_data, model_dir, model_overrides={"embedding_sharing": "gdes", "hidden_dropout": 0.0,
-                                                             "attention_dropout": 0.0})
+    job = _job(pretraining_data, model_dir, model_overrides={"embedding_sharing": "gdes"})
     run(job)
     model = ElectraPretrainer(job.model_config(), max_seq_length=32)
     tf.train.Checkpoint(model=model).restore(str(model_dir / "ckpt-6")).expect_partial().assert_existing_objects_matched()
@@ -202,20 +224,18 @@ def _corrupt_copy(source, target):
     return str(target)
 
 
-def test_a_corrupt_record_in_training_names_the_shard_and_keeps_the_last_checkpoint(pretraining_data, tmp_path):
+def test_a_corrupt_record_in_training_names_the_shard_and_keeps_the_last_checkpoint(pretraining_data, finished_run,
+                                                                                      tmp_path):
     records, _ = pretraining_data
     shard = tmp_path / "data" / "train.tfrecord"
     shard.parent.mkdir()
-    shutil.copy(records, shard)
-    model_dir = tmp_path / "run"
-    run(_job(pretraining_data, str(model_dir), pretrain_tfrecords=str(shard), num_train_steps=2,
-             save_checkpoints_steps=2))
     _corrupt_copy(records, shard)
+    model_dir = tmp_path / "run"
+    shutil.copytree(finished_run, model_dir)  # continued on the corrupt copy of its data
     with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
-                                        r"match\): .*; model_dir keeps its last checkpoint .*/ckpt-2$"):
-        run(_job(pretraining_data, str(model_dir), pretrain_tfrecords=str(shard), num_train_steps=4,
-                 save_checkpoints_steps=2))
-    assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-2")
+                                        r"match\): .*; model_dir keeps its last checkpoint .*/ckpt-6$"):
+        run(_job(pretraining_data, str(model_dir), pretrain_tfrecords=str(shard), num_train_steps=8))
+    assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-6")
     new_dir = tmp_path / "new_run"
     with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record .*; no checkpoint was written$"):
         run(_job(pretraining_data, str(new_dir), pretrain_tfrecords=str(shard)))

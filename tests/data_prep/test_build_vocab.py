@@ -4,6 +4,7 @@ import sys
 
 from tests.command_output import unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
+from tests.console_commands import run_command
 from tests.data_prep.helpers import write_corpus
 
 
@@ -26,16 +27,18 @@ def test_learns_a_vocabulary_from_a_corpus(tmp_path):
     assert [p for p in os.listdir(output.parent)] == ["vocab.txt"]  # written atomically, no temporary left
 
 
-def test_accepts_an_existing_bert_vocab_and_rejects_a_bad_one(tmp_path, shared_data):
+def test_accepts_an_existing_bert_vocab_and_rejects_a_bad_one(tmp_path, shared_data, capfd):
+    """The command in this process (`tests.console_commands`): what it writes and prints is checked here."""
     bert = shared_data / "vocab" / "bert-uncased-vocab.txt"
     output = tmp_path / "vocab.txt"
-    result = _run([f"--vocab_file={bert}", f"--output={output}"])
-    assert result.returncode == 0, result.stderr
+    status = run_command("electra-build-vocab", f"--vocab_file={bert}", f"--output={output}")
+    result = capfd.readouterr()
+    assert status == 0, result.err
     assert output.read_bytes() == bert.read_bytes()
-    assert "existing vocabulary of 30522 tokens" in result.stdout
+    assert "existing vocabulary of 30522 tokens" in result.out
     bad = tmp_path / "bad.txt"
     bad.write_text("hello\n")
-    result = _run([f"--vocab_file={bad}", f"--output={tmp_path}/out.txt"])
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1] == (
+    status = run_command("electra-build-vocab", f"--vocab_file={bad}", f"--output={tmp_path}/out.txt")
+    assert status == 2
+    assert capfd.readouterr().err.strip().splitlines()[-1] == (
         f"error: --vocab_file={bad} lacks [PAD] [UNK] [CLS] [SEP] [MASK]; it must be a BERT-style vocab.txt")

@@ -1,5 +1,4 @@
 import json
-import os
 import subprocess
 import sys
 
@@ -13,6 +12,7 @@ from electra_tf.tokenizer import ElectraTokenizer
 from tests import synthetic_data
 from tests.command_output import program_lines, unexpected_lines, users_environment
 from tests.conftest import REPO_ROOT
+from tests.console_commands import run_command
 
 
 def _model(tokenizer):
@@ -66,39 +66,38 @@ def test_pseudo_log_likelihood_masks_each_piece_in_turn(pretraining_data):
     assert expected[1] == 0.0 and expected[2] < expected[0] < 0
 
 
-def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path):
+# The command's runs below are in this process (`tests.console_commands`): what it prints is checked, and
+# test_cli_flags_the_off_topic_word_in_json_lines runs it as users do.
+def test_cli_prints_json_lines_and_one_line_errors(pretraining_data, tmp_path, capfd):
     tokenizer = ElectraTokenizer(pretraining_data[1])
     save_checkpoint(_model(tokenizer), str(tmp_path / "pretrained"), vocab_file=pretraining_data[1])
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={tmp_path / 'pretrained'}"]
-    result = subprocess.run(command + ["w1 w2", "w3"], capture_output=True, text=True, cwd=REPO_ROOT, env=env,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    status = run_command("electra-score", f"--model_dir={tmp_path / 'pretrained'}", "w1 w2", "w3")
+    result = capfd.readouterr()
+    assert status == 0, result.err[-2000:]
+    lines = [json.loads(line) for line in result.out.splitlines()]
     assert [line["text"] for line in lines] == ["w1 w2", "w3"]
-    missing = subprocess.run([sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={tmp_path}", "w1"],
-                             capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    assert f"--model_dir={tmp_path} is not a checkpoint in a known format" in missing.stderr
+    status = run_command("electra-score", f"--model_dir={tmp_path}", "w1")
+    missing = capfd.readouterr().err
+    assert status == 2 and "Traceback" not in missing
+    assert f"--model_dir={tmp_path} is not a checkpoint in a known format" in missing
 
 
-def test_cli_without_a_vocabulary_names_its_own_vocab_file_flag(pretraining_data, tmp_path):
+def test_cli_without_a_vocabulary_names_its_own_vocab_file_flag(pretraining_data, tmp_path, capfd):
     tokenizer = ElectraTokenizer(pretraining_data[1])
     model = _model(tokenizer)
     bare = tmp_path / "hf"
     save_checkpoint(model, str(bare), "hf")  # weights and config.json only
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={bare}", "w1 w2"]
-    missing = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
-    assert missing.returncode == 2, missing.stderr[-2000:]
-    assert program_lines(missing.stderr) == [
+    status = run_command("electra-score", f"--model_dir={bare}", "w1 w2")
+    missing = capfd.readouterr().err
+    assert status == 2, missing[-2000:]
+    assert program_lines(missing) == [
         f"loading {bare} ...",
         f"error: --model_dir={bare} holds no vocabulary (no vocab.txt, nor a tokenizer.json holding one): pass "
         "--vocab_file=<the vocab.txt it was trained with>"]
-    given = subprocess.run(command + [f"--vocab_file={pretraining_data[1]}"], capture_output=True, text=True,
-                           cwd=REPO_ROOT, env=env, timeout=300)
-    assert given.returncode == 0, given.stderr[-2000:]
-    assert [json.loads(line) for line in given.stdout.splitlines()] == score_texts(model, tokenizer, ["w1 w2"])
+    status = run_command("electra-score", f"--model_dir={bare}", "w1 w2", f"--vocab_file={pretraining_data[1]}")
+    given = capfd.readouterr()
+    assert status == 0, given.err[-2000:]
+    assert [json.loads(line) for line in given.out.splitlines()] == score_texts(model, tokenizer, ["w1 w2"])
 
 
 def _topic_sentence(topic, rng, length=12):

@@ -3,8 +3,6 @@ directory, conversions, the scorer, fine-tuning and the exported raw-text signat
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,7 +10,7 @@ import pytest
 from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.tokenizer import BERT_UNCASED, SPECIAL_TOKENS, ElectraTokenizer, TokenizerSettings
-from tests.conftest import REPO_ROOT
+from tests.console_commands import run_command
 
 CASED = TokenizerSettings(do_lower_case=False)
 WORDS = ["Hello", "World", "hello", "world", "Café", "cafe", "the", "is", "."]
@@ -125,14 +123,12 @@ def test_conversions_carry_the_settings(cased_run, tmp_path):
     assert load_checkpoint(ours).tokenizer_settings == CASED
 
 
-def test_convert_checkpoint_sets_the_casing_a_tf1_checkpoint_cannot_record(cased_run, tmp_path):
+# The commands below run in this process (`tests.console_commands`): what they write is checked, not their start-up.
+def test_convert_checkpoint_sets_the_casing_a_tf1_checkpoint_cannot_record(cased_run, tmp_path, capfd):
     model_dir, _ = cased_run
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
     def convert(*args):
-        result = subprocess.run([sys.executable, "convert_checkpoint.py", *args], capture_output=True, text=True,
-                                cwd=REPO_ROOT, env=env, timeout=300)
-        assert result.returncode == 0, result.stderr[-2000:]
+        assert run_command("electra-convert", *args) == 0, capfd.readouterr().err[-2000:]
 
     prefix = str(tmp_path / "tf1" / "model.ckpt")
     convert(f"--from={model_dir / 'pretrained'}", f"--to={prefix}", "--to_format=tf1")
@@ -166,18 +162,15 @@ def test_scorer_and_fine_tuning_tokenise_as_pre_trained(cased_run):
     assert token_ids[1, 1:3].tolist() == _cased_ids(vocab, "hello world") != token_ids[0, 1:3].tolist()
 
 
-def test_exported_raw_text_signature_keeps_the_case(cased_run, tmp_path):
+def test_exported_raw_text_signature_keeps_the_case(cased_run, tmp_path, capfd):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (the raw-text signature's ops)
 
     model_dir, vocab = cased_run
     export_dir = str(tmp_path / "export")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, "export_model.py", f"--init_checkpoint={model_dir / 'pretrained'}",
-                             f"--output_dir={export_dir}", "--model=discriminator",
-                             f"--max_seq_length={MAX_SEQ_LENGTH}"],
-                            capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
+    status = run_command("electra-export", f"--init_checkpoint={model_dir / 'pretrained'}",
+                         f"--output_dir={export_dir}", "--model=discriminator", f"--max_seq_length={MAX_SEQ_LENGTH}")
+    assert status == 0, capfd.readouterr().err[-2000:]
     served = tf.saved_model.load(export_dir).signatures["serve_text"](tf.constant(["Hello World", "hello world"]))
     ids = served["input_ids"].numpy()
     tokenizer = ElectraTokenizer(vocab)

@@ -17,6 +17,7 @@ from electra_tf.models import backbone_inputs, build_discriminator
 from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
 from finetune.models.serving import export_classifier
 from tests.conftest import REPO_ROOT
+from tests.console_commands import run_command
 from tests.serving_session import serve_in_fresh_process
 
 MAX_SEQ_LENGTH = 16
@@ -97,17 +98,20 @@ def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, t
     ("not_a_classifier", "holds a Sequential, not a fine-tuned ElectraTextClassifier"),
     ("no_results_json", "pass --text_inputs=single or --text_inputs=pair"),
 ])
-def test_bad_classifier_files_give_one_line_errors(pretraining_data, tmp_path, case, message):
+def test_bad_classifier_files_give_one_line_errors(pretraining_data, tmp_path, capfd, case, message):
+    """The command in this process (`tests.console_commands`): what it prints, not its start-up, is checked here."""
     path = str(tmp_path / "model.keras")
     if case == "not_a_classifier":
         keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save(path)
     elif case == "no_results_json":
         _save_fine_tuned(pretraining_data[1], path)
-    result = _export_model(f"--init_checkpoint={path}", f"--output_dir={tmp_path / 'export'}")
-    assert result.returncode == 2, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and message in errors[0], result.stderr[-3000:]
-    assert "Traceback" not in result.stderr and not (tmp_path / "export").exists()
+    status = run_command("electra-export", "--model=classifier", f"--init_checkpoint={path}",
+                         f"--output_dir={tmp_path / 'export'}")
+    stderr = capfd.readouterr().err
+    assert status == 2, stderr[-3000:]
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], stderr[-3000:]
+    assert "Traceback" not in stderr and not (tmp_path / "export").exists()
 
 
 def test_a_lora_classifier_is_served_with_merged_kernels_and_its_outputs(pretraining_data, tmp_path):

@@ -11,6 +11,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.models import build_discriminator
 from finetune.squad.model import ElectraSquadModel
 from tests.conftest import REPO_ROOT
+from tests.console_commands import run_command
 from tests.serving_session import serve_in_fresh_process
 
 
@@ -48,11 +49,13 @@ def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data
         np.testing.assert_allclose(by_ids[name], np.asarray(value), atol=1e-5, err_msg=name)
 
 
-def test_squad_export_errors_are_one_line(tmp_path):
+def test_squad_export_errors_are_one_line(tmp_path, capfd):
+    """The command in this process (`tests.console_commands`): what it prints, not its start-up, is checked here."""
     (tmp_path / "model.h5").write_text("not a keras file")
     for args, message in ([f"--init_checkpoint={tmp_path / 'model.h5'}", "is not a .keras file"],
                           [f"--init_checkpoint={tmp_path / 'missing.keras'}", "is not a .keras file"]):
-        result = _export(args, f"--output_dir={tmp_path / 'out'}")
-        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-        assert result.returncode == 2 and len(errors) == 1 and message in errors[0], result.stderr[-1500:]
+        status = run_command("electra-export", "--model=squad", args, f"--output_dir={tmp_path / 'out'}")
+        stderr = capfd.readouterr().err
+        errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+        assert status == 2 and len(errors) == 1 and message in errors[0], stderr[-1500:]
         assert not (tmp_path / "out").exists()

@@ -66,10 +66,10 @@ def check_pretrain_result(result, batch, seq_len):
     assert abs(result["first_step_loss"] - result["expected_first_step_loss"]) < 6
 
 
-def test_pretrain_throughput_smoke():
-    result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=4", "--seq_len=32", "--steps=2",
-                                  "--warmup_steps=1", "--repeats=2", "--peer=off", f"--baseline_repo={REPO_ROOT}",
-                                  "--gradient_accumulation_steps=2"))
+def test_pretrain_throughput_smoke(capsys):
+    result = run_here("pretrain_throughput", capsys, *TINY, "--batch=4", "--seq_len=32", "--steps=2",
+                      "--warmup_steps=1", "--repeats=2", "--peer=off", f"--baseline_repo={REPO_ROOT}",
+                      "--gradient_accumulation_steps=2")
     check_pretrain_result(result, 4, 32)
     assert not any(key.startswith("peer") or key == "ratio_vs_peer" for key in result)
     # The baseline is this same checkout in a second process: same model, same micro-batches (the setting reaches
@@ -112,15 +112,28 @@ def test_inference_latency_smoke(capsys):
     assert result["peak_rss_mb"] > 100 and "peer_peak_rss_mb" not in result
 
 
-def test_pretrain_scaling_smoke(tmp_path):
+def test_pretrain_scaling_smoke(tmp_path, monkeypatch, capsys):
+    """The script's main in this process, each configuration measured here too (pretrain_throughput.py's main on the
+    command the script builds) instead of in an interpreter of its own, which would import TensorFlow again."""
+    scaling, throughput = load_bench_module("pretrain_scaling"), load_bench_module("pretrain_throughput")
+
+    def measure_here(command, **_):
+        assert command[:2] == [sys.executable, scaling.THROUGHPUT]
+        printed = capsys.readouterr().out  # the script's own output so far, written back after the measurement's
+        throughput.main(command[2:])
+        measured = capsys.readouterr().out
+        sys.stdout.write(printed)
+        return subprocess.CompletedProcess(command, 0, stdout=measured, stderr="")
+
+    monkeypatch.setattr(scaling, "subprocess", type("Subprocess", (), {"run": staticmethod(measure_here)}))
     output = tmp_path / "scaling.json"
-    result = run_script("pretrain_scaling.py", *TINY, "--grid=2x16", "--reference=2x16", "--steps=1",
-                        "--warmup_steps=1", f"--output={output}")
-    rows = last_json(result)["results"]
+    scaling.main([*TINY, "--grid=2x16", "--reference=2x16", "--steps=1", "--warmup_steps=1", f"--output={output}"])
+    stdout = capsys.readouterr().out
+    rows = json.loads(stdout.strip().splitlines()[-1])["results"]
     assert [(row["preset"], row["batch"], row["seq_len"]) for row in rows] == [("tiny", 2, 16)]
     row = rows[0]
     assert PRETRAIN_KEYS <= set(row) and row["seq_per_s"] > 0 and 0 < row["mfu"] < 2 and row["peak_rss_mb"] > 100
-    assert row["tokens_per_s_relative"] == 1.0 and "| tiny | 2 | 16 |" in result.stdout
+    assert row["tokens_per_s_relative"] == 1.0 and "| tiny | 2 | 16 |" in stdout
     written = json.loads(output.read_text())
     assert written["results"] == rows and written["table_markdown"].startswith("| preset | batch | seq |")
 

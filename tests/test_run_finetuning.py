@@ -79,15 +79,16 @@ def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_p
 
 def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keyword_glue_dir, tmp_path):
     """The pre-training strategy, precision and gradient accumulation flags work here too (two logical CPUs, bfloat16
-    compute, each replica's 16 examples of a batch as 2 micro-batches)."""
+    compute, each replica's 16 examples of a batch as 2 micro-batches; a few batches of the data are enough)."""
     import keras
 
     import finetune.models  # noqa: F401  (registers the task models with Keras)
 
     output_dir = tmp_path / "out"
     result = _run(*_common(pretrained_tiny, keyword_glue_dir, output_dir), "--task=SST-2", "--num_train_epochs=1",
-                  "--max_seq_length=16", "--train_batch_size=32", "--strategy=mirrored", "--num_cpu_devices=2",
-                  "--mixed_precision=mixed_bfloat16", "--gradient_accumulation_steps=2", "--save_models")
+                  "--max_seq_length=16", "--train_batch_size=32", "--max_train_examples=96", "--max_eval_examples=40",
+                  "--strategy=mirrored", "--num_cpu_devices=2", "--mixed_precision=mixed_bfloat16",
+                  "--gradient_accumulation_steps=2", "--save_models")
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     assert results["job"]["strategy"] == "mirrored" and len(results["trials"]) == 1

@@ -24,15 +24,33 @@ with open(REPO_ROOT / "pyproject.toml", "rb") as _handle:
 def command_module(program):
     """The module of the console command `program`, imported with its flags in absl's registry for the duration."""
     name = SCRIPTS[program].split(":")[0]
-    assert name not in sys.modules, f"{name} is imported already: its flags would clash with another command's"
+    # Programs other tests of this process imported (this one too) keep their flags in the one registry: set them
+    # aside meanwhile, with the module, and put them back after.
+    imported_before = sys.modules.pop(name, None)
+    set_aside = _remove_project_flags()
     module = importlib.import_module(name)
     try:
         yield module
     finally:
-        for flag in flags.FLAGS.get_flags_for_module(name):
-            if flag.name in flags.FLAGS:  # an alias goes with the flag it names
-                delattr(flags.FLAGS, flag.name)
+        _remove_project_flags()
         del sys.modules[name]
+        for module_name, flag in set_aside:
+            flags.FLAGS[flag.name] = flag
+            flags.FLAGS.register_flag_by_module(module_name, flag)
+        if imported_before is not None:
+            sys.modules[name] = imported_before
+
+
+def _remove_project_flags():
+    """Removes the flags this project's modules defined from absl's registry; returns [(module name, flag)]."""
+    removed = []
+    for module_name, module_flags in flags.FLAGS.flags_by_module_dict().items():
+        if module_name.split(".")[0] in ("electra_tf", "finetune", "data_prep", "bench", "scripts", "__main__"):
+            removed += [(module_name, flag) for flag in module_flags]
+    for _, flag in removed:
+        if flag.name in flags.FLAGS:  # an alias goes with the flag it names
+            delattr(flags.FLAGS, flag.name)
+    return removed
 
 
 def run_command(program, *arguments):

@@ -31,6 +31,12 @@ def size_family(model_size):
     return _SIZE_FAMILY[model_size]
 
 
+def size_family_of_width(hidden_size):
+    """"small", "base" or "large": the published size nearest an encoder `hidden_size` wide (small up to 256, base up
+    to 768)."""
+    return "small" if hidden_size <= 256 else "base" if hidden_size <= 768 else "large"
+
+
 ARCHITECTURE_FIELDS = ("embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size")
 
 
@@ -42,7 +48,7 @@ def model_size_of(config):
     for name, preset in PRESETS.items():
         if tuple(getattr(preset, field) for field in ARCHITECTURE_FIELDS) == shape:
             return name
-    return "small" if config.hidden_size <= 256 else "base" if config.hidden_size <= 768 else "large"
+    return size_family_of_width(config.hidden_size)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.training.optimizers import AdamWeightDecay
 from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.hyperparameters import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, WARMUP_FRACTION,
-                                      WEIGHT_DECAY)
+                                      WEIGHT_DECAY, size_family_of_width)
 from finetune.layerwise_lr import layerwise_lr_multipliers
 
 
@@ -75,7 +75,7 @@ def reference_finetuning_optimizer(backbone, num_train_steps=None):
     """The reference's fine-tuning optimiser for `backbone`'s size (`ElectraTextClassifier.compile()`'s default):
     learning rate 3e-4 up to hidden size 256, 1e-4 up to 768, else 5e-5; layer-wise decay 0.9 from 24 layers, else 0.8;
     warm-up and linear decay over `num_train_steps` when given, a constant rate otherwise."""
-    size = "small" if backbone.hidden_size <= 256 else "base" if backbone.hidden_size <= 768 else "large"
+    size = size_family_of_width(backbone.hidden_size)
     decay = LAYERWISE_LR_DECAY["large"] if backbone.num_layers >= 24 else LAYERWISE_LR_DECAY[size]
     learning_rate = REFERENCE_LEARNING_RATES[size]
     if num_train_steps:

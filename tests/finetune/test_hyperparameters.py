@@ -84,3 +84,8 @@ def test_the_model_size_is_read_from_the_architecture():
     assert model_size_of(dataclasses.replace(PRESETS["base"], num_layers=6)) == "base"
     assert model_size_of(dataclasses.replace(PRESETS["small"], hidden_size=384, num_heads=6)) == "base"
     assert model_size_of(dataclasses.replace(PRESETS["large"], num_layers=12)) == "large"
+
+
+def test_the_size_family_of_a_width_is_the_published_size_nearest_it():
+    assert [hyperparameters.size_family_of_width(width) for width in (128, 256, 257, 768, 769, 1024)] == [
+        "small", "small", "base", "base", "large", "large"]

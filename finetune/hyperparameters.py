@@ -37,16 +37,18 @@ def size_family_of_width(hidden_size):
     return "small" if hidden_size <= 256 else "base" if hidden_size <= 768 else "large"
 
 
-ARCHITECTURE_FIELDS = ("embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size")
+# The fields in which the presets' encoders differ; vocabulary, positions and dropout do not choose fine-tuning
+# settings.
+SIZE_FIELDS = ("embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size")
 
 
 def model_size_of(config):
     """The preset whose architecture `config` (an `ElectraConfig` or `ElectraArchitecture`) has ("small++" shares
     "small"'s and is reported as "small"), else the published size nearest its hidden size: the size whose
     fine-tuning settings suit the checkpoint."""
-    shape = tuple(getattr(config, name) for name in ARCHITECTURE_FIELDS)
+    shape = tuple(getattr(config, name) for name in SIZE_FIELDS)
     for name, preset in PRESETS.items():
-        if tuple(getattr(preset, field) for field in ARCHITECTURE_FIELDS) == shape:
+        if tuple(getattr(preset, field) for field in SIZE_FIELDS) == shape:
             return name
     return size_family_of_width(config.hidden_size)
 

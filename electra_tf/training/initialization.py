@@ -14,11 +14,10 @@ from electra_tf.checkpoints.config_inference import infer_config
 from electra_tf.checkpoints.matching import assign_weights, check_shared_embeddings, describe
 from electra_tf.checkpoints.naming import (DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES,
                                            PRETRAINER)
-from electra_tf.config import ElectraArchitecture, ElectraConfig
+from electra_tf.config import ARCHITECTURE_FIELDS, ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.tokenizer import vocab_fingerprint
 
-_ARCHITECTURE_FIELDS = tuple(field.name for field in dataclasses.fields(ElectraArchitecture))
 _GENERATOR_PREFIXES = (NETWORK_SCOPES[GENERATOR] + "/", HEAD_SCOPES[GENERATOR] + "/")
 _WORD_EMBEDDINGS = f"{EMBEDDINGS_SCOPE}/word_embeddings"
 
@@ -143,7 +142,7 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
         checkpoint_config, weights = _with_generator(loaded, weights, init_generator_checkpoint,
                                                      allow_embedding_mismatch)
     has_generator = loaded.kind == PRETRAINER or bool(init_generator_checkpoint)
-    overrides = {name: value for name, value in (architecture_overrides or {}).items() if name in _ARCHITECTURE_FIELDS}
+    overrides = {name: value for name, value in (architecture_overrides or {}).items() if name in ARCHITECTURE_FIELDS}
     config = _run_config(checkpoint_config, job_config, has_generator, overrides)
     if not config.reference_layout:
         raise ConfigError("init_checkpoint starts the reference's generator and discriminator; it does not combine "

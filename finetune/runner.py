@@ -176,19 +176,6 @@ def _json_safe(value):
     return None if isinstance(value, float) and math.isnan(value) else value
 
 
-def load_pretrained(init_checkpoint, allow_embedding_mismatch=False, vocab_file=None):
-    """The `LoadedModel` of the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints` reads).
-
-    A fine-tuned model needs the encoder only: checkpoints without the replaced-token head (HF ElectraModel, keras-hub
-    backbones) are accepted. `allow_embedding_mismatch` and `vocab_file` (default: the checkpoint's) are
-    `load_checkpoint`'s.
-    """
-    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
-
-    return load_checkpoint(init_checkpoint, DISCRIMINATOR, vocab_file=vocab_file, allow_missing_head=True,
-                           allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint")
-
-
 def _tokenizer(job, pretrained):
     """The tokenizer of `job`'s vocabulary (default: the checkpoint's), checked against the pre-trained model."""
     settings = tokenizer_settings(job, pretrained)
@@ -309,6 +296,7 @@ def run(job, extra_files=None):
     import keras
 
     from electra_tf.training import distribution
+    from finetune.models.pretrained_parts import load_pretrained
     from finetune.results import format_summary, summarize_trials
     from finetune.trial_state import TRIAL_FILE, finished_trial
 
@@ -324,7 +312,8 @@ def run(job, extra_files=None):
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     with progress.step(f"loading {job.init_checkpoint}"):
-        pretrained = load_pretrained(job.init_checkpoint, job.allow_embedding_mismatch, job.vocab_file)
+        pretrained = load_pretrained(job.init_checkpoint, allow_embedding_mismatch=job.allow_embedding_mismatch,
+                                     vocab_file=job.vocab_file)
     if job.model_size is None:
         job = dataclasses.replace(job, model_size=model_size_of(pretrained.model.electra_config))
         print(f"model size: {job.model_size} (from {job.init_checkpoint}'s architecture; model_size overrides)",

@@ -103,7 +103,7 @@ def test_a_lora_job_trains_the_factors_and_saves_merged_kernels(pretrained_tiny,
     import keras
 
     import finetune.models  # noqa: F401  (registers the saved model's classes)
-    from finetune.runner import load_pretrained
+    from finetune.models.pretrained_parts import load_pretrained
 
     _write_stsb(tmp_path / "glue", np.random.default_rng(1))
     job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path / "glue"),

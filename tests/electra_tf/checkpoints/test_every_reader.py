@@ -54,7 +54,7 @@ def test_every_reader_gets_the_same_discriminator(checkpoints, name, tmp_path):
     from electra_tf.scoring import load_scorer
     from electra_tf.training.initialization import read_initial_weights
     from finetune.models import ElectraTextClassifier, ElectraTokenClassifier
-    from finetune.runner import load_pretrained
+    from finetune.models.pretrained_parts import load_pretrained
 
     paths, expected = checkpoints
     path = paths[name]
@@ -137,7 +137,7 @@ def test_a_transformers_5_vocabulary_that_is_no_wordpiece_one_is_refused_until_a
 
 def test_fine_tuning_tokenizes_with_a_transformers_5_directory_as_with_the_one_with_vocab_txt(checkpoints):
     from finetune.models import ElectraTextClassifier
-    from finetune.runner import load_pretrained
+    from finetune.models.pretrained_parts import load_pretrained
 
     paths, _ = checkpoints
     texts = ["w1 W1 w2", "w3 ẃ4"]

@@ -138,7 +138,7 @@ def test_a_tokenizer_json_electra_cannot_use_is_refused_and_a_vocab_txt_beside_i
 
 def test_a_transformers_model_without_tokenizer_files_asks_for_vocab_file_and_reads_with_it(tmp_path):
     from electra_tf.scoring import load_scorer
-    from finetune.runner import load_pretrained
+    from finetune.models.pretrained_parts import load_pretrained
 
     rng = np.random.default_rng(0)
     directory = fixtures.write_hf_directory(

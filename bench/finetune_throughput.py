@@ -99,7 +99,7 @@ def measure_ours(args, features):
     from electra_tf.models import build_discriminator
     from electra_tf.training.distribution import set_precision
     from finetune.glue.features import features_to_dataset
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
     from finetune.models import ElectraTextClassifier
     from finetune.optimization import create_finetuning_optimizer
     from finetune.trial_state import training_batches
@@ -107,7 +107,7 @@ def measure_ours(args, features):
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)
     keras.utils.set_random_seed(args.seed)
-    model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=get_task(args.task).num_labels)
+    model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=glue_task_spec(args.task).num_labels)
     model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     result = {}
@@ -121,7 +121,7 @@ def measure_ours(args, features):
 def measure_peer(args, config, features, threads):
     import numpy as np
 
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "features.npz")
@@ -129,7 +129,7 @@ def measure_peer(args, config, features, threads):
                  labels=features.label_ids)
         # The discriminator's sizes: hf_peer.py's flags of the same names.
         sizes = {name: getattr(config, name) for name in PEER_SIZES}
-        settings = dict(sizes, mode="finetune", features=path, num_labels=get_task(args.task).num_labels,
+        settings = dict(sizes, mode="finetune", features=path, num_labels=glue_task_spec(args.task).num_labels,
                         batch=str(args.batch), seq_len=args.max_seq_length, steps=args.steps,
                         warmup_steps=args.warmup_steps, threads=threads, seed=args.seed, matmul_peak_size=0,
                         autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none")

@@ -20,7 +20,7 @@ from electra_tf.errors import ConfigError  # noqa: E402
 from finetune.glue.metrics import task_metrics  # noqa: E402
 from finetune.glue.predictions import read_predictions  # noqa: E402
 from finetune.glue.readers import read_tsv, task_file  # noqa: E402
-from finetune.glue.tasks import TASKS, get_task  # noqa: E402
+from finetune.glue.tasks import TASKS, glue_task_spec  # noqa: E402
 
 flags.DEFINE_string("task", None, f"GLUE task: one of {', '.join(TASKS)}.")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv (as written by download_glue_data.py).")
@@ -31,18 +31,18 @@ flags.DEFINE_string("split", "dev", "Labelled split to score against; for MNLI '
 
 def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
     """The task's metrics ({name: value in 0-100}) for a GLUE-format predictions file against `split`'s labels."""
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     if not spec.splits[split].labelled:
         raise ConfigError(f"split={split} of {spec.name} has no labels to score against; use a dev split "
                           f"({', '.join(spec.dev_splits)})", arguments=("split",))
-    examples = read_tsv(task_file(data_dir, spec.name, split), spec.name, split).examples
+    examples = read_tsv(task_file(data_dir, spec, split), spec, split).examples
     if spec.is_regression:
         labels = np.array([example.label for example in examples], dtype=np.float64)
     else:
         labels = np.array([spec.labels.index(example.label) for example in examples], dtype=np.int64)
-    predictions = read_predictions(predictions_path, spec.name, len(examples))
-    return task_metrics(spec.name, labels, predictions)
+    predictions = read_predictions(predictions_path, spec, len(examples))
+    return task_metrics(spec, labels, predictions)
 
 
 def main(argv):

@@ -1,4 +1,5 @@
-"""convert_checkpoint.py and export_model.py from other formats, run as the user runs them (subprocesses)."""
+"""convert_checkpoint.py and export_model.py from other formats, run as the user runs them (subprocesses; the
+generator's export runs its command in the test process)."""
 
 import json
 import os
@@ -13,6 +14,7 @@ import tensorflow as tf
 from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
 from electra_tf.models import backbone_inputs
 from tests.command_output import unexpected_lines, users_environment
+from tests.console_commands import run_command
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import tiny_model
 from tests.serving_session import run_like_tf_serving
@@ -102,11 +104,13 @@ def test_export_discriminator_from_hf_directory(hf_pair, tmp_path):
     np.testing.assert_allclose(logits, expected, atol=1e-5, rtol=0)
 
 
-def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path):
+def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path, capfd):
+    """The command in this process (`tests.console_commands`; the discriminator's export above runs as users run it),
+    what it wrote served in a process of its own."""
     prefix, _ = tf1_pretrainer
-    result = _run("export_model.py", f"--init_checkpoint={prefix}", "--model=generator", "--num_heads=2",
-                  f"--output_dir={tmp_path / 'export' / '1'}", "--max_seq_length=16")
-    assert result.returncode == 0, result.stderr
+    status = run_command("electra-export", f"--init_checkpoint={prefix}", "--model=generator", "--num_heads=2",
+                         f"--output_dir={tmp_path / 'export' / '1'}", "--max_seq_length=16")
+    assert status == 0, capfd.readouterr().err[-3000:]
     loaded = tf.saved_model.load(str(tmp_path / "export" / "1"))
     inputs, features = _serving_inputs()
     logits = loaded.signatures["serving_default"](**inputs)["logits"].numpy()

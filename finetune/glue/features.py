@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 
 # Texts tokenised per call: bounds the ragged tensors' memory on large tasks (QQP, MNLI).
 _TOKENIZE_CHUNK = 8192
@@ -117,7 +117,7 @@ def tokenize_to_numpy(tokenizer, texts):
 
 def label_ids(examples, task):
     """Class ids (int32, -1 if unlabelled) or STS-B scores (float32, NaN if unlabelled) of `examples`."""
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     if spec.is_regression:
         return np.array([np.nan if e.label is None else float(e.label) for e in examples], dtype=np.float32)
     return np.array([-1 if e.label is None else spec.labels.index(e.label) for e in examples], dtype=np.int32)
@@ -129,7 +129,7 @@ def encode_examples(examples, tokenizer, task, max_seq_length=None):
     `max_seq_length` defaults to the task's reference value (128). Swap augmentation is the caller's choice
     (`with_swapped_pairs` on the train examples when `spec.swap_augment`).
     """
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     max_seq_length = max_seq_length or spec.max_seq_length
     examples = list(examples)
     if not examples:
@@ -141,7 +141,7 @@ def encode_examples(examples, tokenizer, task, max_seq_length=None):
     ids_b = tokenize_to_numpy(tokenizer, [example.text_b for example in examples]) if paired[0] else None
     input_ids, input_mask, segment_ids = encode_token_ids(ids_a, ids_b, max_seq_length, tokenizer.cls_id,
                                                           tokenizer.sep_id, tokenizer.pad_id)
-    return GlueFeatures(input_ids, input_mask, segment_ids, label_ids(examples, spec.name))
+    return GlueFeatures(input_ids, input_mask, segment_ids, label_ids(examples, spec))
 
 
 def features_to_dataset(features, batch_size=None, pad_to_max_length=False, in_length_order=False):

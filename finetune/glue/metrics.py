@@ -18,7 +18,7 @@ Results are keyed by `score_key(task, split)`: the task name, or "MNLI-m" / "MNL
 import numpy as np
 
 from electra_tf.errors import ConfigError
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 
 
 def accuracy(labels, predictions):
@@ -84,7 +84,7 @@ def task_metrics(task, labels, predictions):
 
     Classification labels and predictions are label ids (positions in the task's `labels`); STS-B takes scores.
     """
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     results = {}
     for name in spec.metric_names:
         if name == "f1":
@@ -96,7 +96,7 @@ def task_metrics(task, labels, predictions):
 
 def score_key(task, split="dev"):
     """How a dev result is keyed for `glue_average`: the task name, or "MNLI-m" / "MNLI-mm"."""
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     if spec.name == "MNLI":
         return "MNLI-mm" if split.endswith("mismatched") else "MNLI-m"

@@ -12,14 +12,14 @@ import tempfile
 import numpy as np
 
 from electra_tf.errors import DataError
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 
 HEADER = "index\tprediction"
 
 
 def format_prediction(task, value):
     """The text of one prediction: a label string for classification (from a label id or string), else a float."""
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     if spec.is_regression:
         score = float(value)
         if not math.isfinite(score):
@@ -43,7 +43,8 @@ def write_predictions(path, predictions, task, indices=None):
     indices = range(len(predictions)) if indices is None else list(indices)
     if len(indices) != len(predictions):
         raise ValueError(f"got {len(indices)} indices for {len(predictions)} predictions")
-    lines = [HEADER] + [f"{int(index)}\t{format_prediction(task, value)}" for index, value in zip(indices, predictions)]
+    spec = glue_task_spec(task)
+    lines = [HEADER] + [f"{int(index)}\t{format_prediction(spec, value)}" for index, value in zip(indices, predictions)]
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     # Write beside the target then rename, so a reader never sees a half-written file.
@@ -67,7 +68,7 @@ def read_predictions(path, task, num_examples):
     (and line) for a missing file, a wrong header, a malformed row, an unknown label, a duplicate or out-of-range
     index, or a row count different from `num_examples`.
     """
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     if not os.path.isfile(path):
         raise DataError(f"predictions file {path} does not exist; pass the path of a GLUE-format .tsv")
     try:

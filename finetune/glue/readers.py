@@ -14,7 +14,7 @@ from absl import logging
 
 from electra_tf.errors import DataError
 from electra_tf.text_files import read_text
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 
 
 
@@ -42,7 +42,7 @@ class TsvReadResult:
 
 def task_file(data_dir, task, split):
     """Path of `task`'s `split` file under the GLUE directory `data_dir`."""
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     return os.path.join(data_dir, spec.directory, spec.splits[split].file_name)
 
@@ -74,7 +74,7 @@ def read_tsv(path, task, split, encoding="utf-8", encoding_errors="strict"):
     Rows with the wrong number of columns or an unknown label raise DataError naming the file and line, except for
     tasks whose real files contain such rows (QQP), where they are skipped and their line numbers returned.
     """
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     layout = spec.splits[split].layout
     if not os.path.isfile(path):
@@ -138,7 +138,7 @@ def read_tfds(task, split, data_dir=None, download=False):
     """
     import tensorflow_datasets as tfds  # heavy; only for callers who ask for tfds
 
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     builder = tfds.builder(spec.tfds_name, data_dir=data_dir)
     if download:
@@ -157,7 +157,7 @@ def examples_from_tfds_records(records, task, split, label_names=None):
 
     `label_names` are the tfds ClassLabel names in id order (None for STS-B). Test records (label -1) are unlabelled.
     """
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     labelled = spec.splits[split].labelled
     if not spec.is_regression:

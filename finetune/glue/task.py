@@ -51,7 +51,7 @@ class GlueTask(Task):
             raise ConfigError("data_dir is required with data_source=tsv: the GLUE directory holding "
                               f"{self.spec.directory}/train.tsv", arguments=("data_dir", "data_source"))
         for split in ("train",) + self.spec.dev_splits:
-            path = task_file(job.data_dir, self.name, split)
+            path = task_file(job.data_dir, self.spec, split)
             if not os.path.isfile(path):
                 raise DataError(f"GLUE file {path} does not exist: pass data_dir=<directory holding "
                                 f"{self.spec.directory}/> as written by download_glue_data.py", arguments=("data_dir",))
@@ -59,7 +59,7 @@ class GlueTask(Task):
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.glue.task_data import load_task_data
 
-        return load_task_data(self.name, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
+        return load_task_data(self.spec, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
                               tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download,
                               max_train_examples=job.max_train_examples, max_eval_examples=job.max_eval_examples,
                               encoding=job.input_encoding, encoding_errors=job.encoding_errors)
@@ -110,12 +110,12 @@ class GlueTask(Task):
         results = {}
         for split, features in data.dev.items():
             predictions = predict_labels(model, features, job.eval_batch_size, job.pad_to_max_length)
-            results[score_key(self.name, split)] = task_metrics(self.name, features.label_ids, predictions)
-            write_predictions(os.path.join(trial_dir, dev_predictions_name(split)), predictions, self.name)
+            results[score_key(self.spec, split)] = task_metrics(self.spec, features.label_ids, predictions)
+            write_predictions(os.path.join(trial_dir, dev_predictions_name(split)), predictions, self.spec)
         for split, features in data.test.items():
             predictions = predict_labels(model, features, job.eval_batch_size, job.pad_to_max_length)
-            write_predictions(os.path.join(trial_dir, "submission", submission_file_name(self.name, split)),
-                              predictions, self.name)
+            write_predictions(os.path.join(trial_dir, "submission", submission_file_name(self.spec, split)),
+                              predictions, self.spec)
         return results
 
     def save_model(self, model, path, tokenizer, max_seq_length):

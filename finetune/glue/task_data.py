@@ -8,7 +8,7 @@ from typing import Dict
 from finetune.glue import features as features_lib
 from finetune.glue.metrics import score_key
 from finetune.glue.readers import read_examples, task_file
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 from finetune.task import first_examples
 
 
@@ -33,7 +33,7 @@ def _available_test_splits(spec, data_dir, source):
     test_splits = [name for name in spec.splits if name.startswith("test")]
     if source != "tsv":
         return test_splits
-    return [name for name in test_splits if os.path.isfile(task_file(data_dir, spec.name, name))]
+    return [name for name in test_splits if os.path.isfile(task_file(data_dir, spec, name))]
 
 
 def load_task_data(task, data_dir, tokenizer, max_seq_length, source="tsv", tfds_data_dir=None, tfds_download=False,
@@ -42,22 +42,22 @@ def load_task_data(task, data_dir, tokenizer, max_seq_length, source="tsv", tfds
     MRPC and STS-B, as the reference), its labelled dev splits and whichever test splits exist (the first
     `max_eval_examples` of each), decoding files with `encoding` / `encoding_errors`. Missing train/dev data raises
     DataError."""
-    spec = get_task(task)
+    spec = glue_task_spec(task)
 
     def read(split, limit):
-        return first_examples(read_examples(data_dir, spec.name, split, source=source, tfds_data_dir=tfds_data_dir,
+        return first_examples(read_examples(data_dir, spec, split, source=source, tfds_data_dir=tfds_data_dir,
                                             tfds_download=tfds_download, encoding=encoding,
                                             encoding_errors=encoding_errors), limit)
 
     def encoded(split):
         examples = read(split, max_eval_examples)
-        return examples, features_lib.encode_examples(examples, tokenizer, spec.name, max_seq_length)
+        return examples, features_lib.encode_examples(examples, tokenizer, spec, max_seq_length)
 
     train_examples = read("train", max_train_examples)
     num_original = len(train_examples)
     if spec.swap_augment:
         train_examples = features_lib.with_swapped_pairs(train_examples)
-    train = features_lib.encode_examples(train_examples, tokenizer, spec.name, max_seq_length)
+    train = features_lib.encode_examples(train_examples, tokenizer, spec, max_seq_length)
     dev = {split: encoded(split)[1] for split in spec.dev_splits}
     test = {split: encoded(split)[1] for split in _available_test_splits(spec, data_dir, source)}
     return TaskData(spec.name, train, num_original, dev, test)

@@ -195,10 +195,13 @@ TASKS = {
 }
 
 
-def get_task(name):
-    """The TaskSpec for `name` (case-insensitive; "sst2"/"stsb" spellings accepted)."""
-    wanted = name.replace("-", "").lower()
+def glue_task_spec(task):
+    """The TaskSpec of `task`: a task name (case-insensitive; "sst2"/"stsb" spellings accepted) or the TaskSpec itself,
+    the two forms every function of `finetune.glue` taking a `task` accepts."""
+    if isinstance(task, TaskSpec):
+        return task
+    wanted = task.replace("-", "").lower()
     for spec in TASKS.values():
         if spec.name.replace("-", "").lower() == wanted:
             return spec
-    raise ConfigError(f"unknown GLUE task {name!r}; choose one of {', '.join(TASKS)}")
+    raise ConfigError(f"unknown GLUE task {task!r}; choose one of {', '.join(TASKS)}")

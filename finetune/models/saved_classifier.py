@@ -55,7 +55,7 @@ def is_pair_classifier(path, text_inputs="auto"):
                           arguments=("text_inputs",))
     if text_inputs != "auto":
         return text_inputs == "pair"
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
     from finetune.own_data.task import own_data_tasks
 
     results_file = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "results.json")
@@ -69,4 +69,4 @@ def is_pair_classifier(path, text_inputs="auto"):
                           arguments=("text_inputs",)) from None
     if task in own_data_tasks():
         return bool(job.get("text_pair_column"))
-    return get_task(task).is_pair_task
+    return glue_task_spec(task).is_pair_task

@@ -12,7 +12,7 @@ from electra_tf.errors import ConfigError, DataError
 from finetune.glue import metrics
 from finetune.glue.predictions import read_predictions, write_predictions
 from finetune.glue.readers import read_examples
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 from finetune.glue_eval import evaluate_predictions_file
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -24,7 +24,7 @@ def glue_dir(shared_data):
 
 
 def _dev_labels(glue_dir, task):
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     examples = read_examples(glue_dir, task, "dev")
     if spec.is_regression:
         return np.array([e.label for e in examples])
@@ -56,7 +56,7 @@ def test_rewriting_replaces_the_file_atomically(tmp_path):
 def test_scores_equal_metrics_on_the_same_predictions(glue_dir, tmp_path, task):
     labels = _dev_labels(glue_dir, task)
     rng = np.random.default_rng(0)
-    if get_task(task).is_regression:
+    if glue_task_spec(task).is_regression:
         predictions = np.clip(labels + rng.normal(0, 1, len(labels)), 0, 5)
     else:
         predictions = np.where(rng.random(len(labels)) < 0.7, labels, 1 - labels)

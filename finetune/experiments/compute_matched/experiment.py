@@ -220,15 +220,15 @@ def task_subset(settings, task):
     """<output_dir>/glue/<subset>/<TASK>/ with `--train_examples` train rows and `--eval_examples` rows of each dev
     split, drawn with --seed (header rows kept, order preserved); returns (glue dir, number of train examples)."""
     from finetune.glue.readers import task_file
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     directory = os.path.join(settings.output_dir, "glue", f"train{settings.train_examples}-eval"
                              f"{settings.eval_examples}-seed{settings.seed}")
     counts = {}
     for split, size in [("train", settings.train_examples)] + [(name, settings.eval_examples)
                                                                 for name in spec.dev_splits]:
-        source, target = task_file(settings.glue_dir, spec.name, split), task_file(directory, spec.name, split)
+        source, target = task_file(settings.glue_dir, spec, split), task_file(directory, spec, split)
         with open(source, "rb") as handle:
             lines = handle.read().split(b"\n")
         if lines and lines[-1] == b"":
@@ -379,10 +379,10 @@ def _heldout_summary(settings, heldout, records):
 
 def _train_count(settings, task):
     from finetune.glue.readers import task_file
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
-    spec = get_task(task)
-    path = task_file(settings.glue_dir, spec.name, "train")
+    spec = glue_task_spec(task)
+    path = task_file(settings.glue_dir, spec, "train")
     with open(path, "rb") as handle:
         rows = sum(1 for line in handle if line.strip()) - (1 if spec.splits["train"].layout.has_header else 0)
     return min(rows, settings.train_examples) if settings.train_examples else rows

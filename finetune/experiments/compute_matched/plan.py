@@ -119,11 +119,11 @@ def validate(settings):
 def validate_tasks(settings):
     """Every task of --tasks is a known GLUE task, named once, with its files under --glue_dir."""
     from finetune.glue.readers import task_file
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
     if not settings.tasks:
         raise ConfigError("--tasks is empty; name at least one GLUE task, e.g. --tasks=sst-2")
-    specs = [get_task(task) for task in settings.tasks]  # unknown task: ConfigError naming the known ones
+    specs = [glue_task_spec(task) for task in settings.tasks]  # unknown task: ConfigError naming the known ones
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"--tasks={','.join(settings.tasks)} names a task twice")
@@ -132,7 +132,7 @@ def validate_tasks(settings):
                           "(e.g. ../shared/data/glue)")
     for spec in specs:
         for split in ("train",) + spec.dev_splits:
-            path = task_file(settings.glue_dir, spec.name, split)
+            path = task_file(settings.glue_dir, spec, split)
             if not os.path.isfile(path):
                 raise DataError(f"GLUE file {path} does not exist: pass --glue_dir=<directory holding "
                                 f"{spec.directory}/>")
@@ -301,7 +301,7 @@ def pretraining_seconds(settings, steps, flops_per_step):
 def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, data_ready=False):
     """Estimated wall time per stage (seconds) on the development machine's 2 idle cores; `corpus_bytes` is (training,
     held-out) text bytes, `num_train_examples` {task: fine-tuning examples}."""
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
     train_megabytes, heldout_megabytes = (size / 1e6 for size in corpus_bytes)
     data = 0.0 if data_ready else (0 if settings.vocab_file else VOCAB_SECONDS_PER_MB * train_megabytes) + (
@@ -316,7 +316,7 @@ def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, 
     finetuning = 0.0
     for task, examples in num_train_examples.items():
         hyper = finetune_hyperparameters(settings, task)
-        examples *= 2 if get_task(task).swap_augment else 1
+        examples *= 2 if glue_task_spec(task).swap_augment else 1
         steps = hyper.num_train_epochs * math.ceil(examples / hyper.train_batch_size)
         ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, hyper.max_seq_length)
         trial = FINETUNING_TRIAL_SECONDS + steps * _step_seconds(ft_step_flops)

@@ -11,18 +11,18 @@ TRAIN_EVENTS = "train"  # the TensorBoard directory of a pre-training run's trai
 
 def task_name(task):
     """The GLUE task's own spelling (`sst-2` -> `SST-2`): the key of its results and its directories."""
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
-    return get_task(task).name
+    return glue_task_spec(task).name
 
 
 def primary_metric(task):
     """(score key, metric) of the task's headline number, e.g. ("SST-2", "accuracy"), ("MNLI-m", "accuracy")."""
     from finetune.glue.metrics import score_key
-    from finetune.glue.tasks import get_task
+    from finetune.glue.tasks import glue_task_spec
 
-    spec = get_task(task)
-    return score_key(spec.name, spec.dev_splits[0]), spec.primary_metric
+    spec = glue_task_spec(task)
+    return score_key(spec, spec.dev_splits[0]), spec.primary_metric
 
 
 def summarize_scores(per_seed, key, metric):

@@ -8,7 +8,7 @@ import pytest
 from electra_tf.errors import ConfigError
 from finetune.glue import metrics
 from finetune.glue.readers import read_examples
-from finetune.glue.tasks import get_task
+from finetune.glue.tasks import glue_task_spec
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -17,7 +17,7 @@ CLASSIFICATION_DEV = ["CoLA", "SST-2", "MRPC", "RTE", "WNLI", "QNLI"]
 
 
 def _dev_label_ids(shared_data, task):
-    spec = get_task(task)
+    spec = glue_task_spec(task)
     examples = read_examples(str(shared_data / "glue"), task, "dev")
     return np.array([spec.labels.index(example.label) for example in examples])
 

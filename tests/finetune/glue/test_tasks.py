@@ -3,7 +3,7 @@
 import pytest
 
 from electra_tf.errors import ConfigError
-from finetune.glue.tasks import TASKS, get_task
+from finetune.glue.tasks import TASKS, glue_task_spec
 
 GLUE_TASKS = ["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI"]
 
@@ -18,17 +18,17 @@ def test_registry_holds_the_nine_glue_tasks():
     ("MNLI", ("accuracy",), "accuracy"), ("QNLI", ("accuracy",), "accuracy"), ("RTE", ("accuracy",), "accuracy"),
     ("WNLI", ("accuracy",), "accuracy")])
 def test_metrics_as_the_paper_reports_them(name, metrics, primary):
-    spec = get_task(name)
+    spec = glue_task_spec(name)
     assert (spec.metric_names, spec.primary_metric) == (metrics, primary)
 
 
 def test_labels_and_regression():
-    assert get_task("STS-B").is_regression and get_task("STS-B").num_labels == 1
-    assert get_task("MNLI").labels == ("contradiction", "entailment", "neutral")
-    assert get_task("RTE").labels == get_task("QNLI").labels == ("entailment", "not_entailment")
+    assert glue_task_spec("STS-B").is_regression and glue_task_spec("STS-B").num_labels == 1
+    assert glue_task_spec("MNLI").labels == ("contradiction", "entailment", "neutral")
+    assert glue_task_spec("RTE").labels == glue_task_spec("QNLI").labels == ("entailment", "not_entailment")
     for name in ("CoLA", "SST-2", "MRPC", "QQP", "WNLI"):
-        assert get_task(name).labels == ("0", "1")
-    assert get_task("MRPC").positive_label == get_task("QQP").positive_label == "1"
+        assert glue_task_spec(name).labels == ("0", "1")
+    assert glue_task_spec("MRPC").positive_label == glue_task_spec("QQP").positive_label == "1"
     assert [spec.name for spec in TASKS.values() if not spec.is_pair_task] == ["CoLA", "SST-2"]
 
 
@@ -38,30 +38,31 @@ def test_reference_defaults():
     assert {spec.max_seq_length for spec in TASKS.values()} == {128}
     assert [spec.name for spec in TASKS.values() if spec.swap_augment] == ["MRPC", "STS-B"]
     assert [spec.name for spec in TASKS.values() if spec.skip_malformed_lines] == ["QQP"]
-    spec = get_task("CoLA")
+    spec = glue_task_spec("CoLA")
     assert (spec.learning_rate("small"), spec.learning_rate("base"), spec.learning_rate("large")) == (3e-4, 1e-4, 5e-5)
     with pytest.raises(ConfigError, match="unknown model size 'huge'"):
         spec.learning_rate("huge")
 
 
 def test_split_files_and_aliases():
-    mnli = get_task("MNLI")
+    mnli = glue_task_spec("MNLI")
     assert {name: split.file_name for name, split in mnli.splits.items()} == {
         "train": "train.tsv", "dev_matched": "dev_matched.tsv", "dev_mismatched": "dev_mismatched.tsv",
         "test_matched": "test_matched.tsv", "test_mismatched": "test_mismatched.tsv"}
     assert mnli.resolve_split("dev") == "dev_matched" and mnli.resolve_split("test") == "test_matched"
     assert mnli.dev_splits == ("dev_matched", "dev_mismatched")
-    assert get_task("RTE").resolve_split("dev") == "dev" and get_task("RTE").dev_splits == ("dev",)
-    assert not get_task("RTE").splits["test"].labelled
+    assert glue_task_spec("RTE").resolve_split("dev") == "dev" and glue_task_spec("RTE").dev_splits == ("dev",)
+    assert not glue_task_spec("RTE").splits["test"].labelled
     with pytest.raises(ConfigError, match="no split 'validation'"):
-        get_task("RTE").resolve_split("validation")
+        glue_task_spec("RTE").resolve_split("validation")
 
 
 def test_name_lookup():
-    assert get_task("sst2") is get_task("SST-2") is get_task("sst-2")
-    assert get_task("stsb").name == "STS-B"
+    assert glue_task_spec("sst2") is glue_task_spec("SST-2") is glue_task_spec("sst-2") is TASKS["SST-2"]
+    assert glue_task_spec(TASKS["SST-2"]) is TASKS["SST-2"]  # a spec stands for itself
+    assert glue_task_spec("stsb").name == "STS-B"
     with pytest.raises(ConfigError, match="unknown GLUE task 'SQuAD'; choose one of CoLA, SST-2"):
-        get_task("SQuAD")
+        glue_task_spec("SQuAD")
 
 
 def test_tfds_names_splits_and_label_maps_match_tensorflow_datasets():
@@ -79,4 +80,4 @@ def test_tfds_names_splits_and_label_maps_match_tensorflow_datasets():
     # The semantic direction of the 0/1 tasks: the positive tfds class is GLUE's "1".
     for name, positive in (("CoLA", "acceptable"), ("SST-2", "positive"), ("MRPC", "equivalent"),
                            ("QQP", "duplicate"), ("WNLI", "entailment")):
-        assert get_task(name).tfds_label_map[positive] == "1"
+        assert glue_task_spec(name).tfds_label_map[positive] == "1"

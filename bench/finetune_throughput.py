@@ -107,7 +107,8 @@ def measure_ours(args, features):
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)
     keras.utils.set_random_seed(args.seed)
-    model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=glue_task_spec(args.task).num_labels)
+    model = ElectraTextClassifier(build_discriminator(config).backbone,
+                                  num_classes=glue_task_spec(args.task).num_labels)
     model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     result = {}

@@ -24,7 +24,8 @@ def peak_rss_mb():
 
 
 def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
-    """The benchmarks' input, the same on both sides: random ids in [1000, vocab), [CLS] first, [SEP] last, no padding."""
+    """The benchmarks' input, the same on both sides: random ids in [1000, vocab), [CLS] first, [SEP] last, no
+    padding."""
     import numpy as np
 
     rng = np.random.default_rng(seed)

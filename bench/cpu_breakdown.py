@@ -101,9 +101,9 @@ def run_child(args):
     from bench_utils import random_batch
     from electra_tf.config import ElectraConfig
     from electra_tf.data.keras_input import keras_input_options
-    from electra_tf.training.pretrainer import ElectraPretrainer
     from electra_tf.training.distribution import set_precision
     from electra_tf.training.optimizers import create_optimizer
+    from electra_tf.training.pretrainer import ElectraPretrainer
 
     set_precision(args.child)
     config = ElectraConfig.from_preset(args.preset)
@@ -120,7 +120,8 @@ def run_child(args):
     wall, cpu = time.perf_counter(), time.process_time()
     model.fit(dataset, steps_per_epoch=args.steps, shuffle=False, verbose=0)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    _write_atomically(done, json.dumps({"seconds_per_step": wall / args.steps, "cpu_seconds_per_step": cpu / args.steps}))
+    _write_atomically(done, json.dumps({"seconds_per_step": wall / args.steps,
+                                        "cpu_seconds_per_step": cpu / args.steps}))
     _wait_for(lambda: os.path.exists(release), "the parent to stop perf")
 
 
@@ -217,7 +218,8 @@ def main(argv=None):
         ratio = f"{f / b:9.2f}" if b > 0 else f"{'-':>9s}"
         print(f"{group:34s} {f:9.0f} {b:9.0f} {ratio}")
     for precision, result in results.items():
-        print(f"{precision}: {result['seconds_per_step']:.3f} s/step wall, {result['cpu_seconds_per_step']:.3f} s/step CPU")
+        print(f"{precision}: {result['seconds_per_step']:.3f} s/step wall, "
+              f"{result['cpu_seconds_per_step']:.3f} s/step CPU")
     speedup = float32["seconds_per_step"] / bfloat16["seconds_per_step"]
     print(f"bfloat16 speed-up (wall): {speedup:.2f}x")
     print(json.dumps({

@@ -20,9 +20,9 @@ import unicodedata
 if __package__ in (None, ""):  # Run as a script: make the repository root importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from absl import flags  # noqa: E402
+from absl import flags
 
-import electra_tf.cli  # noqa: E402  (defines --verbose)
+import electra_tf.cli
 
 _SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared", "data")
 flags.DEFINE_string("corpus", os.path.join(_SHARED, "corpus", "nltk-gutenberg", "*.txt"), "Text files or globs.")

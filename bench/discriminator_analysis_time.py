@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from bench_utils import peak_rss_mb, random_batch  # noqa: E402
+from bench_utils import peak_rss_mb, random_batch
 
 
 def reference_seconds(discriminator, num_windows, seq_len, batch=64):
@@ -55,8 +55,8 @@ def main():
     parser.add_argument("--output_dir", default=None, help="Keep the report here (default: a temporary directory).")
     args = parser.parse_args()
 
-    from finetune.experiments.discriminator_analysis.analysis import run_analyses
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
+    from finetune.experiments.discriminator_analysis.analysis import run_analyses
 
     reference = reference_seconds(load_checkpoint(args.init_checkpoint, DISCRIMINATOR, allow_missing_head=True,
                                                   argument="init_checkpoint").model, args.reference_windows,

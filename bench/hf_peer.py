@@ -45,7 +45,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_utils import latency_stats, peak_rss_mb, random_batch  # noqa: E402
+from bench_utils import latency_stats, peak_rss_mb, random_batch
 
 SIZE_FLAGS = {  # name: (type, default: ELECTRA-Small with the BERT uncased vocabulary)
     "vocab_size": (int, 30522), "embedding_size": (int, 128), "hidden_size": (int, 256), "num_layers": (int, 12),

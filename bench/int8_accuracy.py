@@ -29,7 +29,7 @@ sys.path.insert(0, BENCH_DIR)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from bench_utils import host_facts  # noqa: E402  (standard library only)
+from bench_utils import host_facts  # noqa: E402  (bench/ is on sys.path from the lines above)
 
 
 def parse_args(argv=None):
@@ -70,8 +70,6 @@ def main(argv=None):
     import keras
     import numpy as np
     import tensorflow as tf
-    from int8_serving import directory_mb, file_mb, runtime_calls, write_keras_int8, write_runtime_files
-    from pretrain_throughput import cpu_threads
 
     from electra_tf.models import backbone_inputs
     from finetune.glue.features import encode_examples
@@ -79,6 +77,8 @@ def main(argv=None):
     from finetune.glue.readers import read_examples
     from finetune.models.saved_classifier import load_text_classifier
     from finetune.models.serving import ClassifierServingModule, export_classifier
+    from int8_serving import directory_mb, file_mb, runtime_calls, write_keras_int8, write_runtime_files
+    from pretrain_throughput import cpu_threads
 
     classifier = load_text_classifier(args.model)
     tokenizer = classifier.preprocessor.require_tokenizer()
@@ -88,9 +88,12 @@ def main(argv=None):
                 "segment_ids": encoded.segment_ids.astype(np.int32)}
     regression = classifier.regression
     threads = cpu_threads()
-    keras_call = (lambda batch: classifier(backbone_inputs(batch), training=False).numpy())
+
+    def keras_call(batch):
+        return classifier(backbone_inputs(batch), training=False).numpy()
+
     reference = batched_logits(keras_call, features, args.batch)
-    paths, sizes = {}, {}
+    sizes = {}
     with tempfile.TemporaryDirectory() as directory:
         saved_models = {"saved_model_float32": os.path.join(directory, "float32", "1")}
         export_classifier(classifier, saved_models["saved_model_float32"])

@@ -40,8 +40,8 @@ sys.path.insert(0, BENCH_DIR)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-import peer_runner  # noqa: E402  (standard library only)
-from bench_utils import host_facts, random_batch  # noqa: E402  (standard library only)
+import peer_runner  # noqa: E402  (bench/ is on sys.path from the lines above)
+from bench_utils import host_facts, random_batch  # noqa: E402
 
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "vocab", "bert-uncased-vocab.txt")
@@ -150,7 +150,6 @@ def main(argv=None):
     import keras
     import numpy as np
     import tensorflow as tf
-    from pretrain_throughput import cpu_threads
 
     from electra_tf import progress
     from electra_tf.config import ElectraConfig
@@ -158,6 +157,7 @@ def main(argv=None):
     from electra_tf.tokenizer import ElectraTokenizer
     from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
     from finetune.models.serving import ClassifierServingModule, export_classifier
+    from pretrain_throughput import cpu_threads
 
     tokenizer = ElectraTokenizer(args.vocab_file)
     config = ElectraConfig.from_preset(args.preset).with_vocab(

@@ -30,7 +30,7 @@ sys.path.insert(0, BENCH_DIR)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from bench_utils import peak_rss_mb, random_batch  # noqa: E402  (standard library only)
+from bench_utils import peak_rss_mb, random_batch  # noqa: E402  (bench/ is on sys.path from the lines above)
 
 MODES = ("full", "lora")
 FIGURES = ("trainable_parameters", "step_ms", "peak_rss_mb", "rss_before_training_mb")

@@ -13,9 +13,9 @@ when this one waits, so both see the same host (`ratio_vs_baseline` = baseline s
 checkout is faster). `--gradient_accumulation_steps=N` runs each step as N micro-batches; with `--baseline_repo=.
 --baseline_gradient_accumulation_steps=1` the baseline is this checkout on whole batches, and `ratio_vs_baseline` is
 what accumulation costs (below 1: slower). Prints sequences/s, tokens/s, seconds/step, the first step's loss beside
-the value a fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul peak
-measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen precision, and this
-process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
+the value a fresh model should have (ln V + 50 ln 2 = 44.98 for the BERT vocabulary), model FLOP/s, the dense matmul
+peak measured by TensorFlow in the same run (float32 and bfloat16), MFU against the peak of the chosen precision, and
+this process's peak RSS (VmHWM, i.e. ru_maxrss of its own address space).
 
 FLOPs: `model_flops_per_step` is the reference accounting of `electra_tf.flops.pretraining_flops` (embedding lookups
 as one-hot matmuls, backward = forward, element-wise costs included; the figures behind the paper's compute numbers),
@@ -41,6 +41,7 @@ The last line is one JSON object.
 """
 
 import argparse
+import functools
 import gc
 import json
 import math
@@ -53,8 +54,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-import peer_runner  # noqa: E402  (standard library only)
-from bench_utils import peak_rss_mb, random_batch  # noqa: E402
+import peer_runner
+from bench_utils import peak_rss_mb, random_batch
 
 
 def parse_args(argv=None):
@@ -221,9 +222,9 @@ def measure_ours(args):
     model, dataset, config, first = timed_model(args)
     batch = next(iter(dataset))
     initial_losses = [initial_loss(config, args.seq_len, batch, seed) for seed in range(args.initial_loss_seeds)]
-    runners = {"ours": lambda untimed: time_window(model, dataset, untimed, args.steps)}
+    runners = {"ours": functools.partial(time_window, model, dataset, steps=args.steps)}
     if baseline is not None:
-        runners["baseline"] = lambda untimed: baseline.window(untimed, args.steps)
+        runners["baseline"] = functools.partial(baseline.window, steps=args.steps)
     # Each window is one `fit` timed at batch ends after its untimed first step(s) (the rest of the warm-up in the
     # first window), so nothing of fit's set-up or teardown enters it; with a baseline the two alternate.
     windows = {name: [] for name in runners}
@@ -256,7 +257,8 @@ def measure_ours(args):
     if initial_losses:
         result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
         result["initial_losses"] = initial_losses
-    del model, dataset
+    # The next configuration measured in this process (bench/pretrain_scaling.py) starts without this model.
+    del runners, model, dataset, batch
     keras.mixed_precision.set_global_policy("float32")
     keras.backend.clear_session()
     gc.collect()
@@ -286,10 +288,9 @@ def batch_end_clock():
 def initial_loss(config, seq_len, batch, seed):
     """The step-0 loss (forward, training=False) of a model initialised with `seed`, in the current dtype policy."""
     import keras
+    import tensorflow as tf
 
     from electra_tf.training.pretrainer import ElectraPretrainer
-
-    import tensorflow as tf
 
     keras.utils.set_random_seed(seed)
     model = ElectraPretrainer(config, max_seq_length=seq_len)

@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from bench_utils import peak_rss_mb  # noqa: E402
+from bench_utils import peak_rss_mb
 
 SCORERS = ("electric", "pll_generator", "pll_same_size", "discriminator_mean")
 

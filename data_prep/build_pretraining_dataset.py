@@ -16,12 +16,11 @@ import sys
 if __package__ in (None, ""):  # Run as a script: make the repository root importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from absl import flags  # noqa: E402
+from absl import flags
 
-import electra_tf.cli  # noqa: E402  (defines --verbose; import before defining flags)
-
-from data_prep import corpus as corpus_lib  # noqa: E402
-from electra_tf.errors import ElectraError  # noqa: E402
+import electra_tf.cli
+from data_prep import corpus as corpus_lib
+from electra_tf.errors import ElectraError
 
 flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-separated, or tfds:<dataset name>.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (BERT format; see electra-build-vocab).")

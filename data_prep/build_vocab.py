@@ -15,11 +15,10 @@ import time
 if __package__ in (None, ""):  # Run as a script: make the repository root importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from absl import flags  # noqa: E402
+from absl import flags
 
-import electra_tf.cli  # noqa: E402  (defines --verbose; import before defining flags)
-
-from electra_tf.errors import DataError  # noqa: E402
+import electra_tf.cli
+from electra_tf.errors import DataError
 
 flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-separated, or tfds:<dataset name>.")
 flags.DEFINE_string("vocab_file", None, "An existing BERT-style vocab.txt to check and copy to --output instead of "

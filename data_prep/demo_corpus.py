@@ -15,7 +15,7 @@ import sys
 if __package__ in (None, ""):  # Run as a script: make the repository root importable.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import sysconfig  # noqa: E402
+import sysconfig
 
 # Directories of the standard library that are tests, tools or vendored code rather than library documentation.
 _SKIPPED_DIRS = frozenset(

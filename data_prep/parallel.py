@@ -95,7 +95,8 @@ def build_groups(config, groups, num_processes, on_progress, build_here=True):
                 if dead or all(w.exitcode == 0 for w in workers):
                     drain()
                     if len(done) < len(groups):
-                        raise RuntimeError(f"a worker process ended (exit codes {dead}) before finishing its shards")
+                        raise RuntimeError(
+                            f"a worker process ended (exit codes {dead}) before finishing its shards") from None
         return [done[index] for index in range(len(groups))]
     finally:
         for worker in workers:

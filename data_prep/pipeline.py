@@ -11,8 +11,7 @@ import os
 import time
 
 from data_prep import corpus as corpus_lib
-from data_prep import parallel, shard_builder
-from data_prep import shard_writer
+from data_prep import parallel, shard_builder, shard_writer
 from electra_tf.data import manifest as manifest_lib
 from electra_tf.data.pretraining_dataset import FEATURE_NAMES
 from electra_tf.errors import DataError

@@ -187,7 +187,7 @@ class PretrainingSettings:
     generator_training: str = "mle"
     adversarial_temperature_start: float = 1.0
     adversarial_temperature_end: float = 0.1
-    generator_annealing_steps: int = 0  # generator_training="annealed": steps to reach the adversarial loss; 0 = the run
+    generator_annealing_steps: int = 0  # generator_training="annealed": steps until the adversarial loss; 0 = the run
     sampling_warmup_steps: int = 0
     sinusoidal_position_init: bool = False
     embedding_sharing: str = "shared"

@@ -4,10 +4,10 @@
 import numpy as np
 import tensorflow as tf
 
-from electra_tf.inputs import encode_single_segments
-from electra_tf.models.backbone import FEATURE_NAMES, backbone_inputs
 from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
 from electra_tf.errors import ConfigError
+from electra_tf.inputs import encode_single_segments
+from electra_tf.models.backbone import FEATURE_NAMES, backbone_inputs
 
 
 def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=32):

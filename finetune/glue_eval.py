@@ -12,15 +12,14 @@ import json
 import math
 
 import numpy as np
+from absl import flags
 
 from electra_tf import cli  # defines --verbose; must precede the flag definitions below
-from absl import flags  # noqa: E402
-
-from electra_tf.errors import ConfigError  # noqa: E402
-from finetune.glue.metrics import task_metrics  # noqa: E402
-from finetune.glue.predictions import read_predictions  # noqa: E402
-from finetune.glue.readers import read_tsv, task_file  # noqa: E402
-from finetune.glue.tasks import TASKS, glue_task_spec  # noqa: E402
+from electra_tf.errors import ConfigError
+from finetune.glue.metrics import task_metrics
+from finetune.glue.predictions import read_predictions
+from finetune.glue.readers import read_tsv, task_file
+from finetune.glue.tasks import TASKS, glue_task_spec
 
 flags.DEFINE_string("task", None, f"GLUE task: one of {', '.join(TASKS)}.")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv (as written by download_glue_data.py).")

@@ -11,8 +11,14 @@ import keras
 from electra_tf.errors import ConfigError
 from electra_tf.training.optimizers import AdamWeightDecay
 from electra_tf.training.schedules import WarmupLinearDecay
-from finetune.hyperparameters import (ADAM_EPSILON, LAYERWISE_LR_DECAY, REFERENCE_LEARNING_RATES, WARMUP_FRACTION,
-                                      WEIGHT_DECAY, size_family_of_width)
+from finetune.hyperparameters import (
+    ADAM_EPSILON,
+    LAYERWISE_LR_DECAY,
+    REFERENCE_LEARNING_RATES,
+    WARMUP_FRACTION,
+    WEIGHT_DECAY,
+    size_family_of_width,
+)
 from finetune.layerwise_lr import layerwise_lr_multipliers
 
 

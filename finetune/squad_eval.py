@@ -14,12 +14,12 @@ against those N, as the run scored them.
 import json
 import sys
 
-from electra_tf import cli  # defines --verbose; must precede the flag definitions below
-from absl import app, flags  # noqa: E402
+from absl import app, flags
 
-from electra_tf.errors import DataError  # noqa: E402
-from finetune.squad.metrics import evaluate_v1, evaluate_v2  # noqa: E402
-from finetune.squad.readers import dataset_questions, evaluated_questions, file_version, load_json  # noqa: E402
+from electra_tf import cli  # defines --verbose; must precede the flag definitions below
+from electra_tf.errors import DataError
+from finetune.squad.metrics import evaluate_v1, evaluate_v2
+from finetune.squad.readers import dataset_questions, evaluated_questions, file_version, load_json
 
 flags.DEFINE_string("na_prob_file", None, "SQuAD 2.0: JSON of question id -> no-answer probability (null odds).")
 flags.DEFINE_float("na_prob_thresh", 1.0, "SQuAD 2.0: predict no answer when the no-answer probability is above "

@@ -23,7 +23,6 @@ import numpy as np
 import tensorflow as tf
 
 from electra_tf.data.keras_input import keras_input_options
-from electra_tf.errors import ConfigError
 from electra_tf.io_utils import atomic_write_json
 from electra_tf.training.resumption import refuse_other_settings, seed_generator_states
 

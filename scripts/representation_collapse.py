@@ -15,12 +15,12 @@ sequences as written (`mlm_accuracy`) and with the tokens between [CLS] and the 
 predicts from the bag of words around the mask does not.
 """
 
+import json
+import os
+
+from absl import flags
+
 from electra_tf import cli
-
-import json  # noqa: E402
-import os  # noqa: E402
-
-from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "A pre-training run's directory (electra-pretrain --model_dir).")
@@ -33,8 +33,6 @@ flags.DEFINE_integer("seed", 0, "Initialisation seed of `init`.")
 def masked_lm_accuracy(model, inputs):
     """The argmax accuracy at the masked positions of `inputs` (the draws of step 0) of the generator, or of the
     network itself under the `mlm` objective."""
-    import numpy as np
-
     outputs = model.pretraining_outputs(inputs, 0)
     masked = outputs["masked"]
     weights = masked.masked_lm_weights.numpy() > 0

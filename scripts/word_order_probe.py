@@ -12,11 +12,11 @@ keras-hub's `TransformerEncoder` on word + position embeddings and a LayerNorm, 
 JSON lines (docs/cpu_budget.md).
 """
 
+import json
+
+from absl import flags
+
 from electra_tf import cli
-
-import json  # noqa: E402
-
-from absl import flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("stack", "electra", ["electra", "keras_hub"], "The encoder under test.")

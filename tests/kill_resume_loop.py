@@ -136,8 +136,9 @@ def main():
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--objective", default="electra", help="pre-training objective of both runs")
     options = parser.parse_args()
-    from tests import synthetic_data
     import pathlib
+
+    from tests import synthetic_data
 
     workdir = pathlib.Path(options.workdir or tempfile.mkdtemp(prefix="kill-resume-"))
     workdir.mkdir(parents=True, exist_ok=True)

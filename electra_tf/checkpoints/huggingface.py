@@ -22,7 +22,13 @@ import numpy as np
 from electra_tf.checkpoints import tokenizer_files
 from electra_tf.checkpoints.matching import check_shared_embeddings
 from electra_tf.checkpoints.naming import (
-    DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES, stored_type_vocab_size)
+    DISCRIMINATOR,
+    EMBEDDINGS_SCOPE,
+    GENERATOR,
+    HEAD_SCOPES,
+    NETWORK_SCOPES,
+    stored_type_vocab_size,
+)
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
 from electra_tf.tokenizer import BERT_UNCASED

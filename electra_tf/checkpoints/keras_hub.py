@@ -3,22 +3,31 @@
 keras-hub's backbone has the same variables as ours (the reference's), in keras-hub's layers: they map one to one, by
 their public variable paths, onto the discriminator's embeddings and encoder (its attention projections stored per
 head). What does not map: the backbone has no discriminator or generator head (load with `allow_missing_head`), and
-it adds a tanh `pooled_dense` that ELECTRA does not have (dropped on import; left at its initialiser on export). keras-hub builds its
-Transformer layers with the tanh-approximate GELU where the reference uses the exact erf form: an imported model gets
-`hidden_activation="gelu_approximate"` and so computes keras-hub's outputs; a model exported to keras-hub is computed
-with the approximation there (its outputs differ from ours by the approximation's error, about 1e-3).
+it adds a tanh `pooled_dense` that ELECTRA does not have (dropped on import; left at its initialiser on export).
+keras-hub builds its Transformer layers with the tanh-approximate GELU where the reference uses the exact erf form: an
+imported model gets `hidden_activation="gelu_approximate"` and so computes keras-hub's outputs; a model exported to
+keras-hub is computed with the approximation there (its outputs differ from ours by the approximation's error, about
+1e-3).
 """
 
 import json
 import os
 import re
 
-from electra_tf.checkpoints.naming import (
-    HEADS_BIAS, HEADS_IN, HEADS_OUT, SAME_LAYOUT, DISCRIMINATOR, EMBEDDINGS_SCOPE, NETWORK_SCOPES, Slot,
-    stored_type_vocab_size)
 from electra_tf.checkpoints import tokenizer_files
-from electra_tf.io_utils import staged_directory
+from electra_tf.checkpoints.naming import (
+    DISCRIMINATOR,
+    EMBEDDINGS_SCOPE,
+    HEADS_BIAS,
+    HEADS_IN,
+    HEADS_OUT,
+    NETWORK_SCOPES,
+    SAME_LAYOUT,
+    Slot,
+    stored_type_vocab_size,
+)
 from electra_tf.errors import CheckpointError
+from electra_tf.io_utils import staged_directory
 from electra_tf.tokenizer import BERT_UNCASED
 
 CONFIG_NAME = "config.json"

@@ -12,8 +12,14 @@ import os
 from electra_tf.checkpoints import config_inference, ours
 from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_model
 from electra_tf.checkpoints.matching import assign_weights, cloze_generator_sizes, describe, has_head, network_sizes
-from electra_tf.checkpoints.naming import (DISCRIMINATOR, GENERATOR, MODEL_CLASS_NAMES, MODEL_KINDS, PRETRAINER,
-                                           model_kind_of)
+from electra_tf.checkpoints.naming import (
+    DISCRIMINATOR,
+    GENERATOR,
+    MODEL_CLASS_NAMES,
+    MODEL_KINDS,
+    PRETRAINER,
+    model_kind_of,
+)
 from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
@@ -32,7 +38,8 @@ HOLDERS = {
 @dataclasses.dataclass
 class LoadedModel:
     """A loaded model, its kind, the vocabulary it was trained with (None when the checkpoint has none), the format
-    it was read from, and its `TokenizerSettings` (BERT uncased where the checkpoint records none: `settings_recorded` False).
+    it was read from, and its `TokenizerSettings` (BERT uncased where the checkpoint records none: `settings_recorded`
+    False).
     """
 
     model: object

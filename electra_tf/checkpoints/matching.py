@@ -9,9 +9,18 @@ import re
 
 import numpy as np
 
-from electra_tf.checkpoints.naming import (CLOZE_HEAD_SCOPE, CLOZE_TOWER_SCOPES, DISCRIMINATOR, EMBEDDINGS_SCOPE,
-                                           GENERATOR, HEAD_SCOPES, NETWORK_SCOPES, PRETRAINER, is_head_name,
-                                           model_slots)
+from electra_tf.checkpoints.naming import (
+    CLOZE_HEAD_SCOPE,
+    CLOZE_TOWER_SCOPES,
+    DISCRIMINATOR,
+    EMBEDDINGS_SCOPE,
+    GENERATOR,
+    HEAD_SCOPES,
+    NETWORK_SCOPES,
+    PRETRAINER,
+    is_head_name,
+    model_slots,
+)
 from electra_tf.errors import CheckpointError
 
 _LAYER = re.compile(r"^(?P<scope>[^/]+)/encoder/layer_(?P<index>\d+)/")

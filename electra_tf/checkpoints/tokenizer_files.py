@@ -26,8 +26,17 @@ import tempfile
 
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
-from electra_tf.tokenizer import (BERT_UNCASED, CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, SPECIAL_TOKENS,
-                                  SUFFIX_INDICATOR, UNK_TOKEN, TokenizerSettings)
+from electra_tf.tokenizer import (
+    BERT_UNCASED,
+    CLS_TOKEN,
+    MASK_TOKEN,
+    PAD_TOKEN,
+    SEP_TOKEN,
+    SPECIAL_TOKENS,
+    SUFFIX_INDICATOR,
+    UNK_TOKEN,
+    TokenizerSettings,
+)
 
 VOCAB_NAME = "vocab.txt"
 TOKENIZER_JSON_NAME = "tokenizer.json"

@@ -5,9 +5,9 @@
     electra-convert --from=hf/electra-small-discriminator --to=tf1/model.ckpt --to_format=tf1
 
 Formats: ours (a pretrained directory: a keras-hub preset of the model [+ its tokenizer's files]; a pre-training
-model_dir is also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with model.safetensors +
-config.json; for --model=pretrainer a directory with discriminator/ and generator/), keras_hub (an ElectraBackbone
-preset directory). --from_format=auto tells them apart from the path. Outputs are written atomically.
+model_dir is also read), tf1 (a checkpoint prefix with the reference's variable names), hf (a directory with
+model.safetensors + config.json; for --model=pretrainer a directory with discriminator/ and generator/), keras_hub (an
+ElectraBackbone preset directory). --from_format=auto tells them apart from the path. Outputs are written atomically.
 
 The tokenizer travels with the model: vocab.txt and its casing and accent settings (tokenizer.json in ours and
 keras-hub presets, tokenizer_config.json for Hugging Face; a Hugging Face directory without vocab.txt, as
@@ -18,11 +18,9 @@ converted alone, and a note on stderr says so. A TF1 checkpoint records no setti
 
 import sys
 
-from electra_tf import cli
+from absl import flags
 
-from absl import flags  # noqa: E402
-
-from electra_tf import progress  # noqa: E402
+from electra_tf import cli, progress
 
 FORMATS = ["auto", "ours", "tf1", "hf", "keras_hub"]
 FLAGS = flags.FLAGS

@@ -6,15 +6,15 @@ evaluates the pre-training objective on held-out data (`--mode=eval`: one checkp
 for the outputs written to --model_dir.
 """
 
-from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+import sys
 
-import sys  # noqa: E402
+from absl import flags
 
-from absl import flags  # noqa: E402
+from electra_tf import cli
+from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES
 
-from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES  # noqa: E402
-from electra_tf.training.choices import (  # noqa: E402  (TensorFlow-free: fast --help)
-    DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, OPTIMIZERS, PRECISIONS, STRATEGIES)
+# TensorFlow-free, unlike the modules that use these choices: --help stays fast.
+from electra_tf.training.choices import DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, OPTIMIZERS, PRECISIONS, STRATEGIES
 
 FLAGS = flags.FLAGS
 # The library's name for --init_checkpoint_format.
@@ -107,8 +107,8 @@ flags.DEFINE_enum("nonfinite_loss", "stop", ["stop", "skip"], "On a NaN/inf loss
                   "good checkpoint is kept), or skip that update and count it as skipped_steps in the metrics.")
 flags.DEFINE_boolean("deterministic", False, "TensorFlow op determinism: two runs with the same --seed give identical "
                      "losses, and a resumed run ends with the weights of an uninterrupted one.")
-flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, "
-                    "comma-separated, the same on every worker (worker 0 is the chief).")
+flags.DEFINE_string("worker_hosts", None, "With --strategy=multi_worker instead of TF_CONFIG: every worker's "
+                    "host:port, comma-separated, the same on every worker (worker 0 is the chief).")
 flags.DEFINE_integer("task_index", 0, "This worker's position in --worker_hosts.")
 flags.DEFINE_float("collective_timeout_seconds", DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, "With --strategy=multi_worker: "
                    "stop when one exchange between the workers (an all-reduce of a step) waits longer than this, "
@@ -165,7 +165,8 @@ def _job(argv):
     try:
         job_flags["checkpoint_steps"] = tuple(int(step) for step in FLAGS.checkpoint_steps)
     except ValueError:
-        raise ConfigError(f"--checkpoint_steps={','.join(FLAGS.checkpoint_steps)} must be comma-separated integers") from None
+        raise ConfigError(f"--checkpoint_steps={','.join(FLAGS.checkpoint_steps)} must be comma-separated "
+                          "integers") from None
     job = PretrainingJob(model_overrides=overrides, **job_flags)
     job.validate()
     job.check_paths()

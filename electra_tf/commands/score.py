@@ -10,11 +10,9 @@ score, the mean log-probability of "original" over the pieces (higher = more flu
 import json
 import sys
 
-from electra_tf import cli
+from absl import flags
 
-from absl import flags  # noqa: E402
-
-from electra_tf import progress  # noqa: E402
+from electra_tf import cli, progress
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of electra-pretrain).")

@@ -5,7 +5,6 @@ import keras_hub
 
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 from electra_tf.errors import ConfigError
-
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
 from electra_tf.lora_settings import check_lora_settings
@@ -77,8 +76,8 @@ class ElectraBackbone(keras_hub.models.Backbone):
 
     def __init__(self, vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
                  max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None, dtype=None,
-                 **kwargs):
+                 layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None,
+                 dtype=None, **kwargs):
         architecture = ElectraArchitecture(  # ConfigError when invalid
             vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
             max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon,
@@ -86,8 +85,8 @@ class ElectraBackbone(keras_hub.models.Backbone):
         if embeddings is None:
             embeddings = ElectraEmbeddings.for_architecture(architecture, dtype=dtype)
         elif (embeddings.vocab_size, embeddings.embedding_size) != (vocab_size, embedding_size):
-            raise ValueError(f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but the "
-                             f"backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}")
+            raise ValueError(f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but "
+                             f"the backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}")
         embeddings_project = None
         if embedding_size != hidden_size:
             # Glorot-uniform, as tf.layers.dense's default in the reference.

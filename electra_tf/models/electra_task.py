@@ -43,7 +43,8 @@ class ElectraTask(keras_hub.models.Task):
         `allow_embedding_mismatch` are `load_checkpoint`'s.
         """
         load_arguments = {"format": format, "num_heads": num_heads, "vocab_file": vocab_file,
-                          "allow_missing_head": allow_missing_head, "allow_embedding_mismatch": allow_embedding_mismatch}
+                          "allow_missing_head": allow_missing_head,
+                          "allow_embedding_mismatch": allow_embedding_mismatch}
         if keras_hub_handle(cls, preset, load_arguments):
             return super().from_preset(preset, load_weights, **kwargs)
         model = checkpoint_model(cls, preset, **load_arguments)

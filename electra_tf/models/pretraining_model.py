@@ -15,7 +15,12 @@ from electra_tf.pretraining import objectives, randomness
 from electra_tf.pretraining.masking import candidate_mask, mask_inputs
 from electra_tf.pretraining.positions import gather_positions, scatter_vectors
 from electra_tf.pretraining.sampling import (
-    annealed_temperature, gumbel_max_sample, gumbel_softmax_gradient, linear_ramp, replace_tokens)
+    annealed_temperature,
+    gumbel_max_sample,
+    gumbel_softmax_gradient,
+    linear_ramp,
+    replace_tokens,
+)
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")

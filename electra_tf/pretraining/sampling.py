@@ -50,9 +50,9 @@ def gumbel_softmax_gradient(logits, uniform, temperature=1.0, relaxation_tempera
     """A tensor equal to zero whose gradient is that of the Gumbel-softmax relaxation of `gumbel_max_sample`.
 
     With the same `uniform` noise, softmax((logits / temperature + g) / relaxation_temperature) is the relaxed twin of
-    the hard sample; returning relaxed - stop_gradient(relaxed) adds nothing to the forward pass (the discriminator still
-    sees the hard sample) and hands the backward pass the relaxation's gradient: the straight-through estimator. Used
-    by adversarial generator training; float32.
+    the hard sample; returning relaxed - stop_gradient(relaxed) adds nothing to the forward pass (the discriminator
+    still sees the hard sample) and hands the backward pass the relaxation's gradient: the straight-through estimator.
+    Used by adversarial generator training; float32.
 
     Args:
         logits: [..., vocab] generator logits (with gradient).

@@ -8,8 +8,7 @@ import keras
 import tensorflow as tf
 
 from electra_tf.errors import ConfigError, WorkerLostError
-from electra_tf.training.choices import PRECISIONS, STRATEGIES  # noqa: F401  (part of this module's interface)
-from electra_tf.training.choices import check_collective_timeout
+from electra_tf.training.choices import PRECISIONS, STRATEGIES, check_collective_timeout
 
 
 def split_cpu(num_devices):

@@ -12,8 +12,14 @@ import dataclasses
 from electra_tf.checkpoints import collect_weights, load_checkpoint, require_checkpoint
 from electra_tf.checkpoints.config_inference import infer_config
 from electra_tf.checkpoints.matching import assign_weights, check_shared_embeddings, describe
-from electra_tf.checkpoints.naming import (DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, HEAD_SCOPES, NETWORK_SCOPES,
-                                           PRETRAINER)
+from electra_tf.checkpoints.naming import (
+    DISCRIMINATOR,
+    EMBEDDINGS_SCOPE,
+    GENERATOR,
+    HEAD_SCOPES,
+    NETWORK_SCOPES,
+    PRETRAINER,
+)
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.tokenizer import vocab_fingerprint

@@ -56,7 +56,8 @@ def make_pretraining_metrics(names=METRIC_NAMES):
 
 def update_pretraining_metrics(metrics, totals, loss, loss_weight=1.0):
     """Update `make_pretraining_metrics()` from all-reduced statistics `totals` and the step's global `loss`
-    (weighted by `loss_weight`; 0 leaves the loss mean unchanged). Metrics whose statistics are absent are left alone."""
+    (weighted by `loss_weight`; 0 leaves the loss mean unchanged). Metrics whose statistics are absent are left
+    alone."""
 
     def ratio(name, numerator, denominator):
         metrics[name].update_state(safe_divide(numerator, denominator), sample_weight=denominator)

@@ -8,7 +8,7 @@ import tensorflow as tf
 from keras import ops
 
 from electra_tf.errors import ConfigError
-from electra_tf.training.choices import OPTIMIZERS  # noqa: F401  (part of this module's interface)
+from electra_tf.training.choices import OPTIMIZERS
 
 # Last parts of the variable paths of LayerNormalization's scale and offset.
 LAYER_NORM_PARAMETERS = ("gamma", "beta")

@@ -19,14 +19,13 @@ from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAM
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
+from electra_tf.training import callbacks as callbacks_lib
+from electra_tf.training import distribution, preemption
+from electra_tf.training.choices import check_gradient_accumulation
+from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.pretraining_spec import PretrainingJob
 from electra_tf.training.resumption import dataclass_defaults, refuse_other_settings, seed_generator_states
-from electra_tf.training import callbacks as callbacks_lib
-from electra_tf.training import distribution
-from electra_tf.training import preemption
-from electra_tf.training.choices import check_gradient_accumulation
-from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.schedules import WarmupLinearDecay
 
 CONFIG_FILE = RUN_CONFIG_NAME
@@ -165,8 +164,11 @@ def _resolve_tokenizer_settings(job, manifest, initial):
 
 
 def _run(job, chief, checkpoint_dir, extra_files, progress):
-    from electra_tf.data.pretraining_dataset import (check_pretraining_data, corrupt_records_reported,
-                                                     make_pretraining_dataset)
+    from electra_tf.data.pretraining_dataset import (
+        check_pretraining_data,
+        corrupt_records_reported,
+        make_pretraining_dataset,
+    )
     from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
 
     distribution.set_precision(job.mixed_precision)

@@ -7,8 +7,12 @@ import os
 from electra_tf import preflight
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
-from electra_tf.training.choices import DEFAULT_COLLECTIVE_TIMEOUT_SECONDS, NONFINITE_LOSS_POLICIES, \
-    check_collective_timeout, check_gradient_accumulation
+from electra_tf.training.choices import (
+    DEFAULT_COLLECTIVE_TIMEOUT_SECONDS,
+    NONFINITE_LOSS_POLICIES,
+    check_collective_timeout,
+    check_gradient_accumulation,
+)
 
 MODES = ("train", "eval")
 

@@ -22,12 +22,10 @@ kernels), so the flags of the raw-text signature are refused with them. `--quant
 weights (LiteRT dynamic-range, ONNX Runtime's quantize_dynamic).
 """
 
-from electra_tf import cli
+from absl import flags
 
-from absl import flags  # noqa: E402
-
-from electra_tf import progress  # noqa: E402
-from electra_tf.export_formats import EXPORT_FORMATS, FILE_NAMES, QUANTIZATIONS  # noqa: E402
+from electra_tf import cli, progress
+from electra_tf.export_formats import EXPORT_FORMATS, FILE_NAMES, QUANTIZATIONS
 
 FLAGS = flags.FLAGS
 # The library's names for what this program calls --model, --checkpoint_format and --format.

@@ -27,13 +27,14 @@ Own files keep their label strings: per trial dev_predictions.tsv (line, label, 
 finetune/own_data/task.py.
 """
 
-from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+import dataclasses
 
-import dataclasses  # noqa: E402
+from absl import flags
 
-from absl import flags  # noqa: E402
+from electra_tf import cli
 
-from electra_tf.training.choices import PRECISIONS, STRATEGIES  # noqa: E402  (TensorFlow-free: fast --help)
+# TensorFlow-free, unlike the modules that use these choices: --help stays fast.
+from electra_tf.training.choices import PRECISIONS, STRATEGIES
 
 FLAGS = flags.FLAGS
 

@@ -17,7 +17,6 @@ from electra_tf.text_files import read_text
 from finetune.glue.tasks import glue_task_spec
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Example:
     """One GLUE example. `label` is the label string as in the task's files (a float for STS-B), None if unlabelled.

@@ -10,14 +10,13 @@ preprocessors, the backbone and its layers, the SQuAD heads and the fine-tuning 
 restores any of them, trained or not.
 """
 
+# A saved model's compile state holds its optimiser (and schedule): register them too.
+import finetune.optimization  # noqa: F401
 from finetune.models.text_classifier import ElectraTextClassifier
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 from finetune.models.token_classifier import ElectraTokenClassifier
 from finetune.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
 from finetune.squad.model import ElectraSquadModel
-
-# A saved model's compile state holds its optimiser (and schedule): register them too.
-import finetune.optimization  # noqa: E402,F401
 
 __all__ = ["ElectraSquadModel", "ElectraTextClassifier", "ElectraTextClassifierPreprocessor", "ElectraTokenClassifier",
            "ElectraTokenClassifierPreprocessor"]

@@ -4,9 +4,10 @@ Tasks: `chunk` (CoNLL-2000, the reference's tagging task; chunk F1 by conlleval'
 IOB2; CoNLL-2003 from tensorflow-datasets with `data_source="tfds"`), `pos` (word accuracy), `ged` (grammatical
 error detection: binary c/i labels, precision, recall and F0.5 of the "incorrect" class), and `tagging` for any other
 tag set (word accuracy). The tag set is the training file's; a dev or test tag it lacks is scored as it stands (a miss
-the tagger cannot avoid), with a warning naming the file and line and a count in results.json (`unseen_tags`). Files come from `train_file`, `dev_file`
-and optionally `test_file`; `word_column` and `tag_column` say where the word and the tag are (`.conllu` files: the
-UPOS tag; Penn Treebank `.pos` files, comma-separated paths or globs; FCE's token TSV for `ged`: word and c/i label).
+the tagger cannot avoid), with a warning naming the file and line and a count in results.json (`unseen_tags`). Files
+come from `train_file`, `dev_file` and optionally `test_file`; `word_column` and `tag_column` say where the word and
+the tag are (`.conllu` files: the UPOS tag; Penn Treebank `.pos` files, comma-separated paths or globs; FCE's token TSV
+for `ged`: word and c/i label).
 
 Outputs per trial: `dev_predictions.txt` (and `test_predictions.txt`), CoNLL format `word gold predicted`, a blank
 line between sentences; with `save_models`, an `ElectraTokenClassifier` (raw text or words in) as `model.keras`.

@@ -9,6 +9,7 @@ import math
 import os
 import subprocess
 import sys
+import weakref
 
 import pytest
 
@@ -67,10 +68,21 @@ def check_pretrain_result(result, batch, seq_len):
 
 
 def test_pretrain_throughput_smoke(capsys):
-    result = run_here("pretrain_throughput", capsys, *TINY, "--batch=4", "--seq_len=32", "--steps=2",
-                      "--warmup_steps=1", "--repeats=2", "--peer=off", f"--baseline_repo={REPO_ROOT}",
-                      "--gradient_accumulation_steps=2")
+    throughput = load_bench_module("pretrain_throughput")
+    measured_models, timed_model = [], throughput.timed_model
+
+    def recorded_timed_model(args):
+        model, *rest = timed_model(args)
+        measured_models.append(weakref.ref(model))
+        return (model, *rest)
+
+    throughput.timed_model = recorded_timed_model
+    throughput.main([*TINY, "--batch=4", "--seq_len=32", "--steps=2", "--warmup_steps=1", "--repeats=2", "--peer=off",
+                     f"--baseline_repo={REPO_ROOT}", "--gradient_accumulation_steps=2"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     check_pretrain_result(result, 4, 32)
+    # Released once measured: bench/pretrain_scaling.py measures one configuration after another in one process.
+    assert len(measured_models) == 1 and measured_models[0]() is None
     assert not any(key.startswith("peer") or key == "ratio_vs_peer" for key in result)
     # The baseline is this same checkout in a second process: same model, same micro-batches (the setting reaches
     # it), same first loss, its own windows.
@@ -242,24 +254,27 @@ def test_pretrain_throughput_with_the_peer():
 PERF_REPORT = "\n".join([
     "# Samples: 10K of event 'cpu-clock'",
     " 40.00%  \t[JIT] tid 30861                \t[.] 0x00007fe26ffc00b9",
-    " 10.00%  \tlibtensorflow_cc.so.2          \t[.] dnnl::impl::cpu::x64::matmul::brgemm_matmul_t<880>::compute_kernel",
+    " 10.00%  \tlibtensorflow_cc.so.2          \t[.] dnnl::impl::cpu::x64::matmul::brgemm_matmul_t<880>"
+    "::compute_kernel",
     "  9.00%  \tlibtensorflow_framework.so.2   \t[.] tsl::random::PhiloxRandom::operator()",
-    "  8.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<Eigen::TensorAssignOp"
-    "<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>, Eigen::TensorCwiseUnaryOp<Eigen::internal::scalar_exp_op"
-    "<float>>>>, Eigen::ThreadPoolDevice>::run",  # an element-wise kernel on the pool, not the pool's own code
+    # An element-wise kernel on the pool, not the pool's own code:
+    "  8.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
+    "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>, Eigen::TensorCwiseUnaryOp<"
+    "Eigen::internal::scalar_exp_op<float>>>>, Eigen::ThreadPoolDevice>::run",
     "  7.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::TensorBlockAssignment<Eigen::bfloat16, 4, "
     "Eigen::TensorSelectOp<Eigen::TensorMap<Eigen::Tensor<bool, 4, 1, long>>>>::Run",
-    "  6.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<Eigen::TensorAssignOp"
-    "<Eigen::TensorMap<Eigen::Tensor<Eigen::bfloat16, 1>>, Eigen::TensorConversionOp<Eigen::bfloat16, Eigen::TensorMap"
-    "<Eigen::Tensor<float const, 1>>>>>>::run",
-    "  5.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<Eigen::TensorAssignOp"
-    "<Eigen::TensorMap<Eigen::Tensor<int, 2>>, Eigen::TensorConversionOp<int, Eigen::TensorPairReducerOp<Eigen::internal"
-    "::ArgMaxPairReducer<Eigen::Pair<long, float>>>>>>>::run",
+    "  6.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
+    "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::bfloat16, 1>>, Eigen::TensorConversionOp<"
+    "Eigen::bfloat16, Eigen::TensorMap<Eigen::Tensor<float const, 1>>>>>>::run",
+    "  5.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
+    "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<int, 2>>, Eigen::TensorConversionOp<int, "
+    "Eigen::TensorPairReducerOp<Eigen::internal::ArgMaxPairReducer<Eigen::Pair<long, float>>>>>>>::run",
     "  4.00%  \t[kernel.kallsyms]              \t[k] finish_task_switch.isra.0",
     "  3.00%  \tlibc.so.6                      \t[.] __memmove_avx512_unaligned_erms",
-    "  2.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::TensorEvaluator<Eigen::TensorGeneratorOp<tensorflow::generator"
-    "::SparseXentGradGenerator<float, int>>>::block",
-    "  1.50%  \tlibtensorflow_framework.so.2   \t[.] Eigen::ThreadPoolTempl<tsl::thread::EigenEnvironment>::GlobalSteal",
+    "  2.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::TensorEvaluator<Eigen::TensorGeneratorOp<"
+    "tensorflow::generator::SparseXentGradGenerator<float, int>>>::block",
+    "  1.50%  \tlibtensorflow_framework.so.2   \t[.] Eigen::ThreadPoolTempl<tsl::thread::EigenEnvironment>"
+    "::GlobalSteal",
     "  1.00%  \tlibpython3.11.so.1.0           \t[.] _PyEval_EvalFrameDefault",
     "",
 ])

@@ -1,6 +1,5 @@
 import glob
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -2,8 +2,13 @@ import os
 
 import pytest
 
-from electra_tf.io_utils import (atomic_write_json, atomic_write_json_lines, atomic_write_text, read_json_lines,
-                                 staged_directory)
+from electra_tf.io_utils import (
+    atomic_write_json,
+    atomic_write_json_lines,
+    atomic_write_text,
+    read_json_lines,
+    staged_directory,
+)
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path):

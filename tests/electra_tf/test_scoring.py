@@ -4,9 +4,9 @@ import sys
 
 import numpy as np
 
+from electra_tf.checkpoints import save_checkpoint
 from electra_tf.config import ElectraConfig
 from electra_tf.models import backbone_inputs, build_discriminator, build_generator
-from electra_tf.checkpoints import save_checkpoint
 from electra_tf.scoring import load_scorer, pseudo_log_likelihoods, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
 from tests import synthetic_data
@@ -126,7 +126,7 @@ def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
     pairs = _crafted_pairs()
     results = score_texts(discriminator, tokenizer, [text for clean, corrupted, _ in pairs
                                                      for text in (clean, corrupted)], max_seq_length=32)
-    for (clean, corrupted, position), clean_result, corrupted_result in zip(pairs, results[::2], results[1::2]):
+    for (_, corrupted, position), clean_result, corrupted_result in zip(pairs, results[::2], results[1::2]):
         probabilities = corrupted_result["replaced_probability"]
         print(f"{corrupted}: flagged {corrupted_result['tokens'][int(np.argmax(probabilities))]} "
               f"p={max(probabilities):.3f}; score clean {clean_result['score']:.3f} > {corrupted_result['score']:.3f}")
@@ -136,7 +136,8 @@ def test_trained_discriminator_flags_the_off_topic_word(pretrained_detector):
 
 
 def test_cli_flags_the_off_topic_word_in_json_lines(pretrained_detector):
-    """The same verdict through `python -m electra_tf.commands.score`: one valid JSON object per line, the same verdict."""
+    """The same verdict through `python -m electra_tf.commands.score`: one valid JSON object per line, the same
+    verdict."""
     clean, corrupted, position = _crafted_pairs()[0]
     result = subprocess.run([sys.executable, "-m", "electra_tf.commands.score", f"--model_dir={pretrained_detector}",
                              clean, corrupted], capture_output=True, text=True, cwd=REPO_ROOT, env=users_environment(),

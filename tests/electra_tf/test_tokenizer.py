@@ -8,7 +8,6 @@ import tensorflow as tf
 from electra_tf.errors import DataError
 from electra_tf.tokenizer import ElectraTokenizer, vocab_fingerprint
 
-
 # ---- A straightforward transcription of BERT's tokenization.py (BasicTokenizer + WordpieceTokenizer). ----
 
 def _is_whitespace(char):

@@ -4,8 +4,13 @@ seeded epochs that differ, the reference's padding on request, predictions back 
 import numpy as np
 import tensorflow as tf
 
-from finetune.batching import (bucket_widths, length_bucketed_batches, length_order, num_shuffled_batches,
-                               predict_in_buckets)
+from finetune.batching import (
+    bucket_widths,
+    length_bucketed_batches,
+    length_order,
+    num_shuffled_batches,
+    predict_in_buckets,
+)
 from finetune.trial_state import training_batches
 
 MAX_SEQ_LENGTH = 128

@@ -6,9 +6,9 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.config import ElectraConfig
+from electra_tf.models import build_discriminator
 from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.layerwise_lr import layerwise_lr_multipliers
-from electra_tf.models import build_discriminator
 from finetune.models import ElectraTextClassifier
 from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer
 from finetune.squad.model import ElectraSquadModel

@@ -5,8 +5,8 @@ import pytest
 from electra_tf.errors import ConfigError
 from finetune import hyperparameters
 from finetune.glue.task import GlueTask
-from finetune.registry import get_task, tasks
 from finetune.own_data.task import OwnDataTask
+from finetune.registry import get_task, tasks
 from finetune.squad.task import SquadTask
 from finetune.tagging.task import TaggingTask
 from finetune.task import Task

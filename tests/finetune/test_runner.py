@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
-from finetune.runner import FinetuningJob, run
 from finetune.glue_eval import evaluate_predictions_file
+from finetune.runner import FinetuningJob, run
 
 
 def _write_stsb(glue_dir, rng):
@@ -68,7 +68,8 @@ def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):
         return FinetuningJob(**{"task": "SST-2", "init_checkpoint": pretrained_tiny, "data_dir": str(tmp_path),
                                 "output_dir": str(tmp_path / "out"), **fields})
 
-    with pytest.raises(CheckpointError, match="^init_checkpoint=/nonexistent does not exist: pass a model directory") as raised:
+    with pytest.raises(CheckpointError,
+                       match="^init_checkpoint=/nonexistent does not exist: pass a model directory") as raised:
         job(init_checkpoint="/nonexistent").validate()
     assert raised.value.arguments == ("init_checkpoint",)
     # A TF1 checkpoint prefix (the released electra_small/electra_small) is not itself a file, but it exists.
@@ -113,7 +114,8 @@ def test_a_lora_job_trains_the_factors_and_saves_merged_kernels(pretrained_tiny,
     results = run(job)
     assert results["job"]["lora_rank"] == 2 and results["job"]["lora_alpha"] == 4
     saved = keras.saving.load_model(str(tmp_path / "out" / "trial_0" / "model.keras"), compile=False)
-    pretrained = {variable.path: variable.numpy() for variable in load_pretrained(pretrained_tiny).model.backbone.weights}
+    pretrained = {variable.path: variable.numpy()
+                  for variable in load_pretrained(pretrained_tiny).model.backbone.weights}
     adapted = set()
     for variable in saved.backbone.weights:
         assert "lora" not in variable.path, "saved with the factors merged"

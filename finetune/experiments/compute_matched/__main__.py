@@ -4,21 +4,20 @@
         --corpus=../shared/data/corpus/nltk-gutenberg --glue_dir=../shared/data/glue
 """
 
-from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+import dataclasses
+import os
+import shlex
+import sys
 
-import dataclasses  # noqa: E402
-import os  # noqa: E402
-import shlex  # noqa: E402
-import sys  # noqa: E402
+from absl import flags
 
-from absl import flags  # noqa: E402
-
-from electra_tf import flops as flops_lib  # noqa: E402
-from electra_tf.config import PRESETS  # noqa: E402
-from electra_tf.errors import ConfigError  # noqa: E402
-from finetune.experiments.compute_matched.experiment import run_experiment  # noqa: E402
-from finetune.experiments.compute_matched import plan  # noqa: E402
-from finetune.experiments.compute_matched.plan import PRECISIONS, Settings  # noqa: E402
+from electra_tf import cli
+from electra_tf import flops as flops_lib
+from electra_tf.config import PRESETS
+from electra_tf.errors import ConfigError
+from finetune.experiments.compute_matched import plan
+from finetune.experiments.compute_matched.experiment import run_experiment
+from finetune.experiments.compute_matched.plan import PRECISIONS, Settings
 
 FLAGS = flags.FLAGS
 

@@ -69,8 +69,16 @@ from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_text
 from electra_tf.training.resumption import check_or_write_settings
 from finetune.experiments.compute_matched.plan import (
-    corpus_files, corpus_text_bytes, estimate_seconds, finetune_hyperparameters, objective_config, plan_runs,
-    seed_groups, split_corpus, validate)
+    corpus_files,
+    corpus_text_bytes,
+    estimate_seconds,
+    finetune_hyperparameters,
+    objective_config,
+    plan_runs,
+    seed_groups,
+    split_corpus,
+    validate,
+)
 from finetune.experiments.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
 from finetune.experiments.compute_matched.results import primary_metric, read_metrics, summarize_scores, task_name
 from finetune.experiments.compute_matched.settings_record import check_or_record_job
@@ -204,8 +212,8 @@ def random_init_checkpoint(settings, vocab):
     if not os.path.isfile(os.path.join(target, "config.json")):
         import keras
 
-        from electra_tf.models import build_discriminator
         from electra_tf.checkpoints import save_checkpoint
+        from electra_tf.models import build_discriminator
         from electra_tf.training.pretraining_job import PretrainingJob
 
         config = PretrainingJob(pretrain_tfrecords="-", model_dir="-", model_size=settings.model_size,

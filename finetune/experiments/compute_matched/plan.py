@@ -1,4 +1,5 @@
-"""The compute-matched experiment's settings and plan: budgets, steps per objective, evaluation points, time estimate."""
+"""The compute-matched experiment's settings and plan: budgets, steps per objective, evaluation points, time
+estimate."""
 
 import dataclasses
 import glob

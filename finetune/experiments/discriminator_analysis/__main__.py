@@ -3,19 +3,19 @@
 Measures a pre-trained ELECTRA discriminator (our pretrained directory or run, a reference TF1 checkpoint, a Hugging
 Face directory, a keras-hub preset) and writes OUT/results.json, OUT/report.md, per-item files and plots. `DIR` holds
 `ged/fce/en_fce_{dev,test}.tsv`, `tagging/ptb_sample/tagged/*.pos`,
-`tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu`, `tagging/switchboard/{tagged,disfluency}` and `blimp/*.jsonl`. `calibration` (and the generator's halves of `pos` and
-`blimp`) need the generator: pass a pre-training run directory, a Hugging Face discriminator/ + generator/ pair or the
-reference's TF1 checkpoint. `--compare_checkpoint` adds a second model to `representations`.
+`tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu`, `tagging/switchboard/{tagged,disfluency}` and
+`blimp/*.jsonl`. `calibration` (and the generator's halves of `pos` and `blimp`) need the generator: pass a
+pre-training run directory, a Hugging Face discriminator/ + generator/ pair or the reference's TF1 checkpoint.
+`--compare_checkpoint` adds a second model to `representations`.
 """
 
-from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+import shlex
+import sys
 
-import shlex  # noqa: E402
-import sys  # noqa: E402
+from absl import flags
 
-from absl import flags  # noqa: E402
-
-from finetune.experiments.discriminator_analysis.analysis import ANALYSES  # noqa: E402
+from electra_tf import cli
+from finetune.experiments.discriminator_analysis.analysis import ANALYSES
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("init_checkpoint", None, "The discriminator to analyse (any format electra-finetune reads).")

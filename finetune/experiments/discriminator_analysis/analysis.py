@@ -131,9 +131,9 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
                  blimp_pairs_per_paradigm=None, bootstrap_resamples=200, seed=0, heldout_tfrecords=None,
                  max_heldout_windows=1024, compare_checkpoint=None, representation_words=10000, command=None,
                  input_encoding="utf-8", encoding_errors="strict", allow_embedding_mismatch=False):
-    """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its generator
-    where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and returns the
-    results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
+    """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its
+    generator where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and
+    returns the results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
     (`heldout.py`, up to `max_heldout_windows` records). `analyses` None: every analysis the checkpoint allows (those
     needing a generator are skipped, and listed under "skipped", when it holds none); named ones that cannot run are
     an error. `compare_checkpoint` (any format the discriminator's) is the second model of `representations`, which

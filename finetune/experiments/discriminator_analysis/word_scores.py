@@ -8,7 +8,6 @@ words (`finetune.tagging.features`), so each word is scored in some context and 
 
 import numpy as np
 
-
 BACKBONE_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 
 

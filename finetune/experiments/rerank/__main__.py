@@ -7,14 +7,13 @@ weights of LM score, recogniser evidence and length are tuned on the utterances 
 odd ones. Writes OUT/utterances.jsonl and OUT/summary.json (docs/rerank.md).
 """
 
-from electra_tf import cli  # noqa: F401  (defines --verbose; must come before the flags below)
+import shlex
+import sys
 
-import shlex  # noqa: E402
-import sys  # noqa: E402
+from absl import flags
 
-from absl import flags  # noqa: E402
-
-from finetune.experiments.rerank.scorers import SCORERS  # noqa: E402
+from electra_tf import cli
+from finetune.experiments.rerank.scorers import SCORERS
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("nbest", None, "The n-best file: a HyPoradise JSON array or JSON lines (docs/rerank.md).")

@@ -37,7 +37,8 @@ def _ece_by_the_formula(labels, probabilities, bins=15):
         inside = [(label, p) for label, p in zip(labels, probabilities)
                   if k / bins <= p < (k + 1) / bins or (k == bins - 1 and p == 1.0)]
         if inside:
-            total += len(inside) / len(labels) * abs(np.mean([l for l, _ in inside]) - np.mean([p for _, p in inside]))
+            gap = np.mean([label for label, _ in inside]) - np.mean([p for _, p in inside])
+            total += len(inside) / len(labels) * abs(gap)
     return total
 
 

@@ -17,8 +17,14 @@ from electra_tf.checkpoints import load_checkpoint
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, load_vocab
 from tests.electra_tf.checkpoints import fixtures
-from tests.electra_tf.checkpoints.every_format import (CASED, FORMATS, HEADLESS, PAIRS, encoder_weights,
-                                                       write_every_format)
+from tests.electra_tf.checkpoints.every_format import (
+    CASED,
+    FORMATS,
+    HEADLESS,
+    PAIRS,
+    encoder_weights,
+    write_every_format,
+)
 from tests.electra_tf.checkpoints.models import TINY
 
 
@@ -30,10 +36,10 @@ def checkpoints(tmp_path_factory):
     return paths, encoder_weights(pretrainer.pretrained_discriminator().backbone)
 
 
-def assert_identical(actual, expected):
-    assert sorted(actual) == sorted(expected)
+def assert_identical(actual, expected, reader=""):
+    assert sorted(actual) == sorted(expected), reader
     for name, value in expected.items():
-        assert np.array_equal(actual[name], value), name
+        assert np.array_equal(actual[name], value), f"{reader} {name}"
 
 
 def test_the_fixture_writes_every_layout(checkpoints):
@@ -79,7 +85,7 @@ def test_every_reader_gets_the_same_discriminator(checkpoints, name, tmp_path):
     backbones["ElectraTokenClassifier.from_preset"] = ElectraTokenClassifier.from_preset(
         path, tags=["O", "X"], max_seq_length=16).backbone
     for reader, backbone in backbones.items():
-        assert_identical(encoder_weights(backbone), expected)
+        assert_identical(encoder_weights(backbone), expected, reader)
 
     if name in HEADLESS:
         with pytest.raises(CheckpointError, match="discriminator head is missing"):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.models import backbone_inputs
 from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.checkpoints.reference_tf1 import read_tf1_checkpoint
+from electra_tf.models import backbone_inputs
 from tests.electra_tf.checkpoints import fixtures, hf_reference
 
 TOLERANCE = 1e-4
@@ -45,8 +45,8 @@ def test_discriminator_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint,
     expected = hf_reference.electra_for_pretraining_logits(
         hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
         features["segment_ids"])
-    np.testing.assert_allclose(_real(np.asarray(loaded.model(backbone_inputs(features))), features), _real(expected, features),
-                               atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(_real(np.asarray(loaded.model(backbone_inputs(features))), features),
+                               _real(expected, features), atol=TOLERANCE, rtol=0)
 
 
 def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf_pair):

@@ -11,8 +11,8 @@ from electra_tf.checkpoints.naming import EMBEDDINGS_SCOPE, embedding_slots
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.layers.embeddings import ElectraEmbeddings
-from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY, tiny_model, variables_by_path
 from tests.electra_tf.checkpoints import fixtures
+from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY, tiny_model, variables_by_path
 
 NO_TOKEN_TYPES = dataclasses.replace(TINY, type_vocab_size=0)
 TOKEN_TYPE_NAME = f"{EMBEDDINGS_SCOPE}/token_type_embeddings"

@@ -6,9 +6,8 @@ import tensorflow as tf
 
 from data_prep.example_builder import PretrainingExample
 from data_prep.shard_writer import ExampleSerializer, ShardWriter
-from electra_tf.data import FEATURE_NAMES, check_pretraining_data, make_pretraining_dataset
+from electra_tf.data import FEATURE_NAMES, check_pretraining_data, make_pretraining_dataset, pretraining_dataset
 from electra_tf.data import manifest as manifest_lib
-from electra_tf.data import pretraining_dataset
 from electra_tf.errors import DataError
 from electra_tf.tokenizer import vocab_fingerprint
 
@@ -146,7 +145,7 @@ def test_truncated_shard_is_named(tmp_path):
 
 
 def test_truncated_file_without_manifest_is_named(tmp_path):
-    pattern = _write_shards(tmp_path / "d", manifest=False)
+    _write_shards(tmp_path / "d", manifest=False)
     path = tmp_path / "d" / "pretrain-00002-of-00003.tfrecord"
     external = path.with_name("external.tfrecord")
     path.rename(external)

@@ -16,13 +16,14 @@ ARCHITECTURE = dict(vocab_size=60, embedding_size=16, hidden_size=HIDDEN, num_la
 # keras-hub's TransformerEncoder names for ours (`ElectraTransformerLayer`'s sub-layers).
 KERAS_HUB_NAMES = {"query": "self_attention_layer/query", "key": "self_attention_layer/key",
                    "value": "self_attention_layer/value", "attention_output": "self_attention_layer/attention_output",
-                   "attention_layer_norm": "self_attention_layer_norm", "intermediate": "feedforward_intermediate_dense",
-                   "output": "feedforward_output_dense", "output_layer_norm": "feedforward_layer_norm"}
+                   "attention_layer_norm": "self_attention_layer_norm",
+                   "intermediate": "feedforward_intermediate_dense", "output": "feedforward_output_dense",
+                   "output_layer_norm": "feedforward_layer_norm"}
 
 
 def _lora_backbone(seed=0, targets=None):
-    """A backbone with LoRA on `targets` (default query and value), every weight (the B factors, biases, LayerNorms) away from its
-    initial value so that no gradient vanishes by construction (B = 0 would give A a zero gradient)."""
+    """A backbone with LoRA on `targets` (default query and value), every weight (the B factors, biases, LayerNorms)
+    away from its initial value so that no gradient vanishes by construction (B = 0 would give A a zero gradient)."""
     backbone = ElectraBackbone(**ARCHITECTURE)
     backbone.enable_lora(RANK, target_layer_names=targets, lora_alpha=ALPHA)
     rng = np.random.default_rng(seed)

@@ -4,11 +4,16 @@ import shutil
 import numpy as np
 import pytest
 
+from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
-from electra_tf.models import ElectraDiscriminator, ElectraGenerator, backbone_inputs, build_discriminator, \
-    build_generator
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
+from electra_tf.models import (
+    ElectraDiscriminator,
+    ElectraGenerator,
+    backbone_inputs,
+    build_discriminator,
+    build_generator,
+)
 
 
 def _features(batch=2, length=16):

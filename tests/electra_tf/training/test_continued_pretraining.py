@@ -96,7 +96,8 @@ def test_a_pretrainer_written_by_convert_checkpoint_is_read_back(data, tf1_check
     save_checkpoint(load_checkpoint(prefix, "pretrainer", num_heads=2).model, str(tmp_path / "converted"), "ours",
                vocab_file=data["vocab"])
     run(_job(data, tmp_path / "run", init_checkpoint=str(tmp_path / "converted")))
-    _assert_weights_equal(collect_weights(load_checkpoint(str(tmp_path / "run"), "pretrainer").model, "pretrainer"), arrays)
+    _assert_weights_equal(collect_weights(load_checkpoint(str(tmp_path / "run"), "pretrainer").model, "pretrainer"),
+                          arrays)
     assert load_checkpoint(str(tmp_path / "run"), "pretrainer").model.electra_config.num_heads == 2
 
 

@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.errors import NonFiniteLossError
-from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.callbacks import LossScaleMonitor
+from electra_tf.training.pretrainer import ElectraPretrainer
 from tests.electra_tf.training.test_pretraining_job import _checkpoint_values, _job
 
 POISONED_STEP = 4

@@ -158,7 +158,8 @@ def test_mlm_objective_has_no_generator_and_trains_the_discriminator_sized_netwo
     assert "disc_logits" not in outputs and "corrupted_ids" not in outputs
     encoder = model.discriminator.backbone.trainable_variables
     assert all(_reached(_gradients(model, "mlm_loss_sum", encoder)))
-    assert all(g is None for g in _gradients(model, "mlm_loss_sum", model.discriminator.replaced_token_head.trainable_variables))
+    head = model.discriminator.replaced_token_head.trainable_variables
+    assert all(g is None for g in _gradients(model, "mlm_loss_sum", head))
 
 
 @pytest.mark.parametrize("objective, positions", [("replace_mlm", 4), ("all_tokens_mlm", 32)])
@@ -311,8 +312,8 @@ def test_adversarial_training_passes_the_discriminator_loss_to_the_generator(tra
 def test_adversarial_loss_drops_the_generator_mle_term():
     model = ElectraPretrainer(_tiny(generator_training="adversarial"), max_seq_length=32)
     stats = model.pretraining_statistics(model.pretraining_outputs(_batch(np.random.default_rng(0)), step=0))
-    np.testing.assert_allclose(model.pretraining_loss(stats, stats), 50.0 * stats["disc_loss_sum"] / stats["disc_count"],
-                               rtol=1e-6)
+    np.testing.assert_allclose(model.pretraining_loss(stats, stats),
+                               50.0 * stats["disc_loss_sum"] / stats["disc_count"], rtol=1e-6)
 
 
 def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():

@@ -9,7 +9,6 @@ import tensorflow as tf
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.training.pretraining_job import PretrainingJob, run
 
-
 # The tiny preset at one layer: what these runs check does not depend on the depth, and one layer is cheaper to trace.
 ONE_LAYER_WITHOUT_DROPOUT = {"num_layers": 1, "hidden_dropout": 0.0, "attention_dropout": 0.0}
 
@@ -169,7 +168,8 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     job = _job(pretraining_data, model_dir, model_overrides={"embedding_sharing": "gdes"})
     run(job)
     model = ElectraPretrainer(job.model_config(), max_seq_length=32)
-    tf.train.Checkpoint(model=model).restore(str(model_dir / "ckpt-6")).expect_partial().assert_existing_objects_matched()
+    restored = tf.train.Checkpoint(model=model).restore(str(model_dir / "ckpt-6"))
+    restored.expect_partial().assert_existing_objects_matched()
     generator_table = model.embeddings.word_embeddings.embeddings.numpy()
     delta = model.word_embedding_delta.embeddings.numpy()
     assert np.abs(delta).max() > 1e-4, "the delta was trained"

@@ -5,7 +5,11 @@ import pytest
 
 from electra_tf.errors import ConfigError
 from electra_tf.training.resumption import (
-    changed_settings, check_or_write_settings, dataclass_defaults, refuse_other_settings)
+    changed_settings,
+    check_or_write_settings,
+    dataclass_defaults,
+    refuse_other_settings,
+)
 
 
 @dataclasses.dataclass

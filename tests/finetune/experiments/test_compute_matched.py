@@ -319,7 +319,7 @@ def test_end_to_end_results(experiment):
     budget = saved["budget_flops"]
     for fraction_index, fraction in enumerate([0.5, 1.0]):
         flops = []
-        for name, run in runs.items():
+        for run in runs.values():
             point = run["eval_points"][fraction_index]
             assert point["fraction"] == fraction
             assert abs(point["flops"] - fraction * budget) <= run["flops_per_step"]

@@ -155,7 +155,8 @@ def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recompute
     for pair in pairs:
         by_paradigm.setdefault(pair["paradigm"], []).append(pair["score_good"] > pair["score_bad"])
     assert results["blimp"]["by_paradigm"] == {name: np.mean(values) for name, values in by_paradigm.items()}
-    assert results["blimp"]["accuracy"] == pytest.approx(np.mean([v for values in by_paradigm.values() for v in values]))
+    assert results["blimp"]["accuracy"] == pytest.approx(
+        np.mean([v for values in by_paradigm.values() for v in values]))
 
 
 def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
@@ -173,8 +174,8 @@ def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
     result = subprocess.run([sys.executable, "-m", "finetune.experiments.discriminator_analysis",
-                             f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"], cwd=REPO_ROOT, capture_output=True, text=True,
-                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
+                             f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"], cwd=REPO_ROOT,
+                            capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
     assert result.returncode == 2
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
         "error: --init_checkpoint is required"]
@@ -206,8 +207,8 @@ def test_analyses_needing_a_package_that_is_not_installed_are_refused_before_any
 
 
 def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
-    from finetune.experiments.discriminator_analysis.word_scores import window_logits
     from electra_tf.checkpoints import load_checkpoint
+    from finetune.experiments.discriminator_analysis.word_scores import window_logits
 
     discriminator = load_checkpoint(pretrained_tiny, "discriminator").model
     rng = np.random.default_rng(0)

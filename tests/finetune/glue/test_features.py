@@ -3,8 +3,14 @@
 import numpy as np
 import pytest
 
-from finetune.glue.features import (encode_examples, encode_token_ids, features_to_dataset, label_ids,
-                                    truncated_lengths, with_swapped_pairs)
+from finetune.glue.features import (
+    encode_examples,
+    encode_token_ids,
+    features_to_dataset,
+    label_ids,
+    truncated_lengths,
+    with_swapped_pairs,
+)
 from finetune.glue.readers import Example, read_examples
 
 CLS, SEP, PAD = 101, 102, 0

@@ -8,8 +8,12 @@ import pytest
 
 from electra_tf.config import ElectraConfig
 from electra_tf.models import build_discriminator
-from finetune.models import (ElectraTextClassifier, ElectraTextClassifierPreprocessor, ElectraTokenClassifier,
-                             ElectraTokenClassifierPreprocessor)
+from finetune.models import (
+    ElectraTextClassifier,
+    ElectraTextClassifierPreprocessor,
+    ElectraTokenClassifier,
+    ElectraTokenClassifierPreprocessor,
+)
 
 CONFIG = ElectraConfig.from_preset("tiny").with_vocab(200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
 FIRST_WORDS = list(range(10, 20))  # example k starts with word w<k>: token id 5 + k in the synthetic vocabulary

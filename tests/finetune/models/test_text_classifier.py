@@ -1,10 +1,10 @@
 """The keras-hub-shaped Keras API: `from_preset`, `compile()` without arguments, `fit`/`predict` on Python lists of
 raw strings learn a keyword task; `.keras` and `export()` round trips predict the same."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-import keras
 
 from finetune.models import ElectraTextClassifier
 from finetune.optimization import create_finetuning_optimizer

@@ -1,9 +1,9 @@
 """`ElectraTokenClassifier` and its preprocessor: word packing against the tokenizer, Keras `fit` on Python lists of
 words and tags, raw text with offsets, `.keras` round trip."""
 
+import keras
 import numpy as np
 import pytest
-import keras
 import tensorflow as tf
 
 from electra_tf.tokenizer import ElectraTokenizer

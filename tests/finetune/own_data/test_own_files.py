@@ -6,7 +6,6 @@ import json
 import os
 
 import numpy as np
-
 import pytest
 
 from electra_tf.errors import DataError
@@ -29,10 +28,10 @@ def _write_csv(path, examples):
 def test_the_three_formats_read_the_same_examples(tmp_path):
     rows = [("a, \"quoted\" text", "positive"), ("line\nbreak", "negative")]
     _write_csv(tmp_path / "x.csv", [(text, 1 if label == "positive" else 0) for text, label in rows])
-    (tmp_path / "x.tsv").write_text("review\tsentiment\n" + "".join(f"{t.replace(chr(10), ' ')}\t{l}\n"
-                                                                    for t, l in rows), encoding="utf-8")
-    (tmp_path / "x.jsonl").write_text("".join(json.dumps({"review": t, "sentiment": l}) + "\n" for t, l in rows),
-                                      encoding="utf-8")
+    (tmp_path / "x.tsv").write_text("review\tsentiment\n" + "".join(f"{text.replace(chr(10), ' ')}\t{label}\n"
+                                                                    for text, label in rows), encoding="utf-8")
+    (tmp_path / "x.jsonl").write_text(
+        "".join(json.dumps({"review": text, "sentiment": label}) + "\n" for text, label in rows), encoding="utf-8")
     read = {kind: read_labelled_file(str(tmp_path / f"x.{kind}"), "review", label_column="sentiment")
             for kind in ("csv", "tsv", "jsonl")}
     assert [(e.text_a, e.label) for e in read["csv"]] == rows

@@ -175,7 +175,7 @@ def find_best_thresh(preds, scores, na_probs, qid_to_has_ans):
     best_score = cur_score
     best_thresh = 0.0
     qid_list = sorted(na_probs, key=lambda k: na_probs[k])
-    for i, qid in enumerate(qid_list):
+    for i, qid in enumerate(qid_list):  # noqa: B007  (as in evaluate-v2.0.py)
         if qid not in scores:
             continue
         if qid_to_has_ans[qid]:

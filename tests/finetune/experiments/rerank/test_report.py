@@ -25,8 +25,8 @@ def test_tables_hold_every_run(tmp_path):
     runs = read_runs(tmp_path)
     assert list(runs["mlm"]) == ["ls_clean", "wsj"]
     rows = wer_table(runs).splitlines()
-    assert rows[0] == ("| n-best file | model | scorer | utterances (test) | first | oracle | length only | re-ranked | "
-                       "re-ranked - first | re-ranked - length only | scorer alone |")
+    assert rows[0] == ("| n-best file | model | scorer | utterances (test) | first | oracle | length only | "
+                       "re-ranked | re-ranked - first | re-ranked - length only | scorer alone |")
     assert rows[2] == ("| ls_clean | mlm | pll | 3 | 5.00 | 1.00 | 4.50 | 4.00 | -1.00 [-1.50, +0.25] | "
                        "-0.50 [-1.00, +0.75] | 9.00 |")
     assert rows[3] == ("| wsj | mlm | pll | 3 | 6.00 | 1.00 | 5.50 | 6.50 | +0.50 [-1.50, +0.25] | "

@@ -93,7 +93,7 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
         for name in summary["scorers"]:
             assert record["chosen"][name] == rechosen(record, name, summary["weights"][name])
         # A hypothesis repeated in a list has one score per scorer.
-        for name, values in record["scores"].items():
+        for values in record["scores"].values():
             by_text = {}
             for text, value in zip(record["hypotheses"], values):
                 assert by_text.setdefault(text, value) == value

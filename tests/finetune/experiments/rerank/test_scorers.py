@@ -4,7 +4,6 @@ is no masked LM), and a named scorer the checkpoint cannot serve is an error nam
 
 import dataclasses
 
-import numpy as np
 import pytest
 
 from electra_tf.checkpoints import save_checkpoint

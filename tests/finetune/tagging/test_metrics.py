@@ -19,6 +19,8 @@ def conlleval(lines):
 
     def end_of_chunk(prev_tag, tag, prev_type, kind):
         chunk_end = False
+        # One line per statement of conlleval.pl, as it reads.
+        # fmt: off
         if prev_tag == "B" and tag == "B": chunk_end = True  # noqa: E701
         if prev_tag == "B" and tag == "O": chunk_end = True  # noqa: E701
         if prev_tag == "I" and tag == "B": chunk_end = True  # noqa: E701
@@ -30,10 +32,12 @@ def conlleval(lines):
         if prev_tag != "O" and prev_tag != "." and prev_type != kind: chunk_end = True  # noqa: E701
         if prev_tag == "]": chunk_end = True  # noqa: E701
         if prev_tag == "[": chunk_end = True  # noqa: E701
+        # fmt: on
         return chunk_end
 
     def start_of_chunk(prev_tag, tag, prev_type, kind):
         chunk_start = False
+        # fmt: off
         if prev_tag == "B" and tag == "B": chunk_start = True  # noqa: E701
         if prev_tag == "I" and tag == "B": chunk_start = True  # noqa: E701
         if prev_tag == "O" and tag == "B": chunk_start = True  # noqa: E701
@@ -45,6 +49,7 @@ def conlleval(lines):
         if tag != "O" and tag != "." and prev_type != kind: chunk_start = True  # noqa: E701
         if tag == "[": chunk_start = True  # noqa: E701
         if tag == "]": chunk_start = True  # noqa: E701
+        # fmt: on
         return chunk_start
 
     correct_chunk = found_correct = found_guessed = 0

@@ -44,9 +44,14 @@ def percentile(values, q):
 def latency_stats(latencies_s, batch):
     """Median, p90 and mean latency in ms of one call, and sequences/s = batch / median latency."""
     median = percentile(latencies_s, 0.5)
-    return {"batch": batch, "iterations": len(latencies_s), "median_ms": 1e3 * median,
-            "p90_ms": 1e3 * percentile(latencies_s, 0.9), "mean_ms": 1e3 * sum(latencies_s) / len(latencies_s),
-            "seq_per_s": batch / median}
+    return {
+        "batch": batch,
+        "iterations": len(latencies_s),
+        "median_ms": 1e3 * median,
+        "p90_ms": 1e3 * percentile(latencies_s, 0.9),
+        "mean_ms": 1e3 * sum(latencies_s) / len(latencies_s),
+        "seq_per_s": batch / median,
+    }
 
 
 def host_facts():

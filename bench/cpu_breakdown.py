@@ -34,9 +34,19 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 PRECISIONS = ("float32", "mixed_bfloat16")
-GROUPS = ("matmul (oneDNN)", "random numbers (Philox)", "element-wise float32", "element-wise bfloat16",
-          "dtype conversions", "reductions", "softmax cross-entropy", "copies and transposes", "thread pool",
-          "kernel (scheduling, page faults)", "other")
+GROUPS = (
+    "matmul (oneDNN)",
+    "random numbers (Philox)",
+    "element-wise float32",
+    "element-wise bfloat16",
+    "dtype conversions",
+    "reductions",
+    "softmax cross-entropy",
+    "copies and transposes",
+    "thread pool",
+    "kernel (scheduling, page faults)",
+    "other",
+)
 _PERF_LINE = re.compile(r"^\s*([\d.]+)%\s*\t(.*?)\s*\t\[(.)\]\s(.*)$")
 
 
@@ -86,8 +96,11 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--warmup_steps", type=int, default=3)
     parser.add_argument("--frequency", type=int, default=499, help="perf samples per second of CPU time.")
-    parser.add_argument("--keep_perf_data", metavar="DIR",
-                        help="Keep each precision's perf.data under DIR (for `perf report -i`) instead of deleting it.")
+    parser.add_argument(
+        "--keep_perf_data",
+        metavar="DIR",
+        help="Keep each precision's perf.data under DIR (for `perf report -i`) instead of deleting it.",
+    )
     parser.add_argument("--child", choices=PRECISIONS, help=argparse.SUPPRESS)
     parser.add_argument("--work_dir", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -113,15 +126,17 @@ def run_child(args):
     model = ElectraPretrainer(config, max_seq_length=args.seq_len)
     model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4))
     model.fit(dataset, steps_per_epoch=max(args.warmup_steps, 1), shuffle=False, verbose=0)
-    ready, attached, done, release = (os.path.join(args.work_dir, name)
-                                      for name in ("ready", "attached", "done", "release"))
+    ready, attached, done, release = (
+        os.path.join(args.work_dir, name) for name in ("ready", "attached", "done", "release")
+    )
     _write_atomically(ready, str(os.getpid()))
     _wait_for(lambda: os.path.exists(attached), "perf to attach")
     wall, cpu = time.perf_counter(), time.process_time()
     model.fit(dataset, steps_per_epoch=args.steps, shuffle=False, verbose=0)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    _write_atomically(done, json.dumps({"seconds_per_step": wall / args.steps,
-                                        "cpu_seconds_per_step": cpu / args.steps}))
+    _write_atomically(
+        done, json.dumps({"seconds_per_step": wall / args.steps, "cpu_seconds_per_step": cpu / args.steps})
+    )
     _wait_for(lambda: os.path.exists(release), "the parent to stop perf")
 
 
@@ -143,9 +158,17 @@ def measure(args, precision, work_dir):
     """Runs one child under perf; returns its timings and the group shares of its samples."""
     child_dir = os.path.join(work_dir, precision)
     os.makedirs(child_dir)
-    command = [sys.executable, os.path.abspath(__file__), f"--child={precision}", f"--work_dir={child_dir}",
-               f"--preset={args.preset}", f"--batch={args.batch}", f"--seq_len={args.seq_len}",
-               f"--steps={args.steps}", f"--warmup_steps={args.warmup_steps}"]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        f"--child={precision}",
+        f"--work_dir={child_dir}",
+        f"--preset={args.preset}",
+        f"--batch={args.batch}",
+        f"--seq_len={args.seq_len}",
+        f"--steps={args.steps}",
+        f"--warmup_steps={args.warmup_steps}",
+    ]
     child = subprocess.Popen(command)
     perf = None
     try:
@@ -153,8 +176,11 @@ def measure(args, precision, work_dir):
         if child.poll() is not None:
             raise RuntimeError(f"the {precision} child exited with status {child.returncode} before training")
         data = os.path.join(child_dir, "perf.data")
-        perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", str(args.frequency), "-p", str(child.pid),
-                                 "-o", data], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        perf = subprocess.Popen(
+            ["perf", "record", "-e", "cpu-clock", "-F", str(args.frequency), "-p", str(child.pid), "-o", data],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(1.0)  # perf needs a moment to attach to every thread
         _write_atomically(os.path.join(child_dir, "attached"), "")
         _wait_for(lambda: os.path.exists(os.path.join(child_dir, "done")) or child.poll() is not None, "training")
@@ -166,8 +192,12 @@ def measure(args, precision, work_dir):
             raise RuntimeError(f"perf record failed: {perf_errors.decode(errors='replace').strip()[-500:]}")
         with open(os.path.join(child_dir, "done")) as handle:
             timings = json.load(handle)
-        report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso,sym",
-                                 "-g", "none", "-t", "\t"], capture_output=True, text=True, check=True).stdout
+        report = subprocess.run(
+            ["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso,sym", "-g", "none", "-t", "\t"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     finally:
         _write_atomically(os.path.join(child_dir, "release"), "")
         if perf is not None and perf.poll() is None:
@@ -211,24 +241,34 @@ def main(argv=None):
     float32, bfloat16 = (results[p] for p in PRECISIONS)
     print(f"{args.preset}, batch {args.batch}, seq {args.seq_len}, {args.steps} steps; CPU ms per step by kind of code")
     print(f"{'group':34s} {'float32':>9s} {'bfloat16':>9s} {'f32/bf16':>9s}")
-    milliseconds = {p: {g: 1e3 * results[p]["cpu_seconds_per_step"] * results[p]["shares"][g] for g in GROUPS}
-                    for p in PRECISIONS}
+    milliseconds = {
+        p: {g: 1e3 * results[p]["cpu_seconds_per_step"] * results[p]["shares"][g] for g in GROUPS} for p in PRECISIONS
+    }
     for group in GROUPS:
         f, b = milliseconds["float32"][group], milliseconds["mixed_bfloat16"][group]
         ratio = f"{f / b:9.2f}" if b > 0 else f"{'-':>9s}"
         print(f"{group:34s} {f:9.0f} {b:9.0f} {ratio}")
     for precision, result in results.items():
-        print(f"{precision}: {result['seconds_per_step']:.3f} s/step wall, "
-              f"{result['cpu_seconds_per_step']:.3f} s/step CPU")
+        print(
+            f"{precision}: {result['seconds_per_step']:.3f} s/step wall, "
+            f"{result['cpu_seconds_per_step']:.3f} s/step CPU"
+        )
     speedup = float32["seconds_per_step"] / bfloat16["seconds_per_step"]
     print(f"bfloat16 speed-up (wall): {speedup:.2f}x")
-    print(json.dumps({
-        "preset": args.preset, "batch": args.batch, "seq_len": args.seq_len, "steps": args.steps,
-        "bfloat16_speedup": speedup,
-        **{f"{p}_seconds_per_step": results[p]["seconds_per_step"] for p in PRECISIONS},
-        **{f"{p}_cpu_seconds_per_step": results[p]["cpu_seconds_per_step"] for p in PRECISIONS},
-        "cpu_ms_per_step": milliseconds,
-    }))
+    print(
+        json.dumps(
+            {
+                "preset": args.preset,
+                "batch": args.batch,
+                "seq_len": args.seq_len,
+                "steps": args.steps,
+                "bfloat16_speedup": speedup,
+                **{f"{p}_seconds_per_step": results[p]["seconds_per_step"] for p in PRECISIONS},
+                **{f"{p}_cpu_seconds_per_step": results[p]["cpu_seconds_per_step"] for p in PRECISIONS},
+                "cpu_ms_per_step": milliseconds,
+            }
+        )
+    )
     return 0
 
 

@@ -30,12 +30,17 @@ flags.DEFINE_string("vocab_file", os.path.join(_SHARED, "vocab", "bert-uncased-v
 flags.DEFINE_integer("num_processes", 2, "Processes of the tensorflow-text pipeline.")
 flags.DEFINE_integer("num_shards", 8, "Output shards (both pipelines).")
 flags.DEFINE_integer("max_seq_length", 128, "Example length.")
-flags.DEFINE_integer("repeat", 4, "Read the corpus files this many times: 4 x 10 MB makes a corpus big enough for a "
-                     "second process to pay for its start-up (see pipeline.processes_worth_starting).")
+flags.DEFINE_integer(
+    "repeat",
+    4,
+    "Read the corpus files this many times: 4 x 10 MB makes a corpus big enough for a "
+    "second process to pay for its start-up (see pipeline.processes_worth_starting).",
+)
 FLAGS = flags.FLAGS
 
 
 # ---- The pure-Python pipeline: BERT's basic + WordPiece tokenisation, tf.train.Example, one process. ----
+
 
 def _is_whitespace(char):
     return char in " \t\n\r" or unicodedata.category(char) == "Zs"
@@ -53,9 +58,19 @@ def _is_punctuation(char):
 
 
 def _is_cjk(cp):
-    return any(low <= cp <= high for low, high in (
-        (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
-        (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)))
+    return any(
+        low <= cp <= high
+        for low, high in (
+            (0x4E00, 0x9FFF),
+            (0x3400, 0x4DBF),
+            (0x20000, 0x2A6DF),
+            (0x2A700, 0x2B73F),
+            (0x2B740, 0x2B81F),
+            (0x2B820, 0x2CEAF),
+            (0xF900, 0xFAFF),
+            (0x2F800, 0x2FA1F),
+        )
+    )
 
 
 class PythonWordPieceTokenizer:
@@ -134,9 +149,15 @@ def python_pipeline(files, vocab_file, output_dir, num_shards, max_seq_length, s
     for index, document in enumerate(corpus_lib.iter_file_documents(files, errors="replace")):
         shard = index % num_shards
         for example in builders[shard].add_document([tokenizer.tokenize(line) for line in document]):
-            proto = tf.train.Example(features=tf.train.Features(feature={
-                "input_ids": feature(example.input_ids), "input_mask": feature(example.input_mask),
-                "segment_ids": feature(example.segment_ids)}))
+            proto = tf.train.Example(
+                features=tf.train.Features(
+                    feature={
+                        "input_ids": feature(example.input_ids),
+                        "input_mask": feature(example.input_mask),
+                        "segment_ids": feature(example.segment_ids),
+                    }
+                )
+            )
             writers[shard].write(proto.SerializeToString())
             num_examples += 1
             num_tokens += int(example.input_mask.sum())
@@ -165,21 +186,34 @@ def main(argv):
 
     files = list(corpus_lib.parse_corpus(FLAGS.corpus).files) * FLAGS.repeat
     corpus_bytes = sum(os.path.getsize(path) for path in files)
-    results = {"corpus": FLAGS.corpus, "repeat": FLAGS.repeat, "corpus_mb": round(corpus_bytes / 1e6, 2),
-               "num_shards": FLAGS.num_shards, "max_seq_length": FLAGS.max_seq_length, "cpu_count": os.cpu_count(),
-               "load_average_1m": round(os.getloadavg()[0], 2)}
+    results = {
+        "corpus": FLAGS.corpus,
+        "repeat": FLAGS.repeat,
+        "corpus_mb": round(corpus_bytes / 1e6, 2),
+        "num_shards": FLAGS.num_shards,
+        "max_seq_length": FLAGS.max_seq_length,
+        "cpu_count": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         ours_dir, python_dir = os.path.join(tmp, "ours"), os.path.join(tmp, "python")
         os.makedirs(python_dir)
         start = time.perf_counter()
         manifest = pipeline.build_pretraining_data(
-            ",".join(files), FLAGS.vocab_file, ours_dir, max_seq_length=FLAGS.max_seq_length,
-            num_shards=FLAGS.num_shards, num_processes=FLAGS.num_processes, encoding_errors="replace",
-            show_progress=False)
+            ",".join(files),
+            FLAGS.vocab_file,
+            ours_dir,
+            max_seq_length=FLAGS.max_seq_length,
+            num_shards=FLAGS.num_shards,
+            num_processes=FLAGS.num_processes,
+            encoding_errors="replace",
+            show_progress=False,
+        )
         ours_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        python_examples, python_tokens = python_pipeline(files, FLAGS.vocab_file, python_dir, FLAGS.num_shards,
-                                                         FLAGS.max_seq_length, seed=manifest["seed"])
+        python_examples, python_tokens = python_pipeline(
+            files, FLAGS.vocab_file, python_dir, FLAGS.num_shards, FLAGS.max_seq_length, seed=manifest["seed"]
+        )
         python_seconds = time.perf_counter() - start
         ours = _read_examples([os.path.join(ours_dir, s["file"]) for s in manifest["shards"]])
         theirs = _read_examples([os.path.join(python_dir, f"python-{i:05d}.tfrecord") for i in range(FLAGS.num_shards)])
@@ -188,11 +222,18 @@ def main(argv):
         ("tf_text", ours_seconds, manifest["num_examples"], manifest["num_tokens"]),
         ("pure_python", python_seconds, python_examples, python_tokens),
     ):
-        results[name] = {"processes": FLAGS.num_processes if name == "tf_text" else 1, "seconds": round(seconds, 2),
-                         "examples": examples, "tokens": tokens, "examples_per_s": round(examples / seconds),
-                         "tokens_per_s": round(tokens / seconds)}
-        print(f"{name:12s} {results[name]['processes']} proc  {seconds:7.2f} s  {examples / seconds:10.0f} examples/s  "
-              f"{tokens / seconds:12.0f} tokens/s")
+        results[name] = {
+            "processes": FLAGS.num_processes if name == "tf_text" else 1,
+            "seconds": round(seconds, 2),
+            "examples": examples,
+            "tokens": tokens,
+            "examples_per_s": round(examples / seconds),
+            "tokens_per_s": round(tokens / seconds),
+        }
+        print(
+            f"{name:12s} {results[name]['processes']} proc  {seconds:7.2f} s  {examples / seconds:10.0f} examples/s  "
+            f"{tokens / seconds:12.0f} tokens/s"
+        )
     results["speedup"] = round(python_seconds / ours_seconds, 2)
     print(f"speed-up {results['speedup']}x; identical examples: {results['identical_examples']}")
     print(json.dumps(results))

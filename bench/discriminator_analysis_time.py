@@ -58,26 +58,43 @@ def main():
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
     from finetune.experiments.discriminator_analysis.analysis import run_analyses
 
-    reference = reference_seconds(load_checkpoint(args.init_checkpoint, DISCRIMINATOR, allow_missing_head=True,
-                                                  argument="init_checkpoint").model, args.reference_windows,
-                                  args.max_seq_length)
+    reference = reference_seconds(
+        load_checkpoint(args.init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint").model,
+        args.reference_windows,
+        args.max_seq_length,
+    )
     with tempfile.TemporaryDirectory() as temporary:
         output_dir = args.output_dir or temporary
         start = time.perf_counter()
-        results = run_analyses(args.init_checkpoint, args.data_dir, output_dir, max_seq_length=args.max_seq_length,
-                               max_sentences=args.max_sentences,
-                               blimp_pairs_per_paradigm=args.blimp_pairs_per_paradigm,
-                               heldout_tfrecords=args.heldout_tfrecords, compare_checkpoint=args.compare_checkpoint,
-                               representation_words=args.representation_words,
-                               command=" ".join(["python bench/discriminator_analysis_time.py"] + sys.argv[1:]))
+        results = run_analyses(
+            args.init_checkpoint,
+            args.data_dir,
+            output_dir,
+            max_seq_length=args.max_seq_length,
+            max_sentences=args.max_sentences,
+            blimp_pairs_per_paradigm=args.blimp_pairs_per_paradigm,
+            heldout_tfrecords=args.heldout_tfrecords,
+            compare_checkpoint=args.compare_checkpoint,
+            representation_words=args.representation_words,
+            command=" ".join(["python bench/discriminator_analysis_time.py"] + sys.argv[1:]),
+        )
         seconds = time.perf_counter() - start
-    summary = {"seconds": seconds, "budget_seconds": 60 * args.budget_minutes,
-               "within_budget": seconds <= 60 * args.budget_minutes, "analyses": results["analyses"],
-               "skipped": results["skipped"], "reference_windows": args.reference_windows,
-               "reference_seconds": reference, "ratio_to_reference": seconds / reference,
-               "peak_rss_mb": peak_rss_mb(), "cpu_count": os.cpu_count()}
-    print(f"report: {seconds:.1f} s ({seconds / 60:.1f} of {args.budget_minutes:.0f} minutes), "
-          f"{seconds / reference:.1f}x the time to score {args.reference_windows} windows of {args.max_seq_length}")
+    summary = {
+        "seconds": seconds,
+        "budget_seconds": 60 * args.budget_minutes,
+        "within_budget": seconds <= 60 * args.budget_minutes,
+        "analyses": results["analyses"],
+        "skipped": results["skipped"],
+        "reference_windows": args.reference_windows,
+        "reference_seconds": reference,
+        "ratio_to_reference": seconds / reference,
+        "peak_rss_mb": peak_rss_mb(),
+        "cpu_count": os.cpu_count(),
+    }
+    print(
+        f"report: {seconds:.1f} s ({seconds / 60:.1f} of {args.budget_minutes:.0f} minutes), "
+        f"{seconds / reference:.1f}x the time to score {args.reference_windows} windows of {args.max_seq_length}"
+    )
     print(json.dumps(summary))
 
 

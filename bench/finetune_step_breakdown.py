@@ -96,8 +96,11 @@ def main(argv=None):
     optimizer = create_finetuning_optimizer(model.num_layers, 1e-4, 1000)
     loss_function = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     shape = [args.batch, args.width]
-    inputs = {"token_ids": tf.random.uniform(shape, 1, config.vocab_size, tf.int32),
-              "segment_ids": tf.zeros(shape, tf.int32), "padding_mask": tf.ones(shape, tf.int32)}
+    inputs = {
+        "token_ids": tf.random.uniform(shape, 1, config.vocab_size, tf.int32),
+        "segment_ids": tf.zeros(shape, tf.int32),
+        "padding_mask": tf.ones(shape, tf.int32),
+    }
     labels = tf.random.uniform([args.batch], 0, args.num_labels, tf.int32)
     model(inputs)
     variables = model.trainable_variables
@@ -121,8 +124,13 @@ def main(argv=None):
 
     gemm_dtype = tf.bfloat16 if args.mixed_precision == "mixed_bfloat16" else tf.float32
     shapes = dense_gemm_shapes(config, args.batch * args.width)
-    operands = [(tf.Variable(tf.random.normal([m, k], dtype=gemm_dtype)),
-                 tf.Variable(tf.random.normal([k, n], dtype=gemm_dtype))) for m, k, n in shapes]
+    operands = [
+        (
+            tf.Variable(tf.random.normal([m, k], dtype=gemm_dtype)),
+            tf.Variable(tf.random.normal([k, n], dtype=gemm_dtype)),
+        )
+        for m, k, n in shapes
+    ]
 
     @tf.function
     def dense_gemms():
@@ -130,13 +138,18 @@ def main(argv=None):
         return tf.add_n([tf.cast(tf.reduce_sum(tf.matmul(a, b)), tf.float32) for a, b in operands])
 
     gradients = forward_backward(inputs, labels)
-    result = {"preset": args.preset, "batch": args.batch, "width": args.width, "mixed_precision": args.mixed_precision,
-              "trainable_variables": len(variables),
-              "forward_backward_ms": median_ms(forward_backward, args, inputs, labels),
-              "optimizer_ms": median_ms(update, args, gradients),
-              "step_ms": median_ms(step, args, inputs, labels),
-              "dense_gemm_ms": median_ms(dense_gemms, args),
-              "dense_gemm_flops": float(sum(2 * m * k * n for m, k, n in shapes))}
+    result = {
+        "preset": args.preset,
+        "batch": args.batch,
+        "width": args.width,
+        "mixed_precision": args.mixed_precision,
+        "trainable_variables": len(variables),
+        "forward_backward_ms": median_ms(forward_backward, args, inputs, labels),
+        "optimizer_ms": median_ms(update, args, gradients),
+        "step_ms": median_ms(step, args, inputs, labels),
+        "dense_gemm_ms": median_ms(dense_gemms, args),
+        "dense_gemm_flops": float(sum(2 * m * k * n for m, k, n in shapes)),
+    }
     result["dense_gemm_flops_per_s"] = result["dense_gemm_flops"] / (result["dense_gemm_ms"] / 1e3)
     result["step_over_dense_gemm"] = result["step_ms"] / result["dense_gemm_ms"]
     keras.mixed_precision.set_global_policy("float32")

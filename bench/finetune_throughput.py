@@ -42,8 +42,19 @@ from pretrain_throughput import batch_end_clock, cpu_threads
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "vocab", "bert-uncased-vocab.txt")
 TASKS = ("SST-2", "MRPC", "RTE", "CoLA", "QNLI")
-PEER_SIZES = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-              "max_position_embeddings", "type_vocab_size", "layer_norm_epsilon", "hidden_dropout", "attention_dropout")
+PEER_SIZES = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_layers",
+    "num_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "layer_norm_epsilon",
+    "hidden_dropout",
+    "attention_dropout",
+)
 
 
 def parse_args(argv=None):
@@ -58,10 +69,14 @@ def parse_args(argv=None):
     parser.add_argument("--warmup_steps", type=int, default=3, help="Untimed steps of the peer.")
     parser.add_argument("--seed", type=int, default=0, help="Shuffling seed of the epoch.")
     parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
-    parser.add_argument("--threads", type=int, default=None,
-                        help="Threads of both sides (TensorFlow's intra-op pool, torch.set_num_threads); default: "
-                             "the CPUs this process may use. On a host busier than its cores, torch's OpenMP threads "
-                             "wait on each other for far longer than they compute: 1 keeps the comparison fair.")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="Threads of both sides (TensorFlow's intra-op pool, torch.set_num_threads); default: "
+        "the CPUs this process may use. On a host busier than its cores, torch's OpenMP threads "
+        "wait on each other for far longer than they compute: 1 keeps the comparison fair.",
+    )
     peer_runner.add_peer_flags(parser)
     args = parser.parse_args(argv)
     if args.steps < 2:
@@ -107,10 +122,13 @@ def measure_ours(args, features):
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)
     keras.utils.set_random_seed(args.seed)
-    model = ElectraTextClassifier(build_discriminator(config).backbone,
-                                  num_classes=glue_task_spec(args.task).num_labels)
-    model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = ElectraTextClassifier(
+        build_discriminator(config).backbone, num_classes=glue_task_spec(args.task).num_labels
+    )
+    model.compile(
+        optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     result = {}
     for name, padded in (("padded", True), ("bucketed", False)):
         dataset = training_batches(features_to_dataset(features), args.batch, args.seed, 0, 1, pad_to_max_length=padded)
@@ -126,14 +144,29 @@ def measure_peer(args, config, features, threads):
 
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "features.npz")
-        np.savez(path, input_ids=features.input_ids, input_mask=features.input_mask, segment_ids=features.segment_ids,
-                 labels=features.label_ids)
+        np.savez(
+            path,
+            input_ids=features.input_ids,
+            input_mask=features.input_mask,
+            segment_ids=features.segment_ids,
+            labels=features.label_ids,
+        )
         # The discriminator's sizes: hf_peer.py's flags of the same names.
         sizes = {name: getattr(config, name) for name in PEER_SIZES}
-        settings = dict(sizes, mode="finetune", features=path, num_labels=glue_task_spec(args.task).num_labels,
-                        batch=str(args.batch), seq_len=args.max_seq_length, steps=args.steps,
-                        warmup_steps=args.warmup_steps, threads=threads, seed=args.seed, matmul_peak_size=0,
-                        autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none")
+        settings = dict(
+            sizes,
+            mode="finetune",
+            features=path,
+            num_labels=glue_task_spec(args.task).num_labels,
+            batch=str(args.batch),
+            seq_len=args.max_seq_length,
+            steps=args.steps,
+            warmup_steps=args.warmup_steps,
+            threads=threads,
+            seed=args.seed,
+            matmul_peak_size=0,
+            autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none",
+        )
         return peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
 
 
@@ -151,15 +184,30 @@ def main(argv=None):
     lengths = features.input_mask.sum(axis=1)
     config, ours = measure_ours(args, features)
     (padded, padded_width), (bucketed, bucketed_width) = ours["padded"], ours["bucketed"]
-    result = {"task": args.task, "preset": args.preset, "batch": args.batch, "max_seq_length": args.max_seq_length,
-              "steps": args.steps, "mixed_precision": args.mixed_precision, "threads": threads,
-              "num_train_examples": len(features), "mean_length": float(lengths.mean()),
-              "examples_per_s_padded": padded, "examples_per_s": bucketed, "speedup_vs_padded": bucketed / padded,
-              "mean_batch_width_padded": padded_width, "mean_batch_width": bucketed_width,
-              "peer_examples_per_s": None, "ratio_vs_peer": None}
+    result = {
+        "task": args.task,
+        "preset": args.preset,
+        "batch": args.batch,
+        "max_seq_length": args.max_seq_length,
+        "steps": args.steps,
+        "mixed_precision": args.mixed_precision,
+        "threads": threads,
+        "num_train_examples": len(features),
+        "mean_length": float(lengths.mean()),
+        "examples_per_s_padded": padded,
+        "examples_per_s": bucketed,
+        "speedup_vs_padded": bucketed / padded,
+        "mean_batch_width_padded": padded_width,
+        "mean_batch_width": bucketed_width,
+        "peer_examples_per_s": None,
+        "ratio_vs_peer": None,
+    }
     # Our figures come first: they survive a peer that fails or times out.
-    print(json.dumps({name: result[name] for name in ("examples_per_s_padded", "examples_per_s", "speedup_vs_padded")}),
-          file=sys.stderr, flush=True)
+    print(
+        json.dumps({name: result[name] for name in ("examples_per_s_padded", "examples_per_s", "speedup_vs_padded")}),
+        file=sys.stderr,
+        flush=True,
+    )
     if run_peer:
         try:
             peer = measure_peer(args, config, features, threads)
@@ -169,12 +217,23 @@ def main(argv=None):
             print(f"peer skipped: {error}", file=sys.stderr)
             result["peer_error"] = str(error)
         else:
-            result.update(peer_examples_per_s=peer["examples_per_s"], ratio_vs_peer=bucketed / peer["examples_per_s"],
-                          peer_threads=peer["threads"], peer_versions=peer["versions"],
-                          peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32")
+            result.update(
+                peer_examples_per_s=peer["examples_per_s"],
+                ratio_vs_peer=bucketed / peer["examples_per_s"],
+                peer_threads=peer["threads"],
+                peer_versions=peer["versions"],
+                peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32",
+            )
     result["seconds"] = time.perf_counter() - start
-    for name in ("examples_per_s_padded", "examples_per_s", "peer_examples_per_s", "speedup_vs_padded",
-                 "ratio_vs_peer", "mean_length", "mean_batch_width"):
+    for name in (
+        "examples_per_s_padded",
+        "examples_per_s",
+        "peer_examples_per_s",
+        "speedup_vs_padded",
+        "ratio_vs_peer",
+        "mean_length",
+        "mean_batch_width",
+    ):
         value = result[name]
         print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")
     print(json.dumps(result, sort_keys=True))

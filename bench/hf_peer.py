@@ -48,20 +48,38 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_utils import latency_stats, peak_rss_mb, random_batch
 
 SIZE_FLAGS = {  # name: (type, default: ELECTRA-Small with the BERT uncased vocabulary)
-    "vocab_size": (int, 30522), "embedding_size": (int, 128), "hidden_size": (int, 256), "num_layers": (int, 12),
-    "num_heads": (int, 4), "intermediate_size": (int, 1024), "generator_hidden_size": (int, 64),
-    "generator_num_layers": (int, 12), "generator_num_heads": (int, 1), "generator_intermediate_size": (int, 256),
-    "max_position_embeddings": (int, 512), "type_vocab_size": (int, 2), "layer_norm_epsilon": (float, 1e-12),
-    "hidden_dropout": (float, 0.1), "attention_dropout": (float, 0.1), "mask_prob": (float, 0.15),
-    "mask_token_fraction": (float, 0.85), "disc_weight": (float, 50.0), "temperature": (float, 1.0),
-    "cls_id": (int, 101), "sep_id": (int, 102), "mask_id": (int, 103),
+    "vocab_size": (int, 30522),
+    "embedding_size": (int, 128),
+    "hidden_size": (int, 256),
+    "num_layers": (int, 12),
+    "num_heads": (int, 4),
+    "intermediate_size": (int, 1024),
+    "generator_hidden_size": (int, 64),
+    "generator_num_layers": (int, 12),
+    "generator_num_heads": (int, 1),
+    "generator_intermediate_size": (int, 256),
+    "max_position_embeddings": (int, 512),
+    "type_vocab_size": (int, 2),
+    "layer_norm_epsilon": (float, 1e-12),
+    "hidden_dropout": (float, 0.1),
+    "attention_dropout": (float, 0.1),
+    "mask_prob": (float, 0.15),
+    "mask_token_fraction": (float, 0.85),
+    "disc_weight": (float, 50.0),
+    "temperature": (float, 1.0),
+    "cls_id": (int, 101),
+    "sep_id": (int, 102),
+    "mask_id": (int, 103),
 }
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", default=None, help="One JSON object of any of these flags (flags given on the "
-                        "command line as well take precedence).")
+    parser.add_argument(
+        "--json",
+        default=None,
+        help="One JSON object of any of these flags (flags given on the command line as well take precedence).",
+    )
     parser.add_argument("--mode", default="train", choices=["train", "infer", "finetune"])
     parser.add_argument("--features", default=None, help="--mode=finetune: the .npz of encoded examples.")
     parser.add_argument("--num_labels", type=int, default=2, help="--mode=finetune: classes of the task.")
@@ -71,21 +89,32 @@ def parse_args(argv=None):
     parser.add_argument("--warmup_steps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's own).")
     parser.add_argument("--autocast", default="none", choices=["none", "bfloat16"])
-    parser.add_argument("--mlm_positions", default="all", choices=["all", "masked"],
-                        help="all: ElectraForMaskedLM's own forward (vocabulary logits at every position, as the "
-                             "library computes them); masked: its encoder, then its prediction head and tied output "
-                             "layer at the chosen positions only (the work our generator does).")
-    parser.add_argument("--matmul_peak_size", type=int, default=2048,
-                        help="After the timing, measure torch's dense matmul FLOP/s at this size (0: skip), in "
-                             "float32, or bfloat16 under --autocast=bfloat16.")
+    parser.add_argument(
+        "--mlm_positions",
+        default="all",
+        choices=["all", "masked"],
+        help="all: ElectraForMaskedLM's own forward (vocabulary logits at every position, as the "
+        "library computes them); masked: its encoder, then its prediction head and tied output "
+        "layer at the chosen positions only (the work our generator does).",
+    )
+    parser.add_argument(
+        "--matmul_peak_size",
+        type=int,
+        default=2048,
+        help="After the timing, measure torch's dense matmul FLOP/s at this size (0: skip), in "
+        "float32, or bfloat16 under --autocast=bfloat16.",
+    )
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=0)
     for name, (kind, default) in SIZE_FLAGS.items():
         parser.add_argument(f"--{name}", type=kind, default=default)
     args = parser.parse_args(argv)
     if args.json:
-        given = {token.split("=")[0].lstrip("-") for token in (argv if argv is not None else sys.argv[1:])
-                 if token.startswith("--")}
+        given = {
+            token.split("=")[0].lstrip("-")
+            for token in (argv if argv is not None else sys.argv[1:])
+            if token.startswith("--")
+        }
         values = json.loads(args.json)
         unknown = sorted(set(values) - set(vars(args)))
         if unknown:
@@ -105,10 +134,18 @@ def hf_config(args, hidden, layers, heads, intermediate):
     import transformers
 
     return transformers.ElectraConfig(
-        vocab_size=args.vocab_size, embedding_size=args.embedding_size, hidden_size=hidden, num_hidden_layers=layers,
-        num_attention_heads=heads, intermediate_size=intermediate, max_position_embeddings=args.max_position_embeddings,
-        type_vocab_size=args.type_vocab_size, layer_norm_eps=args.layer_norm_epsilon,
-        hidden_dropout_prob=args.hidden_dropout, attention_probs_dropout_prob=args.attention_dropout)
+        vocab_size=args.vocab_size,
+        embedding_size=args.embedding_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        max_position_embeddings=args.max_position_embeddings,
+        type_vocab_size=args.type_vocab_size,
+        layer_norm_eps=args.layer_norm_epsilon,
+        hidden_dropout_prob=args.hidden_dropout,
+        attention_probs_dropout_prob=args.attention_dropout,
+    )
 
 
 def discriminator_config(args):
@@ -128,18 +165,27 @@ def autocast(args):
 def torch_batch(args, batch):
     import torch
 
-    return {name: torch.from_numpy(value).long()
-            for name, value in random_batch(batch, args.seq_len, args.vocab_size, args.cls_id, args.sep_id,
-                                            args.seed).items()}
+    return {
+        name: torch.from_numpy(value).long()
+        for name, value in random_batch(
+            batch, args.seq_len, args.vocab_size, args.cls_id, args.sep_id, args.seed
+        ).items()
+    }
 
 
 def train(args):
     import torch
     import transformers
 
-    generator = transformers.ElectraForMaskedLM(hf_config(
-        args, args.generator_hidden_size, args.generator_num_layers, args.generator_num_heads,
-        args.generator_intermediate_size))
+    generator = transformers.ElectraForMaskedLM(
+        hf_config(
+            args,
+            args.generator_hidden_size,
+            args.generator_num_layers,
+            args.generator_num_heads,
+            args.generator_intermediate_size,
+        )
+    )
     discriminator = transformers.ElectraForPreTraining(discriminator_config(args))
     generator.electra.embeddings = discriminator.electra.embeddings  # ELECTRA shares the embedding block
     generator.generator_lm_head.weight = discriminator.electra.embeddings.word_embeddings.weight  # tied output table
@@ -153,16 +199,22 @@ def train(args):
     def step():
         chosen = (torch.rand(ids.shape) < args.mask_prob) & (ids != args.cls_id) & (ids != args.sep_id)
         chosen &= mask.bool()
-        masked = torch.where(chosen & (torch.rand(ids.shape) < args.mask_token_fraction),
-                             torch.full_like(ids, args.mask_id), ids)
+        masked = torch.where(
+            chosen & (torch.rand(ids.shape) < args.mask_token_fraction), torch.full_like(ids, args.mask_id), ids
+        )
         with autocast(args):
             if args.mlm_positions == "all":
-                generator_out = generator(input_ids=masked, attention_mask=mask, token_type_ids=segments,
-                                          labels=torch.where(chosen, ids, -100))
+                generator_out = generator(
+                    input_ids=masked,
+                    attention_mask=mask,
+                    token_type_ids=segments,
+                    labels=torch.where(chosen, ids, -100),
+                )
                 mlm_loss, chosen_logits = generator_out.loss, generator_out.logits[chosen]
             else:
-                hidden = generator.electra(input_ids=masked, attention_mask=mask,
-                                           token_type_ids=segments).last_hidden_state[chosen]
+                hidden = generator.electra(
+                    input_ids=masked, attention_mask=mask, token_type_ids=segments
+                ).last_hidden_state[chosen]
                 chosen_logits = generator.generator_lm_head(generator.generator_predictions(hidden))
                 mlm_loss = torch.nn.functional.cross_entropy(chosen_logits.float(), ids[chosen])
         with torch.no_grad():  # Gumbel-max sampling in float32, only at the chosen positions
@@ -173,8 +225,7 @@ def train(args):
             corrupted[chosen] = torch.argmax(logits + gumbel, dim=-1)
         labels = (corrupted != ids).long()
         with autocast(args):
-            disc_out = discriminator(input_ids=corrupted, attention_mask=mask, token_type_ids=segments,
-                                     labels=labels)
+            disc_out = discriminator(input_ids=corrupted, attention_mask=mask, token_type_ids=segments, labels=labels)
         loss = mlm_loss.float() + args.disc_weight * disc_out.loss.float()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -190,10 +241,15 @@ def train(args):
         step()
     seconds_per_step = (time.perf_counter() - start) / args.steps
     batch_size = args.batches[0]
-    return {"batch": batch_size, "seconds_per_step": seconds_per_step, "seq_per_s": batch_size / seconds_per_step,
-            "tokens_per_s": batch_size * args.seq_len / seconds_per_step, "first_step_loss": first_step_loss,
-            "expected_first_step_loss": math.log(args.vocab_size) + args.disc_weight * math.log(2.0),
-            "parameters": sum(p.numel() for p in parameters)}
+    return {
+        "batch": batch_size,
+        "seconds_per_step": seconds_per_step,
+        "seq_per_s": batch_size / seconds_per_step,
+        "tokens_per_s": batch_size * args.seq_len / seconds_per_step,
+        "first_step_loss": first_step_loss,
+        "expected_first_step_loss": math.log(args.vocab_size) + args.disc_weight * math.log(2.0),
+        "parameters": sum(p.numel() for p in parameters),
+    }
 
 
 def infer(args):
@@ -208,8 +264,11 @@ def infer(args):
 
         def call():
             with torch.inference_mode(), autocast(args):
-                logits = model(input_ids=batch["input_ids"], attention_mask=batch["input_mask"],
-                               token_type_ids=batch["segment_ids"]).logits.float()
+                logits = model(
+                    input_ids=batch["input_ids"],
+                    attention_mask=batch["input_mask"],
+                    token_type_ids=batch["segment_ids"],
+                ).logits.float()
                 return logits.numpy(), torch.sigmoid(logits).numpy()
 
         for _ in range(args.warmup_steps):
@@ -245,17 +304,23 @@ def finetune(args):
         raise SystemExit(f"--features has {len(order)} examples; {needed} are needed for the steps")
 
     def batch(step):
-        rows = order[step * batch_size:(step + 1) * batch_size]
+        rows = order[step * batch_size : (step + 1) * batch_size]
         width = int(lengths[rows].max())  # DataCollatorWithPadding: to the longest of the batch
-        tensors = {name: torch.from_numpy(features[name][rows, :width]).long()
-                   for name in ("input_ids", "input_mask", "segment_ids")}
+        tensors = {
+            name: torch.from_numpy(features[name][rows, :width]).long()
+            for name in ("input_ids", "input_mask", "segment_ids")
+        }
         return tensors, torch.from_numpy(features["labels"][rows]).long()
 
     def step(index):
         inputs, labels = batch(index)
         with autocast(args):
-            loss = model(input_ids=inputs["input_ids"], attention_mask=inputs["input_mask"],
-                         token_type_ids=inputs["segment_ids"], labels=labels).loss
+            loss = model(
+                input_ids=inputs["input_ids"],
+                attention_mask=inputs["input_mask"],
+                token_type_ids=inputs["segment_ids"],
+                labels=labels,
+            ).loss
         optimizer.zero_grad(set_to_none=True)
         loss.float().backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -267,8 +332,13 @@ def finetune(args):
     start = time.perf_counter()
     examples = sum(step(args.warmup_steps + index) for index in range(args.steps))
     seconds = time.perf_counter() - start
-    return {"batch": batch_size, "examples": examples, "seconds": seconds, "examples_per_s": examples / seconds,
-            "parameters": sum(p.numel() for p in model.parameters())}
+    return {
+        "batch": batch_size,
+        "examples": examples,
+        "seconds": seconds,
+        "examples_per_s": examples / seconds,
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
 
 
 def matmul_peak(size, dtype, repeats=10):
@@ -284,7 +354,7 @@ def matmul_peak(size, dtype, repeats=10):
         for _ in range(repeats):
             x = x @ a
         best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 * repeats / best
+    return 2 * size**3 * repeats / best
 
 
 def main(argv=None):
@@ -300,11 +370,16 @@ def main(argv=None):
     if args.matmul_peak_size:
         dtype = torch.bfloat16 if args.autocast == "bfloat16" else torch.float32
         result["matmul_peak_flops_per_s"] = matmul_peak(args.matmul_peak_size, dtype)
-    result.update(mode=args.mode, seq_len=args.seq_len, threads=torch.get_num_threads(), autocast=args.autocast,
-                  steps=args.steps, warmup_steps=args.warmup_steps,
-                  versions={"torch": torch.__version__, "transformers": transformers.__version__,
-                            "numpy": numpy.__version__},
-                  peak_rss_mb=peak_rss_mb())
+    result.update(
+        mode=args.mode,
+        seq_len=args.seq_len,
+        threads=torch.get_num_threads(),
+        autocast=args.autocast,
+        steps=args.steps,
+        warmup_steps=args.warmup_steps,
+        versions={"torch": torch.__version__, "transformers": transformers.__version__, "numpy": numpy.__version__},
+        peak_rss_mb=peak_rss_mb(),
+    )
     print(json.dumps(result, sort_keys=True))
 
 

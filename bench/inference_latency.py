@@ -69,8 +69,13 @@ def time_calls(call, warmup, iterations):
 def write_vocab(path, config):
     """A vocabulary of config.vocab_size placeholder pieces with the special tokens at the config's ids."""
     tokens = [f"w{i}" for i in range(config.vocab_size)]
-    for token, index in (("[PAD]", config.pad_id), ("[UNK]", config.unk_id), ("[CLS]", config.cls_id),
-                         ("[SEP]", config.sep_id), ("[MASK]", config.mask_id)):
+    for token, index in (
+        ("[PAD]", config.pad_id),
+        ("[UNK]", config.unk_id),
+        ("[CLS]", config.cls_id),
+        ("[SEP]", config.sep_id),
+        ("[MASK]", config.mask_id),
+    ):
         tokens[index] = token
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("\n".join(tokens) + "\n")
@@ -90,8 +95,7 @@ def measure_ours(args, config, workdir):
     spec = tf.TensorSpec([None, None], tf.int32)
 
     def scores(input_ids, input_mask, segment_ids):
-        logits = model({"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids},
-                       training=False)
+        logits = model({"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False)
         return logits, tf.math.sigmoid(logits)
 
     paths = {"keras_function": tf.function(scores, input_signature=[spec] * 3)}
@@ -119,8 +123,10 @@ def measure_ours(args, config, workdir):
 
         calls["keras_predict_on_batch"] = predict_on_batch
         calls["saved_model"] = lambda: {k: v.numpy() for k, v in serving(**tensors).items()}
-        results[batch_size] = {name: latency_stats(time_calls(call, args.warmup, args.iterations), batch_size)
-                               for name, call in calls.items()}
+        results[batch_size] = {
+            name: latency_stats(time_calls(call, args.warmup, args.iterations), batch_size)
+            for name, call in calls.items()
+        }
         # The paths must agree (same weights): a guard against timing something that computes something else.
         reference = calls["keras_function"]()[0]
         np.testing.assert_allclose(calls["saved_model"]()["logits"], reference, atol=1e-4)
@@ -129,9 +135,17 @@ def measure_ours(args, config, workdir):
 
 
 def measure_peer(args, config, threads):
-    settings = dict(peer_runner.peer_sizes(config), mode="infer", batch=args.batches, seq_len=args.seq_len,
-                    steps=args.iterations, warmup_steps=args.warmup, threads=threads, autocast="none",
-                    matmul_peak_size=0)
+    settings = dict(
+        peer_runner.peer_sizes(config),
+        mode="infer",
+        batch=args.batches,
+        seq_len=args.seq_len,
+        steps=args.iterations,
+        warmup_steps=args.warmup,
+        threads=threads,
+        autocast="none",
+        matmul_peak_size=0,
+    )
     peer = peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
     return peer, {entry["batch"]: entry for entry in peer["per_batch"]}
 
@@ -149,9 +163,17 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="electra_inference_bench_") as workdir:
         results = measure_ours(args, config, workdir)
     peak_rss = peak_rss_mb()
-    output = {"preset": args.preset, "seq_len": args.seq_len, "batches": args.batch_sizes, "precision": "float32",
-              "iterations": args.iterations, "warmup": args.warmup, "threads": threads, "peak_rss_mb": peak_rss,
-              "inference_flops_per_seq": inference_flops(config, args.seq_len)}
+    output = {
+        "preset": args.preset,
+        "seq_len": args.seq_len,
+        "batches": args.batch_sizes,
+        "precision": "float32",
+        "iterations": args.iterations,
+        "warmup": args.warmup,
+        "threads": threads,
+        "peak_rss_mb": peak_rss,
+        "inference_flops_per_seq": inference_flops(config, args.seq_len),
+    }
     if run_peer:
         try:
             peer, peer_by_batch = measure_peer(args, config, threads)
@@ -161,8 +183,12 @@ def main(argv=None):
             print(f"peer skipped: {error}", file=sys.stderr)
             output["peer_error"] = str(error)
         else:
-            output.update(peer_peak_rss_mb=peer["peak_rss_mb"], peer_threads=peer["threads"],
-                          peer_versions=peer["versions"], peer_python=args.peer_python)
+            output.update(
+                peer_peak_rss_mb=peer["peak_rss_mb"],
+                peer_threads=peer["threads"],
+                peer_versions=peer["versions"],
+                peer_python=args.peer_python,
+            )
             for batch_size, paths in results.items():
                 paths["peer"] = peer_by_batch[batch_size]
     per_batch = {}
@@ -170,10 +196,12 @@ def main(argv=None):
         ours = {name: stats for name, stats in paths.items() if name != "peer"}
         entry = {"paths": paths, "fastest_ours": min(ours, key=lambda name: ours[name]["median_ms"])}
         if "peer" in paths:
-            entry["seq_per_s_ratio_vs_peer"] = {name: stats["seq_per_s"] / paths["peer"]["seq_per_s"]
-                                                for name, stats in ours.items()}
-            entry["latency_ratio_vs_peer"] = {name: stats["median_ms"] / paths["peer"]["median_ms"]
-                                              for name, stats in ours.items()}
+            entry["seq_per_s_ratio_vs_peer"] = {
+                name: stats["seq_per_s"] / paths["peer"]["seq_per_s"] for name, stats in ours.items()
+            }
+            entry["latency_ratio_vs_peer"] = {
+                name: stats["median_ms"] / paths["peer"]["median_ms"] for name, stats in ours.items()
+            }
         per_batch[str(batch_size)] = entry
     output["per_batch"] = per_batch
 
@@ -181,8 +209,10 @@ def main(argv=None):
     for batch_size, entry in per_batch.items():
         for name, stats in entry["paths"].items():
             ratio = entry.get("seq_per_s_ratio_vs_peer", {}).get(name)
-            print(f"{batch_size:>5} {name:<24} {stats['median_ms']:>10.3f} {stats['p90_ms']:>10.3f} "
-                  f"{stats['seq_per_s']:>10.1f} {'' if ratio is None else f'{ratio:.3f}':>14}")
+            print(
+                f"{batch_size:>5} {name:<24} {stats['median_ms']:>10.3f} {stats['p90_ms']:>10.3f} "
+                f"{stats['seq_per_s']:>10.1f} {'' if ratio is None else f'{ratio:.3f}':>14}"
+            )
         print(f"{batch_size:>5} fastest of ours: {entry['fastest_ours']}")
     print(json.dumps(output, sort_keys=True))
 

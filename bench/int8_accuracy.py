@@ -41,8 +41,12 @@ def parse_args(argv=None):
     parser.add_argument("--max_examples", type=int, default=None, help="Only the first N dev examples.")
     parser.add_argument("--batch", type=int, default=32, help="Examples per call.")
     parser.add_argument("--runtimes", default="litert,onnx", help="Comma-separated: litert, onnx (empty: neither).")
-    parser.add_argument("--keras_int8", default=True, action=argparse.BooleanOptionalAction,
-                        help="Also the SavedModel of Keras' int8 backbone.")
+    parser.add_argument(
+        "--keras_int8",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="Also the SavedModel of Keras' int8 backbone.",
+    )
     args = parser.parse_args(argv)
     args.runtime_names = [item.strip() for item in args.runtimes.split(",") if item.strip()]
     if set(args.runtime_names) - {"litert", "onnx"}:
@@ -57,8 +61,12 @@ def batched_logits(call, features, batch):
     import numpy as np
 
     rows = len(features["input_ids"])
-    return np.concatenate([np.asarray(call({key: value[start:start + batch] for key, value in features.items()}))
-                           for start in range(0, rows, batch)])
+    return np.concatenate(
+        [
+            np.asarray(call({key: value[start : start + batch] for key, value in features.items()}))
+            for start in range(0, rows, batch)
+        ]
+    )
 
 
 def predictions(logits, regression):
@@ -82,10 +90,13 @@ def main(argv=None):
 
     classifier = load_text_classifier(args.model)
     tokenizer = classifier.preprocessor.require_tokenizer()
-    examples = read_examples(args.glue_dir, args.task, "dev")[:args.max_examples]
+    examples = read_examples(args.glue_dir, args.task, "dev")[: args.max_examples]
     encoded = encode_examples(examples, tokenizer, args.task, args.max_seq_length)
-    features = {"input_ids": encoded.input_ids.astype(np.int32), "input_mask": encoded.input_mask.astype(np.int32),
-                "segment_ids": encoded.segment_ids.astype(np.int32)}
+    features = {
+        "input_ids": encoded.input_ids.astype(np.int32),
+        "input_mask": encoded.input_mask.astype(np.int32),
+        "segment_ids": encoded.segment_ids.astype(np.int32),
+    }
     regression = classifier.regression
     threads = cpu_threads()
 
@@ -107,20 +118,32 @@ def main(argv=None):
         for name, path in saved_models.items():
             sizes[name] = directory_mb(path)
             function = tf.saved_model.load(path).signatures["serving_default"]
-            calls[name] = (lambda batch, function=function: function(
-                **{key: tf.constant(value) for key, value in batch.items()})["logits"].numpy())
+            calls[name] = lambda batch, function=function: function(
+                **{key: tf.constant(value) for key, value in batch.items()}
+            )["logits"].numpy()
         calls.update(runtime_calls(files, threads))
         logits = {name: batched_logits(call, features, args.batch) for name, call in calls.items()}
 
     labels = encoded.label_ids
     reference_predictions = predictions(reference, regression)
-    result = {"model": args.model, "task": args.task, "examples": len(examples), "max_seq_length": args.max_seq_length,
-              "threads": threads, "host": host_facts(), "keras_version": keras.__version__,
-              "keras_float32": {"metrics": task_metrics(args.task, labels, reference_predictions)}, "paths": {}}
+    result = {
+        "model": args.model,
+        "task": args.task,
+        "examples": len(examples),
+        "max_seq_length": args.max_seq_length,
+        "threads": threads,
+        "host": host_facts(),
+        "keras_version": keras.__version__,
+        "keras_float32": {"metrics": task_metrics(args.task, labels, reference_predictions)},
+        "paths": {},
+    }
     for name, values in logits.items():
         predicted = predictions(values, regression)
-        entry = {"metrics": task_metrics(args.task, labels, predicted), "mb": sizes[name],
-                 "max_logit_difference": float(np.abs(values - reference).max())}
+        entry = {
+            "metrics": task_metrics(args.task, labels, predicted),
+            "mb": sizes[name],
+            "max_logit_difference": float(np.abs(values - reference).max()),
+        }
         if regression:
             entry["max_score_change"] = float(np.abs(predicted - reference_predictions).max())
         else:
@@ -134,8 +157,10 @@ def main(argv=None):
         metrics = ", ".join(f"{key} {value:.2f}" for key, value in entry["metrics"].items())
         changed = entry.get("changed_predictions", entry.get("max_score_change", "-"))
         changed = f"{changed:.4f}" if isinstance(changed, float) else str(changed)
-        print(f"{name:<22} {entry.get('mb', 0):>7.1f} {metrics:<36} {changed:>8} "
-              f"{entry.get('max_logit_difference', 0.0):>17.2e}")
+        print(
+            f"{name:<22} {entry.get('mb', 0):>7.1f} {metrics:<36} {changed:>8} "
+            f"{entry.get('max_logit_difference', 0.0):>17.2e}"
+        )
     print(json.dumps(result, sort_keys=True))
     return result
 

@@ -50,15 +50,20 @@ DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "voca
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="small")
-    parser.add_argument("--vocab_file", default=DEFAULT_VOCAB, help="The preprocessor's vocabulary (its size is the "
-                        "model's).")
+    parser.add_argument(
+        "--vocab_file", default=DEFAULT_VOCAB, help="The preprocessor's vocabulary (its size is the model's)."
+    )
     parser.add_argument("--batches", default="1,32", help="Comma-separated batch sizes.")
     parser.add_argument("--seq_len", type=int, default=128)
     parser.add_argument("--iterations", type=int, default=10, help="Timed calls of each model per batch size.")
     parser.add_argument("--warmup", type=int, default=2, help="Untimed calls of each model per batch size.")
     parser.add_argument("--runtimes", default="litert,onnx", help="Comma-separated: litert, onnx (empty: neither).")
-    parser.add_argument("--keras_int8", default=True, action=argparse.BooleanOptionalAction,
-                        help="Also the SavedModel of Keras' int8 backbone (10 s a call at batch 32 on 2 cores).")
+    parser.add_argument(
+        "--keras_int8",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="Also the SavedModel of Keras' int8 backbone (10 s a call at batch 32 on 2 cores).",
+    )
     peer_runner.add_peer_flags(parser)
     args = parser.parse_args(argv)
     try:
@@ -113,8 +118,12 @@ def write_runtime_files(module, directory, runtime_names, seq_len):
         for precision, quantize in (("float32", None), ("int8", "int8")):
             name = f"{runtime}_{precision}"
             with progress.step(f"writing {name}", stream=sys.stderr):
-                files[name] = (runtime, write_id_model(module, module.serve_ids, os.path.join(directory, name),
-                                                       runtime, seq_len, quantize=quantize))
+                files[name] = (
+                    runtime,
+                    write_id_model(
+                        module, module.serve_ids, os.path.join(directory, name), runtime, seq_len, quantize=quantize
+                    ),
+                )
     return files
 
 
@@ -161,20 +170,40 @@ def main(argv=None):
 
     tokenizer = ElectraTokenizer(args.vocab_file)
     config = ElectraConfig.from_preset(args.preset).with_vocab(
-        len(tokenizer.vocab), pad_id=tokenizer.pad_id, unk_id=tokenizer.unk_id, cls_id=tokenizer.cls_id,
-        sep_id=tokenizer.sep_id, mask_id=tokenizer.mask_id)
+        len(tokenizer.vocab),
+        pad_id=tokenizer.pad_id,
+        unk_id=tokenizer.unk_id,
+        cls_id=tokenizer.cls_id,
+        sep_id=tokenizer.sep_id,
+        mask_id=tokenizer.mask_id,
+    )
     keras.utils.set_random_seed(0)
-    classifier = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=3,
-                                       preprocessor=ElectraTextClassifierPreprocessor.from_tokenizer(tokenizer,
-                                                                                                      args.seq_len))
+    classifier = ElectraTextClassifier(
+        build_discriminator(config).backbone,
+        num_classes=3,
+        preprocessor=ElectraTextClassifierPreprocessor.from_tokenizer(tokenizer, args.seq_len),
+    )
     threads = cpu_threads()
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
-    result = {"preset": args.preset, "seq_len": args.seq_len, "iterations": args.iterations, "warmup": args.warmup,
-              "threads": threads, "host": host_facts(), "versions": versions, "batches": {}, "runtimes": {}}
-    batches = {batch_size: random_batch(batch_size, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
-               for batch_size in args.batch_sizes}
-    keras_logits = {batch_size: classifier(backbone_inputs(features), training=False).numpy()
-                    for batch_size, features in batches.items()}
+    result = {
+        "preset": args.preset,
+        "seq_len": args.seq_len,
+        "iterations": args.iterations,
+        "warmup": args.warmup,
+        "threads": threads,
+        "host": host_facts(),
+        "versions": versions,
+        "batches": {},
+        "runtimes": {},
+    }
+    batches = {
+        batch_size: random_batch(batch_size, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
+        for batch_size in args.batch_sizes
+    }
+    keras_logits = {
+        batch_size: classifier(backbone_inputs(features), training=False).numpy()
+        for batch_size, features in batches.items()
+    }
     sizes = {}
     with tempfile.TemporaryDirectory() as directory:
         paths = {"float32": os.path.join(directory, "float32", "1"), "int8": os.path.join(directory, "int8", "1")}
@@ -186,10 +215,12 @@ def main(argv=None):
         for runtime in args.runtime_names:
             if runtime == "litert":
                 import ai_edge_litert
+
                 versions["ai_edge_litert"] = getattr(ai_edge_litert, "__version__", "?")
             else:
                 import onnxruntime
                 import tf2onnx
+
                 versions.update(onnxruntime=onnxruntime.__version__, tf2onnx=tf2onnx.__version__)
         files = write_runtime_files(module, directory, args.runtime_names, args.seq_len)
         sizes.update({name: file_mb(path) for name, (_, path) in files.items()})
@@ -203,9 +234,14 @@ def main(argv=None):
         for name, path in paths.items():
             with progress.step(f"loading {path}", stream=sys.stderr):
                 serve[f"saved_model_{name}"] = tf.saved_model.load(path).signatures["serving_default"]
-        calls = {name: (lambda features, function=function: function(
-            **{key: tf.constant(value) for key, value in features.items()})["logits"].numpy())
-            for name, function in serve.items()}
+        calls = {
+            name: (
+                lambda features, function=function: function(
+                    **{key: tf.constant(value) for key, value in features.items()}
+                )["logits"].numpy()
+            )
+            for name, function in serve.items()
+        }
         calls.update(runtime_calls(files, threads))
         medians, differences = {}, {}
         for batch_size, features in batches.items():
@@ -220,30 +256,40 @@ def main(argv=None):
                     call(features)
                     latencies[name].append(time.perf_counter() - start)
             medians[batch_size] = {name: 1e3 * statistics.median(values) for name, values in latencies.items()}
-            differences[batch_size] = {name: float(np.abs(value - keras_logits[batch_size]).max())
-                                       for name, value in logits.items()}
+            differences[batch_size] = {
+                name: float(np.abs(value - keras_logits[batch_size]).max()) for name, value in logits.items()
+            }
             if args.keras_int8:  # the keys of the Keras int8 SavedModel against the float32 one, as before
                 result["batches"][str(batch_size)] = {
                     "float32_ms": medians[batch_size]["saved_model_float32"],
                     "int8_ms": medians[batch_size]["saved_model_int8"],
-                    "int8_over_float32": medians[batch_size]["saved_model_int8"] / medians[batch_size][
-                        "saved_model_float32"],
-                    "max_logit_difference": float(np.abs(logits["saved_model_int8"] -
-                                                         logits["saved_model_float32"]).max()),
-                    "max_abs_logit": float(np.abs(logits["saved_model_float32"]).max())}
+                    "int8_over_float32": medians[batch_size]["saved_model_int8"]
+                    / medians[batch_size]["saved_model_float32"],
+                    "max_logit_difference": float(
+                        np.abs(logits["saved_model_int8"] - logits["saved_model_float32"]).max()
+                    ),
+                    "max_abs_logit": float(np.abs(logits["saved_model_float32"]).max()),
+                }
     peer = measure_peer(args, config, threads)
     if peer is None:
         result["peer"] = "not run (see stderr)"
     for name in calls:
         runtime = name.rsplit("_", 1)[0]
-        entry = {"mb": sizes[name], "size_over_saved_model_float32": sizes[name] / sizes["saved_model_float32"],
-                 "size_over_own_float32": sizes[name] / sizes[f"{runtime}_float32"], "batches": {}}
+        entry = {
+            "mb": sizes[name],
+            "size_over_saved_model_float32": sizes[name] / sizes["saved_model_float32"],
+            "size_over_own_float32": sizes[name] / sizes[f"{runtime}_float32"],
+            "batches": {},
+        }
         for batch_size in args.batch_sizes:
             ms = medians[batch_size][name]
-            figures = {"median_ms": ms, "over_saved_model_float32": ms / medians[batch_size]["saved_model_float32"],
-                       "over_own_float32": ms / medians[batch_size][f"{runtime}_float32"],
-                       "max_logit_difference_vs_keras": differences[batch_size][name],
-                       "max_abs_keras_logit": float(np.abs(keras_logits[batch_size]).max())}
+            figures = {
+                "median_ms": ms,
+                "over_saved_model_float32": ms / medians[batch_size]["saved_model_float32"],
+                "over_own_float32": ms / medians[batch_size][f"{runtime}_float32"],
+                "max_logit_difference_vs_keras": differences[batch_size][name],
+                "max_abs_keras_logit": float(np.abs(keras_logits[batch_size]).max()),
+            }
             if peer is not None:
                 figures["over_peer"] = ms / peer[batch_size]["median_ms"]
             entry["batches"][str(batch_size)] = figures
@@ -254,17 +300,23 @@ def main(argv=None):
         result["saved_model_size_ratio"] = result["saved_model_mb_int8"] / result["saved_model_mb_float32"]
 
     host = result["host"]
-    print(f"host: {host['cpu_model']}, {host['cpus']} CPUs, load average {host['load_average_1min']:.2f}; "
-          f"{threads} threads; " + ", ".join(f"{key} {value}" for key, value in versions.items()))
-    print(f"{'path':<20} {'MiB':>7} {'/ SM f32':>8} {'batch':>5} {'median ms':>10} {'/ SM f32':>8} {'/ own f32':>9} "
-          f"{'/ peer':>7} {'max |diff|':>10}")
+    print(
+        f"host: {host['cpu_model']}, {host['cpus']} CPUs, load average {host['load_average_1min']:.2f}; "
+        f"{threads} threads; " + ", ".join(f"{key} {value}" for key, value in versions.items())
+    )
+    print(
+        f"{'path':<20} {'MiB':>7} {'/ SM f32':>8} {'batch':>5} {'median ms':>10} {'/ SM f32':>8} {'/ own f32':>9} "
+        f"{'/ peer':>7} {'max |diff|':>10}"
+    )
     for name, entry in result["runtimes"].items():
         for batch_size, figures in entry["batches"].items():
             over_peer = figures.get("over_peer")
-            print(f"{name:<20} {entry['mb']:>7.1f} {entry['size_over_saved_model_float32']:>8.2f} {batch_size:>5} "
-                  f"{figures['median_ms']:>10.1f} {figures['over_saved_model_float32']:>8.2f} "
-                  f"{figures['over_own_float32']:>9.2f} {'-' if over_peer is None else f'{over_peer:.2f}':>7} "
-                  f"{figures['max_logit_difference_vs_keras']:>10.2e}")
+            print(
+                f"{name:<20} {entry['mb']:>7.1f} {entry['size_over_saved_model_float32']:>8.2f} {batch_size:>5} "
+                f"{figures['median_ms']:>10.1f} {figures['over_saved_model_float32']:>8.2f} "
+                f"{figures['over_own_float32']:>9.2f} {'-' if over_peer is None else f'{over_peer:.2f}':>7} "
+                f"{figures['max_logit_difference_vs_keras']:>10.2e}"
+            )
     for batch_size, median in result.get("peer_median_ms", {}).items():
         print(f"{'peer (HF, PyTorch)':<20} {'':>7} {'':>8} {batch_size:>5} {median:>10.1f}")
     print(json.dumps(result, sort_keys=True))

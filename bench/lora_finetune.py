@@ -82,8 +82,10 @@ def measure(args):
     model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=args.num_labels)
     if args.mode == "lora":
         model.enable_lora(args.rank, lora_alpha=args.alpha)
-    model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     batch = random_batch(args.batch, args.seq_len, config.vocab_size, config.cls_id, config.sep_id)
     inputs = {"token_ids": batch["input_ids"], "segment_ids": batch["segment_ids"], "padding_mask": batch["input_mask"]}
     labels = np.arange(args.batch, dtype=np.int32) % args.num_labels
@@ -94,16 +96,29 @@ def measure(args):
     model.fit(dataset, steps_per_epoch=args.steps, verbose=0, callbacks=[clock])
     intervals = np.diff(clock.times)
     keras.mixed_precision.set_global_policy("float32")
-    return {"mode": args.mode, "trainable_parameters": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
-            "parameters": int(sum(np.prod(v.shape) for v in model.weights)),
-            "step_ms": 1e3 * float(np.median(intervals)), "peak_rss_mb": peak_rss_mb(),
-            "rss_before_training_mb": resident}
+    return {
+        "mode": args.mode,
+        "trainable_parameters": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
+        "parameters": int(sum(np.prod(v.shape) for v in model.weights)),
+        "step_ms": 1e3 * float(np.median(intervals)),
+        "peak_rss_mb": peak_rss_mb(),
+        "rss_before_training_mb": resident,
+    }
 
 
 def run_mode(args, mode):
-    command = [sys.executable, os.path.abspath(__file__), f"--mode={mode}", f"--preset={args.preset}",
-               f"--batch={args.batch}", f"--seq_len={args.seq_len}", f"--num_labels={args.num_labels}",
-               f"--rank={args.rank}", f"--steps={args.steps}", f"--mixed_precision={args.mixed_precision}"]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        f"--mode={mode}",
+        f"--preset={args.preset}",
+        f"--batch={args.batch}",
+        f"--seq_len={args.seq_len}",
+        f"--num_labels={args.num_labels}",
+        f"--rank={args.rank}",
+        f"--steps={args.steps}",
+        f"--mixed_precision={args.mixed_precision}",
+    ]
     if args.alpha is not None:
         command.append(f"--alpha={args.alpha}")
     result = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
@@ -124,26 +139,37 @@ def main(argv=None):
         for mode in MODES:
             runs[mode].append(run_mode(args, mode))
             print(f"repeat {repeat} {mode}: {json.dumps(runs[mode][-1])}", file=sys.stderr, flush=True)
-    figures = {mode: {name: statistics.median(run[name] for run in runs[mode]) for name in FIGURES}
-               for mode in MODES}
+    figures = {mode: {name: statistics.median(run[name] for run in runs[mode]) for name in FIGURES} for mode in MODES}
     for mode in MODES:  # the same in every repeat
         figures[mode]["trainable_parameters"] = runs[mode][0]["trainable_parameters"]
-    result = {"preset": args.preset, "batch": args.batch, "seq_len": args.seq_len, "rank": args.rank,
-              "alpha": args.alpha, "steps": args.steps, "repeats": args.repeats,
-              "mixed_precision": args.mixed_precision, "parameters": runs["full"][0]["parameters"],
-              "cpu_count": len(os.sched_getaffinity(0)), **{f"{mode}_{name}": figures[mode][name]
-                                                             for mode in MODES for name in FIGURES},
-              "step_ms_per_repeat": {mode: [run["step_ms"] for run in runs[mode]] for mode in MODES},
-              "trainable_ratio": figures["lora"]["trainable_parameters"] / figures["full"]["trainable_parameters"],
-              "step_ratio": figures["lora"]["step_ms"] / figures["full"]["step_ms"],
-              "peak_rss_ratio": figures["lora"]["peak_rss_mb"] / figures["full"]["peak_rss_mb"]}
+    result = {
+        "preset": args.preset,
+        "batch": args.batch,
+        "seq_len": args.seq_len,
+        "rank": args.rank,
+        "alpha": args.alpha,
+        "steps": args.steps,
+        "repeats": args.repeats,
+        "mixed_precision": args.mixed_precision,
+        "parameters": runs["full"][0]["parameters"],
+        "cpu_count": len(os.sched_getaffinity(0)),
+        **{f"{mode}_{name}": figures[mode][name] for mode in MODES for name in FIGURES},
+        "step_ms_per_repeat": {mode: [run["step_ms"] for run in runs[mode]] for mode in MODES},
+        "trainable_ratio": figures["lora"]["trainable_parameters"] / figures["full"]["trainable_parameters"],
+        "step_ratio": figures["lora"]["step_ms"] / figures["full"]["step_ms"],
+        "peak_rss_ratio": figures["lora"]["peak_rss_mb"] / figures["full"]["peak_rss_mb"],
+    }
     result["seconds"] = time.perf_counter() - start
     for mode in MODES:
-        print(f"{mode:>5}: {figures[mode]['trainable_parameters']:>11,} trainable, "
-              f"{figures[mode]['step_ms']:8.1f} ms/step, peak RSS {figures[mode]['peak_rss_mb']:7.0f} MiB "
-              f"({figures[mode]['rss_before_training_mb']:.0f} before training)")
-    print(f"LoRA / full: trainable {result['trainable_ratio']:.4f}, step time {result['step_ratio']:.3f}, "
-          f"peak RSS {result['peak_rss_ratio']:.3f}")
+        print(
+            f"{mode:>5}: {figures[mode]['trainable_parameters']:>11,} trainable, "
+            f"{figures[mode]['step_ms']:8.1f} ms/step, peak RSS {figures[mode]['peak_rss_mb']:7.0f} MiB "
+            f"({figures[mode]['rss_before_training_mb']:.0f} before training)"
+        )
+    print(
+        f"LoRA / full: trainable {result['trainable_ratio']:.4f}, step time {result['step_ratio']:.3f}, "
+        f"peak RSS {result['peak_rss_ratio']:.3f}"
+    )
     print(json.dumps(result, sort_keys=True))
 
 

@@ -13,8 +13,10 @@ import sys
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 HF_PEER = os.path.join(BENCH_DIR, "hf_peer.py")
-SETUP_HINT = ("python3.11 -m venv .venv-peer && .venv-peer/bin/pip install torch==2.13.0 transformers numpy "
-              "(or point --peer_python / ELECTRA_PEER_PYTHON at an interpreter that has them)")
+SETUP_HINT = (
+    "python3.11 -m venv .venv-peer && .venv-peer/bin/pip install torch==2.13.0 transformers numpy "
+    "(or point --peer_python / ELECTRA_PEER_PYTHON at an interpreter that has them)"
+)
 
 
 def default_peer_python():
@@ -26,12 +28,19 @@ def default_peer_python():
 
 
 def add_peer_flags(parser):
-    parser.add_argument("--peer", default="auto", choices=["auto", "on", "off"],
-                        help="auto: run the Hugging Face peer when --peer_python can import torch and transformers; "
-                             "on: fail when it cannot; off: never.")
-    parser.add_argument("--peer_python", default=default_peer_python(),
-                        help="Interpreter of the peer environment (default: $ELECTRA_PEER_PYTHON, else "
-                             "<repo>/.venv-peer/bin/python if it exists).")
+    parser.add_argument(
+        "--peer",
+        default="auto",
+        choices=["auto", "on", "off"],
+        help="auto: run the Hugging Face peer when --peer_python can import torch and transformers; "
+        "on: fail when it cannot; off: never.",
+    )
+    parser.add_argument(
+        "--peer_python",
+        default=default_peer_python(),
+        help="Interpreter of the peer environment (default: $ELECTRA_PEER_PYTHON, else "
+        "<repo>/.venv-peer/bin/python if it exists).",
+    )
     parser.add_argument("--peer_timeout", type=float, default=3600, help="Seconds before the peer is given up.")
 
 
@@ -49,8 +58,9 @@ def check_peer(peer_python):
         return False, f"peer interpreter {peer_python} does not exist"
     probe = "import torch, transformers, numpy; print(torch.__version__, transformers.__version__)"
     try:
-        result = subprocess.run([peer_python, "-c", probe], capture_output=True, text=True, timeout=300,
-                                env=_peer_env())
+        result = subprocess.run(
+            [peer_python, "-c", probe], capture_output=True, text=True, timeout=300, env=_peer_env()
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         return False, f"{peer_python} cannot be run: {error}"
     if result.returncode:
@@ -76,15 +86,27 @@ def peer_sizes(config):
     """hf_peer.py's size flags for an `ElectraConfig` (generator sizes from its `generator_architecture()`)."""
     generator = config.generator_architecture()
     return {
-        "vocab_size": config.vocab_size, "embedding_size": config.embedding_size, "hidden_size": config.hidden_size,
-        "num_layers": config.num_layers, "num_heads": config.num_heads, "intermediate_size": config.intermediate_size,
-        "generator_hidden_size": generator.hidden_size, "generator_num_layers": generator.num_layers,
-        "generator_num_heads": generator.num_heads, "generator_intermediate_size": generator.intermediate_size,
-        "max_position_embeddings": config.max_position_embeddings, "type_vocab_size": config.type_vocab_size,
-        "layer_norm_epsilon": config.layer_norm_epsilon, "hidden_dropout": config.hidden_dropout,
-        "attention_dropout": config.attention_dropout, "mask_prob": config.mask_prob,
-        "mask_token_fraction": config.mask_token_fraction, "disc_weight": config.disc_weight,
-        "temperature": config.temperature, "cls_id": config.cls_id, "sep_id": config.sep_id,
+        "vocab_size": config.vocab_size,
+        "embedding_size": config.embedding_size,
+        "hidden_size": config.hidden_size,
+        "num_layers": config.num_layers,
+        "num_heads": config.num_heads,
+        "intermediate_size": config.intermediate_size,
+        "generator_hidden_size": generator.hidden_size,
+        "generator_num_layers": generator.num_layers,
+        "generator_num_heads": generator.num_heads,
+        "generator_intermediate_size": generator.intermediate_size,
+        "max_position_embeddings": config.max_position_embeddings,
+        "type_vocab_size": config.type_vocab_size,
+        "layer_norm_epsilon": config.layer_norm_epsilon,
+        "hidden_dropout": config.hidden_dropout,
+        "attention_dropout": config.attention_dropout,
+        "mask_prob": config.mask_prob,
+        "mask_token_fraction": config.mask_token_fraction,
+        "disc_weight": config.disc_weight,
+        "temperature": config.temperature,
+        "cls_id": config.cls_id,
+        "sep_id": config.sep_id,
         "mask_id": config.mask_id,
     }
 

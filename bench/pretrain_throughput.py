@@ -67,27 +67,51 @@ def parse_args(argv=None):
     parser.add_argument("--warmup_steps", type=int, default=3)
     parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
     parser.add_argument("--jit_compile", action="store_true")
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="Time this many consecutive windows of --steps steps and report the median window.")
-    parser.add_argument("--initial_loss_seeds", type=int, default=0,
-                        help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
-                             "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="Time this many consecutive windows of --steps steps and report the median window.",
+    )
+    parser.add_argument(
+        "--initial_loss_seeds",
+        type=int,
+        default=0,
+        help="Also report the mean step-0 loss (forward only) over this many initialisations, in the "
+        "run's precision: one initialisation varies by about 2.5 around ln V + 50 ln 2.",
+    )
     parser.add_argument("--seed", type=int, default=0, help="Initialisation seed of the timed model.")
-    parser.add_argument("--gradient_accumulation_steps", type=int, default=1,
-                        help="Micro-batches per step (each of --batch / N examples), as electra-pretrain's flag.")
-    parser.add_argument("--baseline_gradient_accumulation_steps", type=int, default=None,
-                        help="The --baseline_repo side's micro-batches per step (default: as ours); with "
-                             "--baseline_repo=. this measures what accumulation costs against whole batches.")
-    parser.add_argument("--baseline_repo", default=None,
-                        help="Another checkout of this project to time in alternating windows of the same run (its "
-                             "own process); reports baseline_seconds_per_step and ratio_vs_baseline.")
+    parser.add_argument(
+        "--gradient_accumulation_steps",
+        type=int,
+        default=1,
+        help="Micro-batches per step (each of --batch / N examples), as electra-pretrain's flag.",
+    )
+    parser.add_argument(
+        "--baseline_gradient_accumulation_steps",
+        type=int,
+        default=None,
+        help="The --baseline_repo side's micro-batches per step (default: as ours); with "
+        "--baseline_repo=. this measures what accumulation costs against whole batches.",
+    )
+    parser.add_argument(
+        "--baseline_repo",
+        default=None,
+        help="Another checkout of this project to time in alternating windows of the same run (its "
+        "own process); reports baseline_seconds_per_step and ratio_vs_baseline.",
+    )
     parser.add_argument("--serve_windows", action="store_true", help=argparse.SUPPRESS)  # the baseline's process
-    parser.add_argument("--matmul_peak_size", type=int, default=2048,
-                        help="Side of the square matrices of the matmul-peak measurement.")
+    parser.add_argument(
+        "--matmul_peak_size", type=int, default=2048, help="Side of the square matrices of the matmul-peak measurement."
+    )
     peer_runner.add_peer_flags(parser)
-    parser.add_argument("--peer_mlm_positions", default="all", choices=["all", "masked"],
-                        help="all: the peer's generator is ElectraForMaskedLM's own forward (vocabulary logits at "
-                             "every position); masked: its modules applied at the chosen positions only, as ours.")
+    parser.add_argument(
+        "--peer_mlm_positions",
+        default="all",
+        choices=["all", "masked"],
+        help="all: the peer's generator is ElectraForMaskedLM's own forward (vocabulary logits at "
+        "every position); masked: its modules applied at the chosen positions only, as ours.",
+    )
     args = parser.parse_args(argv)
     if args.steps < 1 or args.warmup_steps < 1:
         parser.error("--steps and --warmup_steps must be at least 1 (the first warm-up step compiles)")
@@ -128,7 +152,7 @@ def matmul_peak(dtype, size=2048, repeats=20):
         start = time.perf_counter()
         chain(a).numpy()
         best = min(best, time.perf_counter() - start)
-    return 2 * size ** 3 * repeats / best
+    return 2 * size**3 * repeats / best
 
 
 def timed_model(args):
@@ -153,8 +177,11 @@ def timed_model(args):
     dataset = tf.data.Dataset.from_tensors(batch).repeat().prefetch(2).with_options(keras_input_options())
     keras.utils.set_random_seed(args.seed)
     # Only when asked: a --baseline_repo from before accumulation existed takes no such argument.
-    accumulation = ({"gradient_accumulation_steps": args.gradient_accumulation_steps}
-                    if args.gradient_accumulation_steps > 1 else {})
+    accumulation = (
+        {"gradient_accumulation_steps": args.gradient_accumulation_steps}
+        if args.gradient_accumulation_steps > 1
+        else {}
+    )
     model = ElectraPretrainer(config, max_seq_length=args.seq_len, **accumulation)
     model.compile(optimizer=create_optimizer("adam_weight_decay", 1e-4), jit_compile=args.jit_compile)
     first = model.fit(dataset, steps_per_epoch=1, shuffle=False, verbose=0).history["loss"][0]
@@ -174,21 +201,35 @@ class BaselineProcess:
     def __init__(self, args):
         import subprocess
 
-        argv = [sys.executable, os.path.abspath(__file__), "--serve_windows", f"--baseline_repo={args.baseline_repo}",
-                f"--preset={args.preset}", f"--batch={args.batch}", f"--seq_len={args.seq_len}",
-                f"--mixed_precision={args.mixed_precision}", f"--seed={args.seed}",
-                f"--gradient_accumulation_steps={args.baseline_gradient_accumulation_steps}"]
+        argv = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--serve_windows",
+            f"--baseline_repo={args.baseline_repo}",
+            f"--preset={args.preset}",
+            f"--batch={args.batch}",
+            f"--seq_len={args.seq_len}",
+            f"--mixed_precision={args.mixed_precision}",
+            f"--seed={args.seed}",
+            f"--gradient_accumulation_steps={args.baseline_gradient_accumulation_steps}",
+        ]
         if args.jit_compile:
             argv.append("--jit_compile")
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        )
         self.first_step_loss = self._reply()["first_step_loss"]
 
     def _reply(self):
         line = self.process.stdout.readline()
         if not line:
-            raise RuntimeError(f"the --baseline_repo process ended (exit {self.process.wait()}); run it alone to see "
-                               "why")
+            raise RuntimeError(
+                f"the --baseline_repo process ended (exit {self.process.wait()}); run it alone to see why"
+            )
         return json.loads(line)
 
     def window(self, untimed, steps):
@@ -231,7 +272,7 @@ def measure_ours(args):
     teardowns = []
     for repeat in range(args.repeats):
         untimed = max(args.warmup_steps - 1, 1) if repeat == 0 else 1
-        for name in (list(runners) if repeat % 2 == 0 else list(runners)[::-1]):
+        for name in list(runners) if repeat % 2 == 0 else list(runners)[::-1]:
             seconds, teardown = runners[name](untimed)
             windows[name].append(seconds)
             if name == "ours":
@@ -240,20 +281,26 @@ def measure_ours(args):
     # FLOPs with the step's real number of prediction slots rather than the reference's fixed 15.625 %.
     output_fraction = model.max_predictions / args.seq_len
     result = {
-        "seconds_per_step": seconds_per_step, "seconds_per_step_windows": windows["ours"],
+        "seconds_per_step": seconds_per_step,
+        "seconds_per_step_windows": windows["ours"],
         "first_step_loss": first,
         "expected_first_step_loss": math.log(config.vocab_size) + config.disc_weight * math.log(2.0),
         "step_flops": pretraining_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
         "matmul_flops": pretraining_matmul_flops(config, args.seq_len, args.batch, output_fraction=output_fraction),
-        "peak_rss_mb": peak_rss_mb(), "fit_teardown_s": max(teardowns),
+        "peak_rss_mb": peak_rss_mb(),
+        "fit_teardown_s": max(teardowns),
         "config": config,
     }
     if baseline is not None:
         baseline.close()
-        result.update(baseline_seconds_per_step=median(windows["baseline"]), baseline_windows=windows["baseline"],
-                      baseline_first_step_loss=baseline.first_step_loss, baseline_repo=args.baseline_repo,
-                      baseline_gradient_accumulation_steps=args.baseline_gradient_accumulation_steps,
-                      ratio_vs_baseline=median(windows["baseline"]) / seconds_per_step)
+        result.update(
+            baseline_seconds_per_step=median(windows["baseline"]),
+            baseline_windows=windows["baseline"],
+            baseline_first_step_loss=baseline.first_step_loss,
+            baseline_repo=args.baseline_repo,
+            baseline_gradient_accumulation_steps=args.baseline_gradient_accumulation_steps,
+            ratio_vs_baseline=median(windows["baseline"]) / seconds_per_step,
+        )
     if initial_losses:
         result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
         result["initial_losses"] = initial_losses
@@ -305,10 +352,18 @@ def initial_loss(config, seq_len, batch, seed):
 
 def measure_peer(args, config, threads):
     """The same step with Hugging Face transformers on PyTorch, in the peer interpreter (bench/hf_peer.py)."""
-    settings = dict(peer_runner.peer_sizes(config), mode="train", batch=str(args.batch), seq_len=args.seq_len,
-                    steps=args.steps, warmup_steps=args.warmup_steps, threads=threads,
-                    autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none",
-                    mlm_positions=args.peer_mlm_positions, matmul_peak_size=args.matmul_peak_size)
+    settings = dict(
+        peer_runner.peer_sizes(config),
+        mode="train",
+        batch=str(args.batch),
+        seq_len=args.seq_len,
+        steps=args.steps,
+        warmup_steps=args.warmup_steps,
+        threads=threads,
+        autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none",
+        mlm_positions=args.peer_mlm_positions,
+        matmul_peak_size=args.matmul_peak_size,
+    )
     return peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
 
 
@@ -322,8 +377,10 @@ def main(argv=None):
     threads = cpu_threads()
 
     def measure_peaks():
-        return {"float32": matmul_peak(tf.float32, args.matmul_peak_size),
-                "mixed_bfloat16": matmul_peak(tf.bfloat16, args.matmul_peak_size)}
+        return {
+            "float32": matmul_peak(tf.float32, args.matmul_peak_size),
+            "mixed_bfloat16": matmul_peak(tf.bfloat16, args.matmul_peak_size),
+        }
 
     # Measured before and after the model and the best kept: a host that is briefly slower during one measurement
     # must not lower the peak and so inflate the MFU.
@@ -333,23 +390,45 @@ def main(argv=None):
     model_flops_per_s = ours["step_flops"] / ours["seconds_per_step"]
     matmul_flops_per_s = ours["matmul_flops"] / ours["seconds_per_step"]
     result = {
-        "preset": args.preset, "batch": args.batch, "seq_len": args.seq_len, "mixed_precision": args.mixed_precision,
-        "jit_compile": args.jit_compile, "steps": args.steps, "warmup_steps": args.warmup_steps,
-        "seconds_per_step": ours["seconds_per_step"], "seq_per_s": args.batch / ours["seconds_per_step"],
+        "preset": args.preset,
+        "batch": args.batch,
+        "seq_len": args.seq_len,
+        "mixed_precision": args.mixed_precision,
+        "jit_compile": args.jit_compile,
+        "steps": args.steps,
+        "warmup_steps": args.warmup_steps,
+        "seconds_per_step": ours["seconds_per_step"],
+        "seq_per_s": args.batch / ours["seconds_per_step"],
         "tokens_per_s": args.batch * args.seq_len / ours["seconds_per_step"],
-        "model_flops_per_step": ours["step_flops"], "model_flops_per_s": model_flops_per_s,
-        "matmul_flops_per_step": ours["matmul_flops"], "matmul_flops_per_s": matmul_flops_per_s,
-        "matmul_peak_flops_per_s": peak[args.mixed_precision], "matmul_peak_float32": peak["float32"],
-        "matmul_peak_bfloat16": peak["mixed_bfloat16"], "mfu": model_flops_per_s / peak[args.mixed_precision],
+        "model_flops_per_step": ours["step_flops"],
+        "model_flops_per_s": model_flops_per_s,
+        "matmul_flops_per_step": ours["matmul_flops"],
+        "matmul_flops_per_s": matmul_flops_per_s,
+        "matmul_peak_flops_per_s": peak[args.mixed_precision],
+        "matmul_peak_float32": peak["float32"],
+        "matmul_peak_bfloat16": peak["mixed_bfloat16"],
+        "mfu": model_flops_per_s / peak[args.mixed_precision],
         "mfu_matmul_only": matmul_flops_per_s / peak[args.mixed_precision],
-        "first_step_loss": ours["first_step_loss"], "expected_first_step_loss": ours["expected_first_step_loss"],
-        "threads": threads, "peak_rss_mb": ours["peak_rss_mb"], "repeats": args.repeats,
-        "seconds_per_step_windows": ours["seconds_per_step_windows"], "seed": args.seed,
-        "fit_teardown_s": ours["fit_teardown_s"], "gradient_accumulation_steps": args.gradient_accumulation_steps,
+        "first_step_loss": ours["first_step_loss"],
+        "expected_first_step_loss": ours["expected_first_step_loss"],
+        "threads": threads,
+        "peak_rss_mb": ours["peak_rss_mb"],
+        "repeats": args.repeats,
+        "seconds_per_step_windows": ours["seconds_per_step_windows"],
+        "seed": args.seed,
+        "fit_teardown_s": ours["fit_teardown_s"],
+        "gradient_accumulation_steps": args.gradient_accumulation_steps,
     }
-    for name in ("initial_loss_mean", "initial_losses", "baseline_seconds_per_step", "baseline_windows",
-                 "baseline_first_step_loss", "baseline_repo", "baseline_gradient_accumulation_steps",
-                 "ratio_vs_baseline"):
+    for name in (
+        "initial_loss_mean",
+        "initial_losses",
+        "baseline_seconds_per_step",
+        "baseline_windows",
+        "baseline_first_step_loss",
+        "baseline_repo",
+        "baseline_gradient_accumulation_steps",
+        "ratio_vs_baseline",
+    ):
         if name in ours:
             result[name] = ours[name]
     if run_peer:
@@ -365,24 +444,48 @@ def main(argv=None):
             # kernels it has (torch's CPU GEMM can be much slower than TensorFlow's oneDNN one).
             peer_mfu = ours["step_flops"] / peer["seconds_per_step"] / peer["matmul_peak_flops_per_s"]
             result.update(
-                peer_seq_per_s=peer["seq_per_s"], ratio_vs_peer=result["seq_per_s"] / peer["seq_per_s"],
-                peer_seconds_per_step=peer["seconds_per_step"], peer_first_step_loss=peer["first_step_loss"],
-                peer_peak_rss_mb=peer["peak_rss_mb"], peer_threads=peer["threads"],
+                peer_seq_per_s=peer["seq_per_s"],
+                ratio_vs_peer=result["seq_per_s"] / peer["seq_per_s"],
+                peer_seconds_per_step=peer["seconds_per_step"],
+                peer_first_step_loss=peer["first_step_loss"],
+                peer_peak_rss_mb=peer["peak_rss_mb"],
+                peer_threads=peer["threads"],
                 peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32",
-                peer_mlm_positions=args.peer_mlm_positions, peer_versions=peer["versions"],
-                peer_python=args.peer_python, peer_matmul_peak_flops_per_s=peer["matmul_peak_flops_per_s"],
+                peer_mlm_positions=args.peer_mlm_positions,
+                peer_versions=peer["versions"],
+                peer_python=args.peer_python,
+                peer_matmul_peak_flops_per_s=peer["matmul_peak_flops_per_s"],
                 peer_mfu=peer_mfu,
                 # ratio_vs_peer = matmul_peak_ratio_vs_peer x mfu_ratio_vs_peer: how much faster oneDNN's GEMM is
                 # than torch's on this host, times how much more of its own peak our step uses. The first factor
                 # changes from host to host (docs/PERFORMANCE.md), so the ratio does too.
                 matmul_peak_ratio_vs_peer=peak[args.mixed_precision] / peer["matmul_peak_flops_per_s"],
-                mfu_ratio_vs_peer=result["mfu"] / peer_mfu)
-    for name in ("seq_per_s", "tokens_per_s", "seconds_per_step", "first_step_loss", "initial_loss_mean",
-                 "expected_first_step_loss",
-                 "model_flops_per_s", "matmul_peak_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb",
-                 "peer_seq_per_s", "ratio_vs_peer", "peer_first_step_loss", "peer_peak_rss_mb", "peer_precision",
-                 "peer_matmul_peak_flops_per_s", "peer_mfu", "matmul_peak_ratio_vs_peer", "mfu_ratio_vs_peer",
-                 "baseline_seconds_per_step", "ratio_vs_baseline"):
+                mfu_ratio_vs_peer=result["mfu"] / peer_mfu,
+            )
+    for name in (
+        "seq_per_s",
+        "tokens_per_s",
+        "seconds_per_step",
+        "first_step_loss",
+        "initial_loss_mean",
+        "expected_first_step_loss",
+        "model_flops_per_s",
+        "matmul_peak_flops_per_s",
+        "mfu",
+        "mfu_matmul_only",
+        "peak_rss_mb",
+        "peer_seq_per_s",
+        "ratio_vs_peer",
+        "peer_first_step_loss",
+        "peer_peak_rss_mb",
+        "peer_precision",
+        "peer_matmul_peak_flops_per_s",
+        "peer_mfu",
+        "matmul_peak_ratio_vs_peer",
+        "mfu_ratio_vs_peer",
+        "baseline_seconds_per_step",
+        "ratio_vs_baseline",
+    ):
         if name in result:
             value = result[name]
             print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")

@@ -95,22 +95,26 @@ def measure_preset(args, preset, tokenizer, texts):
     from electra_tf.scoring import electric_pseudo_log_likelihoods, pseudo_log_likelihoods, score_texts
 
     config = ElectraConfig.from_preset(preset, objective="electric").with_vocab(
-        tokenizer.vocab_size, pad_id=tokenizer.pad_id, unk_id=tokenizer.unk_id, cls_id=tokenizer.cls_id,
-        sep_id=tokenizer.sep_id, mask_id=tokenizer.mask_id)
+        tokenizer.vocab_size,
+        pad_id=tokenizer.pad_id,
+        unk_id=tokenizer.unk_id,
+        cls_id=tokenizer.cls_id,
+        sep_id=tokenizer.sep_id,
+        mask_id=tokenizer.mask_id,
+    )
     discriminator = build_discriminator(config)
     generator = build_generator(config)
     same_size = build_generator(dataclasses.replace(config, generator_hidden_fraction=1.0))
     length = args.max_seq_length
     scorers = {
-        "electric": lambda chunk: electric_pseudo_log_likelihoods(discriminator, tokenizer, chunk, length,
-                                                                  args.batch_size),
-        "pll_generator": lambda chunk: pseudo_log_likelihoods(generator, tokenizer, chunk, length,
-                                                              args.pll_batch_size),
-        "pll_same_size": lambda chunk: pseudo_log_likelihoods(same_size, tokenizer, chunk, length,
-                                                              args.pll_batch_size),
+        "electric": lambda chunk: electric_pseudo_log_likelihoods(
+            discriminator, tokenizer, chunk, length, args.batch_size
+        ),
+        "pll_generator": lambda chunk: pseudo_log_likelihoods(generator, tokenizer, chunk, length, args.pll_batch_size),
+        "pll_same_size": lambda chunk: pseudo_log_likelihoods(same_size, tokenizer, chunk, length, args.pll_batch_size),
         "discriminator_mean": lambda chunk: score_texts(discriminator, tokenizer, chunk, length, args.batch_size),
     }
-    warmup = texts[:args.batch_size]
+    warmup = texts[: args.batch_size]
     result = {name: time_runs(score, texts, warmup, args.repeats) / len(texts) for name, score in scorers.items()}
     result = {f"{name}_s_per_text": seconds for name, seconds in result.items()}
     for pll in ("pll_generator", "pll_same_size"):
@@ -133,14 +137,21 @@ def main(argv=None):
     texts = read_texts(args.texts, args.texts_key, args.num_texts)
     _, kept, _ = encode_single_segments(tokenizer, texts, args.max_seq_length)
     threads = tf.config.threading.get_intra_op_parallelism_threads() or os.cpu_count()
-    summary = {"texts": len(texts), "mean_pieces": float(np.mean(kept)), "max_seq_length": args.max_seq_length,
-               "repeats": args.repeats, "threads": threads}
+    summary = {
+        "texts": len(texts),
+        "mean_pieces": float(np.mean(kept)),
+        "max_seq_length": args.max_seq_length,
+        "repeats": args.repeats,
+        "threads": threads,
+    }
     print(f"{len(texts)} texts from {args.texts}, {summary['mean_pieces']:.1f} pieces on average", flush=True)
     for preset in args.preset_names:
         result = measure_preset(args, preset, tokenizer, texts)
         summary[preset] = result
-        print(f"{preset} (discriminator hidden {result['discriminator_hidden']}, generator hidden "
-              f"{result['generator_hidden']}):")
+        print(
+            f"{preset} (discriminator hidden {result['discriminator_hidden']}, generator hidden "
+            f"{result['generator_hidden']}):"
+        )
         for name in SCORERS:
             print(f"{name:>24}: {1000 * result[f'{name}_s_per_text']:.3f} ms per hypothesis")
         for pll in ("pll_generator", "pll_same_size"):

@@ -26,28 +26,58 @@ flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt (BERT format; see electra-build-vocab).")
 flags.DEFINE_string("output_dir", None, "Directory for the *.tfrecord shards and manifest.json.")
 flags.DEFINE_integer("max_seq_length", 128, "Length L of every example, [CLS] and [SEP]s included.")
-flags.DEFINE_integer("num_shards", None, "Number of output shards; default: one per ~32 MiB of text (up to 1024), "
-                     "and up to 8 of at least 1 MiB for small corpora.")
-flags.DEFINE_integer("num_processes", None, "Maximum number of processes, each writing whole shards; default: one per "
-                     "CPU. Never more than shards, nor than one per 32 MiB of text beyond the first (starting one "
-                     "costs seconds). The output does not depend on it.")
+flags.DEFINE_integer(
+    "num_shards",
+    None,
+    "Number of output shards; default: one per ~32 MiB of text (up to 1024), "
+    "and up to 8 of at least 1 MiB for small corpora.",
+)
+flags.DEFINE_integer(
+    "num_processes",
+    None,
+    "Maximum number of processes, each writing whole shards; default: one per "
+    "CPU. Never more than shards, nor than one per 32 MiB of text beyond the first (starting one "
+    "costs seconds). The output does not depend on it.",
+)
 flags.DEFINE_integer("seed", 12345, "Seed of the example-building randomness; same seed, same shards.")
 flags.DEFINE_boolean("do_lower_case", True, "Lower-case the text (BERT uncased).")
 flags.DEFINE_boolean("strip_accents", None, "Strip accents (NFD, drop non-spacing marks); default: --do_lower_case.")
-flags.DEFINE_enum("document_mode", "blank_line", corpus_lib.DOCUMENT_MODES,
-                  "blank_line: blank lines separate documents; file: each file is one document.")
+flags.DEFINE_enum(
+    "document_mode",
+    "blank_line",
+    corpus_lib.DOCUMENT_MODES,
+    "blank_line: blank lines separate documents; file: each file is one document.",
+)
 flags.DEFINE_string("input_encoding", "utf-8", "Encoding of the corpus files (ASCII-compatible, e.g. latin-1).")
-flags.DEFINE_enum("encoding_errors", "strict", ["strict", "replace", "ignore"],
-                  "What to do with bytes that are not valid in --input_encoding: stop with an error, replace or drop.")
+flags.DEFINE_enum(
+    "encoding_errors",
+    "strict",
+    ["strict", "replace", "ignore"],
+    "What to do with bytes that are not valid in --input_encoding: stop with an error, replace or drop.",
+)
 flags.DEFINE_string("tfds_split", "train", "Split of a tfds: corpus.")
 flags.DEFINE_string("tfds_text_key", "text", "Text feature of a tfds: corpus.")
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets data directory (default: tfds's own).")
 flags.DEFINE_boolean("progress", True, "Show a progress bar.")
 
 FLAGS = flags.FLAGS
-_RECORDED_FLAGS = ("corpus", "vocab_file", "output_dir", "max_seq_length", "num_shards", "num_processes", "seed",
-                   "do_lower_case", "strip_accents", "document_mode", "input_encoding", "encoding_errors",
-                   "tfds_split", "tfds_text_key", "tfds_data_dir")
+_RECORDED_FLAGS = (
+    "corpus",
+    "vocab_file",
+    "output_dir",
+    "max_seq_length",
+    "num_shards",
+    "num_processes",
+    "seed",
+    "do_lower_case",
+    "strip_accents",
+    "document_mode",
+    "input_encoding",
+    "encoding_errors",
+    "tfds_split",
+    "tfds_text_key",
+    "tfds_data_dir",
+)
 
 
 def _check_flags(argv):
@@ -69,15 +99,26 @@ def main(argv):
 
     num_processes = FLAGS.num_processes or os.cpu_count() or 1
     manifest = pipeline.build_pretraining_data(
-        FLAGS.corpus, FLAGS.vocab_file, FLAGS.output_dir, max_seq_length=FLAGS.max_seq_length,
-        num_shards=FLAGS.num_shards, num_processes=num_processes, seed=FLAGS.seed, do_lower_case=FLAGS.do_lower_case,
-        strip_accents=FLAGS.strip_accents, document_mode=FLAGS.document_mode, input_encoding=FLAGS.input_encoding,
+        FLAGS.corpus,
+        FLAGS.vocab_file,
+        FLAGS.output_dir,
+        max_seq_length=FLAGS.max_seq_length,
+        num_shards=FLAGS.num_shards,
+        num_processes=num_processes,
+        seed=FLAGS.seed,
+        do_lower_case=FLAGS.do_lower_case,
+        strip_accents=FLAGS.strip_accents,
+        document_mode=FLAGS.document_mode,
+        input_encoding=FLAGS.input_encoding,
         encoding_errors=FLAGS.encoding_errors,
         tfds_options={"split": FLAGS.tfds_split, "text_key": FLAGS.tfds_text_key, "data_dir": FLAGS.tfds_data_dir},
-        arguments={name: FLAGS[name].value for name in _RECORDED_FLAGS}, show_progress=FLAGS.progress,
+        arguments={name: FLAGS[name].value for name in _RECORDED_FLAGS},
+        show_progress=FLAGS.progress,
     )
-    print(f"wrote {manifest['num_examples']} examples ({manifest['num_tokens']} tokens) of length "
-          f"{manifest['max_seq_length']} in {manifest['num_shards']} shards to {FLAGS.output_dir}")
+    print(
+        f"wrote {manifest['num_examples']} examples ({manifest['num_tokens']} tokens) of length "
+        f"{manifest['max_seq_length']} in {manifest['num_shards']} shards to {FLAGS.output_dir}"
+    )
 
 
 def console_main():

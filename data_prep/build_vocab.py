@@ -21,8 +21,9 @@ import electra_tf.cli
 from electra_tf.errors import DataError
 
 flags.DEFINE_string("corpus", None, "Text files or globs (plain or gzip), comma-separated, or tfds:<dataset name>.")
-flags.DEFINE_string("vocab_file", None, "An existing BERT-style vocab.txt to check and copy to --output instead of "
-                    "learning one.")
+flags.DEFINE_string(
+    "vocab_file", None, "An existing BERT-style vocab.txt to check and copy to --output instead of learning one."
+)
 flags.DEFINE_string("output", None, "Where to write vocab.txt.")
 flags.DEFINE_integer("vocab_size", 30522, "Maximum vocabulary size (the learner lands within 5% below it).")
 flags.DEFINE_boolean("do_lower_case", True, "Lower-case the text (BERT uncased).")
@@ -57,15 +58,21 @@ def main(argv):
         raise DataError("pass --corpus=<text files> to learn a vocabulary, or --vocab_file=<vocab.txt> to use one")
     start = time.time()
     counts = wordpiece_vocab.count_words(
-        FLAGS.corpus, do_lower_case=FLAGS.do_lower_case, strip_accents=FLAGS.strip_accents,
-        document_mode=FLAGS.document_mode, encoding=FLAGS.input_encoding, errors=FLAGS.encoding_errors,
+        FLAGS.corpus,
+        do_lower_case=FLAGS.do_lower_case,
+        strip_accents=FLAGS.strip_accents,
+        document_mode=FLAGS.document_mode,
+        encoding=FLAGS.input_encoding,
+        errors=FLAGS.encoding_errors,
         tfds_options={"split": FLAGS.tfds_split, "text_key": FLAGS.tfds_text_key, "data_dir": FLAGS.tfds_data_dir},
         max_documents=FLAGS.max_documents,
     )
     vocab = wordpiece_vocab.learn_vocab(counts, FLAGS.vocab_size)
     wordpiece_vocab.write_vocab(vocab, FLAGS.output)
-    print(f"wrote {FLAGS.output}: {len(vocab)} tokens learned from {len(counts)} distinct words "
-          f"in {time.time() - start:.1f}s")
+    print(
+        f"wrote {FLAGS.output}: {len(vocab)} tokens learned from {len(counts)} distinct words "
+        f"in {time.time() - start:.1f}s"
+    )
 
 
 def console_main():

@@ -38,26 +38,31 @@ def parse_corpus(corpus, argument="corpus"):
         corpus = ",".join(corpus)
     corpus = (corpus or "").strip()
     if not corpus:
-        raise DataError(f"no corpus given: pass {argument}=<text files, globs or tfds:<dataset>>",
-                        arguments=(argument,))
+        raise DataError(
+            f"no corpus given: pass {argument}=<text files, globs or tfds:<dataset>>", arguments=(argument,)
+        )
     if corpus.startswith(TFDS_PREFIX):
-        name = corpus[len(TFDS_PREFIX):].strip()
+        name = corpus[len(TFDS_PREFIX) :].strip()
         if not name:
-            raise DataError(f"{argument}={corpus} lacks a dataset name, e.g. {argument}=tfds:wikipedia/20230601.en",
-                            arguments=(argument,))
+            raise DataError(
+                f"{argument}={corpus} lacks a dataset name, e.g. {argument}=tfds:wikipedia/20230601.en",
+                arguments=(argument,),
+            )
         return CorpusSpec(files=(), tfds_name=name)
     files = []
     for pattern in (p.strip() for p in corpus.split(",")):
         if not pattern:
             continue
         if os.path.isdir(pattern):
-            raise DataError(f"{argument} entry {pattern} is a directory; pass a glob such as {pattern}/*.txt",
-                            arguments=(argument,))
+            raise DataError(
+                f"{argument} entry {pattern} is a directory; pass a glob such as {pattern}/*.txt", arguments=(argument,)
+            )
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         matches = [m for m in matches if os.path.isfile(m)]
         if not matches:
-            raise DataError(f"{argument} entry {pattern} matches no file; check the path or glob",
-                            arguments=(argument,))
+            raise DataError(
+                f"{argument} entry {pattern} matches no file; check the path or glob", arguments=(argument,)
+            )
         files.extend(matches)
     return CorpusSpec(files=tuple(files), tfds_name=None)
 
@@ -81,8 +86,9 @@ def iter_file_blocks(files, document_mode="blank_line", encoding="utf-8", errors
     keeps per-line Python work to the documents a process actually tokenises.
     """
     if document_mode not in DOCUMENT_MODES:
-        raise DataError(f"document_mode={document_mode} is not one of {', '.join(DOCUMENT_MODES)}",
-                        arguments=("document_mode",))
+        raise DataError(
+            f"document_mode={document_mode} is not one of {', '.join(DOCUMENT_MODES)}", arguments=("document_mode",)
+        )
     for path in files:
         if document_mode == "file":
             yield "".join(read_text_chunks(path, encoding, errors))
@@ -93,7 +99,7 @@ def iter_file_blocks(files, document_mode="blank_line", encoding="utf-8", errors
             # A separator that straddles the chunk boundary starts at the carried text's last newline.
             position = 0
             for match in _BLANK_LINE.finditer(text, max(0, carry.rfind("\n"))):
-                yield text[position:match.start()]
+                yield text[position : match.start()]
                 position = match.end()
             carry = text[position:]
         yield carry
@@ -117,8 +123,9 @@ def text_to_document(text):
     return [line for line in (raw.strip() for raw in text.splitlines()) if line]
 
 
-def iter_shard_documents(spec, shard_indices, num_shards, *, document_mode="blank_line", encoding="utf-8",
-                         errors="strict", tfds_options=None):
+def iter_shard_documents(
+    spec, shard_indices, num_shards, *, document_mode="blank_line", encoding="utf-8", errors="strict", tfds_options=None
+):
     """Yields (shard_index, document, num_bytes) for the documents of the given shards, in corpus order per shard.
 
     `num_bytes` is about the size of the document's text (0 for tfds), for progress reporting.

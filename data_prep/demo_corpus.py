@@ -104,8 +104,12 @@ if __name__ == "__main__":
 
     import electra_tf.cli  # Defines --verbose; import before defining flags.
 
-    flags.DEFINE_string("output", None, "Where to write the corpus (one paragraph per line, blank line between "
-                        "documents).", required=True)
+    flags.DEFINE_string(
+        "output",
+        None,
+        "Where to write the corpus (one paragraph per line, blank line between documents).",
+        required=True,
+    )
     flags.DEFINE_integer("max_bytes", DEFAULT_MAX_BYTES, "Stop adding modules once the corpus reaches this size.")
     FLAGS = flags.FLAGS
     electra_tf.cli.run(main)

@@ -35,7 +35,8 @@ def _worker_main(config, tasks, results):
         while (task := tasks.get()) is not None:
             index, shards = task
             entries = shard_builder.build_shards(
-                config, shards, on_progress=lambda examples, num_bytes: results.put(("progress", examples, num_bytes)))
+                config, shards, on_progress=lambda examples, num_bytes: results.put(("progress", examples, num_bytes))
+            )
             results.put(("done", index, entries))
     except BaseException as error:  # Reported to the parent, which raises it (a DataError keeps its message).
         results.put(("error", error))
@@ -57,8 +58,9 @@ def build_groups(config, groups, num_processes, on_progress, build_here=True):
     num_workers = num_processes - 1 if build_here else num_processes
     for _ in range(num_workers + int(build_here)):
         tasks.put(None)
-    workers = [context.Process(target=_worker_main, args=(config, tasks, results), daemon=True)
-               for _ in range(num_workers)]
+    workers = [
+        context.Process(target=_worker_main, args=(config, tasks, results), daemon=True) for _ in range(num_workers)
+    ]
     for worker in workers:
         worker.start()
     done = {}
@@ -96,7 +98,8 @@ def build_groups(config, groups, num_processes, on_progress, build_here=True):
                     drain()
                     if len(done) < len(groups):
                         raise RuntimeError(
-                            f"a worker process ended (exit codes {dead}) before finishing its shards") from None
+                            f"a worker process ended (exit codes {dead}) before finishing its shards"
+                        ) from None
         return [done[index] for index in range(len(groups))]
     finally:
         for worker in workers:

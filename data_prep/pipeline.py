@@ -60,9 +60,11 @@ def prepare_output_dir(output_dir):
             os.remove(path)
     foreign = sorted(glob.glob(os.path.join(output_dir, "*.tfrecord*")))
     if foreign:
-        raise DataError(f"output_dir={output_dir} already holds other TFRecord files ({foreign[0]}, ...) that the "
-                        "reader would mix with the new shards; pass an empty output_dir or remove them",
-                        arguments=("output_dir",))
+        raise DataError(
+            f"output_dir={output_dir} already holds other TFRecord files ({foreign[0]}, ...) that the "
+            "reader would mix with the new shards; pass an empty output_dir or remove them",
+            arguments=("output_dir",),
+        )
 
 
 class _Progress:
@@ -87,8 +89,7 @@ class _Progress:
             return
         rate = self.examples / max(time.time() - self._start, 1e-9)
         current = self._bar.target if finalize and self._bar.target else self._bytes // 1024
-        self._bar.update(current, values=[("examples", self.examples), ("examples/s", round(rate))],
-                         finalize=finalize)
+        self._bar.update(current, values=[("examples", self.examples), ("examples/s", round(rate))], finalize=finalize)
 
 
 def build_pretraining_data(corpus, vocab_file, output_dir, **options):
@@ -106,10 +107,24 @@ def build_pretraining_data(corpus, vocab_file, output_dir, **options):
         raise
 
 
-def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=128, num_shards=None, num_processes=1,
-                           seed=12345, do_lower_case=True, strip_accents=None, document_mode="blank_line",
-                           input_encoding="utf-8", encoding_errors="strict", tfds_options=None, arguments=None,
-                           show_progress=True):
+def _build_pretraining_data(
+    corpus,
+    vocab_file,
+    output_dir,
+    *,
+    max_seq_length=128,
+    num_shards=None,
+    num_processes=1,
+    seed=12345,
+    do_lower_case=True,
+    strip_accents=None,
+    document_mode="blank_line",
+    input_encoding="utf-8",
+    encoding_errors="strict",
+    tfds_options=None,
+    arguments=None,
+    show_progress=True,
+):
     """Builds `<output_dir>/pretrain-XXXXX-of-NNNNN.tfrecord` shards and `<output_dir>/manifest.json`.
 
     Args mirror the flags of `electra-build-data`; `corpus` is a corpus string (see `corpus.parse_corpus`).
@@ -118,13 +133,16 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
     from electra_tf.tokenizer import ElectraTokenizer
 
     if max_seq_length < 5:
-        raise DataError(f"max_seq_length={max_seq_length} is too small; it must be at least 5",
-                        arguments=("max_seq_length",))
+        raise DataError(
+            f"max_seq_length={max_seq_length} is too small; it must be at least 5", arguments=("max_seq_length",)
+        )
     if num_processes < 1:
         raise DataError(f"num_processes={num_processes} must be at least 1", arguments=("num_processes",))
     if num_shards is not None and num_shards < 1:
-        raise DataError(f"num_shards={num_shards} must be at least 1 (or unset for a default from the data size)",
-                        arguments=("num_shards",))
+        raise DataError(
+            f"num_shards={num_shards} must be at least 1 (or unset for a default from the data size)",
+            arguments=("num_shards",),
+        )
     spec = corpus_lib.parse_corpus(corpus)
     tokenizer = ElectraTokenizer(vocab_file, do_lower_case, strip_accents)  # Fails fast on a bad vocabulary.
     vocab_fingerprint = tokenizer.fingerprint()
@@ -136,21 +154,32 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
     else:
         corpus_bytes = corpus_lib.corpus_num_bytes(spec)
         if corpus_bytes == 0:
-            raise DataError(f"corpus={corpus} is empty ({', '.join(spec.files)}); pass files with text in them",
-                            arguments=("corpus",))
+            raise DataError(
+                f"corpus={corpus} is empty ({', '.join(spec.files)}); pass files with text in them",
+                arguments=("corpus",),
+            )
     num_shards = num_shards or default_num_shards(corpus_bytes)
     config = shard_builder.BuildConfig(
-        corpus=spec, vocab_file=vocab_file, do_lower_case=tokenizer.do_lower_case,
-        strip_accents=tokenizer.strip_accents, output_dir=output_dir, max_seq_length=max_seq_length,
-        num_shards=num_shards, seed=seed, document_mode=document_mode, input_encoding=input_encoding,
-        encoding_errors=encoding_errors, tfds_options=tfds_options,
+        corpus=spec,
+        vocab_file=vocab_file,
+        do_lower_case=tokenizer.do_lower_case,
+        strip_accents=tokenizer.strip_accents,
+        output_dir=output_dir,
+        max_seq_length=max_seq_length,
+        num_shards=num_shards,
+        seed=seed,
+        document_mode=document_mode,
+        input_encoding=input_encoding,
+        encoding_errors=encoding_errors,
+        tfds_options=tfds_options,
     )
     prepare_output_dir(output_dir)
     progress = _Progress(corpus_bytes, show_progress)
     try:
         num_processes = processes_worth_starting(num_processes, corpus_bytes, num_shards)
-        results = parallel.build_groups(config, parallel.shard_groups(num_shards, num_processes), num_processes,
-                                        progress.update)
+        results = parallel.build_groups(
+            config, parallel.shard_groups(num_shards, num_processes), num_processes, progress.update
+        )
     finally:
         # Whatever happened, no partial shard stays behind (finished ones already have their final names).
         for path in glob.glob(os.path.join(output_dir, shard_writer.TEMPORARY_GLOB)):
@@ -161,8 +190,11 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
     if num_examples == 0:
         for entry in shards:
             os.remove(os.path.join(output_dir, entry["file"]))
-        raise DataError(f"corpus={corpus} produced no examples (no non-blank lines that tokenise to anything); "
-                        "check the corpus files and input_encoding", arguments=("corpus", "input_encoding"))
+        raise DataError(
+            f"corpus={corpus} produced no examples (no non-blank lines that tokenise to anything); "
+            "check the corpus files and input_encoding",
+            arguments=("corpus", "input_encoding"),
+        )
     manifest = {
         "num_examples": num_examples,
         "num_tokens": sum(entry["num_tokens"] for entry in shards),
@@ -178,11 +210,22 @@ def _build_pretraining_data(corpus, vocab_file, output_dir, *, max_seq_length=12
         "num_shards": num_shards,
         "num_processes": num_processes,
         "shards": shards,
-        "arguments": arguments if arguments is not None else {
-            "corpus": corpus, "vocab_file": vocab_file, "output_dir": output_dir, "max_seq_length": max_seq_length,
-            "num_shards": num_shards, "num_processes": num_processes, "seed": seed, "do_lower_case": do_lower_case,
-            "strip_accents": strip_accents, "document_mode": document_mode, "input_encoding": input_encoding,
-            "encoding_errors": encoding_errors, "tfds_options": tfds_options,
+        "arguments": arguments
+        if arguments is not None
+        else {
+            "corpus": corpus,
+            "vocab_file": vocab_file,
+            "output_dir": output_dir,
+            "max_seq_length": max_seq_length,
+            "num_shards": num_shards,
+            "num_processes": num_processes,
+            "seed": seed,
+            "do_lower_case": do_lower_case,
+            "strip_accents": strip_accents,
+            "document_mode": document_mode,
+            "input_encoding": input_encoding,
+            "encoding_errors": encoding_errors,
+            "tfds_options": tfds_options,
         },
     }
     manifest_lib.write_manifest(output_dir, manifest)

@@ -53,7 +53,7 @@ def tokenize_documents(tokenize_fn, documents):
     splits = ragged.row_splits.numpy().tolist()
     tokenized, line = [], 0
     for document in documents:
-        tokenized.append([values[splits[i]:splits[i + 1]] for i in range(line, line + len(document))])
+        tokenized.append([values[splits[i] : splits[i + 1]] for i in range(line, line + len(document))])
         line += len(document)
     return tokenized
 

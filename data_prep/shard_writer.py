@@ -67,11 +67,16 @@ class ExampleSerializer:
         input_ids = b"".join(map(self._varints.__getitem__, example.input_ids.tolist()))
         input_mask = example.input_mask.astype(np.uint8).tobytes()
         segment_ids = example.segment_ids.astype(np.uint8).tobytes()
-        features = b"".join((
-            self._header(b"input_ids", len(input_ids)), input_ids,
-            self._header(b"input_mask", len(input_mask)), input_mask,
-            self._header(b"segment_ids", len(segment_ids)), segment_ids,
-        ))
+        features = b"".join(
+            (
+                self._header(b"input_ids", len(input_ids)),
+                input_ids,
+                self._header(b"input_mask", len(input_mask)),
+                input_mask,
+                self._header(b"segment_ids", len(segment_ids)),
+                segment_ids,
+            )
+        )
         length = len(features)
         return b"\x0a" + (self._varints[length] if length < len(self._varints) else _varint(length)) + features
 

@@ -21,20 +21,29 @@ def prepare(name, *, split="train", text_key="text", data_dir=None, download=Tru
         if download:
             builder.download_and_prepare()
     except tfds.core.registered.DatasetNotFoundError as error:
-        raise DataError(f"corpus=tfds:{name}: unknown tensorflow-datasets dataset ({error})",
-                        arguments=("corpus",)) from None
+        raise DataError(
+            f"corpus=tfds:{name}: unknown tensorflow-datasets dataset ({error})", arguments=("corpus",)
+        ) from None
     except Exception as error:  # Network, disk and licence errors all end up here; name the dataset.
-        raise DataError(f"corpus=tfds:{name}: cannot download or prepare it ({type(error).__name__}: {error}); "
-                        "check the connection or pass tfds_data_dir with a prepared copy",
-                        arguments=("corpus", "tfds_data_dir")) from None
+        raise DataError(
+            f"corpus=tfds:{name}: cannot download or prepare it ({type(error).__name__}: {error}); "
+            "check the connection or pass tfds_data_dir with a prepared copy",
+            arguments=("corpus", "tfds_data_dir"),
+        ) from None
     features = builder.info.features
     if text_key not in features:
-        raise DataError(f"corpus=tfds:{name} has no feature {text_key!r} (it has {', '.join(features)}); "
-                        "pass tfds_text_key=<one of them>", arguments=("corpus", "tfds_text_key"))
+        raise DataError(
+            f"corpus=tfds:{name} has no feature {text_key!r} (it has {', '.join(features)}); "
+            "pass tfds_text_key=<one of them>",
+            arguments=("corpus", "tfds_text_key"),
+        )
     # An empty split list means tfds does not know them yet (e.g. a mocked dataset); then reading will tell.
     if builder.info.splits and split not in builder.info.splits:
-        raise DataError(f"corpus=tfds:{name} has no split {split!r} (it has {', '.join(builder.info.splits)}); "
-                        "pass tfds_split=<one of them>", arguments=("corpus", "tfds_split"))
+        raise DataError(
+            f"corpus=tfds:{name} has no split {split!r} (it has {', '.join(builder.info.splits)}); "
+            "pass tfds_split=<one of them>",
+            arguments=("corpus", "tfds_split"),
+        )
     return builder.info.splits[split].num_bytes or None if split in builder.info.splits else None
 
 

@@ -18,8 +18,17 @@ RESERVED_TOKENS = SPECIAL_TOKENS
 _COUNT_BATCH_LINES = 8192
 
 
-def count_words(corpus, *, do_lower_case=True, strip_accents=None, document_mode="blank_line", encoding="utf-8",
-                errors="strict", tfds_options=None, max_documents=None):
+def count_words(
+    corpus,
+    *,
+    do_lower_case=True,
+    strip_accents=None,
+    document_mode="blank_line",
+    encoding="utf-8",
+    errors="strict",
+    tfds_options=None,
+    max_documents=None,
+):
     """collections.Counter of normalised words in a `corpus` (files or tfds:<name>)."""
     import tensorflow as tf
 
@@ -29,8 +38,9 @@ def count_words(corpus, *, do_lower_case=True, strip_accents=None, document_mode
 
         tfds_corpus.prepare(spec.tfds_name, **(tfds_options or {}))
     basic = BasicTokenizer(do_lower_case, strip_accents)
-    split = tf.function(lambda texts: basic.split_words(texts)[0].flat_values,
-                        input_signature=[tf.TensorSpec([None], tf.string)])
+    split = tf.function(
+        lambda texts: basic.split_words(texts)[0].flat_values, input_signature=[tf.TensorSpec([None], tf.string)]
+    )
     counts = collections.Counter()
     lines = []
 
@@ -39,8 +49,9 @@ def count_words(corpus, *, do_lower_case=True, strip_accents=None, document_mode
             counts.update(split(lines).numpy().tolist())
             lines.clear()
 
-    documents = corpus_lib.iter_shard_documents(spec, [0], 1, document_mode=document_mode, encoding=encoding,
-                                                errors=errors, tfds_options=tfds_options)
+    documents = corpus_lib.iter_shard_documents(
+        spec, [0], 1, document_mode=document_mode, encoding=encoding, errors=errors, tfds_options=tfds_options
+    )
     for index, (_, document, _) in enumerate(documents):
         if max_documents is not None and index >= max_documents:
             break
@@ -56,8 +67,10 @@ def learn_vocab(word_counts, vocab_size, reserved_tokens=RESERVED_TOKENS, **lear
     if not word_counts:
         raise DataError("the corpus has no words to learn a vocabulary from; check corpus", arguments=("corpus",))
     if vocab_size <= len(reserved_tokens):
-        raise DataError(f"vocab_size={vocab_size} leaves no room after the {len(reserved_tokens)} reserved tokens",
-                        arguments=("vocab_size",))
+        raise DataError(
+            f"vocab_size={vocab_size} leaves no room after the {len(reserved_tokens)} reserved tokens",
+            arguments=("vocab_size",),
+        )
     # The learner's default lower threshold (10) would leave a small corpus short of vocab_size.
     learn_params.setdefault("lower_thresh", 2)
     vocab = learner.learn(sorted(word_counts.items()), vocab_size, list(reserved_tokens), **learn_params)
@@ -81,6 +94,8 @@ def check_existing_vocab(vocab_file):
     vocab = load_vocab(vocab_file)
     missing = [token for token in RESERVED_TOKENS if token not in vocab]
     if missing:
-        raise DataError(f"vocab_file={vocab_file} lacks {' '.join(missing)}; it must be a BERT-style vocab.txt",
-                        arguments=("vocab_file",))
+        raise DataError(
+            f"vocab_file={vocab_file} lacks {' '.join(missing)}; it must be a BERT-style vocab.txt",
+            arguments=("vocab_file",),
+        )
     return vocab

@@ -118,8 +118,11 @@ def message_for_command_line(error, flag_values=None, flag_names=None, program=N
     message, unflagged = _with_flags(str(error), arguments, flag_values, flag_names or {})
     for name, flag in unflagged:
         if _asks_for(message, name):
-            message = message.rstrip(".") + f". {program or program_name()} has no --{flag} flag" + (
-                f": {remedies[name]}" if remedies.get(name) else "")
+            message = (
+                message.rstrip(".")
+                + f". {program or program_name()} has no --{flag} flag"
+                + (f": {remedies[name]}" if remedies.get(name) else "")
+            )
     return message
 
 
@@ -148,8 +151,10 @@ def require_flags(*names):
     missing = [name for name in names if flags.FLAGS[name].value in (None, "", [])]
     if missing:
         listed = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
-        raise ConfigError(f"{listed} {'is' if len(missing) == 1 else 'are'} required (--help lists every flag)",
-                          arguments=tuple(missing))
+        raise ConfigError(
+            f"{listed} {'is' if len(missing) == 1 else 'are'} required (--help lists every flag)",
+            arguments=tuple(missing),
+        )
 
 
 def _leave_after_lost_worker(error, flag_names):

@@ -21,33 +21,56 @@ HIDDEN_ACTIVATIONS = ("gelu", "gelu_approximate")
 # embedding_sharing=shared, no variant) fix nothing, and every objective but `mlm` leaves the generator open.
 _NETWORK = "the generator is a network"
 _DETECTION = "the discriminator detects replaced tokens"
-_ADVERSARIAL = {"generator": _NETWORK, "generator loss": "the generator maximises the discriminator's loss",
-                "discriminator": _DETECTION}
+_ADVERSARIAL = {
+    "generator": _NETWORK,
+    "generator loss": "the generator maximises the discriminator's loss",
+    "discriminator": _DETECTION,
+}
 CHOICE_EFFECTS = {
     "objective=electra": {"discriminator": _DETECTION},
     "objective=electra_15": {"discriminator": _DETECTION},
-    "objective=mlm": {"generator": "there is no generator",
-                      "discriminator": "the discriminator-sized network predicts the [MASK]ed tokens"},
+    "objective=mlm": {
+        "generator": "there is no generator",
+        "discriminator": "the discriminator-sized network predicts the [MASK]ed tokens",
+    },
     "objective=replace_mlm": {"discriminator": "the discriminator-sized network predicts the replaced tokens"},
     "objective=all_tokens_mlm": {"discriminator": "the discriminator-sized network predicts every token"},
-    "objective=electric": {"generator": "the generator is a two-tower cloze model",
-                           "embeddings": "the generator's towers share the discriminator's embedding block",
-                           "generator loss": "the generator is trained by maximum likelihood on every token",
-                           "discriminator": "the discriminator gives energies trained by noise-contrastive estimation"},
+    "objective=electric": {
+        "generator": "the generator is a two-tower cloze model",
+        "embeddings": "the generator's towers share the discriminator's embedding block",
+        "generator loss": "the generator is trained by maximum likelihood on every token",
+        "discriminator": "the discriminator gives energies trained by noise-contrastive estimation",
+    },
     "uniform_generator": {"generator": "uniform samples replace the generator network"},
-    "tie_all_weights": {"generator": _NETWORK, "embeddings": "the generator is the discriminator's encoder",
-                        "discriminator": _DETECTION},
+    "tie_all_weights": {
+        "generator": _NETWORK,
+        "embeddings": "the generator is the discriminator's encoder",
+        "discriminator": _DETECTION,
+    },
     "untied_embeddings": {"generator": _NETWORK, "embeddings": "the generator has its own embedding block"},
-    "two_stage_steps": {"generator": _NETWORK, "embeddings": "the generator has its own embedding block",
-                        "generator loss": "the generator is trained alone first, by maximum likelihood",
-                        "discriminator": _DETECTION},
+    "two_stage_steps": {
+        "generator": _NETWORK,
+        "embeddings": "the generator has its own embedding block",
+        "generator loss": "the generator is trained alone first, by maximum likelihood",
+        "discriminator": _DETECTION,
+    },
     "generator_training=adversarial": _ADVERSARIAL,
     "generator_training=annealed": _ADVERSARIAL,
-    "embedding_sharing=gdes": {"generator": _NETWORK, "discriminator": _DETECTION,
-                               "embeddings": "the discriminator's word table is the generator's plus its own delta"},
+    "embedding_sharing=gdes": {
+        "generator": _NETWORK,
+        "discriminator": _DETECTION,
+        "embeddings": "the discriminator's word table is the generator's plus its own delta",
+    },
 }
-CHOICE_ARGUMENTS = ("objective", "uniform_generator", "tie_all_weights", "untied_embeddings", "two_stage_steps",
-                    "generator_training", "embedding_sharing")
+CHOICE_ARGUMENTS = (
+    "objective",
+    "uniform_generator",
+    "tie_all_weights",
+    "untied_embeddings",
+    "two_stage_steps",
+    "generator_training",
+    "embedding_sharing",
+)
 # Choices that are on or off (two_stage_steps: on when positive).
 BOOLEAN_CHOICES = ("uniform_generator", "tie_all_weights", "untied_embeddings", "two_stage_steps")
 
@@ -111,21 +134,35 @@ class ElectraArchitecture:
         self.validate()
 
     def validate(self):
-        _check_integers(self, ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads",
-                               "intermediate_size", "max_position_embeddings"))
+        _check_integers(
+            self,
+            (
+                "vocab_size",
+                "embedding_size",
+                "hidden_size",
+                "num_layers",
+                "num_heads",
+                "intermediate_size",
+                "max_position_embeddings",
+            ),
+        )
         _check_integers(self, ("type_vocab_size",), minimum=0, meaning=" (0: no token-type table)")
         if self.hidden_size % self.num_heads:
             raise ConfigError(
                 f"{type(self).__name__}.hidden_size={self.hidden_size} is not divisible by num_heads={self.num_heads}; "
                 f"choose num_heads among the divisors of hidden_size (e.g. {self.hidden_size // 64 or 1})",
-                arguments=("num_heads", "hidden_size"))
+                arguments=("num_heads", "hidden_size"),
+            )
         for name in ("hidden_dropout", "attention_dropout"):
             if not 0.0 <= getattr(self, name) < 1.0:
-                raise ConfigError(f"{type(self).__name__}.{name} must be in [0, 1), got {getattr(self, name)!r}",
-                                  arguments=(name,))
+                raise ConfigError(
+                    f"{type(self).__name__}.{name} must be in [0, 1), got {getattr(self, name)!r}", arguments=(name,)
+                )
         if self.hidden_activation not in HIDDEN_ACTIVATIONS:
-            raise ConfigError(f"unknown hidden_activation {self.hidden_activation!r}; choose one of "
-                              f"{list(HIDDEN_ACTIVATIONS)}", arguments=("hidden_activation",))
+            raise ConfigError(
+                f"unknown hidden_activation {self.hidden_activation!r}; choose one of {list(HIDDEN_ACTIVATIONS)}",
+                arguments=("hidden_activation",),
+            )
 
     def architecture(self):
         """The architecture as a dict: the keyword arguments of `ElectraBackbone`."""
@@ -134,15 +171,20 @@ class ElectraArchitecture:
     def check_sequence_length(self, max_seq_length):
         """ConfigError when sequences of `max_seq_length` do not fit the position-embedding table."""
         if max_seq_length > self.max_position_embeddings:
-            raise ConfigError(f"max_seq_length={max_seq_length} exceeds the model's max_position_embeddings="
-                              f"{self.max_position_embeddings}; use max_seq_length<={self.max_position_embeddings}",
-                              arguments=("max_seq_length",))
+            raise ConfigError(
+                f"max_seq_length={max_seq_length} exceeds the model's max_position_embeddings="
+                f"{self.max_position_embeddings}; use max_seq_length<={self.max_position_embeddings}",
+                arguments=("max_seq_length",),
+            )
 
     def check_vocabulary(self, vocab_size, vocab_file):
         """ConfigError when the vocabulary in `vocab_file` (of `vocab_size` tokens) is not the model's."""
         if vocab_size != self.vocab_size:
-            raise ConfigError(f"{vocab_file} has {vocab_size} tokens but the model's vocabulary has {self.vocab_size}: "
-                              "pass the vocab.txt the model was trained with (vocab_file)", arguments=("vocab_file",))
+            raise ConfigError(
+                f"{vocab_file} has {vocab_size} tokens but the model's vocabulary has {self.vocab_size}: "
+                "pass the vocab.txt the model was trained with (vocab_file)",
+                arguments=("vocab_file",),
+            )
 
 
 ARCHITECTURE_FIELDS = tuple(field.name for field in dataclasses.fields(ElectraArchitecture))
@@ -206,38 +248,55 @@ class PretrainingSettings:
         if not 0.0 < self.mask_prob < 1.0:
             raise ConfigError(f"{name}.mask_prob must be in (0, 1), got {self.mask_prob!r}", arguments=("mask_prob",))
         if not 0.0 <= self.mask_token_fraction <= 1.0:
-            raise ConfigError(f"{name}.mask_token_fraction must be in [0, 1], got {self.mask_token_fraction!r}",
-                              arguments=("mask_token_fraction",))
+            raise ConfigError(
+                f"{name}.mask_token_fraction must be in [0, 1], got {self.mask_token_fraction!r}",
+                arguments=("mask_token_fraction",),
+            )
         for fraction in ("generator_hidden_fraction", "generator_layers_fraction"):
             if not 0.0 < getattr(self, fraction) <= 1.0:
-                raise ConfigError(f"{name}.{fraction} must be in (0, 1], got {getattr(self, fraction)!r}",
-                                  arguments=(fraction,))
+                raise ConfigError(
+                    f"{name}.{fraction} must be in (0, 1], got {getattr(self, fraction)!r}", arguments=(fraction,)
+                )
         if self.temperature <= 0:
-            raise ConfigError(f"{name}.temperature must be positive, got {self.temperature!r}",
-                              arguments=("temperature",))
+            raise ConfigError(
+                f"{name}.temperature must be positive, got {self.temperature!r}", arguments=("temperature",)
+            )
         self._validate_objective()
 
     def _validate_objective(self):
-        choices = {"objective": OBJECTIVES, "generator_training": GENERATOR_TRAINING,
-                   "embedding_sharing": EMBEDDING_SHARING}
+        choices = {
+            "objective": OBJECTIVES,
+            "generator_training": GENERATOR_TRAINING,
+            "embedding_sharing": EMBEDDING_SHARING,
+        }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise ConfigError(f"unknown {name} {getattr(self, name)!r}; choose one of {list(allowed)}",
-                                  arguments=(name,))
+                raise ConfigError(
+                    f"unknown {name} {getattr(self, name)!r}; choose one of {list(allowed)}", arguments=(name,)
+                )
         if not isinstance(self.two_stage_steps, int) or self.two_stage_steps < 0:
-            raise ConfigError(f"{type(self).__name__}.two_stage_steps must be a non-negative integer, got "
-                              f"{self.two_stage_steps!r}", arguments=("two_stage_steps",))
+            raise ConfigError(
+                f"{type(self).__name__}.two_stage_steps must be a non-negative integer, got {self.two_stage_steps!r}",
+                arguments=("two_stage_steps",),
+            )
         if not 0 < self.adversarial_temperature_end <= self.adversarial_temperature_start:
-            raise ConfigError("the adversarial Gumbel-softmax temperature must satisfy 0 < end <= start, got "
-                              f"adversarial_temperature_start={self.adversarial_temperature_start!r}, "
-                              f"adversarial_temperature_end={self.adversarial_temperature_end!r}",
-                              arguments=("adversarial_temperature_start", "adversarial_temperature_end"))
+            raise ConfigError(
+                "the adversarial Gumbel-softmax temperature must satisfy 0 < end <= start, got "
+                f"adversarial_temperature_start={self.adversarial_temperature_start!r}, "
+                f"adversarial_temperature_end={self.adversarial_temperature_end!r}",
+                arguments=("adversarial_temperature_start", "adversarial_temperature_end"),
+            )
         if not isinstance(self.sampling_warmup_steps, int) or self.sampling_warmup_steps < 0:
-            raise ConfigError(f"{name}.sampling_warmup_steps must be a non-negative integer, got "
-                              f"{self.sampling_warmup_steps!r}", arguments=("sampling_warmup_steps",))
+            raise ConfigError(
+                f"{name}.sampling_warmup_steps must be a non-negative integer, got {self.sampling_warmup_steps!r}",
+                arguments=("sampling_warmup_steps",),
+            )
         if not isinstance(self.generator_annealing_steps, int) or self.generator_annealing_steps < 0:
-            raise ConfigError(f"{type(self).__name__}.generator_annealing_steps must be a non-negative integer, got "
-                              f"{self.generator_annealing_steps!r}", arguments=("generator_annealing_steps",))
+            raise ConfigError(
+                f"{type(self).__name__}.generator_annealing_steps must be a non-negative integer, got "
+                f"{self.generator_annealing_steps!r}",
+                arguments=("generator_annealing_steps",),
+            )
         self._check_combinations()
 
     def _check_combinations(self):
@@ -249,12 +308,15 @@ class PretrainingSettings:
             if label in CHOICE_EFFECTS:
                 chosen.append((argument, label))
         for index, (first_argument, first) in enumerate(chosen):
-            for second_argument, second in chosen[index + 1:]:
+            for second_argument, second in chosen[index + 1 :]:
                 conflict = _conflict(first, second)
                 if conflict:
                     fix = _combination_fix(first_argument, second_argument, second)
-                    raise ConfigError(f"{first} and {second} cannot be combined: with {first} {conflict[0]}, with "
-                                      f"{second} {conflict[1]}; {fix}", arguments=(first_argument, second_argument))
+                    raise ConfigError(
+                        f"{first} and {second} cannot be combined: with {first} {conflict[0]}, with "
+                        f"{second} {conflict[1]}; {fix}",
+                        arguments=(first_argument, second_argument),
+                    )
 
     # ----------------------------------------------------------------- what the variants build
     @property
@@ -267,8 +329,13 @@ class PretrainingSettings:
         """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
         discriminator with their heads), so that it converts to the reference's checkpoints (and, but for Electric's
         two-tower generator, to Hugging Face's)."""
-        return (self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric") and not self.untied_embeddings
-                and not self.uniform_generator and self.two_stage_steps == 0 and self.embedding_sharing == "shared")
+        return (
+            self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric")
+            and not self.untied_embeddings
+            and not self.uniform_generator
+            and self.two_stage_steps == 0
+            and self.embedding_sharing == "shared"
+        )
 
     @property
     def generator_same_size(self):
@@ -301,9 +368,11 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
         for name in ("pad_id", "unk_id", "cls_id", "sep_id", "mask_id"):
             token_id = getattr(self, name)
             if not 0 <= token_id < self.vocab_size:
-                raise ConfigError(f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
-                                  f"{self.vocab_size}); pass the vocabulary the data was built with (vocab_file)",
-                                  arguments=("vocab_file",))
+                raise ConfigError(
+                    f"ElectraConfig.{name}={token_id} is outside the vocabulary (vocab_size="
+                    f"{self.vocab_size}); pass the vocabulary the data was built with (vocab_file)",
+                    arguments=("vocab_file",),
+                )
 
     @classmethod
     def from_parts(cls, architecture, settings=None):
@@ -328,9 +397,13 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
         if self.generator_same_size:
             return architecture
         hidden = max(1, int(round(self.hidden_size * self.generator_hidden_fraction)))
-        return dataclasses.replace(architecture, hidden_size=hidden, num_heads=max(1, hidden // 64),
-                                   intermediate_size=4 * hidden,
-                                   num_layers=max(1, int(round(self.num_layers * self.generator_layers_fraction))))
+        return dataclasses.replace(
+            architecture,
+            hidden_size=hidden,
+            num_heads=max(1, hidden // 64),
+            intermediate_size=4 * hidden,
+            num_layers=max(1, int(round(self.num_layers * self.generator_layers_fraction))),
+        )
 
     # ----------------------------------------------------------------- (de)serialisation
     def to_dict(self):
@@ -378,20 +451,58 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
 
 # Discriminator sizes of the paper (Table 6 / reference configure_pretraining.py); generator fractions as released.
 PRESETS = {
-    "tiny": ElectraConfig(embedding_size=64, hidden_size=128, num_layers=2, num_heads=2, intermediate_size=512,
-                          max_position_embeddings=512, generator_hidden_fraction=0.25),
+    "tiny": ElectraConfig(
+        embedding_size=64,
+        hidden_size=128,
+        num_layers=2,
+        num_heads=2,
+        intermediate_size=512,
+        max_position_embeddings=512,
+        generator_hidden_fraction=0.25,
+    ),
     # Not the paper's: ELECTRA-Small's width at half its depth, generator at half the width; the size for pre-training
     # on a few CPU cores (configs/cpu.flags, docs/cpu_budget.md).
-    "cpu": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=6, num_heads=4, intermediate_size=1024,
-                         generator_hidden_fraction=0.5),
-    "small": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,
-                           generator_hidden_fraction=0.25),
-    "small++": ElectraConfig(embedding_size=128, hidden_size=256, num_layers=12, num_heads=4, intermediate_size=1024,
-                             generator_hidden_fraction=1.0),
-    "base": ElectraConfig(embedding_size=768, hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072,
-                          generator_hidden_fraction=1.0 / 3.0),
-    "large": ElectraConfig(embedding_size=1024, hidden_size=1024, num_layers=24, num_heads=16, intermediate_size=4096,
-                           generator_hidden_fraction=0.25, mask_prob=0.25),
+    "cpu": ElectraConfig(
+        embedding_size=128,
+        hidden_size=256,
+        num_layers=6,
+        num_heads=4,
+        intermediate_size=1024,
+        generator_hidden_fraction=0.5,
+    ),
+    "small": ElectraConfig(
+        embedding_size=128,
+        hidden_size=256,
+        num_layers=12,
+        num_heads=4,
+        intermediate_size=1024,
+        generator_hidden_fraction=0.25,
+    ),
+    "small++": ElectraConfig(
+        embedding_size=128,
+        hidden_size=256,
+        num_layers=12,
+        num_heads=4,
+        intermediate_size=1024,
+        generator_hidden_fraction=1.0,
+    ),
+    "base": ElectraConfig(
+        embedding_size=768,
+        hidden_size=768,
+        num_layers=12,
+        num_heads=12,
+        intermediate_size=3072,
+        generator_hidden_fraction=1.0 / 3.0,
+    ),
+    "large": ElectraConfig(
+        embedding_size=1024,
+        hidden_size=1024,
+        num_layers=24,
+        num_heads=16,
+        intermediate_size=4096,
+        generator_hidden_fraction=0.25,
+        mask_prob=0.25,
+    ),
 }
 
 

@@ -25,8 +25,9 @@ class SingleTextServingModule(tf.Module):
         raise NotImplementedError
 
     def _serve_text(self, texts):
-        features = pack_single_segments(self.tokenizer.tokenize(texts), self.max_seq_length, self.tokenizer.cls_id,
-                                        self.tokenizer.sep_id)
+        features = pack_single_segments(
+            self.tokenizer.tokenize(texts), self.max_seq_length, self.tokenizer.cls_id, self.tokenizer.sep_id
+        )
         outputs = self._serve_ids(**features)
         outputs.update(input_ids=features["input_ids"], input_mask=features["input_mask"])
         return outputs
@@ -43,9 +44,12 @@ class DiscriminatorServingModule(SingleTextServingModule):
         self.discriminator = discriminator
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
-        logits = tf.cast(self.discriminator(
-            {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False),
-            tf.float32)
+        logits = tf.cast(
+            self.discriminator(
+                {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False
+            ),
+            tf.float32,
+        )
         return {"logits": logits, "replaced_probability": tf.math.sigmoid(logits)}
 
 
@@ -59,12 +63,14 @@ def write_model(module, output_dir, signatures, export_format="saved_model", max
         return write_serving_model(module, output_dir, signatures)
     from electra_tf.id_model_export import write_id_model
 
-    return write_id_model(module, signatures["serving_default"], output_dir, export_format, max_seq_length,
-                          quantize=quantize)
+    return write_id_model(
+        module, signatures["serving_default"], output_dir, export_format, max_seq_length, quantize=quantize
+    )
 
 
-def export_discriminator(discriminator, tokenizer, output_dir, max_seq_length=128, export_format="saved_model",
-                         quantize=None):
+def export_discriminator(
+    discriminator, tokenizer, output_dir, max_seq_length=128, export_format="saved_model", quantize=None
+):
     """Write the discriminator to `output_dir` atomically (staged in a sibling directory, then renamed): a SavedModel,
     or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
     (`tokenizer` is then unused and may be None), with `quantize="int8"` int8 weights."""

@@ -23,12 +23,16 @@ def check_export_format(export_format, kind="discriminator", quantize=None):
     """Refuse an unknown `export_format`, a model `kind` it cannot hold, a `quantize` it does not take, or a missing
     converter."""
     if export_format not in EXPORT_FORMATS:
-        raise ConfigError(f"export_format={export_format!r} is not one of {', '.join(EXPORT_FORMATS)}",
-                          arguments=("export_format",))
+        raise ConfigError(
+            f"export_format={export_format!r} is not one of {', '.join(EXPORT_FORMATS)}", arguments=("export_format",)
+        )
     if export_format != "saved_model" and kind == "generator":
-        raise ConfigError(f"export_format={export_format} exports the discriminator and fine-tuned models, not "
-                          "kind=generator, whose logits over the whole vocabulary at every position are served from a "
-                          "SavedModel (export_format=saved_model)", arguments=("export_format", "kind"))
+        raise ConfigError(
+            f"export_format={export_format} exports the discriminator and fine-tuned models, not "
+            "kind=generator, whose logits over the whole vocabulary at every position are served from a "
+            "SavedModel (export_format=saved_model)",
+            arguments=("export_format", "kind"),
+        )
     if export_format in CONVERTERS:
         module, extra = CONVERTERS[export_format]
         require_modules([module], extra, f"export_format={export_format} needs", ("export_format",))
@@ -37,9 +41,11 @@ def check_export_format(export_format, kind="discriminator", quantize=None):
     if quantize not in QUANTIZATIONS:
         raise ConfigError(f"quantize={quantize!r} is not one of {', '.join(QUANTIZATIONS)}", arguments=("quantize",))
     if export_format not in QUANTIZERS:
-        raise ConfigError(f"quantize={quantize} is for export_format=litert or onnx: Keras' int8 backbone in a "
-                          "SavedModel served slower than float32 (bench/int8_serving.py)",
-                          arguments=("quantize", "export_format"))
+        raise ConfigError(
+            f"quantize={quantize} is for export_format=litert or onnx: Keras' int8 backbone in a "
+            "SavedModel served slower than float32 (bench/int8_serving.py)",
+            arguments=("quantize", "export_format"),
+        )
     if QUANTIZERS[export_format]:
         module, extra = QUANTIZERS[export_format]
         require_modules([module], extra, f"quantize={quantize} with export_format={export_format} needs", ("quantize",))

@@ -19,5 +19,8 @@ def require_modules(modules, extra, needs, arguments, otherwise=""):
     verb ("export_format=onnx needs"); `arguments` are the error's."""
     absent = [PACKAGE_NAMES.get(module, module) for module in modules if not is_installed(module)]
     if absent:
-        raise ConfigError(f"{needs} {' and '.join(absent)}, which {'is' if len(absent) == 1 else 'are'} not "
-                          f"installed: pip install 'electra-tf[{extra}]'{otherwise}", arguments=arguments)
+        raise ConfigError(
+            f"{needs} {' and '.join(absent)}, which {'is' if len(absent) == 1 else 'are'} not "
+            f"installed: pip install 'electra-tf[{extra}]'{otherwise}",
+            arguments=arguments,
+        )

@@ -19,8 +19,11 @@ _FLAGFILE = ("--flagfile", "-flagfile")
 def shipped_flag_files():
     """{`configs/<name>.flags`: its installed path} of every shipped flag file."""
     shipped = resources.files("electra_tf") / SHIPPED_DIR
-    return {f"{SHIPPED_DIR}/{entry.name}": str(entry) for entry in sorted(shipped.iterdir(), key=lambda e: e.name)
-            if entry.name.endswith(".flags")}
+    return {
+        f"{SHIPPED_DIR}/{entry.name}": str(entry)
+        for entry in sorted(shipped.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".flags")
+    }
 
 
 def resolve_flagfile(path):
@@ -33,8 +36,10 @@ def resolve_flagfile(path):
     if name in shipped:
         return shipped[name]
     names = ",".join(name.removeprefix(f"{SHIPPED_DIR}/").removesuffix(".flags") for name in shipped)
-    raise ConfigError(f"flag file {path} does not exist (from {os.getcwd()}) and is none of the shipped flag files "
-                      f"{SHIPPED_DIR}/{{{names}}}.flags: pass an existing file or one of those")
+    raise ConfigError(
+        f"flag file {path} does not exist (from {os.getcwd()}) and is none of the shipped flag files "
+        f"{SHIPPED_DIR}/{{{names}}}.flags: pass an existing file or one of those"
+    )
 
 
 def resolve_flagfile_arguments(args):

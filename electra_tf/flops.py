@@ -41,14 +41,24 @@ def block_flops(shape):
     """Forward FLOPs of one Transformer layer over one sequence."""
     h, s, i, heads = shape.hidden, shape.seq_len, shape.intermediate, shape.heads
     per_token = (
-        3 * 2 * h * h + 3 * h  # query, key, value projections and biases
+        3 * 2 * h * h
+        + 3 * h  # query, key, value projections and biases
         + 2 * h * s  # attention scores
         + (SOFTMAX_FLOPS + DROPOUT_FLOPS + 1) * s * heads  # softmax, attention dropout, 1/sqrt(d) scaling
         + 2 * h * s  # weighted sum of the values
-        + 2 * h * h + h + DROPOUT_FLOPS * h + h  # attention output projection, bias, dropout, residual
+        + 2 * h * h
+        + h
+        + DROPOUT_FLOPS * h
+        + h  # attention output projection, bias, dropout, residual
         + LAYER_NORM_FLOPS  # the reference counts this LayerNorm as 5 FLOPs, not 5 x h; kept for its totals
-        + 2 * h * i + ACTIVATION_FLOPS * i + i  # intermediate dense, GELU, bias
-        + 2 * h * i + h + DROPOUT_FLOPS * h + h + LAYER_NORM_FLOPS * h  # output dense, bias, dropout, residual, LN
+        + 2 * h * i
+        + ACTIVATION_FLOPS * i
+        + i  # intermediate dense, GELU, bias
+        + 2 * h * i
+        + h
+        + DROPOUT_FLOPS * h
+        + h
+        + LAYER_NORM_FLOPS * h  # output dense, bias, dropout, residual, LN
     )
     return per_token * s
 
@@ -56,7 +66,7 @@ def block_flops(shape):
 def input_embedding_flops(shape):
     """Forward FLOPs of the embeddings (dense lookups, sums, LayerNorm, dropout, projection to hidden) per sequence."""
     e, h, s = shape.embedding, shape.hidden, shape.seq_len
-    per_token = (2 * e * shape.vocab + 2 * e * (s + 2) + 2 * e + LAYER_NORM_FLOPS * e + DROPOUT_FLOPS * e)
+    per_token = 2 * e * shape.vocab + 2 * e * (s + 2) + 2 * e + LAYER_NORM_FLOPS * e + DROPOUT_FLOPS * e
     if e != h:
         per_token += 2 * h * e + h
     return per_token * s
@@ -65,7 +75,7 @@ def input_embedding_flops(shape):
 def masked_lm_output_flops(shape):
     """Forward FLOPs of the generator's MLM head (dense, GELU, LayerNorm, tied softmax) at the predicted positions."""
     e, h, v = shape.embedding, shape.hidden, shape.vocab
-    per_token = (2 * e * v + 2 * h * e + e + ACTIVATION_FLOPS * e + LAYER_NORM_FLOPS * e + SOFTMAX_FLOPS * v + 2 * v)
+    per_token = 2 * e * v + 2 * h * e + e + ACTIVATION_FLOPS * e + LAYER_NORM_FLOPS * e + SOFTMAX_FLOPS * v + 2 * v
     return shape.output_fraction * per_token * shape.seq_len
 
 
@@ -87,10 +97,16 @@ def network_shapes(config, seq_len, output_fraction=REFERENCE_OUTPUT_FRACTION):
     generator = config.generator_architecture()
 
     def shape(sizes):
-        return TransformerShape(hidden=sizes.hidden_size, layers=sizes.num_layers, seq_len=seq_len,
-                                vocab=config.vocab_size, embedding=config.embedding_size,
-                                intermediate=sizes.intermediate_size, heads=sizes.num_heads,
-                                output_fraction=output_fraction)
+        return TransformerShape(
+            hidden=sizes.hidden_size,
+            layers=sizes.num_layers,
+            seq_len=seq_len,
+            vocab=config.vocab_size,
+            embedding=config.embedding_size,
+            intermediate=sizes.intermediate_size,
+            heads=sizes.num_heads,
+            output_fraction=output_fraction,
+        )
 
     return shape(config), shape(generator)
 
@@ -98,8 +114,9 @@ def network_shapes(config, seq_len, output_fraction=REFERENCE_OUTPUT_FRACTION):
 def pretraining_flops(config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION):
     """Total FLOPs of ELECTRA pre-training: the discriminator plus the generator, forward and backward."""
     discriminator, generator = network_shapes(config, seq_len, output_fraction)
-    return (network_training_flops(discriminator, batch_size, train_steps, discriminator=True)
-            + network_training_flops(generator, batch_size, train_steps, discriminator=False))
+    return network_training_flops(discriminator, batch_size, train_steps, discriminator=True) + network_training_flops(
+        generator, batch_size, train_steps, discriminator=False
+    )
 
 
 def mlm_pretraining_flops(config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION):
@@ -158,8 +175,9 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
         if objective == "replace_mlm":
             return network_training_flops(discriminator, batch_size, steps, discriminator=False)
         every_position = dataclasses.replace(discriminator, output_fraction=1.0)  # all_tokens_mlm
-        return (network_training_flops(every_position, batch_size, steps, discriminator=False)
-                + 2 * batch_size * steps * discriminator_head_flops(every_position))
+        return network_training_flops(
+            every_position, batch_size, steps, discriminator=False
+        ) + 2 * batch_size * steps * discriminator_head_flops(every_position)
 
     def generator_flops(steps):
         if getattr(config, "uniform_generator", False):
@@ -178,8 +196,11 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
 def inference_flops(config, seq_len):
     """Forward FLOPs of the discriminator scoring one sequence (encoder plus a per-token classification head)."""
     discriminator, _ = network_shapes(config, seq_len)
-    return (discriminator.layers * block_flops(discriminator) + input_embedding_flops(discriminator)
-            + discriminator_head_flops(discriminator))
+    return (
+        discriminator.layers * block_flops(discriminator)
+        + input_embedding_flops(discriminator)
+        + discriminator_head_flops(discriminator)
+    )
 
 
 def paper_pretraining_flops(preset):
@@ -215,8 +236,9 @@ def matmul_forward_flops(shape, discriminator):
     return per_token * s
 
 
-def pretraining_matmul_flops(config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION,
-                             backward_factor=2):
+def pretraining_matmul_flops(
+    config, seq_len, batch_size, train_steps=1, output_fraction=REFERENCE_OUTPUT_FRACTION, backward_factor=2
+):
     """Matmul-only FLOPs of ELECTRA pre-training (generator plus discriminator), the figure that does not flatter MFU.
 
     Training = (1 + backward_factor) x forward: a matmul's backward computes the gradients of both operands, twice

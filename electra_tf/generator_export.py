@@ -18,9 +18,18 @@ class GeneratorServingModule(SingleTextServingModule):
         shape = tf.shape(input_ids)
         # Our generator computes logits at given positions only; serving asks for all of them.
         every_position = tf.tile(tf.range(shape[1])[tf.newaxis, :], [shape[0], 1])
-        logits = tf.cast(self.generator(
-            {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids,
-             "mask_positions": every_position}, training=False), tf.float32)
+        logits = tf.cast(
+            self.generator(
+                {
+                    "token_ids": input_ids,
+                    "padding_mask": input_mask,
+                    "segment_ids": segment_ids,
+                    "mask_positions": every_position,
+                },
+                training=False,
+            ),
+            tf.float32,
+        )
         return {"logits": logits, "predicted_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
 

@@ -68,8 +68,12 @@ def onnx_model(function, quantize=None):
     weights, activations quantised per call)."""
     import tf2onnx
 
-    model, _ = tf2onnx.convert.from_function(function, input_signature=function.input_signature, opset=ONNX_OPSET,
-                                             custom_op_handlers={"Erfc": (_erfc_as_one_minus_erf, [])})
+    model, _ = tf2onnx.convert.from_function(
+        function,
+        input_signature=function.input_signature,
+        opset=ONNX_OPSET,
+        custom_op_handlers={"Erfc": (_erfc_as_one_minus_erf, [])},
+    )
     if quantize in (None, "none"):
         return model.SerializeToString()
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -89,11 +93,12 @@ def write_id_model(module, serve_ids, output_dir, export_format, max_seq_length,
     (dynamic-range); returns the file's path."""
     check_export_format(export_format, quantize=quantize)
     if export_format not in FILE_NAMES:
-        raise ConfigError(f"export_format={export_format} is not a single-file format: use "
-                          "electra_tf.export.write_model", arguments=("export_format",))
+        raise ConfigError(
+            f"export_format={export_format} is not a single-file format: use electra_tf.export.write_model",
+            arguments=("export_format",),
+        )
     function = fixed_length_function(serve_ids, max_seq_length)
-    content = (litert_model(module, function, quantize) if export_format == "litert"
-               else onnx_model(function, quantize))
+    content = litert_model(module, function, quantize) if export_format == "litert" else onnx_model(function, quantize)
     with staged_directory(output_dir) as staging:
         with open(os.path.join(staging, FILE_NAMES[export_format]), "wb") as file:
             file.write(content)

@@ -13,22 +13,27 @@ def pack_single_segments(ragged_ids, max_seq_length, cls_id, sep_id):
     Returns:
         dict of int32 [batch, max_seq_length] tensors `input_ids`, `input_mask`, `segment_ids`.
     """
-    body = ragged_ids[:, :max_seq_length - 2]
+    body = ragged_ids[:, : max_seq_length - 2]
     batch = body.nrows()
     cls = tf.fill([batch, 1], tf.cast(cls_id, body.dtype))
     sep = tf.fill([batch, 1], tf.cast(sep_id, body.dtype))
     packed = tf.concat([cls, body, sep], axis=1)
     input_ids = packed.to_tensor(default_value=0, shape=[None, max_seq_length])
     input_mask = tf.ones_like(packed).to_tensor(default_value=0, shape=[None, max_seq_length])
-    return {"input_ids": tf.cast(input_ids, tf.int32), "input_mask": tf.cast(input_mask, tf.int32),
-            "segment_ids": tf.zeros_like(input_ids, tf.int32)}
+    return {
+        "input_ids": tf.cast(input_ids, tf.int32),
+        "input_mask": tf.cast(input_mask, tf.int32),
+        "segment_ids": tf.zeros_like(input_ids, tf.int32),
+    }
 
 
 def encode_single_segments(tokenizer, texts, max_seq_length):
     """NumPy inputs for `texts` plus, per text, the number of word pieces kept and whether it was truncated."""
     pieces = tokenizer.tokenize(list(texts))
-    features = {name: value.numpy() for name, value in
-                pack_single_segments(pieces, max_seq_length, tokenizer.cls_id, tokenizer.sep_id).items()}
+    features = {
+        name: value.numpy()
+        for name, value in pack_single_segments(pieces, max_seq_length, tokenizer.cls_id, tokenizer.sep_id).items()
+    }
     lengths = pieces.row_lengths().numpy()
     kept = np.minimum(lengths, max_seq_length - 2)
     return features, kept, lengths > kept
@@ -75,6 +80,8 @@ def pack_segment_pairs(ragged_a, ragged_b, max_seq_length, cls_id, sep_id):
     packed = tf.concat([first, second], axis=1)
     segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
     shape = [None, max_seq_length]
-    return {"input_ids": tf.cast(packed.to_tensor(default_value=0, shape=shape), tf.int32),
-            "input_mask": tf.cast(tf.ones_like(packed).to_tensor(default_value=0, shape=shape), tf.int32),
-            "segment_ids": tf.cast(segments.to_tensor(default_value=0, shape=shape), tf.int32)}
+    return {
+        "input_ids": tf.cast(packed.to_tensor(default_value=0, shape=shape), tf.int32),
+        "input_mask": tf.cast(tf.ones_like(packed).to_tensor(default_value=0, shape=shape), tf.int32),
+        "segment_ids": tf.cast(segments.to_tensor(default_value=0, shape=shape), tf.int32),
+    }

@@ -42,5 +42,7 @@ def require_tensorflow_backend():
     """Raises `BackendError` (an `ImportError`) when Keras is (or will be) on another backend than TensorFlow."""
     backend, source = configured_backend()
     if backend != TENSORFLOW:
-        raise BackendError(f"{source} sets the Keras backend to {backend}; electra_tf runs on TensorFlow only: set "
-                           f"KERAS_BACKEND=tensorflow before anything imports Keras")
+        raise BackendError(
+            f"{source} sets the Keras backend to {backend}; electra_tf runs on TensorFlow only: set "
+            f"KERAS_BACKEND=tensorflow before anything imports Keras"
+        )

@@ -9,6 +9,7 @@ def check_lora_settings(rank, lora_alpha=None, rank_argument="rank"):
     given, a positive number."""
     if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
         raise ConfigError(f"{rank_argument} must be a positive integer, got {rank!r}", arguments=(rank_argument,))
-    if lora_alpha is not None and (isinstance(lora_alpha, bool) or not isinstance(lora_alpha, (int, float))
-                                   or not lora_alpha > 0):
+    if lora_alpha is not None and (
+        isinstance(lora_alpha, bool) or not isinstance(lora_alpha, (int, float)) or not lora_alpha > 0
+    ):
         raise ConfigError(f"lora_alpha must be positive, got {lora_alpha!r}", arguments=("lora_alpha",))

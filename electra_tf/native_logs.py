@@ -96,8 +96,13 @@ class NativeStderrFilter:
         try:
             # Its own session: Ctrl-C and a signal to the process group (a preemption's SIGTERM) reach this process,
             # which reports them on stderr, and not the filter, which passes the report on and ends after it.
-            process = subprocess.Popen([sys.executable, "-I", "-S", "-c", _FORWARD, self.pattern.pattern],
-                                       stdin=subprocess.PIPE, stdout=saved, stderr=saved, start_new_session=True)
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _FORWARD, self.pattern.pattern],
+                stdin=subprocess.PIPE,
+                stdout=saved,
+                stderr=saved,
+                start_new_session=True,
+            )
         except (OSError, ValueError):  # no interpreter to run it (an embedded Python): stderr stays as it is
             os.close(saved)
             return

@@ -25,16 +25,19 @@ def checkpoint_exists(path):
 def require_checkpoint(path, argument="path"):
     """Raise the one error for a checkpoint path that names nothing, speaking of the caller's `argument`."""
     if not checkpoint_exists(path):
-        raise CheckpointError(f"{argument}={path} does not exist: pass a model directory (electra-pretrain writes "
-                              "<model_dir>/pretrained), a pre-training run's model_dir, a Hugging Face or keras-hub "
-                              "directory, or a TF1 checkpoint prefix (model.ckpt for model.ckpt.index)",
-                              arguments=(argument,))
+        raise CheckpointError(
+            f"{argument}={path} does not exist: pass a model directory (electra-pretrain writes "
+            "<model_dir>/pretrained), a pre-training run's model_dir, a Hugging Face or keras-hub "
+            "directory, or a TF1 checkpoint prefix (model.ckpt for model.ckpt.index)",
+            arguments=(argument,),
+        )
 
 
 def no_match_error(argument, pattern):
     """The error for a TFRecord glob that matches no file."""
-    return DataError(f"{argument}={pattern} matches no file; build the data with {REBUILD} or fix the glob",
-                     arguments=(argument,))
+    return DataError(
+        f"{argument}={pattern} matches no file; build the data with {REBUILD} or fix the glob", arguments=(argument,)
+    )
 
 
 def require_tfrecord_matches(file_patterns, argument):
@@ -51,8 +54,11 @@ def require_vocab_file(vocab_file, argument="vocab_file"):
     if not vocab_file:
         raise DataError(f"no vocabulary file given: pass {argument}=<path to vocab.txt>", arguments=(argument,))
     if not os.path.isfile(vocab_file):
-        raise DataError(f"vocabulary file {vocab_file} does not exist: pass {argument}=<path to vocab.txt> "
-                        "(build one with electra-build-vocab)", arguments=(argument,))
+        raise DataError(
+            f"vocabulary file {vocab_file} does not exist: pass {argument}=<path to vocab.txt> "
+            "(build one with electra-build-vocab)",
+            arguments=(argument,),
+        )
 
 
 def require_file(path, argument):

@@ -15,24 +15,30 @@ def score_texts(discriminator, tokenizer, texts, max_seq_length=128, batch_size=
     log P(original), natural log), `score_sum` (their sum: it grows with the text's length) and `truncated`."""
     results = []
     for start in range(0, len(texts), batch_size):
-        chunk = texts[start:start + batch_size]
+        chunk = texts[start : start + batch_size]
         features, kept, truncated = encode_single_segments(tokenizer, chunk, max_seq_length)
         # Cut to the chunk's longest text: padding is masked out of attention, and would cost the full length.
         length = 2 + int(np.max(kept, initial=0))
-        logits = np.asarray(discriminator(backbone_inputs({name: value[:, :length] for name, value in
-                                                           features.items()}), training=False), np.float64)
+        logits = np.asarray(
+            discriminator(
+                backbone_inputs({name: value[:, :length] for name, value in features.items()}), training=False
+            ),
+            np.float64,
+        )
         for row, text in enumerate(chunk):
-            piece_logits = logits[row, 1:1 + kept[row]]
-            ids = features["input_ids"][row, 1:1 + kept[row]]
+            piece_logits = logits[row, 1 : 1 + kept[row]]
+            ids = features["input_ids"][row, 1 : 1 + kept[row]]
             log_p_original = -np.logaddexp(0.0, piece_logits)  # log(1 - sigmoid(logit))
-            results.append({
-                "text": text,
-                "tokens": tokenizer.convert_ids_to_tokens(ids.tolist()),
-                "replaced_probability": [round(float(p), 6) for p in 1.0 / (1.0 + np.exp(-piece_logits))],
-                "score": float(log_p_original.mean()) if len(ids) else 0.0,
-                "score_sum": float(log_p_original.sum()),
-                "truncated": bool(truncated[row]),
-            })
+            results.append(
+                {
+                    "text": text,
+                    "tokens": tokenizer.convert_ids_to_tokens(ids.tolist()),
+                    "replaced_probability": [round(float(p), 6) for p in 1.0 / (1.0 + np.exp(-piece_logits))],
+                    "score": float(log_p_original.mean()) if len(ids) else 0.0,
+                    "score_sum": float(log_p_original.sum()),
+                    "truncated": bool(truncated[row]),
+                }
+            )
     return results
 
 
@@ -46,6 +52,7 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
     the log-softmax runs in the same graph, in float32 (in NumPy it would cost more than the generator). A text with
     no piece scores 0.
     """
+
     @tf.function(reduce_retracing=True)  # one graph for every batch shape; the log-softmax fused with the model
     def original_log_probabilities(inputs, original):
         logits = tf.cast(generator(inputs, training=False)[:, 0], tf.float32)
@@ -54,15 +61,20 @@ def pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length=128, batc
     totals = np.zeros(len(texts), np.float64)
     copies = []  # (pieces, text index, chunk features, row in chunk, position)
     for start in range(0, len(texts), batch_size):
-        features, kept, _ = encode_single_segments(tokenizer, texts[start:start + batch_size], max_seq_length)
-        copies += [(int(kept[row]), start + row, features, row, position)
-                   for row in range(len(kept)) for position in range(1, 1 + kept[row])]
+        features, kept, _ = encode_single_segments(tokenizer, texts[start : start + batch_size], max_seq_length)
+        copies += [
+            (int(kept[row]), start + row, features, row, position)
+            for row in range(len(kept))
+            for position in range(1, 1 + kept[row])
+        ]
     copies.sort(key=lambda copy: copy[0])  # stable: a text's copies stay together, in order
     for start in range(0, len(copies), batch_size):
-        pieces, text_indices, chunks, chunk_rows, positions = zip(*copies[start:start + batch_size])
+        pieces, text_indices, chunks, chunk_rows, positions = zip(*copies[start : start + batch_size])
         length = 2 + max(pieces)
-        inputs = {name: np.stack([chunk[feature][row, :length] for chunk, row in zip(chunks, chunk_rows)])
-                  for name, feature in FEATURE_NAMES.items()}
+        inputs = {
+            name: np.stack([chunk[feature][row, :length] for chunk, row in zip(chunks, chunk_rows)])
+            for name, feature in FEATURE_NAMES.items()
+        }
         positions = np.array(positions, np.int32)
         rows = np.arange(len(positions))
         original = inputs["token_ids"][rows, positions].copy()
@@ -85,14 +97,17 @@ def electric_pseudo_log_likelihoods(discriminator, tokenizer, texts, max_seq_len
     """
     objective = discriminator.electra_config.objective
     if objective != "electric":
-        raise ConfigError(f"the discriminator was pre-trained with objective={objective!r}: its outputs are no "
-                          "energies; pass the discriminator of an objective=electric run", arguments=("objective",))
+        raise ConfigError(
+            f"the discriminator was pre-trained with objective={objective!r}: its outputs are no "
+            "energies; pass the discriminator of an objective=electric run",
+            arguments=("objective",),
+        )
 
     features, kept, _ = encode_single_segments(tokenizer, texts, max_seq_length)
     totals = np.zeros(len(texts), np.float64)
     order = np.argsort(kept, kind="stable")
     for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
+        rows = order[start : start + batch_size]
         length = 2 + int(kept[rows].max(initial=0))
         inputs = {name: features[feature][rows, :length] for name, feature in FEATURE_NAMES.items()}
         energy = np.asarray(discriminator(inputs, training=False), np.float64)
@@ -106,6 +121,11 @@ def load_scorer(model_dir, vocab_file=None, allow_embedding_mismatch=False):
     """(discriminator, tokenizer) of the checkpoint at `model_dir` (any format `load_checkpoint` reads) with its
     tokenizer's files (vocabulary, casing); `vocab_file` replaces its vocabulary. `allow_embedding_mismatch` as in
     `load_checkpoint`."""
-    loaded = load_checkpoint(model_dir, DISCRIMINATOR, vocab_file=vocab_file,
-                             allow_embedding_mismatch=allow_embedding_mismatch, argument="model_dir")
+    loaded = load_checkpoint(
+        model_dir,
+        DISCRIMINATOR,
+        vocab_file=vocab_file,
+        allow_embedding_mismatch=allow_embedding_mismatch,
+        argument="model_dir",
+    )
     return loaded.model, loaded.tokenizer()

@@ -20,13 +20,17 @@ def check_encoding(encoding, errors="strict"):
     try:
         codecs.lookup(encoding)
     except (LookupError, TypeError):
-        raise ConfigError(f"input_encoding={encoding!r} is not an encoding Python knows (e.g. utf-8, latin-1, "
-                          "cp1252)", arguments=("input_encoding",)) from None
+        raise ConfigError(
+            f"input_encoding={encoding!r} is not an encoding Python knows (e.g. utf-8, latin-1, cp1252)",
+            arguments=("input_encoding",),
+        ) from None
     try:
         codecs.lookup_error(errors)
     except (LookupError, TypeError):
-        raise ConfigError(f"encoding_errors={errors!r} is not a codecs error handler; choose one of "
-                          f"{', '.join(ENCODING_ERRORS)}", arguments=("encoding_errors",)) from None
+        raise ConfigError(
+            f"encoding_errors={errors!r} is not a codecs error handler; choose one of {', '.join(ENCODING_ERRORS)}",
+            arguments=("encoding_errors",),
+        ) from None
 
 
 def is_gzip(path):
@@ -36,14 +40,14 @@ def is_gzip(path):
 
 def _decode_error(path, encoding, error, lines_before, line_start):
     data = error.object
-    line = lines_before + data[:error.start].count(b"\n") + 1
+    line = lines_before + data[: error.start].count(b"\n") + 1
     newline = data.rfind(b"\n", 0, error.start)
     column = error.start - (newline + 1) + 1 + (line_start if newline < 0 else 0)
-    bad = data[error.start:error.start + 1]
+    bad = data[error.start : error.start + 1]
     return DataError(
         f"{path} line {line} is not valid {encoding} (byte 0x{bad.hex()} at column {column}); pass "
         "input_encoding=latin-1 (or the file's encoding) or encoding_errors=replace",
-        arguments=("input_encoding", "encoding_errors")
+        arguments=("input_encoding", "encoding_errors"),
     )
 
 

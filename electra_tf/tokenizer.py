@@ -100,24 +100,29 @@ def load_vocab(vocab_file):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise DataError(f"vocabulary file {vocab_file} is not UTF-8 ({error}); check vocab_file",
-                        arguments=("vocab_file",)) from None
+        raise DataError(
+            f"vocabulary file {vocab_file} is not UTF-8 ({error}); check vocab_file", arguments=("vocab_file",)
+        ) from None
     # BERT strips each line; a trailing newline does not add a token.
     vocab = [line.strip() for line in text.splitlines()]
     while vocab and not vocab[-1]:
         vocab.pop()
     if not vocab:
-        raise DataError(f"vocabulary file {vocab_file} is empty: pass vocab_file=<a non-empty vocab.txt>",
-                        arguments=("vocab_file",))
+        raise DataError(
+            f"vocabulary file {vocab_file} is empty: pass vocab_file=<a non-empty vocab.txt>", arguments=("vocab_file",)
+        )
     seen = {}
     for index, token in enumerate(vocab):
         if not token:
-            raise DataError(f"vocabulary file {vocab_file} has an empty token on line {index + 1}; check vocab_file",
-                            arguments=("vocab_file",))
+            raise DataError(
+                f"vocabulary file {vocab_file} has an empty token on line {index + 1}; check vocab_file",
+                arguments=("vocab_file",),
+            )
         if token in seen:
             raise DataError(
                 f"vocabulary file {vocab_file} repeats {token!r} on lines {seen[token] + 1} and {index + 1}; "
-                "check vocab_file", arguments=("vocab_file",)
+                "check vocab_file",
+                arguments=("vocab_file",),
             )
         seen[token] = index
     return vocab
@@ -218,7 +223,8 @@ class ElectraTokenizer:
         if missing:
             raise DataError(
                 f"vocabulary file {vocab_file} lacks the special tokens {' '.join(missing)}; pass a BERT-style "
-                "vocab_file or rebuild it with electra-build-vocab", arguments=("vocab_file",)
+                "vocab_file or rebuild it with electra-build-vocab",
+                arguments=("vocab_file",),
             )
         self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (
             self._token_to_id[token] for token in SPECIAL_TOKENS
@@ -315,7 +321,8 @@ class ElectraTokenizer:
         # Row-wise concatenation with one [UNK] for each empty row (none for the others).
         empty = tf.cast(tf.equal(pieces.row_lengths(), 0), tf.int64)
         unknown = tf.RaggedTensor.from_row_lengths(
-            tf.fill([tf.reduce_sum(empty)], tf.constant(self.unk_id, tf.int32)), empty)
+            tf.fill([tf.reduce_sum(empty)], tf.constant(self.unk_id, tf.int32)), empty
+        )
         return words.with_flat_values(tf.concat([pieces, unknown], axis=1))
 
     def tokenize_with_offsets(self, texts):

@@ -26,14 +26,24 @@ def bucket_widths(max_seq_length, smallest=SMALLEST_WIDTH):
     13.3, against 16.2 with half-octave steps (8, 12, 16, 24, ...)."""
     widths, power = [], smallest
     while power < max_seq_length:
-        widths.extend(width for width in (power, power * 5 // 4, power * 3 // 2, power * 7 // 4)
-                      if width < max_seq_length)
+        widths.extend(
+            width for width in (power, power * 5 // 4, power * 3 // 2, power * 7 // 4) if width < max_seq_length
+        )
         power *= 2
     return tuple(widths) + (max_seq_length,)
 
 
-def length_bucketed_batches(dataset, batch_size, *, length_key="padding_mask", shuffle=False, seed=None,
-                            reshuffle=True, pad_to_max_length=False, smallest_width=SMALLEST_WIDTH):
+def length_bucketed_batches(
+    dataset,
+    batch_size,
+    *,
+    length_key="padding_mask",
+    shuffle=False,
+    seed=None,
+    reshuffle=True,
+    pad_to_max_length=False,
+    smallest_width=SMALLEST_WIDTH,
+):
     """Batches a tf.data `dataset` of single examples, cutting each batch to its bucket's width.
 
     Elements are `(inputs, ...)` tuples (or an inputs dict alone); `inputs[length_key]` is the mask (1 on the tokens
@@ -68,9 +78,11 @@ def length_bucketed_batches(dataset, batch_size, *, length_key="padding_mask", s
         return cut_element if len(cut_element) > 1 else cut_element[0]
 
     if shuffle:
-        dataset = dataset.group_by_window(key_func=lambda *element: tf.cast(bucket(length(*element)), tf.int64),
-                                          reduce_func=lambda _, window: window.batch(batch_size),
-                                          window_size=batch_size)
+        dataset = dataset.group_by_window(
+            key_func=lambda *element: tf.cast(bucket(length(*element)), tf.int64),
+            reduce_func=lambda _, window: window.batch(batch_size),
+            window_size=batch_size,
+        )
     else:
         dataset = dataset.batch(batch_size)
     return dataset.map(cut).with_options(keras_input_options())
@@ -79,14 +91,19 @@ def length_bucketed_batches(dataset, batch_size, *, length_key="padding_mask", s
 def _bucketed_length(dataset, length_key, pad_to_max_length):
     """The `max_seq_length` of `dataset`'s examples if their batches are cut to buckets, else None."""
     inputs_spec = dataset.element_spec[0] if isinstance(dataset.element_spec, tuple) else dataset.element_spec
-    if (pad_to_max_length or not isinstance(inputs_spec, dict) or length_key not in inputs_spec
-            or inputs_spec[length_key].shape[0] is None):
+    if (
+        pad_to_max_length
+        or not isinstance(inputs_spec, dict)
+        or length_key not in inputs_spec
+        or inputs_spec[length_key].shape[0] is None
+    ):
         return None
     return int(inputs_spec[length_key].shape[0])
 
 
 def _bucket_functions(widths, length_key):
     """(bucket index of the longest of some lengths, length of one example) as tf functions."""
+
     def bucket(element_lengths):
         return tf.searchsorted(widths, tf.reshape(tf.reduce_max(element_lengths), [1]), side="left")[0]
 
@@ -97,8 +114,9 @@ def _bucket_functions(widths, length_key):
     return bucket, length
 
 
-def num_shuffled_batches(dataset, batch_size, *, length_key="padding_mask", pad_to_max_length=False,
-                         smallest_width=SMALLEST_WIDTH):
+def num_shuffled_batches(
+    dataset, batch_size, *, length_key="padding_mask", pad_to_max_length=False, smallest_width=SMALLEST_WIDTH
+):
     """How many batches `length_bucketed_batches(dataset, batch_size, shuffle=True, ...)` gives per epoch: every
     bucket's examples in batches of `batch_size`, its last one partial, whatever the shuffle's order."""
     num_examples = int(dataset.cardinality())
@@ -107,8 +125,11 @@ def num_shuffled_batches(dataset, batch_size, *, length_key="padding_mask", pad_
         return -(-num_examples // batch_size)
     widths = tf.constant(bucket_widths(max_seq_length, smallest_width), tf.int32)
     bucket, length = _bucket_functions(widths, length_key)
-    buckets = np.concatenate([batch.numpy() for batch in dataset.map(lambda *element: bucket(length(*element)))
-                             .batch(65536)]) if num_examples else np.zeros(0, np.int64)
+    buckets = (
+        np.concatenate([batch.numpy() for batch in dataset.map(lambda *element: bucket(length(*element))).batch(65536)])
+        if num_examples
+        else np.zeros(0, np.int64)
+    )
     return int(sum(-(-count // batch_size) for count in np.bincount(buckets)))
 
 
@@ -117,8 +138,17 @@ def length_order(mask):
     return np.argsort(np.asarray(mask).sum(axis=-1), kind="stable")
 
 
-def predict_in_buckets(model, inputs, batch_size, *, length_key="padding_mask", pad_to_max_length=False,
-                       sequence_outputs=(), pad_value=0.0, smallest_width=SMALLEST_WIDTH):
+def predict_in_buckets(
+    model,
+    inputs,
+    batch_size,
+    *,
+    length_key="padding_mask",
+    pad_to_max_length=False,
+    sequence_outputs=(),
+    pad_value=0.0,
+    smallest_width=SMALLEST_WIDTH,
+):
     """`model`'s outputs for `inputs` (a dict of [n, max_seq_length] arrays), in the original order.
 
     Examples are predicted sorted by length, in batches cut to their bucket width (`length_bucketed_batches`); the
@@ -129,15 +159,28 @@ def predict_in_buckets(model, inputs, batch_size, *, length_key="padding_mask", 
     max_seq_length = mask.shape[1]
     order = np.arange(len(mask)) if pad_to_max_length else length_order(mask)
     dataset = tf.data.Dataset.from_tensor_slices({name: np.asarray(value)[order] for name, value in inputs.items()})
-    batches = [model.predict_on_batch(batch) for batch in length_bucketed_batches(
-        dataset, batch_size, length_key=length_key, pad_to_max_length=pad_to_max_length,
-        smallest_width=smallest_width)]
+    batches = [
+        model.predict_on_batch(batch)
+        for batch in length_bucketed_batches(
+            dataset,
+            batch_size,
+            length_key=length_key,
+            pad_to_max_length=pad_to_max_length,
+            smallest_width=smallest_width,
+        )
+    ]
 
     def merged(pieces, sequence):
         pieces = [np.asarray(piece) for piece in pieces]
         if sequence:
-            pieces = [np.pad(piece, [(0, 0), (0, max_seq_length - piece.shape[1])] + [(0, 0)] * (piece.ndim - 2),
-                             constant_values=pad_value) for piece in pieces]
+            pieces = [
+                np.pad(
+                    piece,
+                    [(0, 0), (0, max_seq_length - piece.shape[1])] + [(0, 0)] * (piece.ndim - 2),
+                    constant_values=pad_value,
+                )
+                for piece in pieces
+            ]
         return np.concatenate(pieces)[np.argsort(order)]
 
     if isinstance(batches[0], dict):

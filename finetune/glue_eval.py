@@ -24,8 +24,9 @@ from finetune.glue.tasks import TASKS, glue_task_spec
 flags.DEFINE_string("task", None, f"GLUE task: one of {', '.join(TASKS)}.")
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv (as written by download_glue_data.py).")
 flags.DEFINE_string("predictions", None, "Predictions file: header 'index<TAB>prediction', one row per example.")
-flags.DEFINE_string("split", "dev", "Labelled split to score against; for MNLI 'dev' (= dev_matched) or "
-                    "'dev_mismatched'.")
+flags.DEFINE_string(
+    "split", "dev", "Labelled split to score against; for MNLI 'dev' (= dev_matched) or 'dev_mismatched'."
+)
 
 
 def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
@@ -33,8 +34,11 @@ def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
     spec = glue_task_spec(task)
     split = spec.resolve_split(split)
     if not spec.splits[split].labelled:
-        raise ConfigError(f"split={split} of {spec.name} has no labels to score against; use a dev split "
-                          f"({', '.join(spec.dev_splits)})", arguments=("split",))
+        raise ConfigError(
+            f"split={split} of {spec.name} has no labels to score against; use a dev split "
+            f"({', '.join(spec.dev_splits)})",
+            arguments=("split",),
+        )
     examples = read_tsv(task_file(data_dir, spec, split), spec, split).examples
     if spec.is_regression:
         labels = np.array([example.label for example in examples], dtype=np.float64)
@@ -47,8 +51,9 @@ def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
 def main(argv):
     del argv
     cli.require_flags("task", "data_dir", "predictions")
-    metrics = evaluate_predictions_file(flags.FLAGS.task, flags.FLAGS.data_dir, flags.FLAGS.predictions,
-                                        flags.FLAGS.split)
+    metrics = evaluate_predictions_file(
+        flags.FLAGS.task, flags.FLAGS.data_dir, flags.FLAGS.predictions, flags.FLAGS.split
+    )
     # A correlation of constant predictions is undefined; JSON has no NaN, so it is printed as null.
     printable = {name: (None if math.isnan(value) else value) for name, value in metrics.items()}
     print(json.dumps(printable, sort_keys=True))

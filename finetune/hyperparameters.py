@@ -24,15 +24,16 @@ _SIZE_FAMILY = {"tiny": "small", "cpu": "small", "small": "small", "small++": "s
 
 
 def size_family(model_size):
-    """"small", "base" or "large": the published size whose settings `model_size` uses."""
+    """ "small", "base" or "large": the published size whose settings `model_size` uses."""
     if model_size not in _SIZE_FAMILY:
-        raise ConfigError(f"unknown model_size={model_size!r}; choose one of {', '.join(PRESETS)}",
-                          arguments=("model_size",))
+        raise ConfigError(
+            f"unknown model_size={model_size!r}; choose one of {', '.join(PRESETS)}", arguments=("model_size",)
+        )
     return _SIZE_FAMILY[model_size]
 
 
 def size_family_of_width(hidden_size):
-    """"small", "base" or "large": the published size nearest an encoder `hidden_size` wide (small up to 256, base up
+    """ "small", "base" or "large": the published size nearest an encoder `hidden_size` wide (small up to 256, base up
     to 768)."""
     return "small" if hidden_size <= 256 else "base" if hidden_size <= 768 else "large"
 
@@ -72,9 +73,12 @@ def size_defaults(model_size, num_train_epochs, max_seq_length, learning_rates=N
     layer-wise decay 0.8 (0.9 large); batch 32."""
     family = size_family(model_size)
     return FinetuningHyperparameters(
-        learning_rate=(learning_rates or REFERENCE_LEARNING_RATES)[family], num_train_epochs=num_train_epochs,
-        max_seq_length=max_seq_length, layerwise_lr_decay=LAYERWISE_LR_DECAY[family],
-        train_batch_size=TRAIN_BATCH_SIZE)
+        learning_rate=(learning_rates or REFERENCE_LEARNING_RATES)[family],
+        num_train_epochs=num_train_epochs,
+        max_seq_length=max_seq_length,
+        layerwise_lr_decay=LAYERWISE_LR_DECAY[family],
+        train_batch_size=TRAIN_BATCH_SIZE,
+    )
 
 
 def check_positive(**values):

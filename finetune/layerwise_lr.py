@@ -31,8 +31,10 @@ def layer_depth(variable_path, num_layers):
         if match:
             layer = int(match.group(1))
             if layer >= num_layers:
-                raise ConfigError(f"variable {variable_path} belongs to transformer layer {layer}, but num_layers is "
-                                  f"{num_layers}; pass the model's number of layers")
+                raise ConfigError(
+                    f"variable {variable_path} belongs to transformer layer {layer}, but num_layers is "
+                    f"{num_layers}; pass the model's number of layers"
+                )
             return layer + 1
     return num_layers + 2
 
@@ -53,5 +55,5 @@ def layerwise_lr_multipliers(variable_paths, num_layers, decay, variant="referen
         if variant == "paper" and depth < head_depth:
             exponent -= 1
         # Same float operation as the reference (decay ** exponent) so values match it bit for bit.
-        multipliers[path] = decay ** exponent
+        multipliers[path] = decay**exponent
     return multipliers

@@ -37,31 +37,65 @@ class LayerwiseAdamWeightDecay(AdamWeightDecay):
         Other arguments: as `AdamWeightDecay`.
     """
 
-    def __init__(self, learning_rate=1e-4, num_layers=12, layerwise_lr_decay=0.8, layerwise_lr_variant="reference",
-                 weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6, bias_correction=False,
-                 name="layerwise_adam_weight_decay", **kwargs):
-        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, bias_correction=bias_correction, name=name, **kwargs)
+    def __init__(
+        self,
+        learning_rate=1e-4,
+        num_layers=12,
+        layerwise_lr_decay=0.8,
+        layerwise_lr_variant="reference",
+        weight_decay=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        bias_correction=False,
+        name="layerwise_adam_weight_decay",
+        **kwargs,
+    ):
+        super().__init__(
+            learning_rate=learning_rate,
+            weight_decay=weight_decay,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            bias_correction=bias_correction,
+            name=name,
+            **kwargs,
+        )
         layerwise_lr_multipliers([], num_layers, layerwise_lr_decay, layerwise_lr_variant)  # validates the settings
         self.num_layers = num_layers
         self.layerwise_lr_decay = layerwise_lr_decay
         self.layerwise_lr_variant = layerwise_lr_variant
 
     def learning_rate_multipliers(self, var_list):
-        multipliers = layerwise_lr_multipliers([variable.path for variable in var_list], self.num_layers,
-                                               self.layerwise_lr_decay, self.layerwise_lr_variant)
+        multipliers = layerwise_lr_multipliers(
+            [variable.path for variable in var_list],
+            self.num_layers,
+            self.layerwise_lr_decay,
+            self.layerwise_lr_variant,
+        )
         return [multipliers[variable.path] for variable in var_list]
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_layers=self.num_layers, layerwise_lr_decay=self.layerwise_lr_decay,
-                      layerwise_lr_variant=self.layerwise_lr_variant)
+        config.update(
+            num_layers=self.num_layers,
+            layerwise_lr_decay=self.layerwise_lr_decay,
+            layerwise_lr_variant=self.layerwise_lr_variant,
+        )
         return config
 
 
-def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwise_lr_decay=0.8,
-                                layerwise_lr_variant="reference", warmup_fraction=WARMUP_FRACTION,
-                                weight_decay=WEIGHT_DECAY["reference"], epsilon=ADAM_EPSILON, bias_correction=False):
+def create_finetuning_optimizer(
+    num_layers,
+    learning_rate,
+    train_steps,
+    layerwise_lr_decay=0.8,
+    layerwise_lr_variant="reference",
+    warmup_fraction=WARMUP_FRACTION,
+    weight_decay=WEIGHT_DECAY["reference"],
+    epsilon=ADAM_EPSILON,
+    bias_correction=False,
+):
     """The reference's fine-tuning optimizer for a model with `num_layers` Transformer layers.
 
     The schedule is peak `learning_rate` x linear decay to 0 over `train_steps` x min(1, step / warm-up steps), with
@@ -72,9 +106,15 @@ def create_finetuning_optimizer(num_layers, learning_rate, train_steps, layerwis
     if not 0.0 <= warmup_fraction < 1.0:
         raise ConfigError(f"warmup_fraction must be in [0, 1), got {warmup_fraction}", arguments=("warmup_fraction",))
     schedule = WarmupLinearDecay(learning_rate, train_steps, int(warmup_fraction * train_steps), mode="multiply")
-    return LayerwiseAdamWeightDecay(schedule, num_layers=num_layers, layerwise_lr_decay=layerwise_lr_decay,
-                                    layerwise_lr_variant=layerwise_lr_variant, weight_decay=weight_decay,
-                                    epsilon=epsilon, bias_correction=bias_correction)
+    return LayerwiseAdamWeightDecay(
+        schedule,
+        num_layers=num_layers,
+        layerwise_lr_decay=layerwise_lr_decay,
+        layerwise_lr_variant=layerwise_lr_variant,
+        weight_decay=weight_decay,
+        epsilon=epsilon,
+        bias_correction=bias_correction,
+    )
 
 
 def reference_finetuning_optimizer(backbone, num_train_steps=None):
@@ -85,7 +125,9 @@ def reference_finetuning_optimizer(backbone, num_train_steps=None):
     decay = LAYERWISE_LR_DECAY["large"] if backbone.num_layers >= 24 else LAYERWISE_LR_DECAY[size]
     learning_rate = REFERENCE_LEARNING_RATES[size]
     if num_train_steps:
-        return create_finetuning_optimizer(backbone.num_layers, learning_rate, num_train_steps,
-                                           layerwise_lr_decay=decay)
-    return LayerwiseAdamWeightDecay(learning_rate, num_layers=backbone.num_layers, layerwise_lr_decay=decay,
-                                    epsilon=ADAM_EPSILON)
+        return create_finetuning_optimizer(
+            backbone.num_layers, learning_rate, num_train_steps, layerwise_lr_decay=decay
+        )
+    return LayerwiseAdamWeightDecay(
+        learning_rate, num_layers=backbone.num_layers, layerwise_lr_decay=decay, epsilon=ADAM_EPSILON
+    )

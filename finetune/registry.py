@@ -32,10 +32,25 @@ def get_task(name):
     return task
 
 
-def reference_hyperparameters(task, model_size, learning_rate=None, num_train_epochs=None, max_seq_length=None,
-                              layerwise_lr_decay=None, train_batch_size=None):
+def reference_hyperparameters(
+    task,
+    model_size,
+    learning_rate=None,
+    num_train_epochs=None,
+    max_seq_length=None,
+    layerwise_lr_decay=None,
+    train_batch_size=None,
+):
     """The paper/reference settings for the task named `task` and `model_size`; arguments that are not None override
     them."""
-    return get_task(task).default_hyperparameters(model_size).overridden(
-        learning_rate=learning_rate, num_train_epochs=num_train_epochs, max_seq_length=max_seq_length,
-        layerwise_lr_decay=layerwise_lr_decay, train_batch_size=train_batch_size)
+    return (
+        get_task(task)
+        .default_hyperparameters(model_size)
+        .overridden(
+            learning_rate=learning_rate,
+            num_train_epochs=num_train_epochs,
+            max_seq_length=max_seq_length,
+            layerwise_lr_decay=layerwise_lr_decay,
+            train_batch_size=train_batch_size,
+        )
+    )

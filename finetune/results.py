@@ -14,8 +14,12 @@ def summarize_trials(trial_metrics):
         summary[key] = {}
         for metric in trial_metrics[0][key]:
             values = np.array([trial[key][metric] for trial in trial_metrics], dtype=np.float64)
-            summary[key][metric] = {"median": float(np.median(values)), "mean": float(np.mean(values)),
-                                    "std": float(np.std(values)), "values": values.tolist()}
+            summary[key][metric] = {
+                "median": float(np.median(values)),
+                "mean": float(np.mean(values)),
+                "std": float(np.std(values)),
+                "values": values.tolist(),
+            }
     return summary
 
 
@@ -24,6 +28,8 @@ def format_summary(summary):
     lines = []
     for key, metrics in summary.items():
         for metric, stats in metrics.items():
-            lines.append(f"{key} {metric}: median {stats['median']:.2f}  mean {stats['mean']:.2f}  "
-                         f"std {stats['std']:.2f}  ({len(stats['values'])} trials)")
+            lines.append(
+                f"{key} {metric}: median {stats['median']:.2f}  mean {stats['mean']:.2f}  "
+                f"std {stats['std']:.2f}  ({len(stats['values'])} trials)"
+            )
     return lines

@@ -127,8 +127,11 @@ class FinetuningJob:
         task = get_task(self.task)
         check_encoding(self.input_encoding, self.encoding_errors)
         if not self.init_checkpoint:
-            raise ConfigError("init_checkpoint is required: the pre-trained model directory (electra-pretrain "
-                              "writes <model_dir>/pretrained)", arguments=("init_checkpoint",))
+            raise ConfigError(
+                "init_checkpoint is required: the pre-trained model directory (electra-pretrain "
+                "writes <model_dir>/pretrained)",
+                arguments=("init_checkpoint",),
+            )
         require_checkpoint(self.init_checkpoint, "init_checkpoint")
         if not self.output_dir:
             raise ConfigError("output_dir is required", arguments=("output_dir",))
@@ -138,17 +141,23 @@ class FinetuningJob:
             if getattr(self, name) is not None:
                 check_positive(**{name: getattr(self, name)})
         hyperparameters = self.hyperparameters()
-        check_positive(learning_rate=hyperparameters.learning_rate, num_train_epochs=hyperparameters.num_train_epochs,
-                       train_batch_size=hyperparameters.train_batch_size,
-                       max_seq_length=hyperparameters.max_seq_length)
+        check_positive(
+            learning_rate=hyperparameters.learning_rate,
+            num_train_epochs=hyperparameters.num_train_epochs,
+            train_batch_size=hyperparameters.train_batch_size,
+            max_seq_length=hyperparameters.max_seq_length,
+        )
         check_gradient_accumulation(self.gradient_accumulation_steps, hyperparameters.train_batch_size)
         # Checks the decay's range and the variant.
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:
             raise ConfigError(f"weight_decay must be >= 0, got {self.weight_decay}", arguments=("weight_decay",))
         if self.lora_alpha is not None and self.lora_rank is None:
-            raise ConfigError("lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it, or leave "
-                              "lora_alpha out for full fine-tuning", arguments=("lora_alpha", "lora_rank"))
+            raise ConfigError(
+                "lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it, or leave "
+                "lora_alpha out for full fine-tuning",
+                arguments=("lora_alpha", "lora_rank"),
+            )
         if self.lora_rank is not None:
             check_lora_settings(self.lora_rank, self.lora_alpha, rank_argument="lora_rank")
 
@@ -161,10 +170,17 @@ class FinetuningJob:
     def hyperparameters(self):
         """The task's reference hyperparameters for `model_size` with this job's overrides (for a job whose
         `model_size` is still None, those of "small": `run` sets the checkpoint's size before it trains)."""
-        return get_task(self.task).default_hyperparameters(self.model_size or "small").overridden(
-            learning_rate=self.learning_rate, num_train_epochs=self.num_train_epochs,
-            max_seq_length=self.max_seq_length, layerwise_lr_decay=self.layerwise_lr_decay,
-            train_batch_size=self.train_batch_size)
+        return (
+            get_task(self.task)
+            .default_hyperparameters(self.model_size or "small")
+            .overridden(
+                learning_rate=self.learning_rate,
+                num_train_epochs=self.num_train_epochs,
+                max_seq_length=self.max_seq_length,
+                layerwise_lr_decay=self.layerwise_lr_decay,
+                train_batch_size=self.train_batch_size,
+            )
+        )
 
 
 def _json_safe(value):
@@ -188,8 +204,9 @@ def tokenizer_settings(job, pretrained):
     recorded = pretrained.tokenizer_settings
     settings = recorded.overridden(job.do_lower_case, job.strip_accents)
     if settings != recorded:
-        logging.warning("tokenising with %s although %s was pre-trained with %s", settings, job.init_checkpoint,
-                        recorded)
+        logging.warning(
+            "tokenising with %s although %s was pre-trained with %s", settings, job.init_checkpoint, recorded
+        )
     return settings
 
 
@@ -216,18 +233,22 @@ def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperpar
     for start, stop, skip in segments:
         if start >= stop:
             continue
-        dataset = training_batches(examples, hyperparameters.train_batch_size, seed, start, stop, skip,
-                                   **bucketing)
+        dataset = training_batches(examples, hyperparameters.train_batch_size, seed, start, stop, skip, **bucketing)
         state.build_metrics(model, dataset)
         # TensorBoard's train/ and validation/ under trial_<k>/logs, at step = epoch: a resumed trial goes on at its
         # own epoch. Its writers close at the end of a fit, so each fit gets its own.
-        model.fit(dataset, initial_epoch=start, epochs=stop, steps_per_epoch=steps_per_epoch - skip,
-                  shuffle=False,  # `training_batches` shuffles each epoch; Keras would only warn it does not
-                  validation_data=validation,
-                  # TensorBoard first: a kill between its epoch summary and the save repeats the epoch's point
-                  # (same values under determinism) rather than losing it.
-                  callbacks=[keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR)), saver],
-                  verbose=1 if job.progress_bar else 2)
+        model.fit(
+            dataset,
+            initial_epoch=start,
+            epochs=stop,
+            steps_per_epoch=steps_per_epoch - skip,
+            shuffle=False,  # `training_batches` shuffles each epoch; Keras would only warn it does not
+            validation_data=validation,
+            # TensorBoard first: a kill between its epoch summary and the save repeats the epoch's point
+            # (same values under determinism) rather than losing it.
+            callbacks=[keras.callbacks.TensorBoard(log_dir=os.path.join(trial_dir, LOGS_DIR)), saver],
+            verbose=1 if job.progress_bar else 2,
+        )
 
 
 def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy):
@@ -252,18 +273,30 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
         # The true count of length-bucketed batches (every bucket's last one partial): the schedule's and resume's.
         steps_per_epoch = num_shuffled_batches(examples, hyperparameters.train_batch_size, **bucketing)
         train_steps = steps_per_epoch * hyperparameters.num_train_epochs
-        task.compile_model(model, create_finetuning_optimizer(
-            model.num_layers, hyperparameters.learning_rate, train_steps,
-            layerwise_lr_decay=hyperparameters.layerwise_lr_decay, layerwise_lr_variant=job.layerwise_lr_variant,
-            warmup_fraction=job.warmup_fraction, weight_decay=job.weight_decay, epsilon=job.adam_epsilon,
-            bias_correction=job.bias_correction), gradient_accumulation_steps=job.gradient_accumulation_steps)
+        task.compile_model(
+            model,
+            create_finetuning_optimizer(
+                model.num_layers,
+                hyperparameters.learning_rate,
+                train_steps,
+                layerwise_lr_decay=hyperparameters.layerwise_lr_decay,
+                layerwise_lr_variant=job.layerwise_lr_variant,
+                warmup_fraction=job.warmup_fraction,
+                weight_decay=job.weight_decay,
+                epsilon=job.adam_epsilon,
+                bias_correction=job.bias_correction,
+            ),
+            gradient_accumulation_steps=job.gradient_accumulation_steps,
+        )
         model.optimizer.build(model.trainable_variables)  # its slots exist before a saved state is restored
     state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch, _record_defaults())
     first_step = state.restore()
     if first_step:
-        print(f"trial {trial}: resuming from {state.manager.latest_checkpoint} (epoch "
-              f"{first_step // steps_per_epoch + 1}, batch {first_step % steps_per_epoch} of {steps_per_epoch})",
-              flush=True)
+        print(
+            f"trial {trial}: resuming from {state.manager.latest_checkpoint} (epoch "
+            f"{first_step // steps_per_epoch + 1}, batch {first_step % steps_per_epoch} of {steps_per_epoch})",
+            flush=True,
+        )
     print(f"trial {trial} (seed {seed}): {task.describe_training(data)}, {train_steps} steps", flush=True)
     validation = task.validation_dataset(model, data, job.eval_batch_size, job.pad_to_max_length)
     _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation)
@@ -276,8 +309,9 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     if task.records_train_loss:
         entry["train_loss_per_epoch"] = history["loss"]
     if validation is not None:
-        entry["validation_per_epoch"] = {name[len("val_"):]: values
-                                         for name, values in history.items() if name.startswith("val_")}
+        entry["validation_per_epoch"] = {
+            name[len("val_") :]: values for name, values in history.items() if name.startswith("val_")
+        }
     if best_epoch is not None:
         entry["kept_epoch"] = best_epoch + 1
     if job.save_models:
@@ -312,12 +346,15 @@ def run(job, extra_files=None):
     distribution.set_precision(job.mixed_precision)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     with progress.step(f"loading {job.init_checkpoint}"):
-        pretrained = load_pretrained(job.init_checkpoint, allow_embedding_mismatch=job.allow_embedding_mismatch,
-                                     vocab_file=job.vocab_file)
+        pretrained = load_pretrained(
+            job.init_checkpoint, allow_embedding_mismatch=job.allow_embedding_mismatch, vocab_file=job.vocab_file
+        )
     if job.model_size is None:
         job = dataclasses.replace(job, model_size=model_size_of(pretrained.model.electra_config))
-        print(f"model size: {job.model_size} (from {job.init_checkpoint}'s architecture; model_size overrides)",
-              flush=True)
+        print(
+            f"model size: {job.model_size} (from {job.init_checkpoint}'s architecture; model_size overrides)",
+            flush=True,
+        )
     hyperparameters = job.hyperparameters()
     tokenizer = _tokenizer(job, pretrained)
     pretrained.model.electra_config.check_sequence_length(hyperparameters.max_seq_length)
@@ -327,8 +364,13 @@ def run(job, extra_files=None):
     write_text_files(job.output_dir, extra_files or {})
     print(f"hyperparameters: {json.dumps(dataclasses.asdict(hyperparameters), sort_keys=True)}", flush=True)
 
-    results = {"task": task.name, "job": job.as_record(),
-               "hyperparameters": dataclasses.asdict(hyperparameters), **task.describe_data(data), "trials": []}
+    results = {
+        "task": task.name,
+        "job": job.as_record(),
+        "hyperparameters": dataclasses.asdict(hyperparameters),
+        **task.describe_data(data),
+        "trials": [],
+    }
     for trial in range(job.num_trials):
         trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
         entry = finished_trial(trial_dir, _job_record(job, hyperparameters), _record_defaults())

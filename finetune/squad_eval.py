@@ -22,8 +22,11 @@ from finetune.squad.metrics import evaluate_v1, evaluate_v2
 from finetune.squad.readers import dataset_questions, evaluated_questions, file_version, load_json
 
 flags.DEFINE_string("na_prob_file", None, "SQuAD 2.0: JSON of question id -> no-answer probability (null odds).")
-flags.DEFINE_float("na_prob_thresh", 1.0, "SQuAD 2.0: predict no answer when the no-answer probability is above "
-                   "this (the official script's default, 1.0).")
+flags.DEFINE_float(
+    "na_prob_thresh",
+    1.0,
+    "SQuAD 2.0: predict no answer when the no-answer probability is above this (the official script's default, 1.0).",
+)
 
 
 def _load_mapping(path, what):
@@ -48,8 +51,11 @@ def evaluate_files(data_path, predictions_path, na_prob_path=None, na_prob_thres
     if evaluated is not None:
         count = sum(1 for _ in dataset_questions(evaluated))
         total = sum(1 for _ in dataset_questions(dataset_json))
-        print(f"{predictions_path} answers the first {count} of the {total} questions of {data_path} (a run with "
-              f"--max_eval_examples={count}): scoring those {count}", file=sys.stderr)
+        print(
+            f"{predictions_path} answers the first {count} of the {total} questions of {data_path} (a run with "
+            f"--max_eval_examples={count}): scoring those {count}",
+            file=sys.stderr,
+        )
         dataset_json = evaluated
     if file_version(dataset_json) == "1.1":
         return evaluate_v1(dataset_json, predictions)
@@ -57,15 +63,18 @@ def evaluate_files(data_path, predictions_path, na_prob_path=None, na_prob_thres
     if na_probs is not None:
         missing = [qid for qid in predictions if qid not in na_probs]
         if missing:
-            raise DataError(f"null odds file {na_prob_path} lacks {len(missing)} predicted questions, e.g. "
-                            f"{missing[0]}; pass the null_odds.json written with {predictions_path}")
+            raise DataError(
+                f"null odds file {na_prob_path} lacks {len(missing)} predicted questions, e.g. "
+                f"{missing[0]}; pass the null_odds.json written with {predictions_path}"
+            )
     return evaluate_v2(dataset_json, predictions, na_probs, na_prob_threshold)
 
 
 def main(argv):
     if len(argv) != 3:
-        raise app.UsageError("usage: python -m finetune.squad_eval <data.json> <predictions.json> "
-                             "[--na_prob_file=<null_odds.json>]")
+        raise app.UsageError(
+            "usage: python -m finetune.squad_eval <data.json> <predictions.json> [--na_prob_file=<null_odds.json>]"
+        )
     result = evaluate_files(argv[1], argv[2], flags.FLAGS.na_prob_file, flags.FLAGS.na_prob_thresh)
     # The official v1.1 script prints one line, the v2.0 script an indented object.
     print(json.dumps(result) if "exact_match" in result else json.dumps(result, indent=2))

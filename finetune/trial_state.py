@@ -31,8 +31,14 @@ HISTORY_FILE = "history.json"
 BEST_WEIGHTS_FILE = "best_epoch.weights.h5"
 TRIAL_FILE = "trial.json"
 # Fields that may change between a run and its rerun: they do not change what a trial computes.
-RESUMABLE_CHANGES = ("output_dir", "num_trials", "progress_bar", "save_checkpoints_steps", "eval_batch_size",
-                     "save_models")
+RESUMABLE_CHANGES = (
+    "output_dir",
+    "num_trials",
+    "progress_bar",
+    "save_checkpoints_steps",
+    "eval_batch_size",
+    "save_models",
+)
 
 
 def epoch_seed(seed, epoch):
@@ -49,16 +55,21 @@ def training_batches(examples, batch_size, seed, first_epoch, num_epochs, skip_b
     from finetune.batching import length_bucketed_batches
 
     # Not reshuffled per iteration: Keras and `TrialState.build_metrics` may iterate an epoch's dataset more than once.
-    epochs = [length_bucketed_batches(examples, batch_size, shuffle=True, seed=epoch_seed(seed, epoch), reshuffle=False,
-                                      **bucketing)
-              for epoch in range(first_epoch, num_epochs)]
-    return functools.reduce(lambda a, b: a.concatenate(b), epochs).skip(skip_batches).with_options(
-        keras_input_options())
+    epochs = [
+        length_bucketed_batches(
+            examples, batch_size, shuffle=True, seed=epoch_seed(seed, epoch), reshuffle=False, **bucketing
+        )
+        for epoch in range(first_epoch, num_epochs)
+    ]
+    return (
+        functools.reduce(lambda a, b: a.concatenate(b), epochs).skip(skip_batches).with_options(keras_input_options())
+    )
 
 
 def _check_same_job(saved, current, directory, defaults):
-    refuse_other_settings(saved, current, directory, "a trial", "output_dir", ignore=RESUMABLE_CHANGES,
-                          defaults=defaults)
+    refuse_other_settings(
+        saved, current, directory, "a trial", "output_dir", ignore=RESUMABLE_CHANGES, defaults=defaults
+    )
 
 
 def finished_trial(trial_dir, job_record, record_defaults=None):
@@ -91,8 +102,12 @@ class TrialState:
         self.history = {}
         self.metric_states = {}  # batches trained -> values of model.metrics_variables, for the latest saves
         self.resumed_metrics = None
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer, steps=self.steps,
-                                         seed_generators=tf.train.Checkpoint(**seed_generator_states(model)))
+        checkpoint = tf.train.Checkpoint(
+            model=model,
+            optimizer=model.optimizer,
+            steps=self.steps,
+            seed_generators=tf.train.Checkpoint(**seed_generator_states(model)),
+        )
         self.manager = tf.train.CheckpointManager(checkpoint, self.directory, max_to_keep=1)
 
     @property
@@ -124,9 +139,10 @@ class TrialState:
 
     def save(self):
         os.makedirs(self.directory, exist_ok=True)
-        atomic_write_json(os.path.join(self.directory, HISTORY_FILE), {"job": self.job_record,
-                                                                     "history": self.history,
-                                                                     "metric_states": self.metric_states})
+        atomic_write_json(
+            os.path.join(self.directory, HISTORY_FILE),
+            {"job": self.job_record, "history": self.history, "metric_states": self.metric_states},
+        )
         self.manager.save(checkpoint_number=int(self.steps.numpy()))
 
     def best_epoch(self):

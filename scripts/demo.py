@@ -48,47 +48,97 @@ def main():
     corpus, vocab, records = f"{out}/corpus.txt", f"{out}/vocab.txt", f"{out}/tfrecords"
     model_dir, export_dir = f"{out}/model", f"{out}/export/1"
 
-    step("demo corpus: docstrings of the Python standard library",
-         [python, "-m", "data_prep.demo_corpus", f"--output={corpus}"], corpus)
-    step(f"WordPiece vocabulary ({args.vocab_size} pieces)",
-         [python, "data_prep/build_vocab.py", f"--corpus={corpus}", f"--vocab_size={args.vocab_size}",
-          f"--output={vocab}"], vocab)
-    step("pre-training TFRecords (max_seq_length 128)",
-         [python, "data_prep/build_pretraining_dataset.py", f"--corpus={corpus}", f"--vocab_file={vocab}",
-          f"--output_dir={records}", "--max_seq_length=128"], f"{records}/manifest.json")
-    step(f"pre-train the tiny ELECTRA for {args.num_train_steps} steps",
-         [python, "run_pretraining.py", "--flagfile=configs/tiny.flags", f"--pretrain_tfrecords={records}/*.tfrecord*",
-          f"--vocab_file={vocab}", f"--model_dir={model_dir}", f"--num_train_steps={args.num_train_steps}",
-          f"--num_warmup_steps={max(1, args.num_train_steps // 10)}"])
+    step(
+        "demo corpus: docstrings of the Python standard library",
+        [python, "-m", "data_prep.demo_corpus", f"--output={corpus}"],
+        corpus,
+    )
+    step(
+        f"WordPiece vocabulary ({args.vocab_size} pieces)",
+        [
+            python,
+            "data_prep/build_vocab.py",
+            f"--corpus={corpus}",
+            f"--vocab_size={args.vocab_size}",
+            f"--output={vocab}",
+        ],
+        vocab,
+    )
+    step(
+        "pre-training TFRecords (max_seq_length 128)",
+        [
+            python,
+            "data_prep/build_pretraining_dataset.py",
+            f"--corpus={corpus}",
+            f"--vocab_file={vocab}",
+            f"--output_dir={records}",
+            "--max_seq_length=128",
+        ],
+        f"{records}/manifest.json",
+    )
+    step(
+        f"pre-train the tiny ELECTRA for {args.num_train_steps} steps",
+        [
+            python,
+            "run_pretraining.py",
+            "--flagfile=configs/tiny.flags",
+            f"--pretrain_tfrecords={records}/*.tfrecord*",
+            f"--vocab_file={vocab}",
+            f"--model_dir={model_dir}",
+            f"--num_train_steps={args.num_train_steps}",
+            f"--num_warmup_steps={max(1, args.num_train_steps // 10)}",
+        ],
+    )
     original = "Return the number of items in a sequence or collection."
-    corrupted = ["Return the number of items in a sequence or banana.",
-                 "Return the number of items in a sequence or collection collection."]
-    step("score: the discriminator's probability that each word piece was replaced",
-         [python, "-m", "electra_tf.commands.score", f"--model_dir={model_dir}/pretrained", original, *corrupted])
-    step("export a SavedModel for TF Serving",
-         [python, "export_model.py", f"--init_checkpoint={model_dir}/pretrained", "--model=discriminator",
-          f"--output_dir={export_dir}"])
+    corrupted = [
+        "Return the number of items in a sequence or banana.",
+        "Return the number of items in a sequence or collection collection.",
+    ]
+    step(
+        "score: the discriminator's probability that each word piece was replaced",
+        [python, "-m", "electra_tf.commands.score", f"--model_dir={model_dir}/pretrained", original, *corrupted],
+    )
+    step(
+        "export a SavedModel for TF Serving",
+        [
+            python,
+            "export_model.py",
+            f"--init_checkpoint={model_dir}/pretrained",
+            "--model=discriminator",
+            f"--output_dir={export_dir}",
+        ],
+    )
     # The progress lines of electra_tf.progress, written out: this step shows that TensorFlow alone serves the model.
-    query = ("import json, sys, time, tensorflow as tf, tensorflow_text\n"
-             "start = time.monotonic()\n"
-             "print(f'loading {sys.argv[1]} ...', flush=True)\n"
-             "model = tf.saved_model.load(sys.argv[1])\n"
-             "print(f'loading {sys.argv[1]}: done in {time.monotonic() - start:.1f}s', flush=True)\n"
-             "out = model.signatures['serve_text'](tf.constant(sys.argv[2:]))\n"
-             "for ids, p in zip(out['input_ids'].numpy(), out['replaced_probability'].numpy()):\n"
-             "    n = int((ids > 0).sum()); print(json.dumps([round(float(x), 3) for x in p[1:n - 1]]))\n")
-    step("query the SavedModel with raw text (tensorflow + tensorflow-text only)",
-         [python, "-c", query, export_dir, original, corrupted[0]])
+    query = (
+        "import json, sys, time, tensorflow as tf, tensorflow_text\n"
+        "start = time.monotonic()\n"
+        "print(f'loading {sys.argv[1]} ...', flush=True)\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "print(f'loading {sys.argv[1]}: done in {time.monotonic() - start:.1f}s', flush=True)\n"
+        "out = model.signatures['serve_text'](tf.constant(sys.argv[2:]))\n"
+        "for ids, p in zip(out['input_ids'].numpy(), out['replaced_probability'].numpy()):\n"
+        "    n = int((ids > 0).sum()); print(json.dumps([round(float(x), 3) for x in p[1:n - 1]]))\n"
+    )
+    step(
+        "query the SavedModel with raw text (tensorflow + tensorflow-text only)",
+        [python, "-c", query, export_dir, original, corrupted[0]],
+    )
     with open(f"{model_dir}/metrics.jsonl", encoding="utf-8") as handle:
         entries = [json.loads(line) for line in handle]
     first, last = entries[0], entries[-1]
-    print(f"\nDone. Pre-training went from loss {first['loss']:.2f} (step {first['step']}) to {last['loss']:.2f} "
-          f"(step {last['step']}); discriminator accuracy {last['disc_accuracy']:.3f}, AUC {last['disc_auc']:.3f}.")
-    print(f"Outputs are in {out}: tfrecords/, model/ (checkpoints, metrics.jsonl, TensorBoard train/), "
-          "model/pretrained/, export/1/.")
-    print("This is a few minutes of a tiny model on a built-in text: it shows every stage working, not a useful "
-          "encoder. What longer runs on this machine give (hours of pre-training on Wikipedia text, and why so far "
-          "they fine-tune no better than a fresh network) is measured in docs/cpu_budget.md.")
+    print(
+        f"\nDone. Pre-training went from loss {first['loss']:.2f} (step {first['step']}) to {last['loss']:.2f} "
+        f"(step {last['step']}); discriminator accuracy {last['disc_accuracy']:.3f}, AUC {last['disc_auc']:.3f}."
+    )
+    print(
+        f"Outputs are in {out}: tfrecords/, model/ (checkpoints, metrics.jsonl, TensorBoard train/), "
+        "model/pretrained/, export/1/."
+    )
+    print(
+        "This is a few minutes of a tiny model on a built-in text: it shows every stage working, not a useful "
+        "encoder. What longer runs on this machine give (hours of pre-training on Wikipedia text, and why so far "
+        "they fine-tune no better than a fresh network) is measured in docs/cpu_budget.md."
+    )
 
 
 if __name__ == "__main__":

@@ -57,14 +57,15 @@ def main(argv):
     config = ElectraConfig.load(os.path.join(FLAGS.model_dir, CONFIG_FILE))
     with open(os.path.join(FLAGS.model_dir, "pretraining_job.json"), encoding="utf-8") as handle:
         length = json.load(handle)["max_seq_length"]
-    batch = next(iter(make_pretraining_dataset(FLAGS.eval_tfrecords.split(","), length, FLAGS.num_sequences,
-                                               is_training=False)))
+    batch = next(
+        iter(make_pretraining_dataset(FLAGS.eval_tfrecords.split(","), length, FLAGS.num_sequences, is_training=False))
+    )
     inputs = {name: tf.cast(batch[name], tf.int32) for name in ("input_ids", "input_mask", "segment_ids")}
     real = batch["input_mask"].numpy().astype(bool)
     shuffled = inputs["input_ids"].numpy().copy()
     order = np.random.default_rng(FLAGS.seed)
     for row, length in zip(shuffled, real.sum(axis=1)):
-        row[1:length - 1] = order.permutation(row[1:length - 1])
+        row[1 : length - 1] = order.permutation(row[1 : length - 1])
     shuffled = tf.constant(shuffled)
     for name in FLAGS.checkpoints:
         keras.utils.set_random_seed(FLAGS.seed)
@@ -73,15 +74,20 @@ def main(argv):
         if name != "init":
             path = os.path.join(FLAGS.model_dir, name)
             if not tf.io.gfile.exists(path + ".index"):
-                raise DataError(f"{path} does not exist: pass --checkpoints among the ckpt-N of {FLAGS.model_dir} "
-                                "(or init)")
+                raise DataError(
+                    f"{path} does not exist: pass --checkpoints among the ckpt-N of {FLAGS.model_dir} (or init)"
+                )
             tf.train.Checkpoint(model=model).restore(path).expect_partial()
         states = model.discriminator.backbone.encode(inputs, training=False)
         logits = np.asarray(model.discriminator.replaced_token_head(states), np.float64).reshape(real.shape)[real]
         states = np.asarray(states, np.float64)[real]
-        result = {"checkpoint": name, "mean_cosine": round(anisotropy(states), 4),
-                  "effective_rank": round(effective_rank(states), 2),
-                  "logit_mean": round(float(logits.mean()), 4), "logit_std": round(float(logits.std()), 4)}
+        result = {
+            "checkpoint": name,
+            "mean_cosine": round(anisotropy(states), 4),
+            "effective_rank": round(effective_rank(states), 2),
+            "logit_mean": round(float(logits.mean()), 4),
+            "logit_std": round(float(logits.std()), 4),
+        }
         if model.generator is not None or config.objective == "mlm":
             result["mlm_accuracy"] = round(masked_lm_accuracy(model, inputs), 4)
             result["mlm_accuracy_shuffled"] = round(masked_lm_accuracy(model, dict(inputs, input_ids=shuffled)), 4)

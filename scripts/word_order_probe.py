@@ -23,8 +23,12 @@ flags.DEFINE_enum("stack", "electra", ["electra", "keras_hub"], "The encoder und
 flags.DEFINE_boolean("token_type", False, "keras_hub stack: add a token-type embedding (segment 0 everywhere).")
 flags.DEFINE_float("embedding_dropout", 0.0, "keras_hub stack: dropout after the embedding LayerNorm.")
 flags.DEFINE_float("dropout", 0.1, "Dropout of the Transformer layers (electra: also after the embeddings).")
-flags.DEFINE_integer("embedding_size", 64, "electra stack: width of the embedding tables (64, the tiny preset's, is "
-                     "projected to the hidden 128; 128 has no projection).")
+flags.DEFINE_integer(
+    "embedding_size",
+    64,
+    "electra stack: width of the embedding tables (64, the tiny preset's, is "
+    "projected to the hidden 128; 128 has no projection).",
+)
 flags.DEFINE_integer("steps", 600, "Optimizer steps.")
 flags.DEFINE_integer("seed", 0, "Seed of the initialisation (the data are the same for every seed).")
 
@@ -53,27 +57,40 @@ def encoder():
         from electra_tf.config import ElectraConfig
         from electra_tf.models.backbone import ElectraBackbone
 
-        config = ElectraConfig.from_preset("tiny", vocab_size=VOCAB, pad_id=0, unk_id=1, cls_id=2, sep_id=3,
-                                           mask_id=MASK_ID, embedding_size=FLAGS.embedding_size,
-                                           hidden_dropout=FLAGS.dropout,
-                                           attention_dropout=FLAGS.dropout)
+        config = ElectraConfig.from_preset(
+            "tiny",
+            vocab_size=VOCAB,
+            pad_id=0,
+            unk_id=1,
+            cls_id=2,
+            sep_id=3,
+            mask_id=MASK_ID,
+            embedding_size=FLAGS.embedding_size,
+            hidden_dropout=FLAGS.dropout,
+            attention_dropout=FLAGS.dropout,
+        )
         backbone = ElectraBackbone(**config.architecture())
-        return (lambda ids, training: backbone.encode(
-            {"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": tf.zeros_like(ids)},
-            training=training)), backbone.trainable_variables
+        return (
+            lambda ids, training: backbone.encode(
+                {"input_ids": ids, "input_mask": tf.ones_like(ids), "segment_ids": tf.zeros_like(ids)},
+                training=training,
+            )
+        ), backbone.trainable_variables
     initializer = keras.initializers.TruncatedNormal(stddev=0.02)
     ids = keras.Input((LENGTH,), dtype="int32")
     states = keras.layers.Embedding(VOCAB, HIDDEN, embeddings_initializer=initializer)(ids)
     states = states + keras_hub.layers.PositionEmbedding(LENGTH, initializer=initializer)(states)
     if FLAGS.token_type:
         states = states + keras.layers.Embedding(2, HIDDEN, embeddings_initializer=initializer)(
-            keras.ops.zeros_like(ids))
+            keras.ops.zeros_like(ids)
+        )
     states = keras.layers.LayerNormalization(epsilon=1e-12)(states)
     if FLAGS.embedding_dropout:
         states = keras.layers.Dropout(FLAGS.embedding_dropout)(states)
     for _ in range(2):
-        states = keras_hub.layers.TransformerEncoder(512, 2, dropout=FLAGS.dropout, activation="gelu",
-                                                     layer_norm_epsilon=1e-12, kernel_initializer=initializer)(states)
+        states = keras_hub.layers.TransformerEncoder(
+            512, 2, dropout=FLAGS.dropout, activation="gelu", layer_norm_epsilon=1e-12, kernel_initializer=initializer
+        )(states)
     model = keras.Model(ids, states)
     return (lambda inputs, training: model(inputs, training=training)), model.trainable_variables
 

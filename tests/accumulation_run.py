@@ -41,7 +41,7 @@ def pretraining_batches(steps=STEPS, batch_size=BATCH_SIZE, length=PRETRAINING_L
     ids[:, 0], ids[:, -1] = 2, 3
     mask = np.ones_like(ids)
     for row in range(0, len(ids), 3):
-        ids[row, 8 + row % 20:], mask[row, 8 + row % 20:] = 0, 0
+        ids[row, 8 + row % 20 :], mask[row, 8 + row % 20 :] = 0, 0
     return {"input_ids": ids, "input_mask": mask, "segment_ids": np.zeros_like(ids)}
 
 
@@ -54,19 +54,32 @@ def train_pretrainer(optimizer, gradient_accumulation_steps, dropout=0.0, strate
     from electra_tf.training.optimizers import create_optimizer
     from electra_tf.training.pretrainer import ElectraPretrainer
 
-    config = tiny_config(vocab_size=300, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4, hidden_dropout=dropout,
-                         attention_dropout=dropout)
+    config = tiny_config(
+        vocab_size=300,
+        pad_id=0,
+        unk_id=1,
+        cls_id=2,
+        sep_id=3,
+        mask_id=4,
+        hidden_dropout=dropout,
+        attention_dropout=dropout,
+    )
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
         keras.utils.set_random_seed(0)
-        model = ElectraPretrainer(config, max_seq_length=PRETRAINING_LENGTH, clip_norm=CLIP_NORM,
-                                  gradient_accumulation_steps=gradient_accumulation_steps)
+        model = ElectraPretrainer(
+            config,
+            max_seq_length=PRETRAINING_LENGTH,
+            clip_norm=CLIP_NORM,
+            gradient_accumulation_steps=gradient_accumulation_steps,
+        )
         model.compile(optimizer=create_optimizer(optimizer, 1e-3), jit_compile=jit_compile)
         model.optimizer.build(model.trainable_variables)
     dataset = tf.data.Dataset.from_tensor_slices(pretraining_batches()).batch(BATCH_SIZE)
     history = model.fit(dataset, epochs=1, verbose=0)
-    return [variable.numpy() for variable in model.trainable_variables], \
-        {name: values[-1] for name, values in history.history.items()}
+    return [variable.numpy() for variable in model.trainable_variables], {
+        name: values[-1] for name, values in history.history.items()
+    }
 
 
 def classifier_data():
@@ -75,7 +88,7 @@ def classifier_data():
     ids = rng.integers(5, 50, size=(CLASSIFIER_EXAMPLES, 12)).astype(np.int32)
     mask = np.ones_like(ids)
     for row in range(CLASSIFIER_EXAMPLES):
-        mask[row, 4 + row % 8:] = 0
+        mask[row, 4 + row % 8 :] = 0
     x = {"token_ids": ids * mask, "segment_ids": np.zeros_like(ids), "padding_mask": mask}
     return x, rng.integers(0, 3, size=CLASSIFIER_EXAMPLES).astype(np.int32)
 
@@ -90,19 +103,25 @@ def train_classifier(gradient_accumulation_steps, strategy=None, epochs=2, jit_c
     from finetune.models import ElectraTextClassifier
     from finetune.optimization import create_finetuning_optimizer
 
-    config = tiny_config(hidden_dropout=0.0, attention_dropout=0.0).with_vocab(50, pad_id=0, unk_id=1, cls_id=2,
-                                                                              sep_id=3, mask_id=4)
+    config = tiny_config(hidden_dropout=0.0, attention_dropout=0.0).with_vocab(
+        50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4
+    )
     steps = epochs * -(-CLASSIFIER_EXAMPLES // BATCH_SIZE)
     strategy = strategy or tf.distribute.get_strategy()
     with strategy.scope():
         keras.utils.set_random_seed(0)
         model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=3, dropout=0.0)
-        model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-3, steps),
-                      gradient_accumulation_steps=gradient_accumulation_steps, jit_compile=jit_compile)
-    history = model.fit(tf.data.Dataset.from_tensor_slices(classifier_data()).batch(BATCH_SIZE), epochs=epochs,
-                        verbose=0)
-    return [variable.numpy() for variable in model.trainable_variables], \
-        {name: values[-1] for name, values in history.history.items()}
+        model.compile(
+            optimizer=create_finetuning_optimizer(model.num_layers, 1e-3, steps),
+            gradient_accumulation_steps=gradient_accumulation_steps,
+            jit_compile=jit_compile,
+        )
+    history = model.fit(
+        tf.data.Dataset.from_tensor_slices(classifier_data()).batch(BATCH_SIZE), epochs=epochs, verbose=0
+    )
+    return [variable.numpy() for variable in model.trainable_variables], {
+        name: values[-1] for name, values in history.history.items()
+    }
 
 
 def _save(results, prefix, run):

@@ -38,7 +38,7 @@ def write_nbest_files(tmp):
     whose second utterance holds its hypotheses as one string."""
     first = {"input": ["the cat sat", "the cat sad"], "output": "the cat sat"}
     (tmp / "nbest.json").write_text(json.dumps([first]), encoding="utf-8")
-    (tmp / "nbest_malformed.json").write_text(f"[{json.dumps(first)},\n{{\"input\": [\"a\", ]}}]", encoding="utf-8")
+    (tmp / "nbest_malformed.json").write_text(f'[{json.dumps(first)},\n{{"input": ["a", ]}}]', encoding="utf-8")
     (tmp / "nbest_not_list.jsonl").write_text('{"hypotheses": ["a b"]}\n{"hypotheses": "a b"}\n', encoding="utf-8")
 
 
@@ -47,15 +47,34 @@ def write_latin1_files(tmp):
     latin1 = tmp / "latin1"
     (latin1 / "SST-2").mkdir(parents=True)
     files = {
-        "train.csv": "text,label\n\"Tr\u00e8s bien\",pos\n", "train.tsv": "text\tlabel\nTr\u00e8s bien\tpos\n",
-        "train.jsonl": '{"text": "Tr\u00e8s bien", "label": "pos"}\n', "train.txt": "Tr\u00e8s B-NP\n",
-        "train.pos": "Tr\u00e8s/NN ./.\n", "train.conllu": "1\tTr\u00e8s\ttr\u00e8s\tADV\t_\t_\t0\troot\t_\t_\n",
-        "fce.tsv": "Tr\u00e8s\tc\n", "SST-2/train.tsv": "sentence\tlabel\nTr\u00e8s bien\t1\n",
+        "train.csv": 'text,label\n"Tr\u00e8s bien",pos\n',
+        "train.tsv": "text\tlabel\nTr\u00e8s bien\tpos\n",
+        "train.jsonl": '{"text": "Tr\u00e8s bien", "label": "pos"}\n',
+        "train.txt": "Tr\u00e8s B-NP\n",
+        "train.pos": "Tr\u00e8s/NN ./.\n",
+        "train.conllu": "1\tTr\u00e8s\ttr\u00e8s\tADV\t_\t_\t0\troot\t_\t_\n",
+        "fce.tsv": "Tr\u00e8s\tc\n",
+        "SST-2/train.tsv": "sentence\tlabel\nTr\u00e8s bien\t1\n",
         "SST-2/dev.tsv": "sentence\tlabel\nbien\t1\n",
-        "train-v1.1.json": json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": [{
-            "context": "Tr\u00e8s bien.", "qas": [{"id": "1", "question": "How?",
-                                               "answers": [{"text": "bien", "answer_start": 5}]}]}]}]},
-                                 ensure_ascii=False),
+        "train-v1.1.json": json.dumps(
+            {
+                "version": "1.1",
+                "data": [
+                    {
+                        "title": "t",
+                        "paragraphs": [
+                            {
+                                "context": "Tr\u00e8s bien.",
+                                "qas": [
+                                    {"id": "1", "question": "How?", "answers": [{"text": "bien", "answer_start": 5}]}
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+            ensure_ascii=False,
+        ),
     }
     files["dev-v1.1.json"] = files["train-v1.1.json"]
     for name, text in files.items():
@@ -68,7 +87,9 @@ def write_latin1_files(tmp):
     (latin1 / "analysis" / "blimp").mkdir()
     (latin1 / "analysis" / "blimp" / "island.jsonl").write_bytes(
         '{"UID": "island", "pairID": "0", "sentence_good": "Tr\u00e8s.", "sentence_bad": "Tr\u00e8s"}\n'.encode(
-            "latin-1"))
+            "latin-1"
+        )
+    )
 
 
 def write_corrupt_shards(tmp, records):
@@ -77,10 +98,13 @@ def write_corrupt_shards(tmp, records):
     data = bytearray(open(records, "rb").read())
     intact = hashlib.sha256(data).hexdigest()
     middle = len(data) // 2
-    data[middle:middle + 4] = bytes(255 - byte for byte in data[middle:middle + 4])
+    data[middle : middle + 4] = bytes(255 - byte for byte in data[middle : middle + 4])
     for name in ("corrupt_shard", "listed_shard"):
         (tmp / name).mkdir()
         (tmp / name / "train.tfrecord").write_bytes(bytes(data))
-    manifest = {"format_version": 1, "max_seq_length": 32,
-                "shards": [{"file": "train.tfrecord", "num_bytes": len(data), "sha256": intact}]}
+    manifest = {
+        "format_version": 1,
+        "max_seq_length": 32,
+        "shards": [{"file": "train.tfrecord", "num_bytes": len(data), "sha256": intact}],
+    }
     (tmp / "listed_shard" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")

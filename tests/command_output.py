@@ -16,15 +16,16 @@ ERROR_OR_WARNING = re.compile(r"^[EW]\d{4} \d\d:\d\d:\d\d|^WARNING|\b[A-Z]\w*War
 # Such lines that a normal run may still write, as {pattern: why they are let through}.
 USERS_BUSINESS = {
     r"triggered tf\.function retracing": "TensorFlow's retracing notice when several fine-tuning trials each predict "
-                                         "with a model of their own (--num_trials > 1); not avoided yet",
+    "with a model of their own (--num_trials > 1); not avoided yet",
 }
 
 
 def users_environment():
     """The test session's environment without the settings a user's shell lacks: the tests' TensorFlow log level,
     and the switch that shows TensorFlow's native notices."""
-    return {key: value for key, value in os.environ.items()
-            if key not in ("TF_CPP_MIN_LOG_LEVEL", "ELECTRA_TF_NATIVE_LOGS")}
+    return {
+        key: value for key, value in os.environ.items() if key not in ("TF_CPP_MIN_LOG_LEVEL", "ELECTRA_TF_NATIVE_LOGS")
+    }
 
 
 def program_lines(stderr):
@@ -36,8 +37,12 @@ def program_lines(stderr):
 def unexpected_lines(stderr):
     """The error and warning lines of `stderr`, and TensorFlow's native notices (`NATIVE_NOISE`, at any level), that
     are not the user's business."""
-    return [line for line in stderr.splitlines() if (ERROR_OR_WARNING.search(line) or NATIVE_NOISE.match(line))
-            and not any(re.search(pattern, line) for pattern in USERS_BUSINESS)]
+    return [
+        line
+        for line in stderr.splitlines()
+        if (ERROR_OR_WARNING.search(line) or NATIVE_NOISE.match(line))
+        and not any(re.search(pattern, line) for pattern in USERS_BUSINESS)
+    ]
 
 
 def run_with_terminal_stderr(args, timeout=300, **kwargs):
@@ -62,8 +67,9 @@ def run_with_terminal_stderr(args, timeout=300, **kwargs):
             chunks.append(data)
 
     try:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, text=True,
-                                   **kwargs)
+        process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, text=True, **kwargs
+        )
     finally:
         os.close(slave)
     reader = threading.Thread(target=read, daemon=True)

@@ -24,8 +24,10 @@ def pretraining_data(tmp_path_factory):
     from tests import synthetic_data
 
     directory = tmp_path_factory.mktemp("pretraining_data")
-    return (synthetic_data.write_tfrecords(directory / "train.tfrecord"),
-            synthetic_data.write_vocab(directory / "vocab.txt"))
+    return (
+        synthetic_data.write_tfrecords(directory / "train.tfrecord"),
+        synthetic_data.write_vocab(directory / "vocab.txt"),
+    )
 
 
 def shared_across_workers(tmp_path_factory, name, build):
@@ -53,10 +55,23 @@ def pretrained_tiny(pretraining_data, tmp_path_factory):
 
     def pretrain(model_dir):
         records, vocab = pretraining_data
-        run(PretrainingJob(pretrain_tfrecords=records, model_dir=str(model_dir), model_size="tiny", max_seq_length=32,
-                           train_batch_size=8, learning_rate=1e-3, num_train_steps=20, num_warmup_steps=2,
-                           save_checkpoints_steps=0, log_every_steps=10, vocab_file=vocab, bias_correction=True,
-                           progress_bar=False))
+        run(
+            PretrainingJob(
+                pretrain_tfrecords=records,
+                model_dir=str(model_dir),
+                model_size="tiny",
+                max_seq_length=32,
+                train_batch_size=8,
+                learning_rate=1e-3,
+                num_train_steps=20,
+                num_warmup_steps=2,
+                save_checkpoints_steps=0,
+                log_every_steps=10,
+                vocab_file=vocab,
+                bias_correction=True,
+                progress_bar=False,
+            )
+        )
 
     return str(shared_across_workers(tmp_path_factory, "pretrained_tiny", pretrain) / "pretrained")
 
@@ -72,10 +87,24 @@ def tiny_preset_run(pretraining_data, tmp_path_factory):
         records, vocab = pretraining_data
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
         result = subprocess.run(
-            [sys.executable, str(REPO_ROOT / "run_pretraining.py"), "--flagfile=configs/tiny.flags",
-             f"--pretrain_tfrecords={records}", f"--vocab_file={vocab}", f"--model_dir={model_dir}",
-             "--model_size=tiny", "--max_seq_length=32", "--train_batch_size=32", "--noprogress_bar"],
-            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
+            [
+                sys.executable,
+                str(REPO_ROOT / "run_pretraining.py"),
+                "--flagfile=configs/tiny.flags",
+                f"--pretrain_tfrecords={records}",
+                f"--vocab_file={vocab}",
+                f"--model_dir={model_dir}",
+                "--model_size=tiny",
+                "--max_seq_length=32",
+                "--train_batch_size=32",
+                "--noprogress_bar",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert result.returncode == 0, result.stderr[-3000:]
 
     return shared_across_workers(tmp_path_factory, "tiny_preset_run", pretrain)

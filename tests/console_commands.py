@@ -68,5 +68,5 @@ def run_command(program, *arguments):
         finally:
             sys.argv = argv
             flags.FLAGS.unparse_flags()
-            for added in absl_logging.get_absl_logger().filters[len(filters):]:
+            for added in absl_logging.get_absl_logger().filters[len(filters) :]:
                 absl_logging.get_absl_logger().removeFilter(added)

@@ -28,12 +28,25 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 
 def run_args(records, vocab, model_dir, num_train_steps, save_checkpoints_steps, objective="electra"):
-    return [sys.executable, os.path.join(REPO_ROOT, "run_pretraining.py"), "--flagfile=configs/tiny.flags",
-            f"--objective={objective}",
-            f"--pretrain_tfrecords={records}", f"--vocab_file={vocab}", f"--model_dir={model_dir}",
-            "--max_seq_length=32", "--train_batch_size=8", f"--num_train_steps={num_train_steps}",
-            "--num_warmup_steps=5", f"--save_checkpoints_steps={save_checkpoints_steps}", "--keep_checkpoint_max=3",
-            "--log_every_steps=1", "--deterministic", "--seed=7", "--noprogress_bar"]
+    return [
+        sys.executable,
+        os.path.join(REPO_ROOT, "run_pretraining.py"),
+        "--flagfile=configs/tiny.flags",
+        f"--objective={objective}",
+        f"--pretrain_tfrecords={records}",
+        f"--vocab_file={vocab}",
+        f"--model_dir={model_dir}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        f"--num_train_steps={num_train_steps}",
+        "--num_warmup_steps=5",
+        f"--save_checkpoints_steps={save_checkpoints_steps}",
+        "--keep_checkpoint_max=3",
+        "--log_every_steps=1",
+        "--deterministic",
+        "--seed=7",
+        "--noprogress_bar",
+    ]
 
 
 def _env():
@@ -70,16 +83,21 @@ def checkpoint_values(model_dir):
     import tensorflow as tf
 
     path = tf.train.latest_checkpoint(str(model_dir))
-    return {name: tf.train.load_variable(path, name) for name, _ in tf.train.list_variables(path)
-            if name not in ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE")}
+    return {
+        name: tf.train.load_variable(path, name)
+        for name, _ in tf.train.list_variables(path)
+        if name not in ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE")
+    }
 
 
 def _check_resumed(output, model_dir, expected_step):
     resumed = re.findall(r"resumed from .*ckpt-(\d+)", output)
     actual = int(resumed[0]) if resumed else 0
     if actual != expected_step:
-        raise AssertionError(f"restart resumed from step {actual}, expected the last complete checkpoint "
-                             f"{expected_step}:\n{output[-2000:]}")
+        raise AssertionError(
+            f"restart resumed from step {actual}, expected the last complete checkpoint "
+            f"{expected_step}:\n{output[-2000:]}"
+        )
 
 
 def interrupted_run(args, model_dir, kills, rng, max_delay, sig=signal.SIGKILL, log=print):
@@ -89,8 +107,9 @@ def interrupted_run(args, model_dir, kills, rng, max_delay, sig=signal.SIGKILL, 
     for attempt in range(kills + 1):
         expected = checkpoint_step(model_dir)
         started = time.time()
-        process = subprocess.Popen(args, cwd=REPO_ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True)
+        process = subprocess.Popen(
+            args, cwd=REPO_ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         if attempt < kills:
             # Until the restarted run truncates metrics.jsonl, it still holds the killed run's steps past the
             # checkpoint: wait for the file to change after the start and show a step past the checkpoint.
@@ -102,8 +121,10 @@ def interrupted_run(args, model_dir, kills, rng, max_delay, sig=signal.SIGKILL, 
                 delivered += 1
         output, _ = process.communicate(timeout=600)
         _check_resumed(output, model_dir, expected)
-        log(f"run {attempt}: resumed at step {expected}, exit code {process.returncode}, "
-            f"checkpoint now at step {checkpoint_step(model_dir)}")
+        log(
+            f"run {attempt}: resumed at step {expected}, exit code {process.returncode}, "
+            f"checkpoint now at step {checkpoint_step(model_dir)}"
+        )
         if process.returncode == 0:
             return delivered
         if sig == signal.SIGKILL and process.returncode != -signal.SIGKILL:
@@ -146,17 +167,36 @@ def main():
     vocab = synthetic_data.write_vocab(workdir / "vocab.txt")
     started = time.time()
     reference = workdir / "uninterrupted"
-    subprocess.run(run_args(records, vocab, reference, options.num_train_steps, options.save_checkpoints_steps,
-                            options.objective),
-                   cwd=REPO_ROOT, env=_env(), check=True, capture_output=True)
+    subprocess.run(
+        run_args(records, vocab, reference, options.num_train_steps, options.save_checkpoints_steps, options.objective),
+        cwd=REPO_ROOT,
+        env=_env(),
+        check=True,
+        capture_output=True,
+    )
     interrupted = workdir / "interrupted"
-    delivered = interrupted_run(run_args(records, vocab, interrupted, options.num_train_steps,
-                                         options.save_checkpoints_steps, options.objective),
-                                interrupted, options.kills, random.Random(options.seed), options.max_delay)
+    delivered = interrupted_run(
+        run_args(
+            records, vocab, interrupted, options.num_train_steps, options.save_checkpoints_steps, options.objective
+        ),
+        interrupted,
+        options.kills,
+        random.Random(options.seed),
+        options.max_delay,
+    )
     compare(reference, interrupted, options.num_train_steps)
-    print(json.dumps({"kills_requested": options.kills, "kills_delivered": delivered, "identical": True,
-                      "num_train_steps": options.num_train_steps, "seconds": round(time.time() - started, 1),
-                      "workdir": str(workdir)}))
+    print(
+        json.dumps(
+            {
+                "kills_requested": options.kills,
+                "kills_delivered": delivered,
+                "identical": True,
+                "num_train_steps": options.num_train_steps,
+                "seconds": round(time.time() - started, 1),
+                "workdir": str(workdir),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

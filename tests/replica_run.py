@@ -32,8 +32,18 @@ def _config():
 
     # Dropout off: Keras draws dropout masks per replica. One layer: every kind of weight is still there, at less cost
     # to build and trace than the preset's two.
-    return ElectraConfig.from_preset("tiny", num_layers=1, vocab_size=300, pad_id=0, unk_id=1, cls_id=2, sep_id=3,
-                                     mask_id=4, hidden_dropout=0.0, attention_dropout=0.0)
+    return ElectraConfig.from_preset(
+        "tiny",
+        num_layers=1,
+        vocab_size=300,
+        pad_id=0,
+        unk_id=1,
+        cls_id=2,
+        sep_id=3,
+        mask_id=4,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+    )
 
 
 def _batches(count, length=32):
@@ -44,7 +54,7 @@ def _batches(count, length=32):
         ids[:, 0], ids[:, -1] = 2, 3
         mask = np.ones_like(ids)
         for row in range(0, GLOBAL_BATCH, 4):  # padding of different lengths, so replicas hold unequal counts
-            ids[row, 10 + row:], mask[row, 10 + row:] = 0, 0
+            ids[row, 10 + row :], mask[row, 10 + row :] = 0, 0
         batches.append({"input_ids": ids, "input_mask": mask, "segment_ids": np.zeros_like(ids)})
     return batches
 
@@ -76,7 +86,7 @@ def _distribute(strategy, batch):
 
     def value_fn(context):
         start = context.replica_id_in_sync_group * local
-        return {name: value[start:start + local] for name, value in batch.items()}
+        return {name: value[start : start + local] for name, value in batch.items()}
 
     return strategy.experimental_distribute_values_from_function(value_fn)
 
@@ -95,7 +105,7 @@ def single_device(results, sizes, references=True):
     gradients, totals = model.replica_gradients(batch, model.steps_trained)
     _save(results, "reference", gradients)
     for size in sizes:
-        part = {name: value[:GLOBAL_BATCH // size] for name, value in batch.items()}
+        part = {name: value[: GLOBAL_BATCH // size] for name, value in batch.items()}
         with tf.GradientTape() as tape:
             stats = model.pretraining_statistics(model.pretraining_outputs(part, model.steps_trained, training=True))
             loss = model.pretraining_loss(stats, totals, model.steps_trained)
@@ -147,7 +157,8 @@ def mirrored_unit_checks(results, strategy):
         return all_reduce_sum({"scalar": replica_value, "pair": [replica_value * tf.ones([3]), -replica_value]})
 
     values = strategy.experimental_distribute_values_from_function(
-        lambda context: tf.constant(context.replica_id_in_sync_group + 1.0))
+        lambda context: tf.constant(context.replica_id_in_sync_group + 1.0)
+    )
     reduced = strategy.experimental_local_results(tf.function(lambda v: strategy.run(reduce, args=(v,)))(values))
     for replica, value in enumerate(reduced):
         results[f"all_reduce{replica}/scalar"] = value["scalar"].numpy()

@@ -42,8 +42,13 @@ def serve_in_fresh_process(export_dir, requests):
     """[{output name: nested list}] of each request (loader, signature name, {input name: nested list}); loader
     "session" loads as TF Serving does, "saved_model" with `tf.saved_model.load`."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run([sys.executable, "-c", _SCRIPT, export_dir, json.dumps(requests)],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, export_dir, json.dumps(requests)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 

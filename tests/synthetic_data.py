@@ -35,7 +35,8 @@ def examples(num_examples, max_seq_length, seed=0):
 def write_tfrecords(path, num_examples=512, max_seq_length=32, seed=0):
     with tf.io.TFRecordWriter(str(path)) as writer:
         for example in examples(num_examples, max_seq_length, seed):
-            features = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-                        for name, values in example.items()}
+            features = {
+                name: tf.train.Feature(int64_list=tf.train.Int64List(value=values)) for name, values in example.items()
+            }
             writer.write(tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString())
     return str(path)

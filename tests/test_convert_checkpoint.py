@@ -25,10 +25,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _run(script, *args, as_a_user=False):
     """`script` with `args` in a subprocess; `as_a_user`: in a user's environment (without the tests' TensorFlow log
     level)."""
-    env = dict(users_environment() if as_a_user else dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-               PYTHONPATH=REPO)
-    return subprocess.run([sys.executable, os.path.join(REPO, script), *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=300)
+    env = dict(users_environment() if as_a_user else dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), PYTHONPATH=REPO)
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, script), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,17 +48,31 @@ def tf1_pretrainer(tmp_path_factory):
 
 def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
     prefix, weights = tf1_pretrainer
-    steps = [(prefix, tmp_path / "ours", "ours"), (tmp_path / "ours", tmp_path / "hf", "hf"),
-             (tmp_path / "hf", tmp_path / "back" / "model.ckpt", "tf1")]
+    steps = [
+        (prefix, tmp_path / "ours", "ours"),
+        (tmp_path / "ours", tmp_path / "hf", "hf"),
+        (tmp_path / "hf", tmp_path / "back" / "model.ckpt", "tf1"),
+    ]
     for source, target, to_format in steps:
-        result = _run("convert_checkpoint.py", f"--from={source}", f"--to={target}", f"--to_format={to_format}",
-                      "--num_heads=2", as_a_user=True)
+        result = _run(
+            "convert_checkpoint.py",
+            f"--from={source}",
+            f"--to={target}",
+            f"--to_format={to_format}",
+            "--num_heads=2",
+            as_a_user=True,
+        )
         assert result.returncode == 0, result.stderr
         assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]
         assert "converted the pretrainer" in result.stdout
     # A pre-training model in our format is a run directory: its config, a checkpoint and its pretrained/ preset.
-    assert sorted(os.listdir(tmp_path / "ours")) == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index",
-                                                     "electra_config.json", "pretrained"]
+    assert sorted(os.listdir(tmp_path / "ours")) == [
+        "checkpoint",
+        "ckpt-1.data-00000-of-00001",
+        "ckpt-1.index",
+        "electra_config.json",
+        "pretrained",
+    ]
     assert {"tokenizer.json", "vocab.txt"} <= set(os.listdir(tmp_path / "ours" / "pretrained"))
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".staging")]
     reader = tf.train.load_checkpoint(str(tmp_path / "back" / "model.ckpt"))
@@ -84,14 +103,22 @@ def _serving_inputs():
 def test_export_discriminator_from_hf_directory(hf_pair, tmp_path):
     directory = os.path.join(hf_pair["root"], "discriminator")
     output_dir = tmp_path / "export" / "1"
-    result = _run("export_model.py", f"--init_checkpoint={directory}", f"--output_dir={output_dir}",
-                  "--max_seq_length=16", as_a_user=True)
+    result = _run(
+        "export_model.py",
+        f"--init_checkpoint={directory}",
+        f"--output_dir={output_dir}",
+        "--max_seq_length=16",
+        as_a_user=True,
+    )
     assert result.returncode == 0, result.stderr
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]
     # A line as each long step starts, one with its time as it ends, then what was exported.
     steps = [f"loading {directory}", f"writing the SavedModel to {output_dir}"]
-    expected = [pattern for step in steps for pattern in (re.escape(f"{step} ..."),
-                                                         re.escape(f"{step}: done in ") + r"\d+\.\ds")]
+    expected = [
+        pattern
+        for step in steps
+        for pattern in (re.escape(f"{step} ..."), re.escape(f"{step}: done in ") + r"\d+\.\ds")
+    ]
     lines = result.stdout.splitlines()
     assert len(lines) == len(expected) + 1, result.stdout
     for line, pattern in zip(lines, expected):
@@ -108,8 +135,14 @@ def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path, capfd):
     """The command in this process (`tests.console_commands`; the discriminator's export above runs as users run it),
     what it wrote served in a process of its own."""
     prefix, _ = tf1_pretrainer
-    status = run_command("electra-export", f"--init_checkpoint={prefix}", "--model=generator", "--num_heads=2",
-                         f"--output_dir={tmp_path / 'export' / '1'}", "--max_seq_length=16")
+    status = run_command(
+        "electra-export",
+        f"--init_checkpoint={prefix}",
+        "--model=generator",
+        "--num_heads=2",
+        f"--output_dir={tmp_path / 'export' / '1'}",
+        "--max_seq_length=16",
+    )
     assert status == 0, capfd.readouterr().err[-3000:]
     loaded = tf.saved_model.load(str(tmp_path / "export" / "1"))
     inputs, features = _serving_inputs()
@@ -124,10 +157,15 @@ def test_export_generator_from_tf1_prefix(tf1_pretrainer, tmp_path, capfd):
     # The generator served: a fresh process with only tensorflow + tensorflow-text, loading as TF Serving does.
     served = run_like_tf_serving(str(tmp_path / "export" / "1"), "serve_text", {"texts": ["w1 w2 w3"]})
     text_ids = np.array(served["input_ids"], np.int32)
-    text_features = {"token_ids": text_ids, "padding_mask": np.array(served["input_mask"], np.int32),
-                     "segment_ids": np.zeros_like(text_ids), "mask_positions": np.arange(16, dtype=np.int32)[None]}
-    np.testing.assert_allclose(served["logits"], np.asarray(generator(text_features, training=False)), atol=1e-4,
-                               rtol=0)  # graph vs eager kernels differ by ~2e-5 on these logits
+    text_features = {
+        "token_ids": text_ids,
+        "padding_mask": np.array(served["input_mask"], np.int32),
+        "segment_ids": np.zeros_like(text_ids),
+        "mask_positions": np.arange(16, dtype=np.int32)[None],
+    }
+    np.testing.assert_allclose(
+        served["logits"], np.asarray(generator(text_features, training=False)), atol=1e-4, rtol=0
+    )  # graph vs eager kernels differ by ~2e-5 on these logits
 
 
 @pytest.fixture(scope="module")
@@ -145,8 +183,9 @@ def transformers_directories(tmp_path_factory):
     for major in (4, 5):
         directories[major] = str(root / f"transformers{major}")
         save_checkpoint(discriminator, directories[major], "hf")
-        fixtures.write_transformers_tokenizer(directories[major], vocab, TokenizerSettings(do_lower_case=False),
-                                              transformers_major=major)
+        fixtures.write_transformers_tokenizer(
+            directories[major], vocab, TokenizerSettings(do_lower_case=False), transformers_major=major
+        )
     return directories, vocab
 
 
@@ -175,8 +214,7 @@ def test_a_transformers_5_directory_converts_and_scores_as_the_one_with_vocab_tx
     assert load_checkpoint(str(tmp_path / "ours")).tokenizer_settings.do_lower_case is False
     assert _scores(str(tmp_path / "ours")) == expected
 
-    scored = _run("electra_tf/commands/score.py", f"--model_dir={directories[5]}", "--max_seq_length=16",
-                  *SCORED_TEXTS)
+    scored = _run("electra_tf/commands/score.py", f"--model_dir={directories[5]}", "--max_seq_length=16", *SCORED_TEXTS)
     assert scored.returncode == 0, scored.stderr
     assert [json.loads(line) for line in scored.stdout.splitlines()] == expected
 
@@ -191,7 +229,9 @@ def test_converting_a_model_without_a_vocabulary_says_the_tokenizer_stayed_behin
         os.remove(bare / name)
     result = _run("convert_checkpoint.py", f"--from={bare}", f"--to={tmp_path / 'ours'}")
     assert result.returncode == 0, result.stderr
-    assert f"note: {tmp_path / 'ours'} has no tokenizer: {bare} holds no vocabulary (no vocab.txt, nor a " \
-           "tokenizer.json holding one); convert again with --vocab_file=<the vocab.txt it was trained with> to " \
-           "write one" in result.stderr.splitlines()
+    assert (
+        f"note: {tmp_path / 'ours'} has no tokenizer: {bare} holds no vocabulary (no vocab.txt, nor a "
+        "tokenizer.json holding one); convert again with --vocab_file=<the vocab.txt it was trained with> to "
+        "write one" in result.stderr.splitlines()
+    )
     assert "vocab.txt" not in os.listdir(tmp_path / "ours")

@@ -12,12 +12,14 @@ EXAMPLES = [(page, index) for page in PAGES for index in range(len(runnable_bloc
 
 def test_every_block_runs_but_those_marked_with_a_reason(tmp_path):
     page = tmp_path / "page.md"
-    page.write_text("<!-- runnable by a test -->\n```python\nprint(1)\n```\n\n```python\nprint(2)\n```\n\n"
-                    "<!-- not run: needs a download -->\n```python\nprint(3)\n```\n", encoding="utf-8")
+    page.write_text(
+        "<!-- runnable by a test -->\n```python\nprint(1)\n```\n\n```python\nprint(2)\n```\n\n"
+        "<!-- not run: needs a download -->\n```python\nprint(3)\n```\n",
+        encoding="utf-8",
+    )
     assert python_blocks(page) == [(None, "print(1)\n"), (None, "print(2)\n"), ("needs a download", "print(3)\n")]
     assert runnable_blocks(page) == ["print(1)\n", "print(2)\n"]
-    skipped = {page: [reason for reason, _ in python_blocks(REPO_ROOT / page) if reason is not None]
-               for page in PAGES}
+    skipped = {page: [reason for reason, _ in python_blocks(REPO_ROOT / page) if reason is not None] for page in PAGES}
     assert all(reason for reasons in skipped.values() for reason in reasons), skipped
     assert sum(len(reasons) for reasons in skipped.values()) <= 3, skipped
     assert {"docs/finetuning.md", "docs/python_api.md", "docs/PERFORMANCE.md"} <= {page for page, _ in EXAMPLES}

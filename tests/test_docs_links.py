@@ -63,7 +63,8 @@ def test_slugs_follow_github_rules():
     assert github_slug("Question answering: SQuAD 1.1 and 2.0") == "question-answering-squad-11-and-20"
     assert github_slug("What `make demo` does, step by step") == "what-make-demo-does-step-by-step"
     assert github_slug("Token tagging: chunking, POS, NER, error detection") == (
-        "token-tagging-chunking-pos-ner-error-detection")
+        "token-tagging-chunking-pos-ner-error-detection"
+    )
     assert github_slug("Models in keras-hub's shape") == "models-in-keras-hubs-shape"
     assert github_slug("snake_case and [a link](x.md)") == "snake_case-and-a-link"
 
@@ -99,11 +100,16 @@ def broken_links(page, root):
 def test_broken_links_are_reported(tmp_path):
     (tmp_path / "other.md").write_text("# Other\n\n## A section\n", encoding="utf-8")
     page = tmp_path / "page.md"
-    page.write_text("# Page\n\n[ok](other.md#a-section) [ok](#page) [web](https://example.org/x#y)\n"
-                    "[gone](missing.md) [bad](other.md#no-section) `[code](missing.md)`\n"
-                    "```\n[fenced](missing.md)\n```\n", encoding="utf-8")
+    page.write_text(
+        "# Page\n\n[ok](other.md#a-section) [ok](#page) [web](https://example.org/x#y)\n"
+        "[gone](missing.md) [bad](other.md#no-section) `[code](missing.md)`\n"
+        "```\n[fenced](missing.md)\n```\n",
+        encoding="utf-8",
+    )
     assert broken_links(page, tmp_path) == [
-        "page.md:4: missing.md (no such file)", "page.md:4: other.md#no-section (no heading with this anchor)"]
+        "page.md:4: missing.md (no such file)",
+        "page.md:4: other.md#no-section (no heading with this anchor)",
+    ]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(ROOT)))
@@ -133,6 +139,9 @@ def test_readme_python_example_is_one_short_block():
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(ROOT)))
 def test_pages_do_not_speak_of_tracker_items(page):
     pattern = re.compile(r"issue #?[0-9]|must[- ]shows?\b|the issue[']s|#[0-9]+\b", re.IGNORECASE)
-    found = [f"{number}: {line.strip()}" for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
-             if pattern.search(line)]
+    found = [
+        f"{number}: {line.strip()}"
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert not found, "\n".join(found)

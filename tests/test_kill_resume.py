@@ -29,8 +29,13 @@ def uninterrupted_runs(pretraining_data, tmp_path_factory):
     def uninterrupted_run(objective):
         if objective not in runs:
             model_dir = tmp_path_factory.mktemp(f"uninterrupted_{objective}")
-            result = subprocess.run(loop.run_args(records, vocab, model_dir, NUM_STEPS, SAVE_EVERY, objective),
-                                    cwd=REPO_ROOT, capture_output=True, text=True, env=loop._env())
+            result = subprocess.run(
+                loop.run_args(records, vocab, model_dir, NUM_STEPS, SAVE_EVERY, objective),
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                env=loop._env(),
+            )
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
             runs[objective] = model_dir
         return runs[objective]
@@ -38,16 +43,18 @@ def uninterrupted_runs(pretraining_data, tmp_path_factory):
     return uninterrupted_run
 
 
-def test_sigterm_then_kill_9_and_restarts_end_exactly_as_an_uninterrupted_run(pretraining_data, uninterrupted_runs,
-                                                                             tmp_path):
+def test_sigterm_then_kill_9_and_restarts_end_exactly_as_an_uninterrupted_run(
+    pretraining_data, uninterrupted_runs, tmp_path
+):
     """SIGTERM saves a checkpoint of the current step and exits; the restart resumes from it and is killed -9 at a
     random moment; the next restart (of a restarted run) resumes from the last complete checkpoint and ends as the
     uninterrupted run. One run takes both signals: each launch pays TensorFlow's start-up."""
     records, vocab = pretraining_data
     # No periodic checkpoint while SIGTERM is sent: only its handler can have saved the checkpoint found afterwards.
     args = loop.run_args(records, vocab, tmp_path, NUM_STEPS, 1000)
-    process = subprocess.Popen(args, cwd=REPO_ROOT, env=loop._env(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        args, cwd=REPO_ROOT, env=loop._env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     while process.poll() is None and len(loop.logged_steps(tmp_path)) < 3:
         time.sleep(0.01)  # not a busy loop: it would take a core from the run it waits for (and the other worker)
     process.send_signal(signal.SIGTERM)
@@ -66,8 +73,9 @@ def test_sigterm_then_kill_9_and_restarts_end_exactly_as_an_uninterrupted_run(pr
 
 
 # Electric: its two-tower generator and NCE logits add state (two towers, the cloze head) that must resume exactly.
-def test_electric_killed_with_9_and_restarted_ends_exactly_as_an_uninterrupted_run(pretraining_data,
-                                                                                  uninterrupted_runs, tmp_path):
+def test_electric_killed_with_9_and_restarted_ends_exactly_as_an_uninterrupted_run(
+    pretraining_data, uninterrupted_runs, tmp_path
+):
     records, vocab = pretraining_data
     args = loop.run_args(records, vocab, tmp_path, NUM_STEPS, SAVE_EVERY, "electric")
     delivered = loop.interrupted_run(args, tmp_path, kills=1, rng=random.Random(1), max_delay=1.0)

@@ -49,8 +49,11 @@ def _text(node, constants):
 def _flags_outside_commands(message):
     allowed = {match.end() for match in COMMAND.finditer(message)}
     commands = [match.span() for match in COMMAND.finditer(message)]
-    return [match.group() for match in FLAG.finditer(message)
-            if match.end() not in allowed and not any(start <= match.start() < end for start, end in commands)]
+    return [
+        match.group()
+        for match in FLAG.finditer(message)
+        if match.end() not in allowed and not any(start <= match.start() < end for start, end in commands)
+    ]
 
 
 def library_messages():

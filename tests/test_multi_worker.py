@@ -19,9 +19,18 @@ from tests.test_run_pretraining import _common, _final_weights, assert_same_sing
 
 STEPS = 20
 # Dropout off: Keras draws dropout masks per replica. jit_compile stays off (Keras 3 under tf.distribute).
-SETTINGS = (f"--num_train_steps={STEPS}", "--num_warmup_steps=0", "--learning_rate=1e-3", "--clip_norm=0.05",
-            "--hidden_dropout=0", "--attention_dropout=0", "--save_checkpoints_steps=2", "--log_every_steps=1",
-            f"--eval_every_steps={STEPS}", "--num_eval_steps=2")
+SETTINGS = (
+    f"--num_train_steps={STEPS}",
+    "--num_warmup_steps=0",
+    "--learning_rate=1e-3",
+    "--clip_norm=0.05",
+    "--hidden_dropout=0",
+    "--attention_dropout=0",
+    "--save_checkpoints_steps=2",
+    "--log_every_steps=1",
+    f"--eval_every_steps={STEPS}",
+    "--num_eval_steps=2",
+)
 COLLECTIVE_TIMEOUT = 20
 
 
@@ -38,8 +47,14 @@ def _free_ports(count):
 def _start(args, tmpdir):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TMPDIR=str(tmpdir))
     env.pop("TF_CONFIG", None)
-    return subprocess.Popen([sys.executable, str(REPO_ROOT / "run_pretraining.py"), *args], cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(REPO_ROOT / "run_pretraining.py"), *args],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _settings(pretraining_data):
@@ -56,9 +71,18 @@ def single_process_run(pretraining_data, tmp_path_factory):
 
 
 def _start_cluster(pretraining_data, model_dir, hosts, worker_tmp, *extra):
-    return [_start([*_common(pretraining_data, model_dir, *_settings(pretraining_data), *extra),
-                    "--strategy=multi_worker", f"--worker_hosts={hosts}", f"--task_index={index}"], tmpdir)
-            for index, tmpdir in enumerate(worker_tmp)]
+    return [
+        _start(
+            [
+                *_common(pretraining_data, model_dir, *_settings(pretraining_data), *extra),
+                "--strategy=multi_worker",
+                f"--worker_hosts={hosts}",
+                f"--task_index={index}",
+            ],
+            tmpdir,
+        )
+        for index, tmpdir in enumerate(worker_tmp)
+    ]
 
 
 def _worker_tmp(tmp_path):
@@ -79,8 +103,9 @@ def _assert_equal_runs(expected_dir, actual_dir):
         assert [json.loads(line)["step"] for line in handle] == list(range(1, STEPS + 1))
 
 
-def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint(pretraining_data,
-                                                                                  single_process_run, tmp_path):
+def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint(
+    pretraining_data, single_process_run, tmp_path
+):
     """Two workers start from scratch; kill -9 of worker 1 once the chief has checkpointed: the chief exits within
     --collective_timeout_seconds with one line naming worker 1, the step and the checkpoint; both workers started
     again with the same command resume from that checkpoint and end as the uninterrupted one-process run (so the
@@ -109,9 +134,12 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
     assert workers[0].returncode == 2, output[-3000:]
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
-    match = re.fullmatch(rf"error: worker 1 \(127\.0\.0\.1:{ports[1]}\) stopped answering during step (\d+); the last "
-                         rf"checkpoint in {re.escape(str(model_dir))} is ckpt-(\d+): restart every worker with the "
-                         r"same command to resume from step (\d+)", errors[0])
+    match = re.fullmatch(
+        rf"error: worker 1 \(127\.0\.0\.1:{ports[1]}\) stopped answering during step (\d+); the last "
+        rf"checkpoint in {re.escape(str(model_dir))} is ckpt-(\d+): restart every worker with the "
+        r"same command to resume from step (\d+)",
+        errors[0],
+    )
     assert match, errors[0]
     failed_step, checkpoint_step, resume_step = (int(group) for group in match.groups())
     assert checkpoint_step == resume_step and checkpoint_step % 2 == 0 and checkpoint_step < failed_step < STEPS

@@ -42,15 +42,45 @@ def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("install")
     # A copy of the sources: setuptools builds in the source tree (build/, *.egg-info), which stays untouched.
     source = root / "source"
-    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "runs", "demo_output", "__pycache__", "build", "*.egg-info", "tests"))
-    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-          "-w", str(root / "dist"), str(source)], cwd=root)
+    shutil.copytree(
+        REPO_ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv*", "runs", "demo_output", "__pycache__", "build", "*.egg-info", "tests"
+        ),
+    )
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(root / "dist"),
+            str(source),
+        ],
+        cwd=root,
+    )
     (wheel,) = (root / "dist").glob("electra_tf-*.whl")
     venv = root / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    _run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet", "--no-deps",
-          str(wheel)], cwd=root)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-deps",
+            str(wheel),
+        ],
+        cwd=root,
+    )
     (site_packages,) = venv.glob("lib/python*/site-packages")
     # The project's environment provides the dependencies; its editable install of the checkout is a .pth file, which
     # Python reads in site directories only, not on PYTHONPATH.
@@ -82,13 +112,28 @@ def test_the_wheel_holds_the_three_packages_the_flag_files_and_the_console_comma
 
 def test_installed_commands_answer_help_outside_the_checkout(installed):
     _, bin_dir, site_packages, env, workdir = installed
-    where = _run([str(bin_dir / "python"), "-c", "import data_prep, electra_tf, finetune; "
-                  "print(data_prep.__file__, electra_tf.__file__, finetune.__file__)"], cwd=workdir, env=env)
+    where = _run(
+        [
+            str(bin_dir / "python"),
+            "-c",
+            "import data_prep, electra_tf, finetune; print(data_prep.__file__, electra_tf.__file__, finetune.__file__)",
+        ],
+        cwd=workdir,
+        env=env,
+    )
     assert [os.path.dirname(os.path.dirname(path)) for path in where.stdout.split()] == [str(site_packages)] * 3
     # --helpfull lists the flags of every module the command imports, --help the command's own.
-    running = {name: subprocess.Popen([str(bin_dir / name), "--helpfull" if name == "electra-pretrain" else "--help"],
-                                      cwd=workdir, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-               for name in COMMANDS}
+    running = {
+        name: subprocess.Popen(
+            [str(bin_dir / name), "--helpfull" if name == "electra-pretrain" else "--help"],
+            cwd=workdir,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for name in COMMANDS
+    }
     for name, process in running.items():
         stdout, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, (name, stderr[-2000:])
@@ -104,15 +149,32 @@ def test_installed_commands_read_the_shipped_flag_files_outside_the_checkout(ins
     checkpoint = workdir / "checkpoint"
     checkpoint.mkdir()
     # configs/glue_mrpc.flags sets --task=MRPC: the command goes on to look for MRPC's training file.
-    read = subprocess.run([str(bin_dir / "electra-finetune"), "--flagfile=configs/glue_mrpc.flags",
-                           f"--init_checkpoint={checkpoint}", "--output_dir=out"], cwd=workdir, env=env,
-                          capture_output=True, text=True, timeout=300)
+    read = subprocess.run(
+        [
+            str(bin_dir / "electra-finetune"),
+            "--flagfile=configs/glue_mrpc.flags",
+            f"--init_checkpoint={checkpoint}",
+            "--output_dir=out",
+        ],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert read.returncode == 2 and "MRPC/train.tsv" in read.stderr, read.stderr[-2000:]
     assert "flagfile" not in read.stderr
-    mistyped = subprocess.run([str(bin_dir / "electra-pretrain"), "--flagfile=configs/smal.flags"], cwd=workdir,
-                              env=env, capture_output=True, text=True, timeout=300)
+    mistyped = subprocess.run(
+        [str(bin_dir / "electra-pretrain"), "--flagfile=configs/smal.flags"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert mistyped.returncode == 2
     names = ",".join(path.stem for path in sorted((site_packages / "electra_tf" / "configs").iterdir()))
     assert mistyped.stderr.splitlines() == [
         f"error: flag file configs/smal.flags does not exist (from {workdir}) and is none of the shipped flag files "
-        f"configs/{{{names}}}.flags: pass an existing file or one of those"]
+        f"configs/{{{names}}}.flags: pass an existing file or one of those"
+    ]

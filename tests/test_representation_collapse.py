@@ -10,14 +10,24 @@ from tests.conftest import REPO_ROOT
 
 def _run(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "representation_collapse.py"), *args],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "representation_collapse.py"), *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_statistics_of_a_fresh_and_a_trained_discriminator(tiny_preset_run, pretraining_data):
     records, _ = pretraining_data
-    result = _run(f"--model_dir={tiny_preset_run}", "--checkpoints=init,ckpt-600", f"--eval_tfrecords={records}",
-                  "--num_sequences=8")
+    result = _run(
+        f"--model_dir={tiny_preset_run}",
+        "--checkpoints=init,ckpt-600",
+        f"--eval_tfrecords={records}",
+        "--num_sequences=8",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     fresh, trained = (json.loads(line) for line in result.stdout.splitlines() if line.startswith("{"))
     assert (fresh["checkpoint"], trained["checkpoint"]) == ("init", "ckpt-600")

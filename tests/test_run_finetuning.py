@@ -15,24 +15,43 @@ from tests.conftest import REPO_ROOT
 
 def _run(*args, timeout=300, env=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3") if env is None else env
-    return subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _common(pretrained_tiny, glue_dir, output_dir, *extra):
-    return (f"--init_checkpoint={pretrained_tiny}", f"--data_dir={glue_dir}", f"--output_dir={output_dir}",
-            "--model_size=tiny", "--noprogress_bar", *extra)
+    return (
+        f"--init_checkpoint={pretrained_tiny}",
+        f"--data_dir={glue_dir}",
+        f"--output_dir={output_dir}",
+        "--model_size=tiny",
+        "--noprogress_bar",
+        *extra,
+    )
 
 
 def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyword_glue_dir, tmp_path):
     """The tiny pre-trained model fine-tunes to high dev accuracy in each of three
     trials; results.json reports per-trial metrics and their median, mean and std; predictions files are written."""
     flagfile = tmp_path / "keyword.flags"
-    flagfile.write_text("--task=SST-2\n--learning_rate=1e-3\n--num_train_epochs=3\n--train_batch_size=16\n"
-                        "--max_seq_length=16\n", encoding="utf-8")
+    flagfile.write_text(
+        "--task=SST-2\n--learning_rate=1e-3\n--num_train_epochs=3\n--train_batch_size=16\n--max_seq_length=16\n",
+        encoding="utf-8",
+    )
     output_dir = tmp_path / "out"
-    result = _run(f"--flagfile={flagfile}", *_common(pretrained_tiny, keyword_glue_dir, output_dir),
-                  "--num_trials=3", "--seed=7", env=users_environment())
+    result = _run(
+        f"--flagfile={flagfile}",
+        *_common(pretrained_tiny, keyword_glue_dir, output_dir),
+        "--num_trials=3",
+        "--seed=7",
+        env=users_environment(),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     results = json.loads((output_dir / "results.json").read_text())
@@ -45,8 +64,13 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
     assert summary["mean"] == pytest.approx(float(np.mean(accuracies)))
     assert summary["std"] == pytest.approx(float(np.std(accuracies)))
     assert f"SST-2 accuracy: median {summary['median']:.2f}" in result.stdout
-    assert results["hyperparameters"] == {"learning_rate": 1e-3, "num_train_epochs": 3, "max_seq_length": 16,
-                                          "layerwise_lr_decay": 0.8, "train_batch_size": 16}
+    assert results["hyperparameters"] == {
+        "learning_rate": 1e-3,
+        "num_train_epochs": 3,
+        "max_seq_length": 16,
+        "layerwise_lr_decay": 0.8,
+        "train_batch_size": 16,
+    }
     for trial, accuracy in enumerate(accuracies):
         trial_dir = output_dir / f"trial_{trial}"
         # Dev predictions are in glue_eval's format and score what results.json says.
@@ -58,17 +82,27 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
     assert "--num_trials=3" in (output_dir / "flags.txt").read_text()
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--task=SST-2", "--init_checkpoint=/nonexistent/pretrained"], "--init_checkpoint=/nonexistent/pretrained "
-                                                                    "does not exist"),
-    (["--task=SST-5"], "unknown --task='SST-5'; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, "
-                        "WNLI, squadv1, squad"),
-    (["--task=MRPC"], "MRPC/train.tsv does not exist"),
-    (["--task=SST-2", "--layerwise_lr_decay=1.5"], "layer-wise learning-rate decay must be in (0, 1]"),
-    (["--task=SST-2", "--train_batch_size=10", "--gradient_accumulation_steps=4"],
-     "--train_batch_size=10 does not split into --gradient_accumulation_steps=4 equal micro-batches"),
-    (["--task=SST-2", "--lora_alpha=8"], "--lora_alpha scales LoRA's weights: pass --lora_rank=<rank> with it"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            ["--task=SST-2", "--init_checkpoint=/nonexistent/pretrained"],
+            "--init_checkpoint=/nonexistent/pretrained does not exist",
+        ),
+        (
+            ["--task=SST-5"],
+            "unknown --task='SST-5'; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, RTE, "
+            "WNLI, squadv1, squad",
+        ),
+        (["--task=MRPC"], "MRPC/train.tsv does not exist"),
+        (["--task=SST-2", "--layerwise_lr_decay=1.5"], "layer-wise learning-rate decay must be in (0, 1]"),
+        (
+            ["--task=SST-2", "--train_batch_size=10", "--gradient_accumulation_steps=4"],
+            "--train_batch_size=10 does not split into --gradient_accumulation_steps=4 equal micro-batches",
+        ),
+        (["--task=SST-2", "--lora_alpha=8"], "--lora_alpha scales LoRA's weights: pass --lora_rank=<rank> with it"),
+    ],
+)
 def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_path, extra, message):
     result = _run(*_common(pretrained_tiny, keyword_glue_dir, tmp_path / "out"), *extra)
     assert result.returncode == 2, result.stderr[-3000:]
@@ -85,10 +119,20 @@ def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keywo
     import finetune.models  # noqa: F401  (registers the task models with Keras)
 
     output_dir = tmp_path / "out"
-    result = _run(*_common(pretrained_tiny, keyword_glue_dir, output_dir), "--task=SST-2", "--num_train_epochs=1",
-                  "--max_seq_length=16", "--train_batch_size=32", "--max_train_examples=96", "--max_eval_examples=40",
-                  "--strategy=mirrored", "--num_cpu_devices=2", "--mixed_precision=mixed_bfloat16",
-                  "--gradient_accumulation_steps=2", "--save_models")
+    result = _run(
+        *_common(pretrained_tiny, keyword_glue_dir, output_dir),
+        "--task=SST-2",
+        "--num_train_epochs=1",
+        "--max_seq_length=16",
+        "--train_batch_size=32",
+        "--max_train_examples=96",
+        "--max_eval_examples=40",
+        "--strategy=mirrored",
+        "--num_cpu_devices=2",
+        "--mixed_precision=mixed_bfloat16",
+        "--gradient_accumulation_steps=2",
+        "--save_models",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     assert results["job"]["strategy"] == "mirrored" and len(results["trials"]) == 1

@@ -19,43 +19,68 @@ from tests.console_commands import run_command
 
 def _run(*args, timeout=300, env=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3") if env is None else env
-    return subprocess.run([sys.executable, str(REPO_ROOT / "run_pretraining.py"), *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "run_pretraining.py"), *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _common(pretraining_data, model_dir, *extra):
     records, vocab = pretraining_data
-    return (f"--pretrain_tfrecords={records}", f"--vocab_file={vocab}", f"--model_dir={model_dir}",
-            "--model_size=tiny", "--max_seq_length=32", "--train_batch_size=8", "--noprogress_bar", *extra)
+    return (
+        f"--pretrain_tfrecords={records}",
+        f"--vocab_file={vocab}",
+        f"--model_dir={model_dir}",
+        "--model_size=tiny",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--noprogress_bar",
+        *extra,
+    )
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--pretrain_tfrecords=/nonexistent/*.tfrecord"], "matches no file"),
-    (["--num_train_steps=0"], "--num_train_steps must be positive"),
-    (["--two_stage_steps=2", "--strategy=mirrored", "--num_cpu_devices=2"], "single device"),
-    (["--init_checkpoint=/nonexistent/model.ckpt"], "--init_checkpoint=/nonexistent/model.ckpt does not exist"),
-    (["--init_checkpoint=/nonexistent/model.ckpt", "--init_checkpoint_format=tf1"], "does not exist"),
-    (["--mode=eval"], "--mode=eval needs --eval_tfrecords"),
-    (["--eval_every_steps=5"], "--eval_every_steps needs --eval_tfrecords"),
-    (["--gradient_accumulation_steps=3"], "--train_batch_size=8 does not split into --gradient_accumulation_steps=3 "
-                                          "equal micro-batches: --train_batch_size is the batch of one optimizer "
-                                          "update and must be a multiple of 3"),
-    (["--gradient_accumulation_steps=8", "--strategy=mirrored", "--num_cpu_devices=2"],
-     "--train_batch_size=8 does not split into --gradient_accumulation_steps=8 equal micro-batches on each of 2 "
-     "replicas"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--pretrain_tfrecords=/nonexistent/*.tfrecord"], "matches no file"),
+        (["--num_train_steps=0"], "--num_train_steps must be positive"),
+        (["--two_stage_steps=2", "--strategy=mirrored", "--num_cpu_devices=2"], "single device"),
+        (["--init_checkpoint=/nonexistent/model.ckpt"], "--init_checkpoint=/nonexistent/model.ckpt does not exist"),
+        (["--init_checkpoint=/nonexistent/model.ckpt", "--init_checkpoint_format=tf1"], "does not exist"),
+        (["--mode=eval"], "--mode=eval needs --eval_tfrecords"),
+        (["--eval_every_steps=5"], "--eval_every_steps needs --eval_tfrecords"),
+        (
+            ["--gradient_accumulation_steps=3"],
+            "--train_batch_size=8 does not split into --gradient_accumulation_steps=3 "
+            "equal micro-batches: --train_batch_size is the batch of one optimizer "
+            "update and must be a multiple of 3",
+        ),
+        (
+            ["--gradient_accumulation_steps=8", "--strategy=mirrored", "--num_cpu_devices=2"],
+            "--train_batch_size=8 does not split into --gradient_accumulation_steps=8 equal micro-batches on each of 2 "
+            "replicas",
+        ),
+    ],
+)
 def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, extra, message):
     result = _run(*_common(pretraining_data, tmp_path / "model"), *extra)
     _assert_one_line_error(result.returncode, result.stderr, message, tmp_path / "model")
 
 
 # Found once TensorFlow is imported (the data, the model's settings): in this process, where it is imported already.
-@pytest.mark.parametrize("extra, message", [
-    (["--max_seq_length=64"], "max_seq_length"),
-    (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
-    (["--model_size=medium"], "unknown model size"),
-    (["--objective=mlm", "--untied_embeddings"], "--objective=mlm and --untied_embeddings cannot be combined"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--max_seq_length=64"], "max_seq_length"),
+        (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
+        (["--model_size=medium"], "unknown model size"),
+        (["--objective=mlm", "--untied_embeddings"], "--objective=mlm and --untied_embeddings cannot be combined"),
+    ],
+)
 def test_bad_settings_found_with_tensorflow_give_one_line_error(pretraining_data, tmp_path, capfd, extra, message):
     status = run_command("electra-pretrain", *_common(pretraining_data, tmp_path / "model"), *extra)
     _assert_one_line_error(status, capfd.readouterr().err, message, tmp_path / "model")
@@ -75,10 +100,19 @@ DEFAULT_RUN_STEPS, DEFAULT_RUN_EVAL_BATCHES = 3, 3
 
 
 def _default_run_settings(pretraining_data):
-    return (f"--num_train_steps={DEFAULT_RUN_STEPS}", "--num_warmup_steps=0", "--learning_rate=1e-3",
-            "--clip_norm=0.05", "--hidden_dropout=0", "--attention_dropout=0", "--log_every_steps=1",
-            f"--save_checkpoints_steps={DEFAULT_RUN_STEPS}", f"--eval_tfrecords={pretraining_data[0]}",
-            "--eval_every_steps=1", f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
+    return (
+        f"--num_train_steps={DEFAULT_RUN_STEPS}",
+        "--num_warmup_steps=0",
+        "--learning_rate=1e-3",
+        "--clip_norm=0.05",
+        "--hidden_dropout=0",
+        "--attention_dropout=0",
+        "--log_every_steps=1",
+        f"--save_checkpoints_steps={DEFAULT_RUN_STEPS}",
+        f"--eval_tfrecords={pretraining_data[0]}",
+        "--eval_every_steps=1",
+        f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -99,67 +133,103 @@ def test_trains_from_a_flagfile_and_reports_the_initial_loss(default_run):
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     expected = math.log(200) + 50 * math.log(2)  # the synthetic vocabulary has 200 entries
     assert "step 1: loss" in result.stdout and f"should start near {expected:.2f}" in result.stdout
-    for name in ("flags.txt", "electra_config.json", "pretraining_job.json", "metrics.jsonl",
-                 f"ckpt-{DEFAULT_RUN_STEPS}.index", "pretrained/task.json", "pretrained/model.weights.h5"):
+    for name in (
+        "flags.txt",
+        "electra_config.json",
+        "pretraining_job.json",
+        "metrics.jsonl",
+        f"ckpt-{DEFAULT_RUN_STEPS}.index",
+        "pretrained/task.json",
+        "pretrained/model.weights.h5",
+    ):
         assert (model_dir / name).exists(), name
     assert f"--num_train_steps={DEFAULT_RUN_STEPS}" in (model_dir / "flags.txt").read_text()
     assert os.listdir(model_dir / "train"), "TensorBoard events are written"
 
 
-def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_to_do(pretraining_data, default_run,
-                                                                                      tmp_path):
+def test_init_checkpoint_beside_a_checkpoint_in_model_dir_is_reported_with_what_to_do(
+    pretraining_data, default_run, tmp_path
+):
     model_dir = tmp_path / "model"
     shutil.copytree(default_run[0], model_dir)  # the run below may write to its --model_dir
     pretrained = model_dir / "pretrained"
-    result = _run(*_common(pretraining_data, model_dir, *_default_run_settings(pretraining_data)),
-                  f"--init_checkpoint={pretrained}")
+    result = _run(
+        *_common(pretraining_data, model_dir, *_default_run_settings(pretraining_data)),
+        f"--init_checkpoint={pretrained}",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert (f"--model_dir={model_dir} holds {model_dir}/ckpt-{DEFAULT_RUN_STEPS}: resuming from it; "
-            f"--init_checkpoint={pretrained} was not used (to start from --init_checkpoint, use a new "
-            "--model_dir)") in result.stderr
+    assert (
+        f"--model_dir={model_dir} holds {model_dir}/ckpt-{DEFAULT_RUN_STEPS}: resuming from it; "
+        f"--init_checkpoint={pretrained} was not used (to start from --init_checkpoint, use a new "
+        "--model_dir)"
+    ) in result.stderr
 
 
 def test_objective_and_generator_flags_reach_the_model_config(pretraining_data, tmp_path, capfd):
     model_dir = tmp_path / "model"
     # --generator_hidden_fraction is the old name of --generator_hidden_size (an absl alias: the same flag), given
     # here so that one run shows both that the old name still works and that the flag's value reaches the config.
-    status = run_command("electra-pretrain", *_common(pretraining_data, model_dir), "--num_train_steps=2",
-                         "--objective=electra_15", "--generator_hidden_fraction=0.5", "--generator_layers=0.5",
-                         "--embedding_sharing=gdes", "--generator_training=adversarial",
-                         "--adversarial_temperature_end=0.5")
+    status = run_command(
+        "electra-pretrain",
+        *_common(pretraining_data, model_dir),
+        "--num_train_steps=2",
+        "--objective=electra_15",
+        "--generator_hidden_fraction=0.5",
+        "--generator_layers=0.5",
+        "--embedding_sharing=gdes",
+        "--generator_training=adversarial",
+        "--adversarial_temperature_end=0.5",
+    )
     assert status == 0, capfd.readouterr().err[-3000:]
     config = json.loads((model_dir / "electra_config.json").read_text())
-    assert (config["objective"], config["generator_hidden_fraction"], config["generator_layers_fraction"],
-            config["embedding_sharing"], config["generator_training"], config["adversarial_temperature_end"]) == (
-        "electra_15", 0.5, 0.5, "gdes", "adversarial", 0.5)
+    assert (
+        config["objective"],
+        config["generator_hidden_fraction"],
+        config["generator_layers_fraction"],
+        config["embedding_sharing"],
+        config["generator_training"],
+        config["adversarial_temperature_end"],
+    ) == ("electra_15", 0.5, 0.5, "gdes", "adversarial", 0.5)
     assert "--generator_hidden_size=0.5" in (model_dir / "flags.txt").read_text()
 
 
 def _final_weights(model_dir):
     path = tf.train.latest_checkpoint(str(model_dir))
-    return {name: tf.train.load_variable(path, name) for name, _ in tf.train.list_variables(path)
-            if name not in ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE")}
+    return {
+        name: tf.train.load_variable(path, name)
+        for name, _ in tf.train.list_variables(path)
+        if name not in ("_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE")
+    }
 
 
 def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, default_run, tmp_path):
     """Mirrored on two CPUs: same global batch, same updated weights. Clipping is active (clip_norm 0.05), so
     clipping per replica instead of on the cross-replica gradient would show here. Dropout is off: Keras draws dropout
     masks per replica. The held-out evaluations, summed over replicas, are the same numbers."""
-    mirrored = _run(*_common(pretraining_data, tmp_path / "mirrored", *_default_run_settings(pretraining_data)),
-                    "--strategy=mirrored", "--num_cpu_devices=2")
+    mirrored = _run(
+        *_common(pretraining_data, tmp_path / "mirrored", *_default_run_settings(pretraining_data)),
+        "--strategy=mirrored",
+        "--num_cpu_devices=2",
+    )
     assert mirrored.returncode == 0, mirrored.stderr[-3000:]
     expected, actual = _final_weights(default_run[0]), _final_weights(tmp_path / "mirrored")
     assert len(expected) > 200 and expected.keys() == actual.keys()  # weights, Adam slots and the step
     for name, value in expected.items():
         np.testing.assert_allclose(actual[name], value, atol=1e-5, err_msg=name)
-    assert_same_evaluations(default_run[0], tmp_path / "mirrored", eval_batches=DEFAULT_RUN_EVAL_BATCHES,
-                            steps=list(range(1, DEFAULT_RUN_STEPS + 1)))
+    assert_same_evaluations(
+        default_run[0],
+        tmp_path / "mirrored",
+        eval_batches=DEFAULT_RUN_EVAL_BATCHES,
+        steps=list(range(1, DEFAULT_RUN_STEPS + 1)),
+    )
 
 
 def assert_same_evaluations(expected_dir, actual_dir, eval_batches, steps):
     """Both run directories hold held-out evaluations of `eval_batches` batches at `steps`, with the same numbers."""
-    expected, actual = ([json.loads(line) for line in (path / "eval_metrics.jsonl").read_text().splitlines()]
-                        for path in (expected_dir, actual_dir))
+    expected, actual = (
+        [json.loads(line) for line in (path / "eval_metrics.jsonl").read_text().splitlines()]
+        for path in (expected_dir, actual_dir)
+    )
     assert [entry["step"] for entry in expected] == [entry["step"] for entry in actual] == steps
     for want, got in zip(expected, actual):
         assert got.keys() == want.keys() and got["eval_batches"] == eval_batches
@@ -193,8 +263,13 @@ def test_tiny_preset_learns_replaced_token_detection(tiny_preset_run):
 def test_float16_loss_scaling_skips_updates_but_not_steps(pretraining_data, tmp_path):
     """Dynamic loss scaling skips the first updates (the scale starts at 2^15); steps, logs and checkpoints still count
     every batch, so the run ends at --num_train_steps and resumes at the right data position."""
-    result = _run(*_common(pretraining_data, tmp_path / "model"), "--mixed_precision=mixed_float16",
-                  "--num_train_steps=6", "--log_every_steps=2", "--save_checkpoints_steps=3")
+    result = _run(
+        *_common(pretraining_data, tmp_path / "model"),
+        "--mixed_precision=mixed_float16",
+        "--num_train_steps=6",
+        "--log_every_steps=2",
+        "--save_checkpoints_steps=3",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     with open(tmp_path / "model" / "metrics.jsonl", encoding="utf-8") as handle:
         assert [json.loads(line)["step"] for line in handle] == [1, 2, 4, 6]
@@ -209,10 +284,22 @@ def test_the_cpu_recipe_starts_evaluates_and_writes_its_curve(pretraining_data, 
     recipe's result (docs/cpu_recipe.md has that)."""
     records, _ = pretraining_data
     model_dir = tmp_path / "model"
-    result = _run("--flagfile=configs/cpu.flags", f"--pretrain_tfrecords={records}",
-                  f"--vocab_file={pretraining_data[1]}", f"--model_dir={model_dir}", f"--eval_tfrecords={records}",
-                  "--max_seq_length=32", "--train_batch_size=8", "--num_train_steps=4", "--num_warmup_steps=1",
-                  "--eval_every_steps=2", "--num_eval_steps=2", "--checkpoint_steps=", "--noprogress_bar", timeout=600)
+    result = _run(
+        "--flagfile=configs/cpu.flags",
+        f"--pretrain_tfrecords={records}",
+        f"--vocab_file={pretraining_data[1]}",
+        f"--model_dir={model_dir}",
+        f"--eval_tfrecords={records}",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--num_train_steps=4",
+        "--num_warmup_steps=1",
+        "--eval_every_steps=2",
+        "--num_eval_steps=2",
+        "--checkpoint_steps=",
+        "--noprogress_bar",
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     config = json.loads((model_dir / "electra_config.json").read_text())
     assert (config["hidden_size"], config["num_layers"], config["generator_hidden_fraction"]) == (256, 6, 0.5)
@@ -232,14 +319,20 @@ def test_held_out_evaluation_and_init_checkpoint_flags(pretraining_data, default
     evaluations = [json.loads(line) for line in (source / "eval_metrics.jsonl").read_text().splitlines()]
     assert [entry["step"] for entry in evaluations] == list(range(1, DEFAULT_RUN_STEPS + 1))
 
-    status = run_command("electra-pretrain", *_common(pretraining_data, tmp_path / "evaluated"), "--mode=eval",
-                         f"--init_checkpoint={source}", f"--eval_tfrecords={records}",
-                         f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}")
+    status = run_command(
+        "electra-pretrain",
+        *_common(pretraining_data, tmp_path / "evaluated"),
+        "--mode=eval",
+        f"--init_checkpoint={source}",
+        f"--eval_tfrecords={records}",
+        f"--num_eval_steps={DEFAULT_RUN_EVAL_BATCHES}",
+    )
     evaluation = capfd.readouterr()
     assert status == 0, evaluation.err[-3000:]
     assert f"initialised from {source} (ours" in evaluation.out
-    (evaluated,) = [json.loads(line)
-                    for line in (tmp_path / "evaluated" / "eval_metrics.jsonl").read_text().splitlines()]
+    (evaluated,) = [
+        json.loads(line) for line in (tmp_path / "evaluated" / "eval_metrics.jsonl").read_text().splitlines()
+    ]
     assert evaluated["step"] == 0
     for name, value in evaluations[-1].items():
         if name != "step":

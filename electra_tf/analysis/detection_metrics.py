@@ -73,9 +73,15 @@ def reliability_bins(labels, probabilities, num_bins=CALIBRATION_BINS):
     for k in range(num_bins):
         members = index == k
         count = int(members.sum())
-        bins.append((k / num_bins, (k + 1) / num_bins, count,
-                     float(probabilities[members].mean()) if count else float("nan"),
-                     float(labels[members].mean()) if count else float("nan")))
+        bins.append(
+            (
+                k / num_bins,
+                (k + 1) / num_bins,
+                count,
+                float(probabilities[members].mean()) if count else float("nan"),
+                float(labels[members].mean()) if count else float("nan"),
+            )
+        )
     return bins
 
 
@@ -139,8 +145,8 @@ def precision_recall_fbeta(labels, predictions, beta=0.5):
     predicted, actual = float(np.sum(predictions == 1)), float(np.sum(labels == 1))
     precision = true_positives / predicted if predicted else 0.0
     recall = true_positives / actual if actual else 0.0
-    denominator = beta ** 2 * precision + recall
-    return precision, recall, (1 + beta ** 2) * precision * recall / denominator if denominator else 0.0
+    denominator = beta**2 * precision + recall
+    return precision, recall, (1 + beta**2) * precision * recall / denominator if denominator else 0.0
 
 
 def best_threshold(labels, probabilities, beta=0.5):
@@ -152,9 +158,10 @@ def best_threshold(labels, probabilities, beta=0.5):
     actual = max(int(labels.sum()), 1)
     precision = true_positives / (true_positives + false_positives)
     recall = true_positives / actual
-    denominator = beta ** 2 * precision + recall
-    fbeta = np.divide((1 + beta ** 2) * precision * recall, denominator, out=np.zeros_like(precision),
-                      where=denominator > 0)
+    denominator = beta**2 * precision + recall
+    fbeta = np.divide(
+        (1 + beta**2) * precision * recall, denominator, out=np.zeros_like(precision), where=denominator > 0
+    )
     best = int(np.argmax(fbeta))  # the first maximum: the highest threshold among equals
     return float(thresholds[best]), float(precision[best]), float(recall[best]), float(fbeta[best])
 

@@ -6,5 +6,15 @@ from electra_tf.checkpoints.loading import LoadedModel, load_checkpoint, save_ch
 from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, MODEL_KINDS, PRETRAINER, collect_weights
 from electra_tf.preflight import require_checkpoint
 
-__all__ = ["DISCRIMINATOR", "FORMAT_NAMES", "GENERATOR", "MODEL_KINDS", "PRETRAINER", "LoadedModel", "collect_weights",
-           "load_checkpoint", "require_checkpoint", "save_checkpoint"]
+__all__ = [
+    "DISCRIMINATOR",
+    "FORMAT_NAMES",
+    "GENERATOR",
+    "MODEL_KINDS",
+    "PRETRAINER",
+    "LoadedModel",
+    "collect_weights",
+    "load_checkpoint",
+    "require_checkpoint",
+    "save_checkpoint",
+]

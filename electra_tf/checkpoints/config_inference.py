@@ -17,8 +17,18 @@ from electra_tf.errors import CheckpointError, ConfigError, DataError
 
 SPECIAL_TOKENS = {"pad_id": "[PAD]", "unk_id": "[UNK]", "cls_id": "[CLS]", "sep_id": "[SEP]", "mask_id": "[MASK]"}
 # Sizes come from the checkpoint; everything else (dropout, masking, special ids) may come from a stored config.
-SIZE_FIELDS = ("vocab_size", "embedding_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-               "max_position_embeddings", "type_vocab_size", "generator_hidden_fraction", "generator_layers_fraction")
+SIZE_FIELDS = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_layers",
+    "num_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "generator_hidden_fraction",
+    "generator_layers_fraction",
+)
 
 
 def default_num_heads(hidden_size):
@@ -36,8 +46,10 @@ def special_token_ids(vocab_file, vocab_size, source):
         except DataError as error:
             raise CheckpointError(str(error)) from error
         if len(vocab) != vocab_size:
-            raise CheckpointError(f"{vocab_file} has {len(vocab)} tokens but {source} has a vocabulary of "
-                                  f"{vocab_size}: pass the vocab.txt the checkpoint was trained with")
+            raise CheckpointError(
+                f"{vocab_file} has {len(vocab)} tokens but {source} has a vocabulary of "
+                f"{vocab_size}: pass the vocab.txt the checkpoint was trained with"
+            )
         index = {token: i for i, token in enumerate(vocab)}
         missing = [token for token in SPECIAL_TOKENS.values() if token not in index]
         if missing:
@@ -46,25 +58,35 @@ def special_token_ids(vocab_file, vocab_size, source):
     defaults = ElectraConfig()
     ids = {field: getattr(defaults, field) for field in SPECIAL_TOKENS}
     if max(ids.values()) >= vocab_size:
-        raise CheckpointError(f"{source} has an embedding table of {vocab_size} tokens, too few for BERT's special "
-                              f"token ids, and no tokenizer to give them ({NO_VOCABULARY}): pass "
-                              "vocab_file=<the vocab.txt it was trained with>", arguments=("vocab_file",),
-                              without_flag={"vocab_file": "write a copy that holds it once, electra-convert "
-                                            f"--from={source} --to=<new directory> --vocab_file=<vocab.txt>, and "
-                                            "use that directory"})
+        raise CheckpointError(
+            f"{source} has an embedding table of {vocab_size} tokens, too few for BERT's special "
+            f"token ids, and no tokenizer to give them ({NO_VOCABULARY}): pass "
+            "vocab_file=<the vocab.txt it was trained with>",
+            arguments=("vocab_file",),
+            without_flag={
+                "vocab_file": "write a copy that holds it once, electra-convert "
+                f"--from={source} --to=<new directory> --vocab_file=<vocab.txt>, and "
+                "use that directory"
+            },
+        )
     return ids
 
 
 def _embedding_sizes(weights, source):
     word = weights.get(f"{EMBEDDINGS_SCOPE}/word_embeddings")
     if word is None:
-        raise CheckpointError(f"{source}: variable {EMBEDDINGS_SCOPE}/word_embeddings is missing: the checkpoint "
-                              f"holds {describe(weights)}; is it an ELECTRA checkpoint?")
+        raise CheckpointError(
+            f"{source}: variable {EMBEDDINGS_SCOPE}/word_embeddings is missing: the checkpoint "
+            f"holds {describe(weights)}; is it an ELECTRA checkpoint?"
+        )
     position = weights.get(f"{EMBEDDINGS_SCOPE}/position_embeddings")
     token_type = weights.get(f"{EMBEDDINGS_SCOPE}/token_type_embeddings")
-    return {"vocab_size": int(word.shape[0]), "embedding_size": int(word.shape[1]),
-            "max_position_embeddings": int(position.shape[0]) if position is not None else 512,
-            "type_vocab_size": _type_vocab_size(token_type)}
+    return {
+        "vocab_size": int(word.shape[0]),
+        "embedding_size": int(word.shape[1]),
+        "max_position_embeddings": int(position.shape[0]) if position is not None else 512,
+        "type_vocab_size": _type_vocab_size(token_type),
+    }
 
 
 def _type_vocab_size(token_type):
@@ -81,21 +103,29 @@ def _require(sizes, network, kind, weights, source):
         counterpart = counterpart_name(name, other)
         seen = f"; its {counterpart} has shape {tuple(weights[counterpart].shape)}" if counterpart in weights else ""
         hint = f" (use kind={other})" if seen and kind != PRETRAINER else ""
-        raise CheckpointError(f"{source}: variable {name} is missing: this checkpoint holds {describe(weights)}{seen}, "
-                              f"but a {kind} was requested{hint}", arguments=("kind",))
+        raise CheckpointError(
+            f"{source}: variable {name} is missing: this checkpoint holds {describe(weights)}{seen}, "
+            f"but a {kind} was requested{hint}",
+            arguments=("kind",),
+        )
     return sizes
 
 
 def _check_generator_rule(config, generator, generator_heads, source):
     derived = config.generator_architecture()
-    wanted = {"hidden_size": generator["hidden"], "num_layers": generator["layers"],
-              "intermediate_size": generator["intermediate"], "num_heads": generator_heads}
+    wanted = {
+        "hidden_size": generator["hidden"],
+        "num_layers": generator["layers"],
+        "intermediate_size": generator["intermediate"],
+        "num_heads": generator_heads,
+    }
     for field, value in wanted.items():
         if getattr(derived, field) != value:
             raise CheckpointError(
                 f"{source}: the generator has {field}={value} but our generator sizing rule gives "
                 f"{getattr(derived, field)} (FFN = 4 x hidden, heads = max(1, hidden // 64)); "
-                "ElectraGenerator cannot represent this generator")
+                "ElectraGenerator cannot represent this generator"
+            )
 
 
 def infer_config(weights, kind, source, num_heads=None, generator_num_heads=None, vocab_file=None, base=None):
@@ -120,18 +150,28 @@ def infer_config(weights, kind, source, num_heads=None, generator_num_heads=None
     if kind == GENERATOR:
         generator = _require(generator, GENERATOR, kind, weights, source)
         heads = generator_num_heads or default_num_heads(generator["hidden"])
-        values.update(hidden_size=generator["hidden"], num_layers=generator["layers"], num_heads=heads,
-                      intermediate_size=generator["intermediate"], generator_hidden_fraction=1.0,
-                      generator_layers_fraction=1.0)
+        values.update(
+            hidden_size=generator["hidden"],
+            num_layers=generator["layers"],
+            num_heads=heads,
+            intermediate_size=generator["intermediate"],
+            generator_hidden_fraction=1.0,
+            generator_layers_fraction=1.0,
+        )
     else:
         discriminator = _require(discriminator, DISCRIMINATOR, kind, weights, source)
-        values.update(hidden_size=discriminator["hidden"], num_layers=discriminator["layers"],
-                      num_heads=num_heads or default_num_heads(discriminator["hidden"]),
-                      intermediate_size=discriminator["intermediate"])
+        values.update(
+            hidden_size=discriminator["hidden"],
+            num_layers=discriminator["layers"],
+            num_heads=num_heads or default_num_heads(discriminator["hidden"]),
+            intermediate_size=discriminator["intermediate"],
+        )
         if kind == PRETRAINER:
             generator = _require(generator, GENERATOR, kind, weights, source)
-            values.update(generator_hidden_fraction=generator["hidden"] / discriminator["hidden"],
-                          generator_layers_fraction=generator["layers"] / discriminator["layers"])
+            values.update(
+                generator_hidden_fraction=generator["hidden"] / discriminator["hidden"],
+                generator_layers_fraction=generator["layers"] / discriminator["layers"],
+            )
     try:
         config = ElectraConfig.from_dict(values)
     except ConfigError as error:
@@ -139,7 +179,5 @@ def infer_config(weights, kind, source, num_heads=None, generator_num_heads=None
     if kind == GENERATOR:
         _check_generator_rule(config, generator, values["num_heads"], source)
     if kind == PRETRAINER:
-        _check_generator_rule(config, generator, generator_num_heads or default_num_heads(generator["hidden"]),
-                              source)
+        _check_generator_rule(config, generator, generator_num_heads or default_num_heads(generator["hidden"]), source)
     return config
-

@@ -47,6 +47,7 @@ _IGNORED_SUFFIXES = ("position_ids",)  # a buffer, not a weight, in older transf
 # Hugging Face's `hidden_act` -> our `hidden_activation` (HF's "gelu" is the exact erf form).
 HIDDEN_ACTS = {"gelu": "gelu", "gelu_new": "gelu_approximate"}
 
+
 def to_hf_name(name):
     """(HF name, transpose?) of a reference name."""
     if name == "generator_predictions/output_bias":
@@ -75,7 +76,7 @@ def from_hf_name(key, network):
     if key == "generator_lm_head.bias":
         return "generator_predictions/output_bias", False
     if key.startswith("electra."):
-        key = key[len("electra."):]
+        key = key[len("electra.") :]
     parts = key.split(".")
     module, leaf = parts[:-1], parts[-1]
     merged = []
@@ -102,8 +103,9 @@ def from_hf_name(key, network):
 # ---------------------------------------------------------------------------------------------- reading
 def is_hf_directory(path):
     config = os.path.join(path, CONFIG_NAME)
-    if not os.path.isfile(config) or not (os.path.isfile(os.path.join(path, WEIGHTS_NAME))
-                                          or os.path.isfile(os.path.join(path, SHARDED_INDEX_NAME))):
+    if not os.path.isfile(config) or not (
+        os.path.isfile(os.path.join(path, WEIGHTS_NAME)) or os.path.isfile(os.path.join(path, SHARDED_INDEX_NAME))
+    ):
         return False
     try:
         with open(config, encoding="utf-8") as handle:
@@ -126,11 +128,15 @@ def read_config(directory):
     if config.get("model_type") != "electra":
         raise CheckpointError(f"{path} has model_type={config.get('model_type')!r}, not 'electra'")
     if config.get("hidden_act", "gelu") not in HIDDEN_ACTS:
-        raise CheckpointError(f"{path} has hidden_act={config['hidden_act']!r}; the encoder supports "
-                              f"{sorted(HIDDEN_ACTS)} (the reference's exact GELU is 'gelu')")
+        raise CheckpointError(
+            f"{path} has hidden_act={config['hidden_act']!r}; the encoder supports "
+            f"{sorted(HIDDEN_ACTS)} (the reference's exact GELU is 'gelu')"
+        )
     if config.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{path} has position_embedding_type={config['position_embedding_type']!r}; "
-                              "only 'absolute' (the reference's) is supported")
+        raise CheckpointError(
+            f"{path} has position_embedding_type={config['position_embedding_type']!r}; "
+            "only 'absolute' (the reference's) is supported"
+        )
     return config
 
 
@@ -172,8 +178,10 @@ def canonical_weights(tensors, source):
     tied = tensors.get("generator_lm_head.weight")
     word = weights.get(f"{EMBEDDINGS_SCOPE}/word_embeddings")
     if tied is not None and word is not None and not np.array_equal(tied, word):
-        raise CheckpointError(f"{source}: generator_lm_head.weight differs from electra.embeddings.word_embeddings"
-                              ".weight; ELECTRA ties the generator's output layer to the word table")
+        raise CheckpointError(
+            f"{source}: generator_lm_head.weight differs from electra.embeddings.word_embeddings"
+            ".weight; ELECTRA ties the generator's output layer to the word table"
+        )
     return weights
 
 
@@ -193,11 +201,18 @@ def read_hf_pretraining_directory(directory, allow_embedding_mismatch=False):
     generator, generator_config = read_hf_directory(os.path.join(directory, GENERATOR))
     if network_of_weights(generator) != GENERATOR:
         raise CheckpointError(f"{directory}/generator does not hold an ElectraForMaskedLM (no generator_predictions)")
-    check_shared_embeddings(discriminator, generator, directory, "discriminator/ and generator/",
-                            allow_embedding_mismatch,
-                            without_flag={"allow_embedding_mismatch": "write the pair with the discriminator's "
-                                          f"embeddings once, electra-convert --from={directory} --to=<new directory> "
-                                          "--allow_embedding_mismatch, and use that directory"})
+    check_shared_embeddings(
+        discriminator,
+        generator,
+        directory,
+        "discriminator/ and generator/",
+        allow_embedding_mismatch,
+        without_flag={
+            "allow_embedding_mismatch": "write the pair with the discriminator's "
+            f"embeddings once, electra-convert --from={directory} --to=<new directory> "
+            "--allow_embedding_mismatch, and use that directory"
+        },
+    )
     merged = dict(generator)
     merged.update(discriminator)
     return merged, discriminator_config, generator_config
@@ -215,7 +230,7 @@ def read_classifier_head(directory):
     head = {}
     for key, value in tensors.items():
         if key.startswith("classifier."):
-            module, leaf = key[len("classifier."):].rsplit(".", 1)
+            module, leaf = key[len("classifier.") :].rsplit(".", 1)
             head[f"{module}/{'kernel' if leaf == 'weight' else 'bias'}"] = value.T if leaf == "weight" else value
     return head
 
@@ -225,18 +240,29 @@ def hf_config(config, network):
     """The HF config.json of one network of our `ElectraConfig`."""
     sizes = config.generator_architecture() if network == GENERATOR else config
     return {
-        "architectures": [ARCHITECTURES[network]], "model_type": "electra",
-        "vocab_size": config.vocab_size, "embedding_size": config.embedding_size, "hidden_size": sizes.hidden_size,
-        "num_hidden_layers": sizes.num_layers, "num_attention_heads": sizes.num_heads,
+        "architectures": [ARCHITECTURES[network]],
+        "model_type": "electra",
+        "vocab_size": config.vocab_size,
+        "embedding_size": config.embedding_size,
+        "hidden_size": sizes.hidden_size,
+        "num_hidden_layers": sizes.num_layers,
+        "num_attention_heads": sizes.num_heads,
         "intermediate_size": sizes.intermediate_size,
         "hidden_act": {value: key for key, value in HIDDEN_ACTS.items()}[config.hidden_activation],
-        "hidden_dropout_prob": config.hidden_dropout, "attention_probs_dropout_prob": config.attention_dropout,
+        "hidden_dropout_prob": config.hidden_dropout,
+        "attention_probs_dropout_prob": config.attention_dropout,
         "max_position_embeddings": config.max_position_embeddings,
         "type_vocab_size": stored_type_vocab_size(config.type_vocab_size),
-        "initializer_range": config.initializer_range, "layer_norm_eps": config.layer_norm_epsilon,
-        "pad_token_id": config.pad_id, "position_embedding_type": "absolute", "summary_type": "first",
-        "summary_use_proj": True, "summary_activation": "gelu", "summary_last_dropout": 0.1,
-        "torch_dtype": "float32", ELECTRA_TF_KEY: config.to_dict(),
+        "initializer_range": config.initializer_range,
+        "layer_norm_eps": config.layer_norm_epsilon,
+        "pad_token_id": config.pad_id,
+        "position_embedding_type": "absolute",
+        "summary_type": "first",
+        "summary_use_proj": True,
+        "summary_activation": "gelu",
+        "summary_last_dropout": 0.1,
+        "torch_dtype": "float32",
+        ELECTRA_TF_KEY: config.to_dict(),
     }
 
 
@@ -262,10 +288,13 @@ def write_hf_directory(weights, config, network, directory, vocab_file=None, tok
         atomic_write_json(os.path.join(staging, CONFIG_NAME), hf_config(config, network))
         if vocab_file:
             shutil.copyfile(vocab_file, os.path.join(staging, "vocab.txt"))
-            tokenizer_files.write_hf_tokenizer(staging, tokenizer_settings or BERT_UNCASED,
-                                               model_max_length=config.max_position_embeddings)
-        atomic_write_text(os.path.join(staging, MODEL_CARD_NAME),
-                          model_card(config, network, (tokenizer_settings or BERT_UNCASED) if vocab_file else None))
+            tokenizer_files.write_hf_tokenizer(
+                staging, tokenizer_settings or BERT_UNCASED, model_max_length=config.max_position_embeddings
+            )
+        atomic_write_text(
+            os.path.join(staging, MODEL_CARD_NAME),
+            model_card(config, network, (tokenizer_settings or BERT_UNCASED) if vocab_file else None),
+        )
     return directory
 
 
@@ -277,31 +306,70 @@ def model_card(config, network, tokenizer_settings=None):
     settings its config records, how to load it, and the tokenizer's casing (None: no tokenizer files written)."""
     sizes = config.generator_architecture() if network == GENERATOR else config
     architecture = ARCHITECTURES[network]
-    rows = [("architecture", f"`{architecture}`"), ("layers", sizes.num_layers), ("hidden size", sizes.hidden_size),
-            ("attention heads", sizes.num_heads), ("intermediate size", sizes.intermediate_size),
-            ("embedding size", config.embedding_size), ("vocabulary", config.vocab_size),
-            ("max positions", config.max_position_embeddings), ("activation", config.hidden_activation),
-            ("objective", config.objective), ("mask rate", config.mask_prob),
-            ("discriminator loss weight", config.disc_weight), ("generator training", config.generator_training)]
+    rows = [
+        ("architecture", f"`{architecture}`"),
+        ("layers", sizes.num_layers),
+        ("hidden size", sizes.hidden_size),
+        ("attention heads", sizes.num_heads),
+        ("intermediate size", sizes.intermediate_size),
+        ("embedding size", config.embedding_size),
+        ("vocabulary", config.vocab_size),
+        ("max positions", config.max_position_embeddings),
+        ("activation", config.hidden_activation),
+        ("objective", config.objective),
+        ("mask rate", config.mask_prob),
+        ("discriminator loss weight", config.disc_weight),
+        ("generator training", config.generator_training),
+    ]
     if tokenizer_settings is not None:
-        rows.append(("tokenizer", f"WordPiece, do_lower_case={tokenizer_settings.do_lower_case}, "
-                                  f"strip_accents={tokenizer_settings.strip_accents}"))
-    role = ("the discriminator (replaced-token detection; fine-tune this one)" if network == DISCRIMINATOR
-            else "the generator (a small masked language model)")
-    lines = ["---", "library_name: transformers", "tags:", "- electra", "- electra-tf",
-             f"pipeline_tag: {'fill-mask' if network == GENERATOR else 'feature-extraction'}", "---", "",
-             f"# ELECTRA {network}", "",
-             f"An ELECTRA {role}, pre-trained and exported by electra-tf (TensorFlow 2 / Keras 3). The weights follow "
-             "the reference implementation's variable layout, converted to transformers' names.", "",
-             "| | |", "| --- | --- |", *[f"| {name} | {value} |" for name, value in rows], "",
-             "```python", "from transformers import AutoModelForPreTraining, AutoTokenizer" if network == DISCRIMINATOR
-             else "from transformers import AutoModelForMaskedLM, AutoTokenizer", "",
-             'tokenizer = AutoTokenizer.from_pretrained("<this directory>")',
-             f'model = {"AutoModelForPreTraining" if network == DISCRIMINATOR else "AutoModelForMaskedLM"}'
-             '.from_pretrained("<this directory>")', "```", "",
-             "The full electra-tf configuration is kept in config.json under `" + ELECTRA_TF_KEY + "`; "
-             "`electra-convert` reads the directory back.", ""]
+        rows.append(
+            (
+                "tokenizer",
+                f"WordPiece, do_lower_case={tokenizer_settings.do_lower_case}, "
+                f"strip_accents={tokenizer_settings.strip_accents}",
+            )
+        )
+    role = (
+        "the discriminator (replaced-token detection; fine-tune this one)"
+        if network == DISCRIMINATOR
+        else "the generator (a small masked language model)"
+    )
+    lines = [
+        "---",
+        "library_name: transformers",
+        "tags:",
+        "- electra",
+        "- electra-tf",
+        f"pipeline_tag: {'fill-mask' if network == GENERATOR else 'feature-extraction'}",
+        "---",
+        "",
+        f"# ELECTRA {network}",
+        "",
+        f"An ELECTRA {role}, pre-trained and exported by electra-tf (TensorFlow 2 / Keras 3). The weights follow "
+        "the reference implementation's variable layout, converted to transformers' names.",
+        "",
+        "| | |",
+        "| --- | --- |",
+        *[f"| {name} | {value} |" for name, value in rows],
+        "",
+        "```python",
+        "from transformers import AutoModelForPreTraining, AutoTokenizer"
+        if network == DISCRIMINATOR
+        else "from transformers import AutoModelForMaskedLM, AutoTokenizer",
+        "",
+        'tokenizer = AutoTokenizer.from_pretrained("<this directory>")',
+        f"model = {'AutoModelForPreTraining' if network == DISCRIMINATOR else 'AutoModelForMaskedLM'}"
+        '.from_pretrained("<this directory>")',
+        "```",
+        "",
+        "The full electra-tf configuration is kept in config.json under `" + ELECTRA_TF_KEY + "`; "
+        "`electra-convert` reads the directory back.",
+        "",
+    ]
     if tokenizer_settings is None:
-        lines += ["No vocabulary was given when this directory was written: add the `vocab.txt` the model was trained "
-                  "with before loading a tokenizer.", ""]
+        lines += [
+            "No vocabulary was given when this directory was written: add the `vocab.txt` the model was trained "
+            "with before loading a tokenizer.",
+            "",
+        ]
     return "\n".join(lines)

@@ -47,9 +47,12 @@ def is_keras_hub_preset(path):
 
 # keras-hub's variable paths (public `Variable.path`) -> the reference's discriminator names and layouts.
 _EMBEDDING_PATHS = {
-    "token_embedding/embeddings": "word_embeddings", "position_embedding/embeddings": "position_embeddings",
-    "segment_embedding/embeddings": "token_type_embeddings", "embeddings_layer_norm/gamma": "LayerNorm/gamma",
-    "embeddings_layer_norm/beta": "LayerNorm/beta"}
+    "token_embedding/embeddings": "word_embeddings",
+    "position_embedding/embeddings": "position_embeddings",
+    "segment_embedding/embeddings": "token_type_embeddings",
+    "embeddings_layer_norm/gamma": "LayerNorm/gamma",
+    "embeddings_layer_norm/beta": "LayerNorm/beta",
+}
 _LAYER_PATHS = {
     "self_attention_layer/query": ("attention/self/query", HEADS_IN, HEADS_BIAS),
     "self_attention_layer/key": ("attention/self/key", HEADS_IN, HEADS_BIAS),
@@ -58,7 +61,8 @@ _LAYER_PATHS = {
     "self_attention_layer_norm": ("attention/output/LayerNorm", SAME_LAYOUT, SAME_LAYOUT),
     "feedforward_intermediate_dense": ("intermediate/dense", SAME_LAYOUT, SAME_LAYOUT),
     "feedforward_output_dense": ("output/dense", SAME_LAYOUT, SAME_LAYOUT),
-    "feedforward_layer_norm": ("output/LayerNorm", SAME_LAYOUT, SAME_LAYOUT)}
+    "feedforward_layer_norm": ("output/LayerNorm", SAME_LAYOUT, SAME_LAYOUT),
+}
 _LAYER_PATH = re.compile(r"^transformer_layer_(\d+)/(.+)/(kernel|bias|gamma|beta)$")
 
 
@@ -77,8 +81,10 @@ def _reference_slot(variable):
         return Slot(f"{network}/encoder/layer_{index}/{scope}/{leaf}", variable, layout)
     if path.startswith("pooled_dense/"):
         return None
-    raise CheckpointError(f"keras-hub ElectraBackbone variable {path} has no ELECTRA counterpart (a keras-hub version "
-                          "this converter does not know)")
+    raise CheckpointError(
+        f"keras-hub ElectraBackbone variable {path} has no ELECTRA counterpart (a keras-hub version "
+        "this converter does not know)"
+    )
 
 
 def backbone_slots(backbone):
@@ -105,15 +111,22 @@ def write_keras_hub_preset(weights, config, directory, vocab_file=None, tokenize
     import keras_hub
 
     backbone = keras_hub.models.ElectraBackbone(
-        vocab_size=config.vocab_size, num_layers=config.num_layers, num_heads=config.num_heads,
-        hidden_dim=config.hidden_size, embedding_dim=config.embedding_size,
-        intermediate_dim=config.intermediate_size, dropout=config.hidden_dropout,
+        vocab_size=config.vocab_size,
+        num_layers=config.num_layers,
+        num_heads=config.num_heads,
+        hidden_dim=config.hidden_size,
+        embedding_dim=config.embedding_size,
+        intermediate_dim=config.intermediate_size,
+        dropout=config.hidden_dropout,
         max_sequence_length=config.max_position_embeddings,
-        num_segments=stored_type_vocab_size(config.type_vocab_size))
+        num_segments=stored_type_vocab_size(config.type_vocab_size),
+    )
     for slot in backbone_slots(backbone):
         if slot.name not in weights:
-            raise CheckpointError(f"variable {slot.name} is missing: a keras-hub backbone needs the "
-                                  "discriminator's embeddings and encoder")
+            raise CheckpointError(
+                f"variable {slot.name} is missing: a keras-hub backbone needs the "
+                "discriminator's embeddings and encoder"
+            )
         slot.write(weights[slot.name])
     with staged_directory(directory) as staging:
         backbone.save_to_preset(staging)

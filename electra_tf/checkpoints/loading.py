@@ -28,11 +28,12 @@ from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 WANTED = {DISCRIMINATOR: "a discriminator", GENERATOR: "a generator", PRETRAINER: "a discriminator and its generator"}
 HOLDERS = {
     DISCRIMINATOR: "a pre-training run's model_dir or its pretrained/, a Hugging Face ElectraForPreTraining "
-                   "directory, a keras-hub backbone, or the reference's TF1 checkpoint",
+    "directory, a keras-hub backbone, or the reference's TF1 checkpoint",
     GENERATOR: "a pre-training run's model_dir, a generator's preset of ours, a Hugging Face ElectraForMaskedLM "
-               "directory or discriminator/ + generator/ pair, or the reference's TF1 pre-training checkpoint",
+    "directory or discriminator/ + generator/ pair, or the reference's TF1 pre-training checkpoint",
     PRETRAINER: "a pre-training run's model_dir, a Hugging Face discriminator/ + generator/ pair, or the reference's "
-                "TF1 pre-training checkpoint"}
+    "TF1 pre-training checkpoint",
+}
 
 
 @dataclasses.dataclass
@@ -56,14 +57,19 @@ class LoadedModel:
         checkpoint's settings, `do_lower_case` / `strip_accents` put over them; checked against the model."""
         vocab_file = vocab_file or self.vocab_file
         if not vocab_file:
-            raise CheckpointError(f"{self.argument}={self.path} holds no vocabulary ({NO_VOCABULARY}): pass "
-                                  "vocab_file=<the vocab.txt it was trained with>",
-                                  arguments=(self.argument, "vocab_file"),
-                                  without_flag={"vocab_file": "write a copy that holds it once, electra-convert "
-                                                f"--from={self.path} --to=<new directory> --vocab_file=<vocab.txt>, "
-                                                "and use that directory"})
+            raise CheckpointError(
+                f"{self.argument}={self.path} holds no vocabulary ({NO_VOCABULARY}): pass "
+                "vocab_file=<the vocab.txt it was trained with>",
+                arguments=(self.argument, "vocab_file"),
+                without_flag={
+                    "vocab_file": "write a copy that holds it once, electra-convert "
+                    f"--from={self.path} --to=<new directory> --vocab_file=<vocab.txt>, "
+                    "and use that directory"
+                },
+            )
         tokenizer = ElectraTokenizer.from_settings(
-            vocab_file, self.tokenizer_settings.overridden(do_lower_case, strip_accents))
+            vocab_file, self.tokenizer_settings.overridden(do_lower_case, strip_accents)
+        )
         self.model.electra_config.check_vocabulary(tokenizer.vocab_size, vocab_file)
         return tokenizer
 
@@ -106,15 +112,26 @@ def requested_kind(source, kind, requested_by, path, argument):
             return candidate
     if requested_by is None or not held:
         return kinds[0]
-    raise CheckpointError(f"{argument}={path} holds {describe(source.weights)}, not {WANTED[kinds[0]]}, which "
-                          f"{requested_by} loads: pass {argument}=<{HOLDERS[kinds[0]]}>, or load its {held[0]} with "
-                          f"{MODEL_CLASS_NAMES[held[0]]}.from_preset", arguments=(argument,))
+    raise CheckpointError(
+        f"{argument}={path} holds {describe(source.weights)}, not {WANTED[kinds[0]]}, which "
+        f"{requested_by} loads: pass {argument}=<{HOLDERS[kinds[0]]}>, or load its {held[0]} with "
+        f"{MODEL_CLASS_NAMES[held[0]]}.from_preset",
+        arguments=(argument,),
+    )
 
 
 def _network_shapes(config, network):
     sizes = config.generator_architecture() if network == GENERATOR else config
-    return (config.vocab_size, config.embedding_size, config.max_position_embeddings, config.type_vocab_size,
-            sizes.hidden_size, sizes.num_layers, sizes.num_heads, sizes.intermediate_size)
+    return (
+        config.vocab_size,
+        config.embedding_size,
+        config.max_position_embeddings,
+        config.type_vocab_size,
+        sizes.hidden_size,
+        sizes.num_layers,
+        sizes.num_heads,
+        sizes.intermediate_size,
+    )
 
 
 def _prefer_stored_config(stored, inferred, kind):
@@ -137,13 +154,29 @@ def source_config(source, kind, num_heads=None, vocab_file=None):
         return source.config
     # `num_heads` is the discriminator's; a generator's heads always follow the sizing rule.
     config = config_inference.infer_config(
-        source.weights, kind, source.path, num_heads=num_heads or source.num_heads,
-        generator_num_heads=source.generator_num_heads, vocab_file=vocab_file or source.vocab_file, base=source.base)
+        source.weights,
+        kind,
+        source.path,
+        num_heads=num_heads or source.num_heads,
+        generator_num_heads=source.generator_num_heads,
+        vocab_file=vocab_file or source.vocab_file,
+        base=source.base,
+    )
     return _prefer_stored_config(source.stored_config, config, kind)
 
 
-def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_file=None, allow_missing_head=False,
-                    allow_embedding_mismatch=False, argument="path", requested_by=None):
+def load_checkpoint(
+    path,
+    kind=None,
+    format="auto",
+    *,
+    num_heads=None,
+    vocab_file=None,
+    allow_missing_head=False,
+    allow_embedding_mismatch=False,
+    argument="path",
+    requested_by=None,
+):
     """Read the checkpoint at `path` (any format) into a new model of `kind`; returns a `LoadedModel`.
 
     Args:
@@ -166,17 +199,28 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
     path = os.fspath(path) if isinstance(path, os.PathLike) else path
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if kind is not None and not (kinds and set(kinds) <= set(MODEL_KINDS)):
-        raise CheckpointError(f"kind={kind!r} is not a model; choose one of {', '.join(MODEL_KINDS)}",
-                              arguments=("kind",))
+        raise CheckpointError(
+            f"kind={kind!r} is not a model; choose one of {', '.join(MODEL_KINDS)}", arguments=("kind",)
+        )
     source = read_source(path, format, allow_embedding_mismatch, argument)
     kind = requested_kind(source, kind, requested_by, path, argument)
     if source.kind == PRETRAINER and not source.config.reference_layout:
-        return LoadedModel(ours.model_part(source.model, kind, path), kind, vocab_file or source.vocab_file,
-                           source.format, source.tokenizer_settings or BERT_UNCASED,
-                           source.tokenizer_settings is not None, path, argument)
+        return LoadedModel(
+            ours.model_part(source.model, kind, path),
+            kind,
+            vocab_file or source.vocab_file,
+            source.format,
+            source.tokenizer_settings or BERT_UNCASED,
+            source.tokenizer_settings is not None,
+            path,
+            argument,
+        )
     if kind == GENERATOR and cloze_generator_sizes(source.weights) is not None:
-        raise CheckpointError(f"{argument}={path} holds Electric's two-tower cloze generator, which is no stand-alone "
-                              "generator model: load kind=pretrainer (or kind=discriminator)", arguments=("kind",))
+        raise CheckpointError(
+            f"{argument}={path} holds Electric's two-tower cloze generator, which is no stand-alone "
+            "generator model: load kind=pretrainer (or kind=discriminator)",
+            arguments=("kind",),
+        )
     vocab_file = vocab_file or source.vocab_file
     settings = source.tokenizer_settings
     if source.model is not None and source.kind == kind:
@@ -184,8 +228,9 @@ def load_checkpoint(path, kind=None, format="auto", *, num_heads=None, vocab_fil
     else:
         model = ours.build_model(kind, source_config(source, kind, num_heads, vocab_file))
         assign_weights(model, kind, source.weights, source.path, allow_missing_head=allow_missing_head)
-    return LoadedModel(model, kind, vocab_file, source.format, settings or BERT_UNCASED, settings is not None, path,
-                       argument)
+    return LoadedModel(
+        model, kind, vocab_file, source.format, settings or BERT_UNCASED, settings is not None, path, argument
+    )
 
 
 def save_checkpoint(model, path, format=OURS, vocab_file=None, tokenizer_settings=None):
@@ -198,6 +243,8 @@ def save_checkpoint(model, path, format=OURS, vocab_file=None, tokenizer_setting
     (`checkpoints.ours`).
     """
     if format not in FORMATS:
-        raise CheckpointError(f"format={format!r} is not a checkpoint format to write; choose one of "
-                              f"{', '.join(FORMATS)}", arguments=("format",))
+        raise CheckpointError(
+            f"format={format!r} is not a checkpoint format to write; choose one of {', '.join(FORMATS)}",
+            arguments=("format",),
+        )
     return write_model(model, model_kind_of(model), path, format, vocab_file, tokenizer_settings)

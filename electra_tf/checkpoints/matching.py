@@ -38,8 +38,11 @@ def scope_sizes(weights, scope):
         return None
     layers = {int(m.group("index")) for m in map(_LAYER.match, weights) if m and m.group("scope") == scope}
     intermediate = weights.get(f"{scope}/encoder/layer_0/intermediate/dense/kernel")
-    return {"hidden": int(output.shape[-1]), "layers": max(layers) + 1,
-            "intermediate": None if intermediate is None else int(intermediate.shape[-1])}
+    return {
+        "hidden": int(output.shape[-1]),
+        "layers": max(layers) + 1,
+        "intermediate": None if intermediate is None else int(intermediate.shape[-1]),
+    }
 
 
 def has_head(weights, network):
@@ -92,7 +95,7 @@ def counterpart_name(name, network):
         for prefix in (scope + "/", HEAD_SCOPES[source_network] + "/"):
             if name.startswith(prefix) and not name.startswith(EMBEDDINGS_SCOPE + "/"):
                 target = NETWORK_SCOPES[network] if prefix == scope + "/" else HEAD_SCOPES[network]
-                return target + "/" + name[len(prefix):]
+                return target + "/" + name[len(prefix) :]
     return name
 
 
@@ -109,21 +112,30 @@ def _missing_cause(weights, kind, model, name):
         other_sizes = network_sizes(weights, other)
         if other_sizes is not None:
             counterpart = counterpart_name(name, other)
-            seen = (f"; its {counterpart} has shape {tuple(weights[counterpart].shape)}"
-                    if counterpart in weights else "")
-            return (f"this checkpoint holds {describe(weights)}{seen}, but a {network} of hidden "
-                    f"{model_sizes['hidden']} was requested (use kind={other})")
+            seen = (
+                f"; its {counterpart} has shape {tuple(weights[counterpart].shape)}" if counterpart in weights else ""
+            )
+            return (
+                f"this checkpoint holds {describe(weights)}{seen}, but a {network} of hidden "
+                f"{model_sizes['hidden']} was requested (use kind={other})"
+            )
         return f"this checkpoint holds {describe(weights)}, not a {network}"
     if is_head_name(name):
-        return (f"this checkpoint holds {describe(weights)}: the {network} head is missing (e.g. a Hugging Face "
-                "ElectraModel or a keras-hub backbone); pass allow_missing_head=True to keep the head at its "
-                "initialisation")
+        return (
+            f"this checkpoint holds {describe(weights)}: the {network} head is missing (e.g. a Hugging Face "
+            "ElectraModel or a keras-hub backbone); pass allow_missing_head=True to keep the head at its "
+            "initialisation"
+        )
     if sizes["layers"] != model_sizes["layers"]:
-        return (f"the checkpoint's {network} has {sizes['layers']} layers but the model has "
-                f"{model_sizes['layers']}: the config does not match the checkpoint")
+        return (
+            f"the checkpoint's {network} has {sizes['layers']} layers but the model has "
+            f"{model_sizes['layers']}: the config does not match the checkpoint"
+        )
     if "embeddings_project" in name:
-        return (f"the checkpoint's {network} has no embeddings_project, so its embedding size equals its hidden "
-                f"size {sizes['hidden']}; the model's config has a different embedding_size")
+        return (
+            f"the checkpoint's {network} has no embeddings_project, so its embedding size equals its hidden "
+            f"size {sizes['hidden']}; the model's config has a different embedding_size"
+        )
     return f"the checkpoint holds {describe(weights)}"
 
 
@@ -131,12 +143,16 @@ def _shape_cause(weights, kind, model, name, stored_shape, expected_shape):
     if name.startswith(EMBEDDINGS_SCOPE + "/"):
         table = name.rsplit("/", 1)[-1]
         if table == "word_embeddings" and stored_shape[0] != expected_shape[0]:
-            return (f"vocabulary sizes differ (checkpoint {stored_shape[0]}, model {expected_shape[0]}): the model "
-                    "config's vocab_size must be the checkpoint's")
+            return (
+                f"vocabulary sizes differ (checkpoint {stored_shape[0]}, model {expected_shape[0]}): the model "
+                "config's vocab_size must be the checkpoint's"
+            )
         if table == "position_embeddings" and stored_shape[0] != expected_shape[0]:
-            return (f"max_position_embeddings differs (checkpoint {stored_shape[0]}, model {expected_shape[0]})")
-        return (f"embedding sizes differ (checkpoint {stored_shape[-1]}, model {expected_shape[-1]}): the config's "
-                "embedding_size does not match the checkpoint")
+            return f"max_position_embeddings differs (checkpoint {stored_shape[0]}, model {expected_shape[0]})"
+        return (
+            f"embedding sizes differ (checkpoint {stored_shape[-1]}, model {expected_shape[-1]}): the config's "
+            "embedding_size does not match the checkpoint"
+        )
     network = _network_of_name(name)
     if network is None:  # Electric's towers and cloze head
         return f"the checkpoint holds {describe(weights)}, which does not match the model's config"
@@ -150,16 +166,21 @@ def _shape_cause(weights, kind, model, name, stored_shape, expected_shape):
             hint = f" (the model's {other} has that width: are the two networks swapped?)"
         elif not has_head(weights, network) and has_head(weights, other):
             hint = f" (it looks like a {other} checkpoint)"
-        return (f"this checkpoint's {network} has hidden {sizes['hidden']} but a {network} of hidden "
-                f"{model_sizes['hidden']} was requested{hint}")
+        return (
+            f"this checkpoint's {network} has hidden {sizes['hidden']} but a {network} of hidden "
+            f"{model_sizes['hidden']} was requested{hint}"
+        )
     if sizes is not None and sizes["intermediate"] != model_sizes["intermediate"]:
-        return (f"this checkpoint's {network} has intermediate (FFN) size {sizes['intermediate']} but the model's "
-                f"is {model_sizes['intermediate']}")
+        return (
+            f"this checkpoint's {network} has intermediate (FFN) size {sizes['intermediate']} but the model's "
+            f"is {model_sizes['intermediate']}"
+        )
     return f"the checkpoint holds {describe(weights)}, which does not match the model's config"
 
 
-def check_shared_embeddings(discriminator, generator, source, copies, allow_embedding_mismatch=False, *,
-                            arguments=(), without_flag=None):
+def check_shared_embeddings(
+    discriminator, generator, source, copies, allow_embedding_mismatch=False, *, arguments=(), without_flag=None
+):
     """ELECTRA's generator and discriminator share one embedding block, so a discriminator and a generator read from
     two places (an HF discriminator/ + generator/ pair, a generator checkpoint beside a discriminator's) must hold the
     same copy of it: a `CheckpointError` names every embedding weight whose copies differ, with its largest
@@ -186,7 +207,9 @@ def check_shared_embeddings(discriminator, generator, source, copies, allow_embe
             f"{source}: the shared embeddings differ between {copies}: {', '.join(differences)}; ELECTRA shares "
             "them, so these are not one pre-training run's pair (pass allow_embedding_mismatch=True to keep the "
             "discriminator's)",
-            arguments=(*arguments, "allow_embedding_mismatch"), without_flag=without_flag)
+            arguments=(*arguments, "allow_embedding_mismatch"),
+            without_flag=without_flag,
+        )
 
 
 def assign_weights(model, kind, weights, source, allow_missing_head=False):
@@ -202,14 +225,17 @@ def assign_weights(model, kind, weights, source, allow_missing_head=False):
         if value is None:
             if allow_missing_head and is_head_name(slot.name):
                 continue
-            raise CheckpointError(f"{source}: variable {slot.name} (shape {slot.reference_shape}) is missing: "
-                                  f"{_missing_cause(weights, kind, model, slot.name)}",
-                                  arguments=("kind", "allow_missing_head"))
+            raise CheckpointError(
+                f"{source}: variable {slot.name} (shape {slot.reference_shape}) is missing: "
+                f"{_missing_cause(weights, kind, model, slot.name)}",
+                arguments=("kind", "allow_missing_head"),
+            )
         if tuple(value.shape) != slot.reference_shape:
             raise CheckpointError(
                 f"{source}: variable {slot.name} has shape {tuple(value.shape)} in the checkpoint but "
                 f"{slot.reference_shape} in the {kind}: "
-                f"{_shape_cause(weights, kind, model, slot.name, tuple(value.shape), slot.reference_shape)}")
+                f"{_shape_cause(weights, kind, model, slot.name, tuple(value.shape), slot.reference_shape)}"
+            )
     for slot in slots:
         if slot.name in weights:
             slot.write(weights[slot.name])

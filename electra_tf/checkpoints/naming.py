@@ -20,8 +20,11 @@ GENERATOR = "generator"
 PRETRAINER = "pretrainer"
 MODEL_KINDS = (DISCRIMINATOR, GENERATOR, PRETRAINER)
 # The class of each kind (`electra_tf.models`).
-MODEL_CLASS_NAMES = {DISCRIMINATOR: "ElectraDiscriminator", GENERATOR: "ElectraGenerator",
-                     PRETRAINER: "ElectraPretrainingModel"}
+MODEL_CLASS_NAMES = {
+    DISCRIMINATOR: "ElectraDiscriminator",
+    GENERATOR: "ElectraGenerator",
+    PRETRAINER: "ElectraPretrainingModel",
+}
 
 EMBEDDINGS_SCOPE = "electra/embeddings"
 # The network scope of each model's encoder in a reference checkpoint.
@@ -34,9 +37,9 @@ CLOZE_HEAD_SCOPE = "cloze_predictions"
 # keras-hub's attention stores its projections per head ([H, heads, head_dim]); the reference and our
 # ElectraTransformerLayer store them flat ([H, H]).
 SAME_LAYOUT = "same"
-HEADS_IN = "heads_in"      # kernel [in, heads, head_dim] <-> [in, heads * head_dim]
+HEADS_IN = "heads_in"  # kernel [in, heads, head_dim] <-> [in, heads * head_dim]
 HEADS_BIAS = "heads_bias"  # bias [heads, head_dim] <-> [heads * head_dim]
-HEADS_OUT = "heads_out"    # kernel [heads, head_dim, out] <-> [heads * head_dim, out]
+HEADS_OUT = "heads_out"  # kernel [heads, head_dim, out] <-> [heads * head_dim, out]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,20 +102,32 @@ class ZeroTokenTypeTable:
         if np.any(value):
             raise CheckpointError(
                 f"the checkpoint's {EMBEDDINGS_SCOPE}/token_type_embeddings holds trained rows, but the model has no "
-                "token-type table (type_vocab_size=0): build it with the checkpoint's type_vocab_size")
+                "token-type table (type_vocab_size=0): build it with the checkpoint's type_vocab_size"
+            )
 
 
 def embedding_slots(embeddings):
-    token_type = (ZeroTokenTypeTable(embeddings.embedding_size) if embeddings.token_type_embeddings is None
-                  else embeddings.token_type_embeddings.embeddings)
-    return embedding_table_slots(embeddings.word_embeddings.embeddings,
-                                 embeddings.position_embeddings.position_embeddings, token_type, embeddings.layer_norm)
+    token_type = (
+        ZeroTokenTypeTable(embeddings.embedding_size)
+        if embeddings.token_type_embeddings is None
+        else embeddings.token_type_embeddings.embeddings
+    )
+    return embedding_table_slots(
+        embeddings.word_embeddings.embeddings,
+        embeddings.position_embeddings.position_embeddings,
+        token_type,
+        embeddings.layer_norm,
+    )
 
 
 def embedding_table_slots(word, position, token_type, layer_norm):
     scope = EMBEDDINGS_SCOPE
-    return [Slot(f"{scope}/word_embeddings", word), Slot(f"{scope}/position_embeddings", position),
-            Slot(f"{scope}/token_type_embeddings", token_type), *_layer_norm(f"{scope}/LayerNorm", layer_norm)]
+    return [
+        Slot(f"{scope}/word_embeddings", word),
+        Slot(f"{scope}/position_embeddings", position),
+        Slot(f"{scope}/token_type_embeddings", token_type),
+        *_layer_norm(f"{scope}/LayerNorm", layer_norm),
+    ]
 
 
 def encoder_slots(backbone, network):
@@ -134,14 +149,16 @@ def backbone_slots(backbone, network_scope):
 
 def transformer_layer_slots(layer, scope):
     """The variables of one `ElectraTransformerLayer` under the reference's names (same layout)."""
-    return (_dense(f"{scope}/attention/self/query", layer.query_dense)
-            + _dense(f"{scope}/attention/self/key", layer.key_dense)
-            + _dense(f"{scope}/attention/self/value", layer.value_dense)
-            + _dense(f"{scope}/attention/output/dense", layer.attention_output_dense)
-            + _layer_norm(f"{scope}/attention/output/LayerNorm", layer.attention_layer_norm)
-            + _dense(f"{scope}/intermediate/dense", layer.intermediate_dense)
-            + _dense(f"{scope}/output/dense", layer.output_dense)
-            + _layer_norm(f"{scope}/output/LayerNorm", layer.output_layer_norm))
+    return (
+        _dense(f"{scope}/attention/self/query", layer.query_dense)
+        + _dense(f"{scope}/attention/self/key", layer.key_dense)
+        + _dense(f"{scope}/attention/self/value", layer.value_dense)
+        + _dense(f"{scope}/attention/output/dense", layer.attention_output_dense)
+        + _layer_norm(f"{scope}/attention/output/LayerNorm", layer.attention_layer_norm)
+        + _dense(f"{scope}/intermediate/dense", layer.intermediate_dense)
+        + _dense(f"{scope}/output/dense", layer.output_dense)
+        + _layer_norm(f"{scope}/output/LayerNorm", layer.output_layer_norm)
+    )
 
 
 def discriminator_head_slots(discriminator):
@@ -157,8 +174,11 @@ def generator_head_slots(generator):
 
 def masked_lm_head_slots(head, scope):
     """An `ElectraMaskedLMHead`: the output kernel is the shared word table (tied), so only the bias is its own."""
-    return (_dense(f"{scope}/dense", head.dense) + _layer_norm(f"{scope}/LayerNorm", head.layer_norm)
-            + [Slot(f"{scope}/output_bias", head.output_bias)])
+    return (
+        _dense(f"{scope}/dense", head.dense)
+        + _layer_norm(f"{scope}/LayerNorm", head.layer_norm)
+        + [Slot(f"{scope}/output_bias", head.output_bias)]
+    )
 
 
 def cloze_generator_slots(generator):
@@ -183,14 +203,20 @@ def model_slots(model, kind):
                 f"a pre-training model with objective={config.objective!r}, untied_embeddings="
                 f"{config.untied_embeddings}, uniform_generator={config.uniform_generator}, two_stage_steps="
                 f"{config.two_stage_steps}, embedding_sharing={config.embedding_sharing!r} has no reference checkpoint "
-                "layout; use its discriminator instead: the run's <model_dir>/pretrained directory")
-        discriminator = (embedding_slots(model.embeddings)
-                         + backbone_slots(model.discriminator.backbone, NETWORK_SCOPES[DISCRIMINATOR])
-                         + discriminator_head_slots(model.discriminator))
+                "layout; use its discriminator instead: the run's <model_dir>/pretrained directory"
+            )
+        discriminator = (
+            embedding_slots(model.embeddings)
+            + backbone_slots(model.discriminator.backbone, NETWORK_SCOPES[DISCRIMINATOR])
+            + discriminator_head_slots(model.discriminator)
+        )
         if model.objective.cloze_generator:
             return discriminator + cloze_generator_slots(model.generator)
-        return (discriminator + backbone_slots(model.generator.backbone, NETWORK_SCOPES[GENERATOR])
-                + generator_head_slots(model.generator))
+        return (
+            discriminator
+            + backbone_slots(model.generator.backbone, NETWORK_SCOPES[GENERATOR])
+            + generator_head_slots(model.generator)
+        )
     raise ValueError(f"unknown model kind {kind!r}; expected one of {MODEL_KINDS}")
 
 

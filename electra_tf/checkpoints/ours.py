@@ -62,13 +62,16 @@ def model_part(pretrainer, kind, path):
         return pretrainer.pretrained_discriminator()
     config = pretrainer.electra_config
     if pretrainer.model_mlm_head is None:
-        raise CheckpointError(f"{path} was pre-trained with objective={config.objective} and generator variants that "
-                              "have no reference layout; of such runs only a masked LM (objective=mlm) loads as a "
-                              "generator: load kind=discriminator or kind=pretrainer")
+        raise CheckpointError(
+            f"{path} was pre-trained with objective={config.objective} and generator variants that "
+            "have no reference layout; of such runs only a masked LM (objective=mlm) loads as a "
+            "generator: load kind=discriminator or kind=pretrainer"
+        )
     # Its sizes are the discriminator's: a config whose sizing rule keeps them.
-    masked_lm = ElectraGenerator(ElectraBackbone(**config.architecture(), dtype="float32"),
-                                 electra_config=dataclasses.replace(config, generator_hidden_fraction=1.0,
-                                                                    generator_layers_fraction=1.0))
+    masked_lm = ElectraGenerator(
+        ElectraBackbone(**config.architecture(), dtype="float32"),
+        electra_config=dataclasses.replace(config, generator_hidden_fraction=1.0, generator_layers_fraction=1.0),
+    )
     masked_lm.backbone.set_weights(pretrainer.discriminator.backbone.get_weights())
     masked_lm.lm_head.set_weights(pretrainer.model_mlm_head.get_weights())
     return masked_lm
@@ -85,7 +88,7 @@ def _json_field(path, field):
 
 
 def preset_kind(directory):
-    """"discriminator" or "generator" for a preset directory of ours, "backbone" for the preset of an
+    """ "discriminator" or "generator" for a preset directory of ours, "backbone" for the preset of an
     `ElectraBackbone` alone (config.json without task.json), else None."""
     if not os.path.isfile(os.path.join(directory, CONFIG_NAME)):
         return None
@@ -133,8 +136,10 @@ def load_preset(directory):
         # comes here for ours.
         return super(ElectraTask, model_class).from_preset(directory, dtype=dtype)
     except (ValueError, KeyError, TypeError, OSError) as error:
-        raise CheckpointError(f"the weights in {directory} do not match its {CONFIG_NAME}: "
-                              f"{str(error).splitlines()[0]}; write the directory again") from error
+        raise CheckpointError(
+            f"the weights in {directory} do not match its {CONFIG_NAME}: "
+            f"{str(error).splitlines()[0]}; write the directory again"
+        ) from error
 
 
 def read(path):
@@ -142,13 +147,19 @@ def read(path):
     checkpoint prefix; None where the directory does not record them. The kind of a backbone's preset is "backbone",
     its model the `ElectraBackbone`."""
     if preset_kind(path) is not None:
-        return (preset_kind(path), load_preset(path), tokenizer_files.vocab_file_of(path),
-                tokenizer_files.read_tokenizer_json(path))
+        return (
+            preset_kind(path),
+            load_preset(path),
+            tokenizer_files.vocab_file_of(path),
+            tokenizer_files.read_tokenizer_json(path),
+        )
     run = _run_prefix(path)
     if run is None:
-        raise CheckpointError(f"{path} is neither a preset of ours (task.json + config.json, as electra-pretrain "
-                              f"writes <model_dir>/pretrained) nor a pre-training run (model_dir with "
-                              f"{RUN_CONFIG_NAME} and a checkpoint)")
+        raise CheckpointError(
+            f"{path} is neither a preset of ours (task.json + config.json, as electra-pretrain "
+            f"writes <model_dir>/pretrained) nor a pre-training run (model_dir with "
+            f"{RUN_CONFIG_NAME} and a checkpoint)"
+        )
     directory, prefix = run
     config_path = os.path.join(directory, RUN_CONFIG_NAME)
     model = build_model(PRETRAINER, ElectraConfig.load(config_path))
@@ -198,6 +209,7 @@ def write(model, kind, directory, vocab_file=None, tokenizer_settings=None):
         model.electra_config.save(os.path.join(staging, RUN_CONFIG_NAME))
         # The manager records the checkpoint by a path relative to the directory, which is renamed into place.
         tf.train.CheckpointManager(tf.train.Checkpoint(model=model), staging, max_to_keep=1).save(checkpoint_number=1)
-        save_preset(model.pretrained_discriminator(), os.path.join(staging, PRETRAINED_DIR), vocab_file,
-                    tokenizer_settings)
+        save_preset(
+            model.pretrained_discriminator(), os.path.join(staging, PRETRAINED_DIR), vocab_file, tokenizer_settings
+        )
     return directory

@@ -16,8 +16,15 @@ SKIPPED_SUFFIXES = ("/adam_m", "/adam_v")
 SKIPPED_NAMES = ("global_step",)
 # A TF2 object-based checkpoint (ours, from tf.train.Checkpoint) stores its object graph under this key.
 OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-_ELECTRA_SCOPES = ("electra/", "generator/", "discriminator_predictions/", "generator_predictions/", "generator_ltr/",
-                   "generator_rtl/", "cloze_predictions/")
+_ELECTRA_SCOPES = (
+    "electra/",
+    "generator/",
+    "discriminator_predictions/",
+    "generator_predictions/",
+    "generator_ltr/",
+    "generator_rtl/",
+    "cloze_predictions/",
+)
 
 
 def resolve_prefix(path):
@@ -28,8 +35,9 @@ def resolve_prefix(path):
             raise CheckpointError(f"{path} is a directory without a TF checkpoint (no 'checkpoint' state file)")
         return latest
     if not os.path.exists(path + ".index"):
-        raise CheckpointError(f"{path}.index does not exist: pass a checkpoint prefix (the path without "
-                              ".index/.data-*) or its directory")
+        raise CheckpointError(
+            f"{path}.index does not exist: pass a checkpoint prefix (the path without .index/.data-*) or its directory"
+        )
     return path
 
 
@@ -51,12 +59,17 @@ def read_tf1_checkpoint(path):
         raise CheckpointError(f"cannot read the TF checkpoint {prefix}: {error}") from error
     names = [name for name in reader.get_variable_to_shape_map() if not _skipped(name)]
     if OBJECT_GRAPH_KEY in names:
-        raise CheckpointError(f"{prefix} is a TF2 object-based checkpoint (tf.train.Checkpoint), not a reference TF1 "
-                              "checkpoint: use format=ours with the run's model_dir", arguments=("format",))
+        raise CheckpointError(
+            f"{prefix} is a TF2 object-based checkpoint (tf.train.Checkpoint), not a reference TF1 "
+            "checkpoint: use format=ours with the run's model_dir",
+            arguments=("format",),
+        )
     weights = {name: np.asarray(reader.get_tensor(name)) for name in names if name.startswith(_ELECTRA_SCOPES)}
     if not weights:
-        raise CheckpointError(f"{prefix} holds no ELECTRA variables (expected names under electra/, generator/, "
-                              f"...; found e.g. {sorted(names)[:3]})")
+        raise CheckpointError(
+            f"{prefix} holds no ELECTRA variables (expected names under electra/, generator/, "
+            f"...; found e.g. {sorted(names)[:3]})"
+        )
     return weights
 
 
@@ -72,12 +85,18 @@ def write_tf1_checkpoint(weights, prefix):
     staging_prefix = os.path.join(directory, f".tmp-{os.getpid()}-{basename}")
     names = sorted(weights)
     try:
-        tf.raw_ops.SaveV2(prefix=staging_prefix, tensor_names=names, shape_and_slices=[""] * len(names),
-                          tensors=[tf.constant(weights[name]) for name in names])
+        tf.raw_ops.SaveV2(
+            prefix=staging_prefix,
+            tensor_names=names,
+            shape_and_slices=[""] * len(names),
+            tensors=[tf.constant(weights[name]) for name in names],
+        )
         data_files = [f for f in os.listdir(directory) if f.startswith(f".tmp-{os.getpid()}-{basename}.data-")]
         for data_file in data_files:
-            os.replace(os.path.join(directory, data_file),
-                       os.path.join(directory, basename + data_file[len(f".tmp-{os.getpid()}-{basename}"):]))
+            os.replace(
+                os.path.join(directory, data_file),
+                os.path.join(directory, basename + data_file[len(f".tmp-{os.getpid()}-{basename}") :]),
+            )
         os.replace(staging_prefix + ".index", prefix + ".index")
     finally:
         for leftover in os.listdir(directory):
@@ -90,5 +109,7 @@ def write_tf1_checkpoint(weights, prefix):
 def _write_state_file(directory, basename):
     from electra_tf.io_utils import atomic_write_text
 
-    atomic_write_text(os.path.join(directory, "checkpoint"),
-                      f'model_checkpoint_path: "{basename}"\nall_model_checkpoint_paths: "{basename}"\n')
+    atomic_write_text(
+        os.path.join(directory, "checkpoint"),
+        f'model_checkpoint_path: "{basename}"\nall_model_checkpoint_paths: "{basename}"\n',
+    )

@@ -58,8 +58,9 @@ def write_keras_hub_tokenizer(directory, vocab_file, settings):
     """`tokenizer.json` + `assets/tokenizer/vocabulary.txt` of a keras-hub `ElectraTokenizer` in `directory`."""
     import keras_hub
 
-    tokenizer = keras_hub.models.ElectraTokenizer(vocabulary=vocab_file, lowercase=settings.do_lower_case,
-                                                  strip_accents=settings.strip_accents)
+    tokenizer = keras_hub.models.ElectraTokenizer(
+        vocabulary=vocab_file, lowercase=settings.do_lower_case, strip_accents=settings.strip_accents
+    )
     tokenizer.save_to_preset(directory)
 
 
@@ -86,8 +87,10 @@ def _refused_vocabulary(path, reason):
     """The error for a tokenizers `tokenizer.json` at `path` whose vocabulary is not one electra_tf's tokenizer can
     use. The fix is a vocab.txt beside it: `vocab_file_of` reads that first (a `vocab_file` argument does not help
     here, since the directory's files are read before it is used)."""
-    return CheckpointError(f"{path} {reason}: copy the vocab.txt the model was trained with into "
-                           f"{os.path.dirname(path)}, where it is read instead")
+    return CheckpointError(
+        f"{path} {reason}: copy the vocab.txt the model was trained with into "
+        f"{os.path.dirname(path)}, where it is read instead"
+    )
 
 
 def tokenizers_vocab(config, path):
@@ -101,24 +104,28 @@ def tokenizers_vocab(config, path):
         if model.get(key, expected) != expected:
             raise _refused_vocabulary(path, f"has model.{key}={model[key]!r}, not BERT's {expected!r}")
     by_id = {}
-    added = [(token.get("content"), token.get("id")) for token in config.get("added_tokens") or ()
-             if isinstance(token, dict)]
+    added = [
+        (token.get("content"), token.get("id")) for token in config.get("added_tokens") or () if isinstance(token, dict)
+    ]
     for token, index in [*model["vocab"].items(), *added]:
         if not isinstance(token, str) or not isinstance(index, int) or by_id.setdefault(index, token) != token:
-            raise _refused_vocabulary(path, f"gives the token {token!r} the id {index!r}, which is not an integer "
-                                            "or is another token's")
+            raise _refused_vocabulary(
+                path, f"gives the token {token!r} the id {index!r}, which is not an integer or is another token's"
+            )
     if sorted(by_id) != list(range(len(by_id))):
         missing = sorted(set(range(max(by_id, default=-1) + 1)) - set(by_id))
-        raise _refused_vocabulary(path, f"has vocabulary ids that are not 0..{len(by_id) - 1} (no token has id "
-                                        f"{missing[0]})")
+        raise _refused_vocabulary(
+            path, f"has vocabulary ids that are not 0..{len(by_id) - 1} (no token has id {missing[0]})"
+        )
     tokens = [by_id[index] for index in range(len(by_id))]
     absent = [token for token in SPECIAL_TOKENS if token not in set(tokens)]
     if absent:
         raise _refused_vocabulary(path, f"lacks BERT's special tokens {' '.join(absent)}")
     foreign = [token for token in _post_processor_tokens(config) if token not in (CLS_TOKEN, SEP_TOKEN)]
     if foreign:
-        raise _refused_vocabulary(path, f"puts {foreign[0]!r} around sequences, where BERT puts {CLS_TOKEN} and "
-                                        f"{SEP_TOKEN}")
+        raise _refused_vocabulary(
+            path, f"puts {foreign[0]!r} around sequences, where BERT puts {CLS_TOKEN} and {SEP_TOKEN}"
+        )
     # One token a line, stripped when read back: a token with surrounding or line-breaking white space cannot be
     # written as a vocab.txt line.
     unwritable = [token for token in tokens if not token or token != token.strip() or len(token.splitlines()) != 1]
@@ -168,8 +175,10 @@ def _read_json(path, what):
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
     except (OSError, ValueError) as error:
-        raise CheckpointError(f"{path} is not a readable {what} ({error}); write the model directory again "
-                              "(electra-convert) or delete the file") from None
+        raise CheckpointError(
+            f"{path} is not a readable {what} ({error}); write the model directory again "
+            "(electra-convert) or delete the file"
+        ) from None
 
 
 def _tokenizers_normalizer(config):
@@ -201,17 +210,29 @@ def read_tokenizer_json(directory):
         # keras-hub's WordPieceTokenizer does not strip accents unless told to.
         return TokenizerSettings(keras_hub_config["lowercase"], keras_hub_config.get("strip_accents", False))
     except (KeyError, TypeError) as error:
-        raise CheckpointError(f"{path} is neither a keras-hub tokenizer config nor a Hugging Face tokenizers file "
-                              f"(no {error}); write the model directory again (electra-convert) or delete the "
-                              "file to use BERT's uncased settings") from None
+        raise CheckpointError(
+            f"{path} is neither a keras-hub tokenizer config nor a Hugging Face tokenizers file "
+            f"(no {error}); write the model directory again (electra-convert) or delete the "
+            "file to use BERT's uncased settings"
+        ) from None
 
 
 def write_hf_tokenizer(directory, settings, model_max_length=None):
     """`tokenizer_config.json` and `special_tokens_map.json` for transformers' `ElectraTokenizer(Fast)`."""
-    special_tokens = {"unk_token": UNK_TOKEN, "sep_token": SEP_TOKEN, "pad_token": PAD_TOKEN, "cls_token": CLS_TOKEN,
-                      "mask_token": MASK_TOKEN}
-    config = {"tokenizer_class": "ElectraTokenizer", "do_lower_case": settings.do_lower_case,
-              "strip_accents": settings.strip_accents, "tokenize_chinese_chars": True, **special_tokens}
+    special_tokens = {
+        "unk_token": UNK_TOKEN,
+        "sep_token": SEP_TOKEN,
+        "pad_token": PAD_TOKEN,
+        "cls_token": CLS_TOKEN,
+        "mask_token": MASK_TOKEN,
+    }
+    config = {
+        "tokenizer_class": "ElectraTokenizer",
+        "do_lower_case": settings.do_lower_case,
+        "strip_accents": settings.strip_accents,
+        "tokenize_chinese_chars": True,
+        **special_tokens,
+    }
     if model_max_length:
         config["model_max_length"] = int(model_max_length)
     atomic_write_json(os.path.join(directory, HF_TOKENIZER_CONFIG_NAME), config)
@@ -245,5 +266,6 @@ def read_hf_tokenizer(directory):
             f"{path} (do_lower_case={config.get('do_lower_case')}, strip_accents={config.get('strip_accents')}) and "
             f"the normalizer of {normalizer_path} (lowercase={normalizer['do_lower_case']}, strip_accents="
             f"{normalizer['strip_accents']}) disagree on the tokenizer's casing; save the tokenizer again with the "
-            "casing the model was trained with (transformers' save_pretrained), or correct the file that is wrong")
+            "casing the model was trained with (transformers' save_pretrained), or correct the file that is wrong"
+        )
     return settings

@@ -30,19 +30,38 @@ flags.DEFINE_string("from", None, "The checkpoint to read (a directory or a TF1 
 flags.DEFINE_string("to", None, "Where to write the converted checkpoint (a directory, or a prefix for tf1).")
 flags.DEFINE_enum("from_format", "auto", FORMATS, "Format of --from (auto: detected from the path).")
 flags.DEFINE_enum("to_format", "ours", FORMATS[1:], "Format to write.")
-flags.DEFINE_enum("model", None, ["discriminator", "generator", "pretrainer"],
-                  "Which model to convert (default: what --from holds; both networks make a pretrainer).")
-flags.DEFINE_integer("num_heads", None, "The discriminator's attention heads, for formats that do not store them "
-                     "(TF1); default hidden_size // 64, the reference's rule.")
+flags.DEFINE_enum(
+    "model",
+    None,
+    ["discriminator", "generator", "pretrainer"],
+    "Which model to convert (default: what --from holds; both networks make a pretrainer).",
+)
+flags.DEFINE_integer(
+    "num_heads",
+    None,
+    "The discriminator's attention heads, for formats that do not store them "
+    "(TF1); default hidden_size // 64, the reference's rule.",
+)
 flags.DEFINE_string("vocab_file", None, "vocab.txt of the model (default: the one beside --from); copied to --to.")
-flags.DEFINE_boolean("do_lower_case", None, "The tokenizer's casing written to --to (default: what --from records; "
-                     "lower-case if it records nothing).")
-flags.DEFINE_boolean("strip_accents", None, "Strip accents when tokenising (default: what --from records, else "
-                     "--do_lower_case).")
-flags.DEFINE_boolean("allow_missing_head", False, "Accept a checkpoint without the model's head (HF ElectraModel, "
-                     "keras-hub backbone); the head keeps its random initialisation.")
-flags.DEFINE_boolean("allow_embedding_mismatch", False, "For an HF discriminator/ + generator/ pair whose embedding "
-                     "copies differ: keep the discriminator's.")
+flags.DEFINE_boolean(
+    "do_lower_case",
+    None,
+    "The tokenizer's casing written to --to (default: what --from records; lower-case if it records nothing).",
+)
+flags.DEFINE_boolean(
+    "strip_accents", None, "Strip accents when tokenising (default: what --from records, else --do_lower_case)."
+)
+flags.DEFINE_boolean(
+    "allow_missing_head",
+    False,
+    "Accept a checkpoint without the model's head (HF ElectraModel, "
+    "keras-hub backbone); the head keeps its random initialisation.",
+)
+flags.DEFINE_boolean(
+    "allow_embedding_mismatch",
+    False,
+    "For an HF discriminator/ + generator/ pair whose embedding copies differ: keep the discriminator's.",
+)
 
 
 def _check_flags(argv):
@@ -60,17 +79,31 @@ def main(argv):
     _check_flags(argv)
     source, target = getattr(FLAGS, "from"), FLAGS.to
     with progress.step(f"loading {source}"):
-        loaded = load_checkpoint(source, FLAGS.model, FLAGS.from_format, num_heads=FLAGS.num_heads,
-                                 vocab_file=FLAGS.vocab_file, allow_missing_head=FLAGS.allow_missing_head,
-                                 allow_embedding_mismatch=FLAGS.allow_embedding_mismatch, argument="from")
+        loaded = load_checkpoint(
+            source,
+            FLAGS.model,
+            FLAGS.from_format,
+            num_heads=FLAGS.num_heads,
+            vocab_file=FLAGS.vocab_file,
+            allow_missing_head=FLAGS.allow_missing_head,
+            allow_embedding_mismatch=FLAGS.allow_embedding_mismatch,
+            argument="from",
+        )
     with progress.step(f"writing {target}"):
-        save_checkpoint(loaded.model, target, FLAGS.to_format, vocab_file=loaded.vocab_file,
-                        tokenizer_settings=loaded.tokenizer_settings.overridden(FLAGS.do_lower_case,
-                                                                                FLAGS.strip_accents))
+        save_checkpoint(
+            loaded.model,
+            target,
+            FLAGS.to_format,
+            vocab_file=loaded.vocab_file,
+            tokenizer_settings=loaded.tokenizer_settings.overridden(FLAGS.do_lower_case, FLAGS.strip_accents),
+        )
     print(f"converted the {loaded.kind} of {source} ({loaded.source_format}) to {target} ({FLAGS.to_format})")
     if not loaded.vocab_file:
-        print(f"note: {target} has no tokenizer: {source} holds no vocabulary ({NO_VOCABULARY}); convert again with "
-              "--vocab_file=<the vocab.txt it was trained with> to write one", file=sys.stderr)
+        print(
+            f"note: {target} has no tokenizer: {source} holds no vocabulary ({NO_VOCABULARY}); convert again with "
+            "--vocab_file=<the vocab.txt it was trained with> to write one",
+            file=sys.stderr,
+        )
 
 
 def console_main():

@@ -16,16 +16,24 @@ from electra_tf import cli, progress
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("model_dir", None, "A pre-trained model directory (<model_dir>/pretrained of electra-pretrain).")
-flags.DEFINE_string("vocab_file", None, "The vocab.txt the model was trained with (default: the one found with "
-                    "--model_dir).")
+flags.DEFINE_string(
+    "vocab_file", None, "The vocab.txt the model was trained with (default: the one found with --model_dir)."
+)
 flags.DEFINE_string("input_file", None, "Score the lines of this file (in --input_encoding) instead of the arguments.")
 flags.DEFINE_string("input_encoding", "utf-8", "Encoding of --input_file: a Python codec name such as latin-1.")
-flags.DEFINE_string("encoding_errors", "strict", "Bytes of --input_file not valid in --input_encoding: strict (stop "
-                    "naming line and column), replace, ignore, or another Python codecs error handler.")
+flags.DEFINE_string(
+    "encoding_errors",
+    "strict",
+    "Bytes of --input_file not valid in --input_encoding: strict (stop "
+    "naming line and column), replace, ignore, or another Python codecs error handler.",
+)
 flags.DEFINE_integer("max_seq_length", 128, "Longer texts are truncated (reported in the output).")
 flags.DEFINE_integer("batch_size", 32, "Texts per forward pass.")
-flags.DEFINE_boolean("allow_embedding_mismatch", False, "For a Hugging Face discriminator/ + generator/ pair whose "
-                     "embedding copies differ: keep the discriminator's.")
+flags.DEFINE_boolean(
+    "allow_embedding_mismatch",
+    False,
+    "For a Hugging Face discriminator/ + generator/ pair whose embedding copies differ: keep the discriminator's.",
+)
 
 
 def _texts(argv):
@@ -53,8 +61,9 @@ def main(argv):
     texts = _texts(argv)
     # On stderr: stdout holds the scores, one JSON line per text.
     with progress.step(f"loading {FLAGS.model_dir}", stream=sys.stderr):
-        discriminator, tokenizer = load_scorer(FLAGS.model_dir, FLAGS.vocab_file,
-                                               allow_embedding_mismatch=FLAGS.allow_embedding_mismatch)
+        discriminator, tokenizer = load_scorer(
+            FLAGS.model_dir, FLAGS.vocab_file, allow_embedding_mismatch=FLAGS.allow_embedding_mismatch
+        )
     with progress.step(f"scoring {len(texts)} texts", stream=sys.stderr):
         results = score_texts(discriminator, tokenizer, texts, FLAGS.max_seq_length, FLAGS.batch_size)
     for result in results:

@@ -57,8 +57,9 @@ def read_manifest(directory):
         with tf.io.gfile.GFile(path, "r") as f:
             manifest = json.loads(f.read())
     except (ValueError, UnicodeDecodeError) as error:
-        raise DataError(f"{path} is not a valid manifest ({error}); rebuild the data with "
-                        "electra-build-data or delete the file") from None
+        raise DataError(
+            f"{path} is not a valid manifest ({error}); rebuild the data with electra-build-data or delete the file"
+        ) from None
     if not isinstance(manifest, dict):
         raise DataError(f"{path} is not a valid manifest (expected a JSON object); rebuild the data")
     return manifest

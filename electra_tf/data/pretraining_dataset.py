@@ -67,9 +67,18 @@ def _parse_batch(serialized, max_seq_length):
     return {name: tf.cast(features[name], tf.int32) for name in FEATURE_NAMES}
 
 
-def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *, seed=0, is_training=True,
-                             skip_batches=0, shuffle_buffer_size=DEFAULT_SHUFFLE_BUFFER, validate=True,
-                             argument="pretrain_tfrecords"):
+def make_pretraining_dataset(
+    file_patterns,
+    max_seq_length,
+    global_batch_size,
+    *,
+    seed=0,
+    is_training=True,
+    skip_batches=0,
+    shuffle_buffer_size=DEFAULT_SHUFFLE_BUFFER,
+    validate=True,
+    argument="pretrain_tfrecords",
+):
     """A dataset of {input_ids, input_mask, segment_ids} int32 batches [global_batch_size, max_seq_length].
 
     Training: shuffled files, interleaved reads, a record shuffle buffer, endless repetition; evaluation: the files in
@@ -110,8 +119,11 @@ def make_pretraining_dataset(file_patterns, max_seq_length, global_batch_size, *
     dataset = dataset.batch(global_batch_size, drop_remainder=True)
     if skip_batches:
         dataset = dataset.skip(skip_batches)
-    dataset = dataset.map(lambda serialized: _parse_batch(serialized, max_seq_length),
-                          num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = dataset.map(
+        lambda serialized: _parse_batch(serialized, max_seq_length),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
     options = keras_input_options()
     options.experimental_distribute.auto_shard_policy = auto_shard_policy(len(files), number_of_workers())
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
@@ -124,13 +136,15 @@ def corrupt_records_reported(sources):
     try:
         yield
     except tf.errors.DataLossError as error:
-        files = {argument: expand_file_patterns(patterns, argument) for argument, patterns in sources.items()
-                 if patterns}
+        files = {
+            argument: expand_file_patterns(patterns, argument) for argument, patterns in sources.items() if patterns
+        }
         raise tfrecord_checks.corrupt_record_error(error, files) from None
 
 
-def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vocab_file=None,
-                           argument="pretrain_tfrecords", verify_data=None):
+def check_pretraining_data(
+    file_patterns, max_seq_length, *, vocab_size=None, vocab_file=None, argument="pretrain_tfrecords", verify_data=None
+):
     """Checks the TFRecords against the training flags before training; returns the manifest ({} if none).
 
     Raises DataError, naming the file and the flag to change, when: no file matches; the data's manifest records a
@@ -158,10 +172,23 @@ def check_pretraining_data(file_patterns, max_seq_length, *, vocab_size=None, vo
             continue
         if first_manifest is None:
             first_manifest, first_path = manifest, manifest_lib.manifest_path(directory)
-        tfrecord_checks.check_same_tokenizer_settings(first_manifest, first_path, manifest,
-                                                      manifest_lib.manifest_path(directory))
-        tfrecord_checks.check_manifest_settings(manifest, manifest_lib.manifest_path(directory), max_seq_length,
-                                                vocab_size=vocab_size, vocab_file=vocab_file)
-        tfrecord_checks.check_listed_shards(manifest, manifest_lib.manifest_path(directory), paths, max_seq_length,
-                                            FEATURE_NAMES, argument=argument, verify=verify_data)
+        tfrecord_checks.check_same_tokenizer_settings(
+            first_manifest, first_path, manifest, manifest_lib.manifest_path(directory)
+        )
+        tfrecord_checks.check_manifest_settings(
+            manifest,
+            manifest_lib.manifest_path(directory),
+            max_seq_length,
+            vocab_size=vocab_size,
+            vocab_file=vocab_file,
+        )
+        tfrecord_checks.check_listed_shards(
+            manifest,
+            manifest_lib.manifest_path(directory),
+            paths,
+            max_seq_length,
+            FEATURE_NAMES,
+            argument=argument,
+            verify=verify_data,
+        )
     return first_manifest or {}

@@ -33,7 +33,7 @@ def check_manifest_settings(manifest, manifest_path, max_seq_length, *, vocab_si
         raise DataError(
             f"the pre-training data was built with max_seq_length={built_length} (see {manifest_path}); pass "
             f"max_seq_length={built_length} or rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}",
-            arguments=("max_seq_length",)
+            arguments=("max_seq_length",),
         )
     built_size = manifest.get("vocab_size")
     if vocab_size is not None and built_size is not None and built_size != vocab_size:
@@ -41,7 +41,7 @@ def check_manifest_settings(manifest, manifest_path, max_seq_length, *, vocab_si
             f"the pre-training data was built with a vocabulary of {built_size} tokens (see {manifest_path}) but "
             f"the model's vocab_size is {vocab_size}; pass the vocab_file the data was built with "
             f"({manifest.get('vocab_file')}) or rebuild the data with {_REBUILD} --vocab_file=<yours>",
-            arguments=("vocab_file",)
+            arguments=("vocab_file",),
         )
     built_fingerprint = manifest.get("vocab_fingerprint")
     if vocab_file and built_fingerprint:
@@ -51,7 +51,8 @@ def check_manifest_settings(manifest, manifest_path, max_seq_length, *, vocab_si
             raise DataError(
                 f"vocab_file={vocab_file} is not the vocabulary the pre-training data was built with "
                 f"({manifest.get('vocab_file')}, sha256 {built_fingerprint[:12]}..., see {manifest_path}); pass that "
-                f"vocab_file or rebuild the data with {_REBUILD} --vocab_file={vocab_file}", arguments=("vocab_file",)
+                f"vocab_file or rebuild the data with {_REBUILD} --vocab_file={vocab_file}",
+                arguments=("vocab_file",),
             )
 
 
@@ -59,13 +60,16 @@ def check_same_tokenizer_settings(manifest, manifest_path, other, other_path):
     """Two data directories trained on together must have been tokenised alike (same casing and accents)."""
     settings, other_settings = recorded_tokenizer_settings(manifest), recorded_tokenizer_settings(other)
     if settings and other_settings and settings != other_settings:
-        raise DataError(f"{manifest_path} records {settings} but {other_path} records {other_settings}: the "
-                        "pre-training data mixes differently normalised text; rebuild one of them with the other's "
-                        "do_lower_case and strip_accents")
+        raise DataError(
+            f"{manifest_path} records {settings} but {other_path} records {other_settings}: the "
+            "pre-training data mixes differently normalised text; rebuild one of them with the other's "
+            "do_lower_case and strip_accents"
+        )
 
 
-def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_names, argument="pretrain_tfrecords",
-                        verify=False):
+def check_listed_shards(
+    manifest, manifest_path, paths, max_seq_length, feature_names, argument="pretrain_tfrecords", verify=False
+):
     """Checks each matched file against its manifest entry (size, and with `verify` its sha256 where the manifest
     records one); files the manifest does not list are read."""
     entries = {entry["file"]: entry for entry in manifest.get("shards", [])}
@@ -81,13 +85,21 @@ def check_listed_shards(manifest, manifest_path, paths, max_seq_length, feature_
                 f"{entry['num_bytes']}; rebuild the data with {_REBUILD} (or restore the file)"
             )
         if verify and entry.get("sha256") and file_sha256(path) != entry["sha256"]:
-            raise DataError(f"shard {path} is corrupt: its sha256 differs from the one {manifest_path} records; "
-                            f"restore the file or rebuild the data with {_REBUILD}")
+            raise DataError(
+                f"shard {path} is corrupt: its sha256 differs from the one {manifest_path} records; "
+                f"restore the file or rebuild the data with {_REBUILD}"
+            )
     matched = {os.path.basename(path) for path in paths}
     missing = sorted(set(entries) - matched)
     if missing:
-        logging.warning("%d of the %d shards listed in %s are not matched by %s (e.g. %s); only the matched ones "
-                        "are read", len(missing), len(entries), manifest_path, argument, missing[0])
+        logging.warning(
+            "%d of the %d shards listed in %s are not matched by %s (e.g. %s); only the matched ones are read",
+            len(missing),
+            len(entries),
+            manifest_path,
+            argument,
+            missing[0],
+        )
 
 
 def check_unlisted_file(path, max_seq_length, feature_names, manifest_path=None, argument="pretrain_tfrecords"):
@@ -99,8 +111,9 @@ def check_unlisted_file(path, max_seq_length, feature_names, manifest_path=None,
         )
     num_records = check_framing(path, argument)
     if num_records == 0:
-        raise DataError(f"{path} holds no records; remove it from {argument} or rebuild it with {_REBUILD}",
-                        arguments=(argument,))
+        raise DataError(
+            f"{path} holds no records; remove it from {argument} or rebuild it with {_REBUILD}", arguments=(argument,)
+        )
     check_first_record(path, max_seq_length, feature_names)
 
 
@@ -121,7 +134,8 @@ def check_framing(path, argument="pretrain_tfrecords"):
         if offset != size:
             raise DataError(
                 f"{path} is truncated or not a TFRecord file (its last record ends at byte {offset}, the file has "
-                f"{size}); rebuild it with {_REBUILD} or remove it from {argument}", arguments=(argument,)
+                f"{size}); rebuild it with {_REBUILD} or remove it from {argument}",
+                arguments=(argument,),
             )
     return num_records
 
@@ -132,8 +146,10 @@ def check_first_record(path, max_seq_length, feature_names):
         serialized = next(iter(tf.data.TFRecordDataset(path).take(1))).numpy()
         example = tf.train.Example.FromString(serialized)
     except (tf.errors.OpError, StopIteration, ValueError, DecodeError) as error:
-        raise DataError(f"cannot read the first record of {path} ({type(error).__name__}); the file is corrupt or "
-                        f"not a TFRecord of tf.train.Example: rebuild it with {_REBUILD}") from None
+        raise DataError(
+            f"cannot read the first record of {path} ({type(error).__name__}); the file is corrupt or "
+            f"not a TFRecord of tf.train.Example: rebuild it with {_REBUILD}"
+        ) from None
     features = example.features.feature
     missing = [name for name in feature_names if name not in features]
     if missing:
@@ -142,7 +158,8 @@ def check_first_record(path, max_seq_length, feature_names):
     if length != max_seq_length:
         raise DataError(
             f"the records of {path} have length {length}, not {max_seq_length}; pass max_seq_length={length} or "
-            f"rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}", arguments=("max_seq_length",)
+            f"rebuild the data with {_REBUILD} --max_seq_length={max_seq_length}",
+            arguments=("max_seq_length",),
         )
 
 
@@ -165,9 +182,14 @@ def corrupt_record_error(error, sources):
                 own_match = _CORRUPT_OFFSET.search(str(own))
                 if offset is None or (own_match and int(own_match.group(1)) == offset):
                     where = f" at byte {offset}" if offset is not None else ""
-                    return DataError(f"{path} holds a corrupt record{where} (its checksum does not match): restore "
-                                     f"the shard or rebuild the data with {_REBUILD}, or leave it out of {argument}",
-                                     arguments=(argument,))
+                    return DataError(
+                        f"{path} holds a corrupt record{where} (its checksum does not match): restore "
+                        f"the shard or rebuild the data with {_REBUILD}, or leave it out of {argument}",
+                        arguments=(argument,),
+                    )
     every = ", ".join(sources)
-    return DataError(f"a record of {every} is corrupt ({str(error).strip().splitlines()[-1][:200]}); restore the "
-                     f"shards or rebuild the data with {_REBUILD}", arguments=tuple(sources))
+    return DataError(
+        f"a record of {every} is corrupt ({str(error).strip().splitlines()[-1][:200]}); restore the "
+        f"shards or rebuild the data with {_REBUILD}",
+        arguments=tuple(sources),
+    )

@@ -2,5 +2,10 @@ from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.heads import DiscriminatorHead, ElectraMaskedLMHead
 from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
 
-__all__ = ["DiscriminatorHead", "ElectraEmbeddings", "ElectraMaskedLMHead", "ElectraTransformerLayer",
-           "attention_bias_from_padding_mask"]
+__all__ = [
+    "DiscriminatorHead",
+    "ElectraEmbeddings",
+    "ElectraMaskedLMHead",
+    "ElectraTransformerLayer",
+    "attention_bias_from_padding_mask",
+]

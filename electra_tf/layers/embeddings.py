@@ -17,8 +17,17 @@ class ElectraEmbeddings(keras.layers.Layer):
     `ReversibleEmbedding` so the generator's output layer can reuse it transposed.
     """
 
-    def __init__(self, vocab_size, embedding_size, max_position_embeddings=512, type_vocab_size=2, dropout=0.1,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, **kwargs):
+    def __init__(
+        self,
+        vocab_size,
+        embedding_size,
+        max_position_embeddings=512,
+        type_vocab_size=2,
+        dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.embedding_size = embedding_size
@@ -29,28 +38,50 @@ class ElectraEmbeddings(keras.layers.Layer):
         self.initializer_range = initializer_range
 
         self.word_embeddings = keras_hub.layers.ReversibleEmbedding(
-            vocab_size, embedding_size, tie_weights=True,
+            vocab_size,
+            embedding_size,
+            tie_weights=True,
             embeddings_initializer=truncated_normal(initializer_range),
-            dtype=self.dtype_policy, name="word_embeddings")
+            dtype=self.dtype_policy,
+            name="word_embeddings",
+        )
         self.position_embeddings = keras_hub.layers.PositionEmbedding(
-            sequence_length=max_position_embeddings, initializer=truncated_normal(initializer_range),
-            dtype=self.dtype_policy, name="position_embeddings")
-        self.token_type_embeddings = keras.layers.Embedding(
-            type_vocab_size, embedding_size, embeddings_initializer=truncated_normal(initializer_range),
-            dtype=self.dtype_policy, name="token_type_embeddings") if type_vocab_size else None
+            sequence_length=max_position_embeddings,
+            initializer=truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="position_embeddings",
+        )
+        self.token_type_embeddings = (
+            keras.layers.Embedding(
+                type_vocab_size,
+                embedding_size,
+                embeddings_initializer=truncated_normal(initializer_range),
+                dtype=self.dtype_policy,
+                name="token_type_embeddings",
+            )
+            if type_vocab_size
+            else None
+        )
         self.layer_norm = keras.layers.LayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm")
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+        )
         self.dropout_layer = ElectraDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     @classmethod
     def for_architecture(cls, architecture, dtype=None, name="embeddings"):
         """The embedding block of `architecture` (an `ElectraArchitecture`, or an `ElectraConfig`), named `embeddings`
         as the reference's `electra/embeddings` scope: what a backbone owns and what the pre-training model shares."""
-        return cls(vocab_size=architecture.vocab_size, embedding_size=architecture.embedding_size,
-                   max_position_embeddings=architecture.max_position_embeddings,
-                   type_vocab_size=architecture.type_vocab_size, dropout=architecture.hidden_dropout,
-                   layer_norm_epsilon=architecture.layer_norm_epsilon,
-                   initializer_range=architecture.initializer_range, dtype=dtype, name=name)
+        return cls(
+            vocab_size=architecture.vocab_size,
+            embedding_size=architecture.embedding_size,
+            max_position_embeddings=architecture.max_position_embeddings,
+            type_vocab_size=architecture.type_vocab_size,
+            dropout=architecture.hidden_dropout,
+            layer_norm_epsilon=architecture.layer_norm_epsilon,
+            initializer_range=architecture.initializer_range,
+            dtype=dtype,
+            name=name,
+        )
 
     def build(self, input_shape=None):
         feature_shape = (None, None, self.embedding_size)
@@ -76,8 +107,12 @@ class ElectraEmbeddings(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            vocab_size=self.vocab_size, embedding_size=self.embedding_size,
-            max_position_embeddings=self.max_position_embeddings, type_vocab_size=self.type_vocab_size,
-            dropout=self.dropout, layer_norm_epsilon=self.layer_norm_epsilon,
-            initializer_range=self.initializer_range)
+            vocab_size=self.vocab_size,
+            embedding_size=self.embedding_size,
+            max_position_embeddings=self.max_position_embeddings,
+            type_vocab_size=self.type_vocab_size,
+            dropout=self.dropout,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            initializer_range=self.initializer_range,
+        )
         return config

@@ -70,8 +70,11 @@ def _residual_layer_norm_backward(upstream, normalized, inverse_std, gamma, keep
     gamma_gradient = tf.reduce_sum(upstream * normalized, axis=0)
     beta_gradient = tf.reduce_sum(upstream, axis=0)
     scaled = upstream * tf.cast(gamma, tf.float32)
-    summed_gradient = inverse_std * (scaled - tf.reduce_mean(scaled, axis=-1, keepdims=True)
-                                     - normalized * tf.reduce_mean(scaled * normalized, axis=-1, keepdims=True))
+    summed_gradient = inverse_std * (
+        scaled
+        - tf.reduce_mean(scaled, axis=-1, keepdims=True)
+        - normalized * tf.reduce_mean(scaled * normalized, axis=-1, keepdims=True)
+    )
     x_gradient = _dropout(summed_gradient, keep_uniforms, rate)
     return x_gradient, tf.reduce_sum(x_gradient, axis=0), summed_gradient, gamma_gradient, beta_gradient
 
@@ -85,15 +88,16 @@ def bias_dropout_residual_layer_norm(x, bias, residual, gamma, beta, epsilon, ke
 
     @tf.custom_gradient
     def forward(x, bias, residual, gamma, beta):
-        outputs, normalized, inverse_std = _residual_layer_norm_forward(x, bias, residual, gamma, beta, keep_uniforms,
-                                                                        rate, epsilon)
+        outputs, normalized, inverse_std = _residual_layer_norm_forward(
+            x, bias, residual, gamma, beta, keep_uniforms, rate, epsilon
+        )
 
         def backward(upstream):
             gradients = _residual_layer_norm_backward(upstream, normalized, inverse_std, gamma, keep_uniforms, rate)
-            return tuple(tf.cast(gradient, tensor.dtype)
-                         for gradient, tensor in zip(gradients, (x, bias, residual, gamma, beta)))
+            return tuple(
+                tf.cast(gradient, tensor.dtype) for gradient, tensor in zip(gradients, (x, bias, residual, gamma, beta))
+            )
 
         return outputs, backward
 
     return forward(x, bias, residual, gamma, beta)
-

@@ -21,8 +21,9 @@ class ElectraMaskedLMHead(keras.layers.Layer):
     [batch, predictions, vocab] in the compute dtype.
     """
 
-    def __init__(self, word_embeddings, layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu",
-                 **kwargs):
+    def __init__(
+        self, word_embeddings, layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", **kwargs
+    ):
         super().__init__(**kwargs)
         self.word_embeddings = word_embeddings
         self.hidden_activation = hidden_activation
@@ -30,11 +31,16 @@ class ElectraMaskedLMHead(keras.layers.Layer):
         self.initializer_range = float(initializer_range)
         self.embedding_size = int(word_embeddings.output_dim)
         self.vocab_size = int(word_embeddings.input_dim)
-        self.dense = keras.layers.Dense(self.embedding_size, activation=get_activation(hidden_activation),
-                                        kernel_initializer=truncated_normal(initializer_range),
-                                        dtype=self.dtype_policy, name="dense")
-        self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy,
-                                                          name="layer_norm")
+        self.dense = keras.layers.Dense(
+            self.embedding_size,
+            activation=get_activation(hidden_activation),
+            kernel_initializer=truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="dense",
+        )
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+        )
 
     def build(self, sequence_output_shape=None, mask_positions_shape=None):
         hidden_size = sequence_output_shape[-1] if sequence_output_shape is not None else self.embedding_size
@@ -53,9 +59,12 @@ class ElectraMaskedLMHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(word_embeddings=keras.layers.serialize(self.word_embeddings),
-                      layer_norm_epsilon=self.layer_norm_epsilon, initializer_range=self.initializer_range,
-                      hidden_activation=self.hidden_activation)
+        config.update(
+            word_embeddings=keras.layers.serialize(self.word_embeddings),
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            initializer_range=self.initializer_range,
+            hidden_activation=self.hidden_activation,
+        )
         return config
 
     @classmethod
@@ -74,9 +83,13 @@ class DiscriminatorHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
         self.hidden_activation = hidden_activation
-        self.dense = keras.layers.Dense(hidden_size, activation=get_activation(hidden_activation),
-                                        kernel_initializer=truncated_normal(initializer_range),
-                                        dtype=self.dtype_policy, name="dense")
+        self.dense = keras.layers.Dense(
+            hidden_size,
+            activation=get_activation(hidden_activation),
+            kernel_initializer=truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="dense",
+        )
         # Glorot-uniform, as tf.layers.dense's default in the reference.
         self.dense_prediction = keras.layers.Dense(1, dtype=self.dtype_policy, name="dense_prediction")
 
@@ -93,6 +106,9 @@ class DiscriminatorHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, initializer_range=self.initializer_range,
-                      hidden_activation=self.hidden_activation)
+        config.update(
+            hidden_size=self.hidden_size,
+            initializer_range=self.initializer_range,
+            hidden_activation=self.hidden_activation,
+        )
         return config

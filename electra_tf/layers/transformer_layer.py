@@ -61,8 +61,18 @@ class ElectraTransformerLayer(keras.layers.Layer):
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
     """
 
-    def __init__(self, hidden_size, num_heads, intermediate_size, hidden_dropout=0.1, attention_dropout=0.1,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", **kwargs):
+    def __init__(
+        self,
+        hidden_size,
+        num_heads,
+        intermediate_size,
+        hidden_dropout=0.1,
+        attention_dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        hidden_activation="gelu",
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         if hidden_size % num_heads:
             raise ValueError(f"hidden_size={hidden_size} is not divisible by num_heads={num_heads}")
@@ -77,9 +87,13 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.hidden_activation = hidden_activation
 
         def dense(units, name, activation=None):
-            return keras.layers.Dense(units, activation=activation,
-                                      kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-                                      name=name)
+            return keras.layers.Dense(
+                units,
+                activation=activation,
+                kernel_initializer=truncated_normal(initializer_range),
+                dtype=self.dtype_policy,
+                name=name,
+            )
 
         def layer_norm(name):
             return keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name=name)
@@ -87,11 +101,13 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.query_dense = dense(hidden_size, "query")
         self.key_dense = dense(hidden_size, "key")
         self.value_dense = dense(hidden_size, "value")
-        self.attention_probs_dropout = ElectraDropout(attention_dropout, dtype=self.dtype_policy,
-                                                      name="attention_probs_dropout")
+        self.attention_probs_dropout = ElectraDropout(
+            attention_dropout, dtype=self.dtype_policy, name="attention_probs_dropout"
+        )
         self.attention_output_dense = dense(hidden_size, "attention_output")
-        self.attention_output_dropout = ElectraDropout(hidden_dropout, dtype=self.dtype_policy,
-                                                       name="attention_output_dropout")
+        self.attention_output_dropout = ElectraDropout(
+            hidden_dropout, dtype=self.dtype_policy, name="attention_output_dropout"
+        )
         self.attention_layer_norm = layer_norm("attention_layer_norm")
         self.intermediate_dense = dense(intermediate_size, "intermediate", activation=get_activation(hidden_activation))
         self.output_dense = dense(hidden_size, "output")
@@ -100,8 +116,15 @@ class ElectraTransformerLayer(keras.layers.Layer):
 
     def build(self, hidden_shape=None, attention_bias_shape=None):
         tokens = (None, self.hidden_size)
-        for layer in (self.query_dense, self.key_dense, self.value_dense, self.attention_output_dense,
-                      self.attention_layer_norm, self.intermediate_dense, self.output_layer_norm):
+        for layer in (
+            self.query_dense,
+            self.key_dense,
+            self.value_dense,
+            self.attention_output_dense,
+            self.attention_layer_norm,
+            self.intermediate_dense,
+            self.output_layer_norm,
+        ):
             layer.build(tokens)
         self.output_dense.build((None, self.intermediate_size))
         self.built = True
@@ -122,12 +145,14 @@ class ElectraTransformerLayer(keras.layers.Layer):
             kernel = tf.concat([self._kernel(dense, training) for dense in projections], axis=1)
             bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
             projected = tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), 3, axis=1)
-            projected = [self._with_lora_gradient(projection, tokens, dense, training)
-                         for projection, dense in zip(projected, projections)]
+            projected = [
+                self._with_lora_gradient(projection, tokens, dense, training)
+                for projection, dense in zip(projected, projections)
+            ]
         else:
             projected = [dense(tokens) for dense in projections]
         query, key, value = (heads(projection) for projection in projected)
-        scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size ** -0.5, query.dtype)
+        scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size**-0.5, query.dtype)
         probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
         probs = self.attention_probs_dropout(probs, training=training)
         context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
@@ -142,8 +167,14 @@ class ElectraTransformerLayer(keras.layers.Layer):
 
     def dense_layers(self):
         """The six projections, in the order of the computation."""
-        return (self.query_dense, self.key_dense, self.value_dense, self.attention_output_dense,
-                self.intermediate_dense, self.output_dense)
+        return (
+            self.query_dense,
+            self.key_dense,
+            self.value_dense,
+            self.attention_output_dense,
+            self.intermediate_dense,
+            self.output_dense,
+        )
 
     def _compute(self, variable):
         return tf.cast(variable, self.compute_dtype)
@@ -163,8 +194,13 @@ class ElectraTransformerLayer(keras.layers.Layer):
         if not (training and dense.lora_enabled):
             return outputs
         scale = tf.constant(dense.lora_alpha / dense.lora_rank, outputs.dtype)
-        low_rank = tf.matmul(tf.matmul(tf.stop_gradient(inputs), self._compute(dense.lora_kernel_a)),
-                             self._compute(dense.lora_kernel_b)) * scale
+        low_rank = (
+            tf.matmul(
+                tf.matmul(tf.stop_gradient(inputs), self._compute(dense.lora_kernel_a)),
+                self._compute(dense.lora_kernel_b),
+            )
+            * scale
+        )
         return outputs + (low_rank - tf.stop_gradient(low_rank))
 
     def _project(self, inputs, dense):
@@ -176,28 +212,51 @@ class ElectraTransformerLayer(keras.layers.Layer):
 
         def residual_block(projected, dense, dropout, layer_norm, residual):
             keep_uniforms = dropout.keep_uniforms(tf.shape(projected)) if dropout.rate > 0 else None
-            return bias_dropout_residual_layer_norm(projected, self._compute(dense.bias), residual,
-                                                    tf.convert_to_tensor(layer_norm.gamma),
-                                                    tf.convert_to_tensor(layer_norm.beta), self.layer_norm_epsilon,
-                                                    keep_uniforms, dropout.rate)
+            return bias_dropout_residual_layer_norm(
+                projected,
+                self._compute(dense.bias),
+                residual,
+                tf.convert_to_tensor(layer_norm.gamma),
+                tf.convert_to_tensor(layer_norm.beta),
+                self.layer_norm_epsilon,
+                keep_uniforms,
+                dropout.rate,
+            )
 
-        attended = residual_block(self._project(context, self.attention_output_dense), self.attention_output_dense,
-                                  self.attention_output_dropout, self.attention_layer_norm, tokens)
+        attended = residual_block(
+            self._project(context, self.attention_output_dense),
+            self.attention_output_dense,
+            self.attention_output_dropout,
+            self.attention_layer_norm,
+            tokens,
+        )
         if self.hidden_activation == "gelu":
-            intermediate = bias_gelu(self._project(attended, self.intermediate_dense),
-                                     self._compute(self.intermediate_dense.bias))
+            intermediate = bias_gelu(
+                self._project(attended, self.intermediate_dense), self._compute(self.intermediate_dense.bias)
+            )
         else:
             intermediate = self.intermediate_dense(attended)
-        return residual_block(self._project(intermediate, self.output_dense), self.output_dense,
-                              self.output_dropout, self.output_layer_norm, attended)
+        return residual_block(
+            self._project(intermediate, self.output_dense),
+            self.output_dense,
+            self.output_dropout,
+            self.output_layer_norm,
+            attended,
+        )
 
     def compute_output_shape(self, hidden_shape, attention_bias_shape=None):
         return tuple(hidden_shape)
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
-                      intermediate_size=self.intermediate_size, hidden_dropout=self.hidden_dropout,
-                      attention_dropout=self.attention_dropout, layer_norm_epsilon=self.layer_norm_epsilon,
-                      initializer_range=self.initializer_range, hidden_activation=self.hidden_activation)
+        config.update(
+            hidden_size=self.hidden_size,
+            num_heads=self.num_heads,
+            intermediate_size=self.intermediate_size,
+            hidden_dropout=self.hidden_dropout,
+            attention_dropout=self.attention_dropout,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            initializer_range=self.initializer_range,
+            hidden_activation=self.hidden_activation,
+        )
         return config

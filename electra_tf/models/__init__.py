@@ -7,5 +7,14 @@ from electra_tf.models.discriminator import ElectraDiscriminator, build_discrimi
 from electra_tf.models.generator import ElectraGenerator, build_generator
 from electra_tf.models.pretraining_model import ElectraPretrainingModel
 
-__all__ = ["ElectraBackbone", "ElectraDiscriminator", "ElectraGenerator", "ElectraPretrainingModel",
-           "TwoTowerClozeGenerator", "backbone_inputs", "build_discriminator", "build_generator", "clone_backbone"]
+__all__ = [
+    "ElectraBackbone",
+    "ElectraDiscriminator",
+    "ElectraGenerator",
+    "ElectraPretrainingModel",
+    "TwoTowerClozeGenerator",
+    "backbone_inputs",
+    "build_discriminator",
+    "build_generator",
+    "clone_backbone",
+]

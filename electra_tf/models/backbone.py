@@ -24,22 +24,51 @@ def backbone_inputs(features):
         return {name: features[name] for name in BACKBONE_INPUTS}
     missing = [feature for feature in FEATURE_NAMES.values() if feature not in features]
     if missing:
-        raise KeyError(f"ELECTRA inputs need {list(BACKBONE_INPUTS)} (or {list(FEATURE_NAMES.values())}); "
-                       f"missing {missing} in {sorted(features)}")
+        raise KeyError(
+            f"ELECTRA inputs need {list(BACKBONE_INPUTS)} (or {list(FEATURE_NAMES.values())}); "
+            f"missing {missing} in {sorted(features)}"
+        )
     return {name: features[feature] for name, feature in FEATURE_NAMES.items()}
 
 
-def encode_tokens(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
-                  word_vectors=None, training=None, direction=None):
+def encode_tokens(
+    embeddings,
+    embeddings_project,
+    transformer_layers,
+    token_ids,
+    segment_ids,
+    padding_mask,
+    word_vectors=None,
+    training=None,
+    direction=None,
+):
     """The backbone's computation on explicit layers; `word_vectors` [batch, length, E], when given, replace the word
     table lookup (pre-training variants that modify the looked-up vectors); `direction` makes the attention causal
     (see `attention_bias_from_padding_mask`)."""
-    return encoder_states(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
-                          word_vectors, training, direction)[-1]
+    return encoder_states(
+        embeddings,
+        embeddings_project,
+        transformer_layers,
+        token_ids,
+        segment_ids,
+        padding_mask,
+        word_vectors,
+        training,
+        direction,
+    )[-1]
 
 
-def encoder_states(embeddings, embeddings_project, transformer_layers, token_ids, segment_ids, padding_mask,
-                   word_vectors=None, training=None, direction=None):
+def encoder_states(
+    embeddings,
+    embeddings_project,
+    transformer_layers,
+    token_ids,
+    segment_ids,
+    padding_mask,
+    word_vectors=None,
+    training=None,
+    direction=None,
+):
     """Every hidden state of `encode_tokens`: [the embedding block's output (projected to H), the output of each
     Transformer layer], each [batch, length, H]."""
     hidden = embeddings(token_ids, segment_ids, training=training, word_vectors=word_vectors)
@@ -74,29 +103,66 @@ class ElectraBackbone(keras_hub.models.Backbone):
         dtype: the dtype policy of every layer.
     """
 
-    def __init__(self, vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
-                 max_position_embeddings=512, type_vocab_size=2, hidden_dropout=0.1, attention_dropout=0.1,
-                 layer_norm_epsilon=1e-12, initializer_range=0.02, hidden_activation="gelu", embeddings=None,
-                 dtype=None, **kwargs):
+    def __init__(
+        self,
+        vocab_size,
+        embedding_size,
+        hidden_size,
+        num_layers,
+        num_heads,
+        intermediate_size,
+        max_position_embeddings=512,
+        type_vocab_size=2,
+        hidden_dropout=0.1,
+        attention_dropout=0.1,
+        layer_norm_epsilon=1e-12,
+        initializer_range=0.02,
+        hidden_activation="gelu",
+        embeddings=None,
+        dtype=None,
+        **kwargs,
+    ):
         architecture = ElectraArchitecture(  # ConfigError when invalid
-            vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size,
-            max_position_embeddings, type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon,
-            initializer_range, hidden_activation)
+            vocab_size,
+            embedding_size,
+            hidden_size,
+            num_layers,
+            num_heads,
+            intermediate_size,
+            max_position_embeddings,
+            type_vocab_size,
+            hidden_dropout,
+            attention_dropout,
+            layer_norm_epsilon,
+            initializer_range,
+            hidden_activation,
+        )
         if embeddings is None:
             embeddings = ElectraEmbeddings.for_architecture(architecture, dtype=dtype)
         elif (embeddings.vocab_size, embeddings.embedding_size) != (vocab_size, embedding_size):
-            raise ValueError(f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but "
-                             f"the backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}")
+            raise ValueError(
+                f"the shared embeddings are [{embeddings.vocab_size}, {embeddings.embedding_size}] but "
+                f"the backbone needs vocab_size={vocab_size}, embedding_size={embedding_size}"
+            )
         embeddings_project = None
         if embedding_size != hidden_size:
             # Glorot-uniform, as tf.layers.dense's default in the reference.
             embeddings_project = keras.layers.Dense(hidden_size, dtype=dtype, name="embeddings_project")
         transformer_layers = [
-            ElectraTransformerLayer(hidden_size, num_heads, intermediate_size, hidden_dropout=hidden_dropout,
-                                    attention_dropout=attention_dropout, layer_norm_epsilon=layer_norm_epsilon,
-                                    initializer_range=initializer_range, hidden_activation=hidden_activation,
-                                    dtype=dtype, name=f"transformer_layer_{i}")
-            for i in range(num_layers)]
+            ElectraTransformerLayer(
+                hidden_size,
+                num_heads,
+                intermediate_size,
+                hidden_dropout=hidden_dropout,
+                attention_dropout=attention_dropout,
+                layer_norm_epsilon=layer_norm_epsilon,
+                initializer_range=initializer_range,
+                hidden_activation=hidden_activation,
+                dtype=dtype,
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
 
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}
         sequence_output = encode_tokens(embeddings, embeddings_project, transformer_layers, **inputs)
@@ -123,8 +189,17 @@ class ElectraBackbone(keras_hub.models.Backbone):
         self.token_embedding = embeddings.word_embeddings
 
     @classmethod
-    def from_preset(cls, preset, load_weights=True, *, format="auto", num_heads=None, vocab_file=None,
-                    allow_embedding_mismatch=False, **kwargs):
+    def from_preset(
+        cls,
+        preset,
+        load_weights=True,
+        *,
+        format="auto",
+        num_heads=None,
+        vocab_file=None,
+        allow_embedding_mismatch=False,
+        **kwargs,
+    ):
         """The encoder of the checkpoint at `preset`, in any format `electra_tf.checkpoints.load_checkpoint` reads (a
         preset of ours, this backbone's own `save_to_preset` included, a pre-training run's model_dir, the reference's
         TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone): the discriminator's, or the
@@ -137,8 +212,12 @@ class ElectraBackbone(keras_hub.models.Backbone):
         """
         from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
 
-        load_arguments = {"format": format, "num_heads": num_heads, "vocab_file": vocab_file,
-                          "allow_embedding_mismatch": allow_embedding_mismatch}
+        load_arguments = {
+            "format": format,
+            "num_heads": num_heads,
+            "vocab_file": vocab_file,
+            "allow_embedding_mismatch": allow_embedding_mismatch,
+        }
         if keras_hub_handle(cls, preset, load_arguments):
             return super().from_preset(preset, load_weights, **kwargs)
         model = checkpoint_model(cls, preset, (DISCRIMINATOR, GENERATOR), allow_missing_head=True, **load_arguments)
@@ -153,16 +232,31 @@ class ElectraBackbone(keras_hub.models.Backbone):
         [batch, length, E] replacing the word-table lookup, and with causal attention in `direction`
         ("left_to_right" or "right_to_left": the towers of a two-tower cloze model)."""
         inputs = backbone_inputs(inputs)
-        return encode_tokens(self.embeddings, self.embeddings_project, self.transformer_layers,
-                             inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"],
-                             word_vectors=word_vectors, training=training, direction=direction)
+        return encode_tokens(
+            self.embeddings,
+            self.embeddings_project,
+            self.transformer_layers,
+            inputs["token_ids"],
+            inputs["segment_ids"],
+            inputs["padding_mask"],
+            word_vectors=word_vectors,
+            training=training,
+            direction=direction,
+        )
 
     def hidden_states(self, inputs, training=False):
         """[embedding output, transformer_layer_0 output, ...]: the `num_layers + 1` states [batch, length, H] of
         `inputs` (either naming), the last one `sequence_output` (for probing and comparing layers)."""
         inputs = backbone_inputs(inputs)
-        return encoder_states(self.embeddings, self.embeddings_project, self.transformer_layers,
-                              inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"], training=training)
+        return encoder_states(
+            self.embeddings,
+            self.embeddings_project,
+            self.transformer_layers,
+            inputs["token_ids"],
+            inputs["segment_ids"],
+            inputs["padding_mask"],
+            training=training,
+        )
 
     def projections(self):
         """{name: [Dense of every layer]} of the projections LoRA may target: `query`, `key`, `value`,
@@ -212,11 +306,16 @@ class ElectraBackbone(keras_hub.models.Backbone):
         check_lora_settings(rank, lora_alpha)
         unknown = [name for name in targets if name not in projections]
         if unknown or not targets:
-            raise ConfigError(f"target_layer_names={targets} names no projection of this backbone ({unknown}); "
-                              f"choose among {sorted(projections)}", arguments=("target_layer_names",))
+            raise ConfigError(
+                f"target_layer_names={targets} names no projection of this backbone ({unknown}); "
+                f"choose among {sorted(projections)}",
+                arguments=("target_layer_names",),
+            )
         if self.lora_enabled_layers():
-            raise ConfigError("LoRA is already enabled on this backbone: enable_lora is called once, on the "
-                              "pre-trained model", arguments=("rank",))
+            raise ConfigError(
+                "LoRA is already enabled on this backbone: enable_lora is called once, on the pre-trained model",
+                arguments=("rank",),
+            )
         super().enable_lora(rank, target_layer_names=targets)
         for dense in self.lora_enabled_layers():
             if dense.bias is not None:

@@ -35,15 +35,22 @@ class TwoTowerClozeGenerator(keras.layers.Layer):
         super().__init__(**kwargs)
         self.architecture = dict(architecture)
         if embeddings is None:
-            embeddings = ElectraEmbeddings.for_architecture(ElectraArchitecture(**self.architecture),
-                                                            dtype=self.dtype_policy)
+            embeddings = ElectraEmbeddings.for_architecture(
+                ElectraArchitecture(**self.architecture), dtype=self.dtype_policy
+            )
         self.embeddings = embeddings
         self.ltr_backbone, self.rtl_backbone = (
             ElectraBackbone(**self.architecture, embeddings=embeddings, dtype=self.dtype_policy, name=name)
-            for name in TOWER_NAMES)
+            for name in TOWER_NAMES
+        )
         self.cloze_head = ElectraMaskedLMHead(
-            embeddings.word_embeddings, self.architecture["layer_norm_epsilon"], self.architecture["initializer_range"],
-            self.architecture["hidden_activation"], dtype=self.dtype_policy, name=CLOZE_HEAD_NAME)
+            embeddings.word_embeddings,
+            self.architecture["layer_norm_epsilon"],
+            self.architecture["initializer_range"],
+            self.architecture["hidden_activation"],
+            dtype=self.dtype_policy,
+            name=CLOZE_HEAD_NAME,
+        )
         self.cloze_head.build((None, None, 2 * self.architecture["hidden_size"]))
         self.built = True
 
@@ -62,4 +69,3 @@ class TwoTowerClozeGenerator(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "architecture": self.architecture}
-

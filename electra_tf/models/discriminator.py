@@ -20,8 +20,12 @@ class ElectraDiscriminator(ElectraTask):
 
     def __init__(self, backbone, preprocessor=None, electra_config=None, **kwargs):
         self.replaced_token_head = DiscriminatorHead(
-            backbone.hidden_size, backbone.initializer_range, backbone.hidden_activation, dtype=backbone.dtype_policy,
-            name="discriminator_predictions")
+            backbone.hidden_size,
+            backbone.initializer_range,
+            backbone.hidden_activation,
+            dtype=backbone.dtype_policy,
+            name="discriminator_predictions",
+        )
         kwargs.setdefault("name", "discriminator")
         super().__init__(backbone, preprocessor, electra_config, **kwargs)
 

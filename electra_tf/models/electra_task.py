@@ -25,12 +25,23 @@ class ElectraTask(keras_hub.models.Task):
         inputs, outputs = self.task_graph(backbone)
         kwargs.setdefault("compile", False)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.electra_config = (self.default_electra_config(backbone) if electra_config is None
-                               else as_config(electra_config))
+        self.electra_config = (
+            self.default_electra_config(backbone) if electra_config is None else as_config(electra_config)
+        )
 
     @classmethod
-    def from_preset(cls, preset, load_weights=True, *, format="auto", num_heads=None, vocab_file=None,
-                    allow_missing_head=False, allow_embedding_mismatch=False, **kwargs):
+    def from_preset(
+        cls,
+        preset,
+        load_weights=True,
+        *,
+        format="auto",
+        num_heads=None,
+        vocab_file=None,
+        allow_missing_head=False,
+        allow_embedding_mismatch=False,
+        **kwargs,
+    ):
         """The model (backbone and head) in the checkpoint at `preset`, in any format
         `electra_tf.checkpoints.load_checkpoint` reads (a preset of ours, a pre-training run's model_dir, the
         reference's TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone); a checkpoint without
@@ -42,9 +53,13 @@ class ElectraTask(keras_hub.models.Task):
         `allow_missing_head` (a checkpoint without the head: Hugging Face's ElectraModel, a keras-hub backbone) and
         `allow_embedding_mismatch` are `load_checkpoint`'s.
         """
-        load_arguments = {"format": format, "num_heads": num_heads, "vocab_file": vocab_file,
-                          "allow_missing_head": allow_missing_head,
-                          "allow_embedding_mismatch": allow_embedding_mismatch}
+        load_arguments = {
+            "format": format,
+            "num_heads": num_heads,
+            "vocab_file": vocab_file,
+            "allow_missing_head": allow_missing_head,
+            "allow_embedding_mismatch": allow_embedding_mismatch,
+        }
         if keras_hub_handle(cls, preset, load_arguments):
             return super().from_preset(preset, load_weights, **kwargs)
         model = checkpoint_model(cls, preset, **load_arguments)

@@ -21,8 +21,13 @@ class ElectraGenerator(ElectraTask):
 
     def __init__(self, backbone, preprocessor=None, electra_config=None, **kwargs):
         self.lm_head = ElectraMaskedLMHead(
-            backbone.token_embedding, backbone.layer_norm_epsilon, backbone.initializer_range,
-            backbone.hidden_activation, dtype=backbone.dtype_policy, name="generator_predictions")
+            backbone.token_embedding,
+            backbone.layer_norm_epsilon,
+            backbone.initializer_range,
+            backbone.hidden_activation,
+            dtype=backbone.dtype_policy,
+            name="generator_predictions",
+        )
         kwargs.setdefault("name", "generator")
         super().__init__(backbone, preprocessor, electra_config, **kwargs)
 
@@ -41,5 +46,6 @@ def build_generator(config, dtype=None):
     """A new stand-alone generator (own backbone and embeddings) sized from the discriminator's `config` by the
     reference's rule."""
     config = as_config(config)
-    return ElectraGenerator(ElectraBackbone(**config.generator_architecture().architecture(), dtype=dtype),
-                            electra_config=config)
+    return ElectraGenerator(
+        ElectraBackbone(**config.generator_architecture().architecture(), dtype=dtype), electra_config=config
+    )

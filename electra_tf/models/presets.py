@@ -26,10 +26,12 @@ def keras_hub_handle(cls, preset, load_arguments):
         return False
     given = [name for name, value in load_arguments.items() if value not in _UNSET]
     if given:
-        raise ConfigError(f"preset={preset} is a keras-hub handle, which {cls.__name__}.from_preset leaves to "
-                          f"keras-hub's own from_preset: it takes no {', '.join(given)} (load_checkpoint's, for a "
-                          "checkpoint on this machine); pass preset=<a local directory> to use them",
-                          arguments=("preset", *given))
+        raise ConfigError(
+            f"preset={preset} is a keras-hub handle, which {cls.__name__}.from_preset leaves to "
+            f"keras-hub's own from_preset: it takes no {', '.join(given)} (load_checkpoint's, for a "
+            "checkpoint on this machine); pass preset=<a local directory> to use them",
+            arguments=("preset", *given),
+        )
     return True
 
 
@@ -41,8 +43,13 @@ def loaded_checkpoint(cls, preset, kind=None, **load_arguments):
     from electra_tf.checkpoints import load_checkpoint
     from electra_tf.checkpoints.naming import model_class_kind
 
-    return load_checkpoint(preset, kind or model_class_kind(cls), argument="preset",
-                           requested_by=f"{cls.__name__}.from_preset", **load_arguments)
+    return load_checkpoint(
+        preset,
+        kind or model_class_kind(cls),
+        argument="preset",
+        requested_by=f"{cls.__name__}.from_preset",
+        **load_arguments,
+    )
 
 
 def checkpoint_model(cls, preset, kind=None, **load_arguments):

@@ -61,9 +61,11 @@ class ElectraPretrainingModel(keras.Model):
         self.seed = int(seed)
         self.num_train_steps = num_train_steps
         if config.generator_training == "annealed" and not (config.generator_annealing_steps or num_train_steps):
-            raise ConfigError("generator_training=annealed needs num_train_steps or generator_annealing_steps: the "
-                              "steps over which the generator's loss turns adversarial",
-                              arguments=("generator_training", "num_train_steps", "generator_annealing_steps"))
+            raise ConfigError(
+                "generator_training=annealed needs num_train_steps or generator_annealing_steps: the "
+                "steps over which the generator's loss turns adversarial",
+                arguments=("generator_training", "num_train_steps", "generator_annealing_steps"),
+            )
         self.objective = objectives.get_objective(config.objective)
         self._build_networks(config)
         self.built = True
@@ -75,35 +77,52 @@ class ElectraPretrainingModel(keras.Model):
         self.embeddings = ElectraEmbeddings.for_architecture(config, dtype=dtype)
         self.generator_embeddings = None
         if config.untied_embeddings or config.two_stage_steps:
-            self.generator_embeddings = ElectraEmbeddings.for_architecture(config, dtype=dtype,
-                                                                           name="generator_embeddings")
+            self.generator_embeddings = ElectraEmbeddings.for_architecture(
+                config, dtype=dtype, name="generator_embeddings"
+            )
         self.discriminator = ElectraDiscriminator(
             ElectraBackbone(**config.architecture(), embeddings=self.embeddings, dtype=dtype, name="electra"),
-            electra_config=config)
+            electra_config=config,
+        )
         self.generator = None
         if config.tie_all_weights:
             # The generator is the discriminator's backbone with its own MLM head.
             self.generator = ElectraGenerator(self.discriminator.backbone, electra_config=config)
         elif self.objective.cloze_generator:
-            self.generator = TwoTowerClozeGenerator(config.generator_architecture().architecture(),
-                                                    embeddings=self.embeddings, dtype=dtype)
+            self.generator = TwoTowerClozeGenerator(
+                config.generator_architecture().architecture(), embeddings=self.embeddings, dtype=dtype
+            )
         elif config.has_generator_network:
-            self.generator = ElectraGenerator(ElectraBackbone(
-                **config.generator_architecture().architecture(),
-                embeddings=self.generator_embeddings or self.embeddings, dtype=dtype, name="generator_backbone"),
-                electra_config=config)
+            self.generator = ElectraGenerator(
+                ElectraBackbone(
+                    **config.generator_architecture().architecture(),
+                    embeddings=self.generator_embeddings or self.embeddings,
+                    dtype=dtype,
+                    name="generator_backbone",
+                ),
+                electra_config=config,
+            )
         self.word_embedding_delta = None
         if config.embedding_sharing == "gdes":
             # E_delta starts at zero, so the discriminator starts from the generator's table.
             self.word_embedding_delta = keras.layers.Embedding(
-                config.vocab_size, config.embedding_size, embeddings_initializer="zeros", dtype=dtype,
-                name="word_embeddings_delta")
+                config.vocab_size,
+                config.embedding_size,
+                embeddings_initializer="zeros",
+                dtype=dtype,
+                name="word_embeddings_delta",
+            )
             self.word_embedding_delta.build()
         self.model_mlm_head = None
         if objectives.MASKED_LM_HEAD in self.objective.heads:
-            self.model_mlm_head = ElectraMaskedLMHead(self.embeddings.word_embeddings, config.layer_norm_epsilon,
-                                                      config.initializer_range, config.hidden_activation, dtype=dtype,
-                                                      name="model_mlm_predictions")
+            self.model_mlm_head = ElectraMaskedLMHead(
+                self.embeddings.word_embeddings,
+                config.layer_norm_epsilon,
+                config.initializer_range,
+                config.hidden_activation,
+                dtype=dtype,
+                name="model_mlm_predictions",
+            )
             self.model_mlm_head.build((None, None, config.hidden_size))
         self.copy_head = None
         if objectives.COPY_HEAD in self.objective.heads:
@@ -132,29 +151,40 @@ class ElectraPretrainingModel(keras.Model):
         example_index = randomness.global_example_index(tf.shape(input_ids)[0])
 
         def noise(stream, shape):
-            seeds = randomness.example_seeds(self.seed, step if draw_index is None else draw_index, example_index,
-                                             stream)
+            seeds = randomness.example_seeds(
+                self.seed, step if draw_index is None else draw_index, example_index, stream
+            )
             return randomness.per_example_uniform(seeds, shape)
 
         masked = mask_inputs(
-            input_ids, input_mask,
+            input_ids,
+            input_mask,
             noise(randomness.STREAM_MASK_POSITIONS, [sequence_length]),
             noise(randomness.STREAM_MASK_TOKEN, [self.max_predictions]),
-            mask_prob=config.mask_prob, max_predictions=self.max_predictions,
-            mask_token_fraction=config.mask_token_fraction, mask_id=config.mask_id,
-            special_ids=(config.cls_id, config.sep_id, config.mask_id))
+            mask_prob=config.mask_prob,
+            max_predictions=self.max_predictions,
+            mask_token_fraction=config.mask_token_fraction,
+            mask_id=config.mask_id,
+            special_ids=(config.cls_id, config.sep_id, config.mask_id),
+        )
         outputs = {"masked": masked, "input_ids": input_ids, "input_mask": input_mask}
         model_inputs = {"input_ids": masked.input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
         if self.objective.uses_generator:
             sampling_noise = noise(randomness.STREAM_SAMPLING, [self.max_predictions, config.vocab_size])
             if self.objective.cloze_generator:
                 # The cloze model reads the unmasked input: its logits at t never depend on x_t.
-                cloze_logits = tf.cast(self.generator(
-                    {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids},
-                    training=training), tf.float32)
+                cloze_logits = tf.cast(
+                    self.generator(
+                        {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids},
+                        training=training,
+                    ),
+                    tf.float32,
+                )
                 special_ids = (config.cls_id, config.sep_id, config.mask_id)
-                outputs.update(cloze_logits=cloze_logits, cloze_weights=tf.cast(
-                    candidate_mask(input_ids, input_mask, special_ids), tf.float32))
+                outputs.update(
+                    cloze_logits=cloze_logits,
+                    cloze_weights=tf.cast(candidate_mask(input_ids, input_mask, special_ids), tf.float32),
+                )
                 mlm_logits = gather_positions(cloze_logits, masked.masked_lm_positions)
             else:
                 mlm_logits = self._generator_logits(masked, input_mask, segment_ids, training)
@@ -164,8 +194,9 @@ class ElectraPretrainingModel(keras.Model):
                 # token alone, which it cannot do once they fit the words around them (docs/cpu_budget.md).
                 sampling_logits = mlm_logits * linear_ramp(step, config.sampling_warmup_steps)
             sampled_ids = gumbel_max_sample(sampling_logits, sampling_noise, config.temperature)
-            corrupted_ids, labels = replace_tokens(input_ids, sampled_ids, masked.masked_lm_positions,
-                                                   masked.masked_lm_weights)
+            corrupted_ids, labels = replace_tokens(
+                input_ids, sampled_ids, masked.masked_lm_positions, masked.masked_lm_weights
+            )
             labels = self.objective.detection_labels(labels, masked)
             outputs.update(mlm_logits=mlm_logits, sampled_ids=sampled_ids, corrupted_ids=corrupted_ids, labels=labels)
             model_inputs["input_ids"] = corrupted_ids
@@ -176,10 +207,12 @@ class ElectraPretrainingModel(keras.Model):
                     offsets = offsets * self.adversarial_share(step)
                 model_inputs["word_vector_offsets"] = offsets
         hidden = self.discriminator.backbone.encode(
-            model_inputs, word_vectors=self.discriminator_word_vectors(model_inputs), training=training)
+            model_inputs, word_vectors=self.discriminator_word_vectors(model_inputs), training=training
+        )
         if objectives.REPLACED_TOKEN_HEAD in self.objective.heads:
             outputs["disc_logits"] = self.objective.detection_logits(
-                tf.cast(self.discriminator.replaced_token_head(hidden), tf.float32), outputs, config)
+                tf.cast(self.discriminator.replaced_token_head(hidden), tf.float32), outputs, config
+            )
         if self.model_mlm_head is not None:
             positions = self.objective.model_mlm_positions(masked, sequence_length)
             outputs["model_mlm_logits"] = tf.cast(self.model_mlm_head(hidden, mask_positions=positions), tf.float32)
@@ -193,8 +226,14 @@ class ElectraPretrainingModel(keras.Model):
             shape = tf.concat([tf.shape(masked.masked_lm_positions), [self.electra_config.vocab_size]], axis=0)
             return tf.zeros(shape, tf.float32)
         logits = self.generator(
-            {"token_ids": masked.input_ids, "padding_mask": input_mask, "segment_ids": segment_ids,
-             "mask_positions": masked.masked_lm_positions}, training=training)
+            {
+                "token_ids": masked.input_ids,
+                "padding_mask": input_mask,
+                "segment_ids": segment_ids,
+                "mask_positions": masked.masked_lm_positions,
+            },
+            training=training,
+        )
         return tf.cast(logits, tf.float32)
 
     def discriminator_word_vectors(self, inputs):
@@ -224,8 +263,9 @@ class ElectraPretrainingModel(keras.Model):
         The word table enters without gradient: only the generator's logits get the reversed gradient.
         """
         config = self.electra_config
-        relaxation_temperature = annealed_temperature(step, config.adversarial_temperature_start,
-                                                      config.adversarial_temperature_end, self.num_train_steps)
+        relaxation_temperature = annealed_temperature(
+            step, config.adversarial_temperature_start, config.adversarial_temperature_end, self.num_train_steps
+        )
         relaxed = gumbel_softmax_gradient(mlm_logits, sampling_noise, config.temperature, relaxation_temperature)
         table = tf.stop_gradient(tf.cast(self.embeddings.word_embeddings.embeddings, tf.float32))
         vectors = -tf.einsum("bnv,ve->bne", relaxed, table)
@@ -252,8 +292,14 @@ class ElectraPretrainingModel(keras.Model):
         return standalone
 
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable, "config": self.electra_config.to_dict(),
-                "max_seq_length": self.max_seq_length, "seed": self.seed, "num_train_steps": self.num_train_steps}
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "config": self.electra_config.to_dict(),
+            "max_seq_length": self.max_seq_length,
+            "seed": self.seed,
+            "num_train_steps": self.num_train_steps,
+        }
 
     @classmethod
     def from_config(cls, config):
@@ -261,8 +307,17 @@ class ElectraPretrainingModel(keras.Model):
         return cls(config=config.pop("config"), **config)
 
     @classmethod
-    def from_preset(cls, preset, load_weights=True, *, format="auto", num_heads=None, vocab_file=None,
-                    allow_embedding_mismatch=False, **kwargs):
+    def from_preset(
+        cls,
+        preset,
+        load_weights=True,
+        *,
+        format="auto",
+        num_heads=None,
+        vocab_file=None,
+        allow_embedding_mismatch=False,
+        **kwargs,
+    ):
         """The generator and discriminator in the checkpoint at `preset`: a pre-training run's model_dir, the
         reference's TF1 pre-training checkpoint or a Hugging Face discriminator/ + generator/ pair (any format
         `electra_tf.checkpoints.load_checkpoint` reads that holds both); a checkpoint holding one network is refused,
@@ -272,6 +327,12 @@ class ElectraPretrainingModel(keras.Model):
         `num_train_steps`; `dtype`); `load_weights=False` gives the same networks freshly initialised. `format`,
         `num_heads`, `vocab_file` and `allow_embedding_mismatch` are `load_checkpoint`'s.
         """
-        model = checkpoint_model(cls, preset, format=format, num_heads=num_heads, vocab_file=vocab_file,
-                                 allow_embedding_mismatch=allow_embedding_mismatch)
+        model = checkpoint_model(
+            cls,
+            preset,
+            format=format,
+            num_heads=num_heads,
+            vocab_file=vocab_file,
+            allow_embedding_mismatch=allow_embedding_mismatch,
+        )
         return rebuilt(model, cls, load_weights, **kwargs)

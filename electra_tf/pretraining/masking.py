@@ -12,7 +12,8 @@ import tensorflow as tf
 from electra_tf.pretraining.positions import gather_positions, scatter_update
 
 MaskedInputs = collections.namedtuple(
-    "MaskedInputs", ["input_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights"])
+    "MaskedInputs", ["input_ids", "masked_lm_positions", "masked_lm_ids", "masked_lm_weights"]
+)
 
 
 def candidate_mask(input_ids, input_mask, special_ids):
@@ -51,8 +52,18 @@ def select_positions(candidates, counts, uniform, max_predictions):
     return tf.cast(positions, tf.int32), tf.cast(used, tf.float32)
 
 
-def mask_inputs(input_ids, input_mask, position_noise, token_noise, *, mask_prob, max_predictions, mask_token_fraction,
-                mask_id, special_ids):
+def mask_inputs(
+    input_ids,
+    input_mask,
+    position_noise,
+    token_noise,
+    *,
+    mask_prob,
+    max_predictions,
+    mask_token_fraction,
+    mask_id,
+    special_ids,
+):
     """ELECTRA's masking: choose positions, replace `mask_token_fraction` (85 %) of them by [MASK], keep the rest.
 
     Unlike BERT's 80/10/10 no position receives a random token: the generator supplies the replacements.

@@ -29,8 +29,14 @@ MASKED_LM_HEAD = "masked_lm"
 COPY_HEAD = "copy"
 
 GENERATOR_METRICS = ("masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy")
-DISCRIMINATOR_METRICS = ("disc_loss", "disc_accuracy", "disc_precision", "disc_recall", "disc_auc",
-                         "disc_replaced_fraction")
+DISCRIMINATOR_METRICS = (
+    "disc_loss",
+    "disc_accuracy",
+    "disc_precision",
+    "disc_recall",
+    "disc_auc",
+    "disc_replaced_fraction",
+)
 MODEL_MLM_METRICS = ("model_mlm_loss", "model_mlm_accuracy")
 CLOZE_METRICS = ("cloze_loss", "cloze_accuracy")
 
@@ -82,8 +88,9 @@ class Objective:
 
 def _generator_statistics(outputs):
     masked = outputs["masked"]
-    return statistics.masked_lm_statistics(outputs["mlm_logits"], masked.masked_lm_ids, masked.masked_lm_weights,
-                                           outputs["sampled_ids"])
+    return statistics.masked_lm_statistics(
+        outputs["mlm_logits"], masked.masked_lm_ids, masked.masked_lm_weights, outputs["sampled_ids"]
+    )
 
 
 def _mean(sums, counts, prefix):
@@ -100,13 +107,18 @@ class ElectraObjective(Objective):
 
     def statistics(self, outputs):
         stats = _generator_statistics(outputs)
-        stats.update(statistics.discriminator_statistics(outputs["disc_logits"], outputs["labels"],
-                                                         self.detection_weights(outputs)))
+        stats.update(
+            statistics.discriminator_statistics(
+                outputs["disc_logits"], outputs["labels"], self.detection_weights(outputs)
+            )
+        )
         return stats
 
     def loss_terms(self, sums, counts, config):
-        return {"generator": config.gen_weight * _mean(sums, counts, "mlm"),
-                "model": config.disc_weight * _mean(sums, counts, "disc")}
+        return {
+            "generator": config.gen_weight * _mean(sums, counts, "mlm"),
+            "model": config.disc_weight * _mean(sums, counts, "disc"),
+        }
 
     def expected_initial_loss(self, config):
         return config.gen_weight * math.log(config.vocab_size) + config.disc_weight * math.log(2.0)
@@ -134,8 +146,9 @@ class MaskedLMObjective(Objective):
 
     def statistics(self, outputs):
         masked = outputs["masked"]
-        return statistics.masked_lm_statistics(outputs["model_mlm_logits"], masked.masked_lm_ids,
-                                               masked.masked_lm_weights)
+        return statistics.masked_lm_statistics(
+            outputs["model_mlm_logits"], masked.masked_lm_ids, masked.masked_lm_weights
+        )
 
     def loss_terms(self, sums, counts, config):
         return {"model": _mean(sums, counts, "mlm")}
@@ -154,13 +167,15 @@ class ReplaceMLMObjective(Objective):
     def statistics(self, outputs):
         masked = outputs["masked"]
         stats = _generator_statistics(outputs)
-        stats.update(statistics.masked_lm_statistics(outputs["model_mlm_logits"], masked.masked_lm_ids,
-                                                     masked.masked_lm_weights, prefix="model_mlm"))
+        stats.update(
+            statistics.masked_lm_statistics(
+                outputs["model_mlm_logits"], masked.masked_lm_ids, masked.masked_lm_weights, prefix="model_mlm"
+            )
+        )
         return stats
 
     def loss_terms(self, sums, counts, config):
-        return {"generator": config.gen_weight * _mean(sums, counts, "mlm"),
-                "model": _mean(sums, counts, "model_mlm")}
+        return {"generator": config.gen_weight * _mean(sums, counts, "mlm"), "model": _mean(sums, counts, "model_mlm")}
 
     def expected_initial_loss(self, config):
         return (config.gen_weight + 1.0) * math.log(config.vocab_size)
@@ -180,14 +195,19 @@ class AllTokensMLMObjective(Objective):
 
     def statistics(self, outputs):
         stats = _generator_statistics(outputs)
-        stats.update(statistics.copy_mechanism_statistics(
-            outputs["model_mlm_logits"], outputs["copy_logits"], outputs["corrupted_ids"], outputs["input_ids"],
-            outputs["input_mask"]))
+        stats.update(
+            statistics.copy_mechanism_statistics(
+                outputs["model_mlm_logits"],
+                outputs["copy_logits"],
+                outputs["corrupted_ids"],
+                outputs["input_ids"],
+                outputs["input_mask"],
+            )
+        )
         return stats
 
     def loss_terms(self, sums, counts, config):
-        return {"generator": config.gen_weight * _mean(sums, counts, "mlm"),
-                "model": _mean(sums, counts, "model_mlm")}
+        return {"generator": config.gen_weight * _mean(sums, counts, "mlm"), "model": _mean(sums, counts, "model_mlm")}
 
 
 class ElectricObjective(Objective):
@@ -216,20 +236,34 @@ class ElectricObjective(Objective):
 
     def statistics(self, outputs):
         stats = _generator_statistics(outputs)
-        stats.update(statistics.masked_lm_statistics(outputs["cloze_logits"], outputs["input_ids"],
-                                                     outputs["cloze_weights"], prefix="cloze"))
-        stats.update(statistics.discriminator_statistics(outputs["disc_logits"], outputs["labels"],
-                                                         outputs["input_mask"]))
+        stats.update(
+            statistics.masked_lm_statistics(
+                outputs["cloze_logits"], outputs["input_ids"], outputs["cloze_weights"], prefix="cloze"
+            )
+        )
+        stats.update(
+            statistics.discriminator_statistics(outputs["disc_logits"], outputs["labels"], outputs["input_mask"])
+        )
         return stats
 
     def loss_terms(self, sums, counts, config):
-        return {"generator": config.gen_weight * _mean(sums, counts, "cloze"),
-                "model": config.disc_weight * _mean(sums, counts, "disc")}
+        return {
+            "generator": config.gen_weight * _mean(sums, counts, "cloze"),
+            "model": config.disc_weight * _mean(sums, counts, "disc"),
+        }
 
 
-OBJECTIVES = {objective.name: objective for objective in
-              (ElectraObjective(), Electra15Objective(), MaskedLMObjective(), ReplaceMLMObjective(),
-               AllTokensMLMObjective(), ElectricObjective())}
+OBJECTIVES = {
+    objective.name: objective
+    for objective in (
+        ElectraObjective(),
+        Electra15Objective(),
+        MaskedLMObjective(),
+        ReplaceMLMObjective(),
+        AllTokensMLMObjective(),
+        ElectricObjective(),
+    )
+}
 
 
 def get_objective(name):

@@ -52,8 +52,11 @@ def global_example_index(local_batch_size):
     replica_id = tf.cast(replica_id, tf.int64)
     local_batch_size = tf.cast(local_batch_size, tf.int64)
     start, replica_batch_size = getattr(_micro_batch, "position", None) or (0, local_batch_size)
-    return (replica_id * tf.cast(replica_batch_size, tf.int64) + tf.cast(start, tf.int64)
-            + tf.range(local_batch_size, dtype=tf.int64))
+    return (
+        replica_id * tf.cast(replica_batch_size, tf.int64)
+        + tf.cast(start, tf.int64)
+        + tf.range(local_batch_size, dtype=tf.int64)
+    )
 
 
 def example_seeds(seed, step, example_index, stream):

@@ -83,4 +83,3 @@ def linear_ramp(step, total_steps):
     if not total_steps:
         raise ValueError("linear_ramp needs total_steps > 0")
     return tf.clip_by_value(tf.cast(step, tf.float32) / float(total_steps), 0.0, 1.0)
-

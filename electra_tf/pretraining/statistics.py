@@ -32,7 +32,8 @@ def masked_lm_statistics(logits, masked_lm_ids, masked_lm_weights, sampled_ids=N
     }
     if sampled_ids is not None:
         stats["sampled_correct"] = tf.reduce_sum(
-            weights * tf.cast(tf.equal(tf.cast(sampled_ids, tf.int32), labels), tf.float32))
+            weights * tf.cast(tf.equal(tf.cast(sampled_ids, tf.int32), labels), tf.float32)
+        )
     return stats
 
 
@@ -58,8 +59,9 @@ def copy_mechanism_statistics(logits, copy_logits, input_ids, original_ids, weig
     log_copy, log_no_copy = tf.math.log_sigmoid(copy_logits), tf.math.log_sigmoid(-copy_logits)
     from_vocabulary = log_no_copy + target_log_prob
     unchanged = tf.equal(inputs, targets)
-    log_likelihood = tf.where(unchanged, tf.math.reduce_logsumexp(tf.stack([log_copy, from_vocabulary]), axis=0),
-                              from_vocabulary)
+    log_likelihood = tf.where(
+        unchanged, tf.math.reduce_logsumexp(tf.stack([log_copy, from_vocabulary]), axis=0), from_vocabulary
+    )
     # The mixture's argmax: the input token (copy mass + its softmax share) against the best vocabulary entry.
     best_other = tf.argmax(logits, axis=-1, output_type=tf.int32)
     input_prob = tf.exp(log_copy) + tf.exp(log_no_copy + tf.gather(log_probs, inputs, batch_dims=2))
@@ -94,9 +96,11 @@ def discriminator_statistics(logits, labels, weights):
         "disc_false_positives": tf.reduce_sum(weights * predicted * (1.0 - labels)),
         "disc_false_negatives": tf.reduce_sum(weights * (1.0 - predicted) * labels),
         "disc_positive_histogram": tf.math.unsorted_segment_sum(
-            tf.reshape(weights * labels, [-1]), tf.reshape(bins, [-1]), AUC_BINS),
+            tf.reshape(weights * labels, [-1]), tf.reshape(bins, [-1]), AUC_BINS
+        ),
         "disc_negative_histogram": tf.math.unsorted_segment_sum(
-            tf.reshape(weights * (1.0 - labels), [-1]), tf.reshape(bins, [-1]), AUC_BINS),
+            tf.reshape(weights * (1.0 - labels), [-1]), tf.reshape(bins, [-1]), AUC_BINS
+        ),
     }
 
 

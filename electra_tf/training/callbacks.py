@@ -92,8 +92,11 @@ class MetricsLogger(keras.callbacks.Callback):
                         tf.summary.scalar(name, value)
             self._writer.flush()
         if step == 1 and self.expected_initial_loss is not None:
-            print(f"\nstep 1: loss {entry.get('loss', float('nan')):.3f} (a fresh model should start near "
-                  f"{self.expected_initial_loss:.2f})", flush=True)
+            print(
+                f"\nstep 1: loss {entry.get('loss', float('nan')):.3f} (a fresh model should start near "
+                f"{self.expected_initial_loss:.2f})",
+                flush=True,
+            )
         self._reset_pending = True
 
     def on_train_end(self, logs=None):
@@ -170,7 +173,8 @@ class NonFiniteLossGuard(keras.callbacks.Callback):
                 f"non-finite loss at step {step}; its update was not applied and the last good checkpoint in "
                 f"{self.model_dir} is kept. Lower learning_rate, check the input data, use "
                 "mixed_precision=float32, or nonfinite_loss=skip to skip such steps",
-                arguments=("learning_rate", "mixed_precision", "nonfinite_loss"))
+                arguments=("learning_rate", "mixed_precision", "nonfinite_loss"),
+            )
         print(f"\nwarning: non-finite loss at step {step}: update skipped ({skipped} skipped steps so far)", flush=True)
 
 
@@ -194,5 +198,8 @@ class LossScaleMonitor(keras.callbacks.Callback):
             logs["loss_scale"] = scale
         if scale < 1.0 and scale != self._warned_at_scale:
             self._warned_at_scale = scale
-            print(f"\nwarning: float16 loss scale underflow at step {current_step(self.model)}: the dynamic loss scale "
-                  f"fell to {scale:g} (< 1)", flush=True)
+            print(
+                f"\nwarning: float16 loss scale underflow at step {current_step(self.model)}: the dynamic loss scale "
+                f"fell to {scale:g} (< 1)",
+                flush=True,
+            )

@@ -20,21 +20,30 @@ DEFAULT_COLLECTIVE_TIMEOUT_SECONDS = 0
 def check_collective_timeout(seconds):
     """Refuse a negative (or NaN) `collective_timeout_seconds`; None and 0 mean no limit."""
     if seconds is not None and not seconds >= 0:
-        raise ConfigError(f"collective_timeout_seconds must be >= 0 (0: wait forever), got {seconds}",
-                          arguments=("collective_timeout_seconds",))
+        raise ConfigError(
+            f"collective_timeout_seconds must be >= 0 (0: wait forever), got {seconds}",
+            arguments=("collective_timeout_seconds",),
+        )
 
 
 def check_gradient_accumulation(gradient_accumulation_steps, train_batch_size=None, num_replicas=1):
     """Refuse a `gradient_accumulation_steps` that is not a positive integer, or (given `train_batch_size`, the batch of
     one optimizer update) a batch that does not split into that many equal micro-batches on each of `num_replicas`."""
-    if (isinstance(gradient_accumulation_steps, bool) or not isinstance(gradient_accumulation_steps, numbers.Integral)
-            or gradient_accumulation_steps < 1):
-        raise ConfigError("gradient_accumulation_steps must be a positive integer, got "
-                          f"{gradient_accumulation_steps!r}", arguments=("gradient_accumulation_steps",))
+    if (
+        isinstance(gradient_accumulation_steps, bool)
+        or not isinstance(gradient_accumulation_steps, numbers.Integral)
+        or gradient_accumulation_steps < 1
+    ):
+        raise ConfigError(
+            f"gradient_accumulation_steps must be a positive integer, got {gradient_accumulation_steps!r}",
+            arguments=("gradient_accumulation_steps",),
+        )
     if train_batch_size is None or train_batch_size % (gradient_accumulation_steps * num_replicas) == 0:
         return
     over = "" if num_replicas == 1 else f" on each of {num_replicas} replicas"
-    raise ConfigError(f"train_batch_size={train_batch_size} does not split into gradient_accumulation_steps="
-                      f"{gradient_accumulation_steps} equal micro-batches{over}: train_batch_size is the batch of one "
-                      f"optimizer update and must be a multiple of {gradient_accumulation_steps * num_replicas}",
-                      arguments=("train_batch_size", "gradient_accumulation_steps"))
+    raise ConfigError(
+        f"train_batch_size={train_batch_size} does not split into gradient_accumulation_steps="
+        f"{gradient_accumulation_steps} equal micro-batches{over}: train_batch_size is the batch of one "
+        f"optimizer update and must be a multiple of {gradient_accumulation_steps * num_replicas}",
+        arguments=("train_batch_size", "gradient_accumulation_steps"),
+    )

@@ -23,8 +23,9 @@ def split_cpu(num_devices):
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * num_devices)
     except RuntimeError as error:
         if len(tf.config.list_logical_devices("CPU")) != num_devices:
-            raise ConfigError(f"cannot split the CPU into {num_devices} devices after TensorFlow initialised: "
-                              f"{error}") from error
+            raise ConfigError(
+                f"cannot split the CPU into {num_devices} devices after TensorFlow initialised: {error}"
+            ) from error
 
 
 def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collective_timeout_seconds=None):
@@ -39,20 +40,24 @@ def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collecti
         raise ConfigError(f"unknown strategy={strategy!r}; choose one of {list(STRATEGIES)}", arguments=("strategy",))
     check_collective_timeout(collective_timeout_seconds)
     if strategy != "tpu" and tpu:
-        raise ConfigError(f"tpu={tpu!r} is only used with strategy=tpu (got strategy={strategy})",
-                          arguments=("tpu", "strategy"))
+        raise ConfigError(
+            f"tpu={tpu!r} is only used with strategy=tpu (got strategy={strategy})", arguments=("tpu", "strategy")
+        )
     split_cpu(num_cpu_devices)
     if strategy == "default":
         return tf.distribute.get_strategy()
     if strategy == "mirrored":
-        devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
-                  [d.name for d in tf.config.list_logical_devices("CPU")]
+        devices = [d.name for d in tf.config.list_logical_devices("GPU")] or [
+            d.name for d in tf.config.list_logical_devices("CPU")
+        ]
         return tf.distribute.MirroredStrategy(devices=devices)
     if strategy == "multi_worker":
         if "TF_CONFIG" not in os.environ:
-            raise ConfigError("strategy=multi_worker needs the TF_CONFIG environment variable describing the "
-                              "cluster (see docs/pretraining.md, 'Multi-device and multi-node')",
-                              arguments=("strategy",))
+            raise ConfigError(
+                "strategy=multi_worker needs the TF_CONFIG environment variable describing the "
+                "cluster (see docs/pretraining.md, 'Multi-device and multi-node')",
+                arguments=("strategy",),
+            )
         try:
             json.loads(os.environ["TF_CONFIG"])
         except json.JSONDecodeError as error:
@@ -60,15 +65,17 @@ def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collecti
         options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=collective_timeout_seconds or None)
         return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     if not tpu:
-        raise ConfigError("strategy=tpu needs tpu=<TPU name or grpc://address> ('local' for a TPU VM)",
-                          arguments=("strategy", "tpu"))
+        raise ConfigError(
+            "strategy=tpu needs tpu=<TPU name or grpc://address> ('local' for a TPU VM)", arguments=("strategy", "tpu")
+        )
     try:
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
     except (ValueError, tf.errors.OpError, RuntimeError) as error:
-        raise ConfigError(f"no TPU reachable at tpu={tpu!r}: {str(error).splitlines()[0]}",
-                          arguments=("tpu",)) from error
+        raise ConfigError(
+            f"no TPU reachable at tpu={tpu!r}: {str(error).splitlines()[0]}", arguments=("tpu",)
+        ) from error
     return tf.distribute.TPUStrategy(resolver)
 
 
@@ -77,8 +84,9 @@ def tf_config_for_workers(worker_hosts, task_index):
     chief). Every worker gets the same host list and its own index."""
     hosts = [host.strip() for host in (worker_hosts or "").split(",") if host.strip()]
     if not hosts:
-        raise ConfigError("worker_hosts is empty; give every worker as host:port, comma-separated",
-                          arguments=("worker_hosts",))
+        raise ConfigError(
+            "worker_hosts is empty; give every worker as host:port, comma-separated", arguments=("worker_hosts",)
+        )
     for host in hosts:
         name, _, port = host.rpartition(":")
         if not name or not port.isdigit():
@@ -86,8 +94,10 @@ def tf_config_for_workers(worker_hosts, task_index):
     if len(set(hosts)) != len(hosts):
         raise ConfigError(f"worker_hosts lists a worker twice: {worker_hosts}", arguments=("worker_hosts",))
     if not 0 <= task_index < len(hosts):
-        raise ConfigError(f"task_index={task_index} is out of range for the {len(hosts)} worker_hosts",
-                          arguments=("task_index", "worker_hosts"))
+        raise ConfigError(
+            f"task_index={task_index} is out of range for the {len(hosts)} worker_hosts",
+            arguments=("task_index", "worker_hosts"),
+        )
     return {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": task_index}}
 
 
@@ -95,16 +105,20 @@ def configure_cluster(worker_hosts, task_index):
     """Write TF_CONFIG from `worker_hosts`/`task_index` (before the strategy and the data pipeline read it)."""
     tf_config = json.dumps(tf_config_for_workers(worker_hosts, task_index))
     if os.environ.get("TF_CONFIG") and json.loads(os.environ["TF_CONFIG"]) != json.loads(tf_config):
-        raise ConfigError("worker_hosts and task_index contradict the TF_CONFIG environment variable; give one or "
-                          "the other", arguments=("worker_hosts", "task_index"))
+        raise ConfigError(
+            "worker_hosts and task_index contradict the TF_CONFIG environment variable; give one or the other",
+            arguments=("worker_hosts", "task_index"),
+        )
     os.environ["TF_CONFIG"] = tf_config
 
 
 def set_precision(mixed_precision):
     """Set the global Keras dtype policy to `mixed_precision`. Losses and sampling stay float32 regardless."""
     if mixed_precision not in PRECISIONS:
-        raise ConfigError(f"unknown mixed_precision={mixed_precision!r}; choose one of {list(PRECISIONS)}",
-                          arguments=("mixed_precision",))
+        raise ConfigError(
+            f"unknown mixed_precision={mixed_precision!r}; choose one of {list(PRECISIONS)}",
+            arguments=("mixed_precision",),
+        )
     keras.mixed_precision.set_global_policy(mixed_precision)
 
 
@@ -154,8 +168,12 @@ def lost_worker_error(error, step, model_dir, collective_timeout_seconds=None):
     if named:  # TensorFlow says which
         lost = " and ".join(_describe(job_name, index, cluster) for job_name, index in named)
     else:
-        peers = [(job_name, index) for job_name, hosts in sorted(cluster.items()) for index in range(len(hosts))
-                 if (job_name, index) != own]
+        peers = [
+            (job_name, index)
+            for job_name, hosts in sorted(cluster.items())
+            for index in range(len(hosts))
+            if (job_name, index) != own
+        ]
         lost = ", ".join(_describe(job_name, index, cluster) for job_name, index in peers) or "a peer"
         lost = f"one of {lost}" if len(peers) > 1 else lost
     if isinstance(error, tf.errors.DeadlineExceededError) and collective_timeout_seconds:
@@ -165,8 +183,10 @@ def lost_worker_error(error, step, model_dir, collective_timeout_seconds=None):
     when = f"during step {step}" if step is not None else "before training started"
     latest = tf.train.latest_checkpoint(model_dir) if tf.io.gfile.exists(model_dir) else None
     if latest:
-        after = (f"the last checkpoint in {model_dir} is {os.path.basename(latest)}: restart every worker with the "
-                 f"same command to resume from step {latest.rsplit('-', 1)[-1]}")
+        after = (
+            f"the last checkpoint in {model_dir} is {os.path.basename(latest)}: restart every worker with the "
+            f"same command to resume from step {latest.rsplit('-', 1)[-1]}"
+        )
     else:
         after = f"{model_dir} holds no checkpoint yet: restart every worker with the same command to start again"
     return WorkerLostError(f"{lost} {when}; {after}", arguments=("collective_timeout_seconds",))

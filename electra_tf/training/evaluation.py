@@ -41,7 +41,8 @@ class PretrainingEvaluator:
 
         per_replica = self.strategy.run(replica_statistics, args=(batch,))
         return tf.nest.map_structure(
-            lambda value: self.strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None), per_replica)
+            lambda value: self.strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None), per_replica
+        )
 
     def statistics(self):
         """(global sums and counts of the objective over the evaluated batches, as float64 arrays; batches read)."""
@@ -85,8 +86,15 @@ def write_evaluation(model_dir, result):
 
 def format_evaluation(result):
     """One line for the console."""
-    shown = ("loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "disc_accuracy", "disc_precision",
-             "disc_recall", "disc_auc")
+    shown = (
+        "loss",
+        "masked_lm_accuracy",
+        "sampled_masked_lm_accuracy",
+        "disc_accuracy",
+        "disc_precision",
+        "disc_recall",
+        "disc_auc",
+    )
     values = " ".join(f"{name} {result[name]:.4f}" for name in shown if name in result)
     return f"evaluation at step {result['step']} ({result['eval_batches']} batches): {values}"
 

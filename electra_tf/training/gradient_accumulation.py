@@ -27,6 +27,7 @@ from electra_tf.training.choices import check_gradient_accumulation
 
 def _micro_batch(batch, start, size):
     """The `size` rows of `batch` from row `start`: a dynamic slice, which XLA compiles for a size it knows."""
+
     def rows(tensor):
         other_axes = tensor.shape.rank - 1
         return tf.slice(tensor, [start] + [0] * other_axes, [size] + [-1] * other_axes)
@@ -78,8 +79,10 @@ def _in_whole_batch(predictions, start, rows):
 def dense_gradients(gradients, variables):
     """`gradients` as dense tensors (embedding lookups give IndexedSlices, which a loop cannot add up nor replicas
     all-reduce), zeros for a variable without a gradient."""
-    return [tf.convert_to_tensor(gradient) if gradient is not None else tf.zeros_like(variable)
-            for gradient, variable in zip(gradients, variables)]
+    return [
+        tf.convert_to_tensor(gradient) if gradient is not None else tf.zeros_like(variable)
+        for gradient, variable in zip(gradients, variables)
+    ]
 
 
 class GradientAccumulation:
@@ -125,11 +128,14 @@ class GradientAccumulation:
 
         def micro_step(start, micro_x):
             with tf.GradientTape() as tape:
-                predictions = tf.nest.map_structure(lambda values: _in_whole_batch(values, start, rows),
-                                                    self(micro_x, training=True))
+                predictions = tf.nest.map_structure(
+                    lambda values: _in_whole_batch(values, start, rows), self(micro_x, training=True)
+                )
                 loss = self.optimizer.scale_loss(self.compute_loss(x, y, predictions, sample_weight, training=True))
-            return {"gradients": dense_gradients(tape.gradient(loss, variables), variables),
-                    "predictions": tf.nest.map_structure(tf.stop_gradient, predictions)}
+            return {
+                "gradients": dense_gradients(tape.gradient(loss, variables), variables),
+                "predictions": tf.nest.map_structure(tf.stop_gradient, predictions),
+            }
 
         accumulated = accumulate(micro_step, x, self.gradient_accumulation_steps)
         self.optimizer.apply_gradients(zip(accumulated["gradients"], variables))

@@ -59,11 +59,14 @@ def _with_generator(loaded, weights, generator_path, allow_embedding_mismatch=Fa
     """(config, weights) of `loaded`'s discriminator and embeddings with the generator encoder and head of the
     checkpoint at `generator_path`, whose copy of the shared embeddings must equal `loaded`'s (unless
     `allow_embedding_mismatch`)."""
-    generator = load_checkpoint(generator_path, argument="init_generator_checkpoint",
-                                allow_embedding_mismatch=allow_embedding_mismatch)
+    generator = load_checkpoint(
+        generator_path, argument="init_generator_checkpoint", allow_embedding_mismatch=allow_embedding_mismatch
+    )
     if generator.kind == DISCRIMINATOR:
-        raise CheckpointError(f"init_generator_checkpoint={generator_path} holds a discriminator, not a generator "
-                              "with its MLM head", arguments=("init_generator_checkpoint",))
+        raise CheckpointError(
+            f"init_generator_checkpoint={generator_path} holds a discriminator, not a generator with its MLM head",
+            arguments=("init_generator_checkpoint",),
+        )
     generator_weights = collect_weights(generator.model, generator.kind)
     table, generator_table = weights.get(_WORD_EMBEDDINGS), generator_weights.get(_WORD_EMBEDDINGS)
     if table.shape != generator_table.shape:
@@ -71,15 +74,27 @@ def _with_generator(loaded, weights, generator_path, allow_embedding_mismatch=Fa
             f"init_generator_checkpoint={generator_path} has word embeddings of shape {generator_table.shape} "
             f"but init_checkpoint={loaded.path} has {table.shape}: ELECTRA's generator shares the discriminator's "
             "embeddings, so it must come from the same pre-training run (or leave init_generator_checkpoint unset "
-            "for a new generator)", arguments=("init_generator_checkpoint", "init_checkpoint"))
-    check_shared_embeddings(weights, generator_weights, f"init_generator_checkpoint={generator_path}",
-                            f"init_checkpoint={loaded.path} and it", allow_embedding_mismatch,
-                            arguments=("init_generator_checkpoint", "init_checkpoint"))
+            "for a new generator)",
+            arguments=("init_generator_checkpoint", "init_checkpoint"),
+        )
+    check_shared_embeddings(
+        weights,
+        generator_weights,
+        f"init_generator_checkpoint={generator_path}",
+        f"init_checkpoint={loaded.path} and it",
+        allow_embedding_mismatch,
+        arguments=("init_generator_checkpoint", "init_checkpoint"),
+    )
     weights = {name: value for name, value in weights.items() if not _is_generator_name(name)}
     weights.update({name: value for name, value in generator_weights.items() if _is_generator_name(name)})
-    config = infer_config(weights, PRETRAINER, loaded.path, num_heads=loaded.model.electra_config.num_heads,
-                          generator_num_heads=generator.model.electra_config.generator_architecture().num_heads,
-                          base=loaded.model.electra_config)
+    config = infer_config(
+        weights,
+        PRETRAINER,
+        loaded.path,
+        num_heads=loaded.model.electra_config.num_heads,
+        generator_num_heads=generator.model.electra_config.generator_architecture().num_heads,
+        base=loaded.model.electra_config,
+    )
     return config, weights
 
 
@@ -98,24 +113,35 @@ def _run_config(checkpoint_config, job_config, has_generator, architecture_overr
 def check_data_vocabulary(manifest, data_patterns, config, vocab_file, init_checkpoint):
     """The data (`data_patterns`, whose builder wrote `manifest`) must be tokenised with the checkpoint's vocabulary:
     same size, same file contents."""
-    rebuild = ("rebuild the data with electra-build-data "
-               f"--vocab_file={vocab_file or '<the checkpoint vocab.txt>'}")
+    rebuild = f"rebuild the data with electra-build-data --vocab_file={vocab_file or '<the checkpoint vocab.txt>'}"
     built_size = manifest.get("vocab_size")
     if built_size is not None and built_size != config.vocab_size:
-        raise DataError(f"the data {data_patterns} was built with a vocabulary of {built_size} tokens (see its "
-                        f"manifest.json) but init_checkpoint={init_checkpoint} has {config.vocab_size}: {rebuild}",
-                        arguments=("init_checkpoint",))
+        raise DataError(
+            f"the data {data_patterns} was built with a vocabulary of {built_size} tokens (see its "
+            f"manifest.json) but init_checkpoint={init_checkpoint} has {config.vocab_size}: {rebuild}",
+            arguments=("init_checkpoint",),
+        )
     built_fingerprint = manifest.get("vocab_fingerprint")
     if vocab_file and built_fingerprint and vocab_fingerprint(vocab_file) != built_fingerprint:
-        raise DataError(f"the data {data_patterns} was built with {manifest.get('vocab_file')} (see its "
-                        f"manifest.json), not with {vocab_file}, the vocabulary of init_checkpoint={init_checkpoint}: "
-                        f"{rebuild}",
-                        arguments=("init_checkpoint",))
+        raise DataError(
+            f"the data {data_patterns} was built with {manifest.get('vocab_file')} (see its "
+            f"manifest.json), not with {vocab_file}, the vocabulary of init_checkpoint={init_checkpoint}: "
+            f"{rebuild}",
+            arguments=("init_checkpoint",),
+        )
 
 
-def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoint=None, checkpoint_format="auto",
-                         vocab_file=None, num_heads=None, architecture_overrides=None,
-                         allow_embedding_mismatch=False):
+def read_initial_weights(
+    init_checkpoint,
+    job_config,
+    *,
+    init_generator_checkpoint=None,
+    checkpoint_format="auto",
+    vocab_file=None,
+    num_heads=None,
+    architecture_overrides=None,
+    allow_embedding_mismatch=False,
+):
     """The `InitialWeights` of a run starting from `init_checkpoint`.
 
     Args:
@@ -136,28 +162,45 @@ def read_initial_weights(init_checkpoint, job_config, *, init_generator_checkpoi
     require_checkpoint(init_checkpoint, "init_checkpoint")
     if init_generator_checkpoint:
         require_checkpoint(init_generator_checkpoint, "init_generator_checkpoint")
-    loaded = load_checkpoint(init_checkpoint, format=checkpoint_format, num_heads=num_heads, vocab_file=vocab_file,
-                             allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint")
+    loaded = load_checkpoint(
+        init_checkpoint,
+        format=checkpoint_format,
+        num_heads=num_heads,
+        vocab_file=vocab_file,
+        allow_embedding_mismatch=allow_embedding_mismatch,
+        argument="init_checkpoint",
+    )
     if loaded.kind == GENERATOR:
-        raise CheckpointError(f"init_checkpoint={init_checkpoint} holds a generator, not a discriminator: continued "
-                              "pre-training starts from a discriminator (and its generator)",
-                              arguments=("init_checkpoint",))
+        raise CheckpointError(
+            f"init_checkpoint={init_checkpoint} holds a generator, not a discriminator: continued "
+            "pre-training starts from a discriminator (and its generator)",
+            arguments=("init_checkpoint",),
+        )
     weights = collect_weights(loaded.model, loaded.kind)
     checkpoint_config = loaded.model.electra_config
     if init_generator_checkpoint:
-        checkpoint_config, weights = _with_generator(loaded, weights, init_generator_checkpoint,
-                                                     allow_embedding_mismatch)
+        checkpoint_config, weights = _with_generator(
+            loaded, weights, init_generator_checkpoint, allow_embedding_mismatch
+        )
     has_generator = loaded.kind == PRETRAINER or bool(init_generator_checkpoint)
     overrides = {name: value for name, value in (architecture_overrides or {}).items() if name in ARCHITECTURE_FIELDS}
     config = _run_config(checkpoint_config, job_config, has_generator, overrides)
     if not config.reference_layout:
-        raise ConfigError("init_checkpoint starts the reference's generator and discriminator; it does not combine "
-                          f"with objective={config.objective}, untied_embeddings, uniform_generator, two_stage_steps "
-                          "or embedding_sharing=gdes", arguments=("init_checkpoint",))
-    return InitialWeights(path=init_checkpoint, config=config, weights=weights, has_generator=has_generator,
-                          vocab_file=loaded.vocab_file,
-                          tokenizer_settings=loaded.tokenizer_settings if loaded.settings_recorded else None,
-                          description=f"{init_checkpoint} ({loaded.source_format}: {describe(weights)})")
+        raise ConfigError(
+            "init_checkpoint starts the reference's generator and discriminator; it does not combine "
+            f"with objective={config.objective}, untied_embeddings, uniform_generator, two_stage_steps "
+            "or embedding_sharing=gdes",
+            arguments=("init_checkpoint",),
+        )
+    return InitialWeights(
+        path=init_checkpoint,
+        config=config,
+        weights=weights,
+        has_generator=has_generator,
+        vocab_file=loaded.vocab_file,
+        tokenizer_settings=loaded.tokenizer_settings if loaded.settings_recorded else None,
+        description=f"{init_checkpoint} ({loaded.source_format}: {describe(weights)})",
+    )
 
 
 def initialize_positions_sinusoidally(embeddings, stddev):

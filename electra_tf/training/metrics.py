@@ -8,8 +8,18 @@ from electra_tf.pretraining.statistics import AUC_BINS, safe_divide
 # The reference's metrics, plus the total loss and the share of real tokens the generator replaced (1 minus it is the
 # accuracy of a discriminator that calls every token original). Other objectives report a subset, plus the MLM of the
 # discriminator-sized network (`model_mlm_*`); see `pretraining.objectives`.
-METRIC_NAMES = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "disc_loss",
-                "disc_accuracy", "disc_precision", "disc_recall", "disc_auc", "disc_replaced_fraction")
+METRIC_NAMES = (
+    "loss",
+    "masked_lm_loss",
+    "masked_lm_accuracy",
+    "sampled_masked_lm_accuracy",
+    "disc_loss",
+    "disc_accuracy",
+    "disc_precision",
+    "disc_recall",
+    "disc_auc",
+    "disc_replaced_fraction",
+)
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")

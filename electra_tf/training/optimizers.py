@@ -26,8 +26,9 @@ def weight_decay_applies(variable_path):
     return name not in LAYER_NORM_PARAMETERS and name != "bias" and not name.endswith("_bias")
 
 
-def _adam_weight_decay_step(variable, m, v, gradient, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2,
-                            epsilon):
+def _adam_weight_decay_step(
+    variable, m, v, gradient, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2, epsilon
+):
     """The reference's update of `variable` and its slots `m` and `v` (backend variables), compiled per optimizer.
 
     XLA fuses the element-wise terms into one pass that updates the three variables in place; as separate TensorFlow
@@ -50,8 +51,17 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     Subclasses scale each variable's learning rate through `learning_rate_multipliers`.
     """
 
-    def __init__(self, learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                 bias_correction=False, name="adam_weight_decay", **kwargs):
+    def __init__(
+        self,
+        learning_rate=1e-4,
+        weight_decay=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        bias_correction=False,
+        name="adam_weight_decay",
+        **kwargs,
+    ):
         # The decay is part of update_step's single pass (the reference's formula), so Keras' own stays off.
         super().__init__(learning_rate=learning_rate, weight_decay=None, name=name, **kwargs)
         self.decoupled_weight_decay = float(weight_decay or 0.0)
@@ -65,8 +75,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             return
         super().build(var_list)
         self.momentums, self.velocities = self.add_optimizer_variables(var_list, ["adam_m", "adam_v"])
-        self.weight_decay_rates = [self.decoupled_weight_decay if weight_decay_applies(variable.path) else 0.0
-                                   for variable in var_list]
+        self.weight_decay_rates = [
+            self.decoupled_weight_decay if weight_decay_applies(variable.path) else 0.0 for variable in var_list
+        ]
         self.lr_multipliers = self.learning_rate_multipliers(var_list)
         # One compiled function per optimizer: its traces hold this model's variables, and die with them (a function
         # shared by every optimizer of the process could hand a later model a trace of an earlier, deleted one).
@@ -87,8 +98,10 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     def update_step(self, gradient, variable, learning_rate):
         position, replica = self.slot_positions[id(variable)]
         strategy = tf.distribute.get_strategy()
-        m, v = (strategy.experimental_local_results(slots[position].value)[replica]
-                for slots in (self.momentums, self.velocities))
+        m, v = (
+            strategy.experimental_local_results(slots[position].value)[replica]
+            for slots in (self.momentums, self.velocities)
+        )
         dtype = variable.dtype
         # Embedding gradients may come as IndexedSlices: the reference's update is dense (m and v of every row decay).
         gradient = ops.cast(tf.convert_to_tensor(gradient), dtype)
@@ -99,14 +112,29 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             step = tf.cast(self.iterations + 1, tf.float64)
             m_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_1, tf.float64), step)), dtype)
             v_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_2, tf.float64), step)), dtype)
-        self.compiled_update(variable, m, v, gradient, learning_rate,
-                             ops.cast(self.weight_decay_rates[position], dtype), m_scale, v_scale, self.beta_1,
-                             self.beta_2, self.epsilon)
+        self.compiled_update(
+            variable,
+            m,
+            v,
+            gradient,
+            learning_rate,
+            ops.cast(self.weight_decay_rates[position], dtype),
+            m_scale,
+            v_scale,
+            self.beta_1,
+            self.beta_2,
+            self.epsilon,
+        )
 
     def get_config(self):
         config = super().get_config()
-        config.update(weight_decay=self.decoupled_weight_decay, beta_1=self.beta_1, beta_2=self.beta_2,
-                      epsilon=self.epsilon, bias_correction=self.bias_correction)
+        config.update(
+            weight_decay=self.decoupled_weight_decay,
+            beta_1=self.beta_1,
+            beta_2=self.beta_2,
+            epsilon=self.epsilon,
+            bias_correction=self.bias_correction,
+        )
         return config
 
 
@@ -129,12 +157,19 @@ class Lamb(_ProjectWeightDecayRule, keras.optimizers.Lamb):
     """Keras' LAMB decaying the variables `weight_decay_applies` names."""
 
 
-def create_optimizer(name, learning_rate, weight_decay=0.01, epsilon=1e-6, beta_1=0.9, beta_2=0.999,
-                     bias_correction=False):
+def create_optimizer(
+    name, learning_rate, weight_decay=0.01, epsilon=1e-6, beta_1=0.9, beta_2=0.999, bias_correction=False
+):
     """One of OPTIMIZERS with the reference's defaults. `learning_rate` may be a schedule."""
     if name == "adam_weight_decay":
-        return AdamWeightDecay(learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2,
-                               epsilon=epsilon, bias_correction=bias_correction)
+        return AdamWeightDecay(
+            learning_rate,
+            weight_decay=weight_decay,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            bias_correction=bias_correction,
+        )
     if name == "keras_adamw":
         return AdamW(learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon)
     if name == "lamb":

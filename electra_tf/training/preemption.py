@@ -17,8 +17,10 @@ class TrainingPreempted(Exception):
     """Training stopped on SIGTERM after checkpointing `step`; starting the job again resumes there."""
 
     def __init__(self, step, model_dir):
-        super().__init__(f"SIGTERM received: saved the checkpoint of step {step} in {model_dir} and stopped; "
-                         "run the same command again to resume")
+        super().__init__(
+            f"SIGTERM received: saved the checkpoint of step {step} in {model_dir} and stopped; "
+            "run the same command again to resume"
+        )
         self.step = step
 
 

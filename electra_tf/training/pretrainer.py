@@ -30,8 +30,16 @@ class ElectraPretrainer(ElectraPretrainingModel):
             other, and the update is the whole batch's (`accumulated_replica_gradients`).
     """
 
-    def __init__(self, config, max_seq_length=128, seed=0, clip_norm=1.0, num_train_steps=None,
-                 gradient_accumulation_steps=1, **kwargs):
+    def __init__(
+        self,
+        config,
+        max_seq_length=128,
+        seed=0,
+        clip_norm=1.0,
+        num_train_steps=None,
+        gradient_accumulation_steps=1,
+        **kwargs,
+    ):
         super().__init__(config, max_seq_length=max_seq_length, seed=seed, num_train_steps=num_train_steps, **kwargs)
         check_gradient_accumulation(gradient_accumulation_steps)
         self.clip_norm = clip_norm
@@ -43,15 +51,32 @@ class ElectraPretrainer(ElectraPretrainingModel):
         # Batches trained, checkpointed with the model. It numbers the steps (logs, checkpoints, the data position on
         # resume, the random draws) and, unlike optimizer.iterations, also counts the steps that float16 loss
         # scaling skips.
-        self.steps_trained = self.add_weight(name="steps_trained", shape=(), dtype="int64", initializer="zeros",
-                                             trainable=False, aggregation="only_first_replica")
+        self.steps_trained = self.add_weight(
+            name="steps_trained",
+            shape=(),
+            dtype="int64",
+            initializer="zeros",
+            trainable=False,
+            aggregation="only_first_replica",
+        )
         # Steps whose loss (or, without loss scaling, gradient) was NaN or infinite: their update is never applied.
         # The callbacks turn this into the `nonfinite_loss` policy (stop naming the step, or go on and log the count).
-        self.skipped_steps = self.add_weight(name="skipped_steps", shape=(), dtype="int64", initializer="zeros",
-                                             trainable=False, aggregation="only_first_replica")
-        self.last_skipped_step = self.add_weight(name="last_skipped_step", shape=(), dtype="int64",
-                                                 initializer="zeros", trainable=False,
-                                                 aggregation="only_first_replica")
+        self.skipped_steps = self.add_weight(
+            name="skipped_steps",
+            shape=(),
+            dtype="int64",
+            initializer="zeros",
+            trainable=False,
+            aggregation="only_first_replica",
+        )
+        self.last_skipped_step = self.add_weight(
+            name="last_skipped_step",
+            shape=(),
+            dtype="int64",
+            initializer="zeros",
+            trainable=False,
+            aggregation="only_first_replica",
+        )
 
     def call(self, inputs, training=False):
         return super().call(inputs, step=self.steps_trained, training=training)
@@ -65,8 +90,11 @@ class ElectraPretrainer(ElectraPretrainingModel):
         pass
 
     def get_config(self):
-        return {**super().get_config(), "clip_norm": self.clip_norm,
-                "gradient_accumulation_steps": self.gradient_accumulation_steps}
+        return {
+            **super().get_config(),
+            "clip_norm": self.clip_norm,
+            "gradient_accumulation_steps": self.gradient_accumulation_steps,
+        }
 
     def pretraining_statistics(self, outputs):
         """Per-replica sums and counts of the objective (see `pretraining.objectives`)."""
@@ -173,8 +201,11 @@ class ElectraPretrainer(ElectraPretrainingModel):
                 # Only the variables the sum reaches (the generator's MLM loss does not reach the discriminator):
                 # an accumulator per pair, not per sum and variable.
                 by_variable = tape.gradient(stats[name], variables, output_gradients=output_scale)
-                gradients[name] = {position: tf.convert_to_tensor(gradient)
-                                   for position, gradient in enumerate(by_variable) if gradient is not None}
+                gradients[name] = {
+                    position: tf.convert_to_tensor(gradient)
+                    for position, gradient in enumerate(by_variable)
+                    if gradient is not None
+                }
             del tape
             return {"gradients": gradients, "statistics": tf.nest.map_structure(tf.stop_gradient, stats)}
 
@@ -183,8 +214,11 @@ class ElectraPretrainer(ElectraPretrainingModel):
         coefficients = self.loss_coefficients(totals, step)
         gradients = []
         for position, variable in enumerate(variables):
-            terms = [coefficient / sum_scale * accumulated["gradients"][name][position]
-                     for name, coefficient in coefficients.items() if position in accumulated["gradients"][name]]
+            terms = [
+                coefficient / sum_scale * accumulated["gradients"][name][position]
+                for name, coefficient in coefficients.items()
+                if position in accumulated["gradients"][name]
+            ]
             gradients.append(tf.add_n(terms) if terms else tf.zeros_like(variable))
         return gradients, totals
 
@@ -204,8 +238,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         global_norm = tf.linalg.global_norm(gradients)
         finite = self._is_finite(global_loss, global_norm)
         if self.clip_norm:
-            gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale(),
-                                                  use_norm=global_norm)
+            gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale(), use_norm=global_norm)
         # The optimizer sums gradients over replicas again; hand each replica its share of the (identical) result.
         num_replicas = self.distribute_strategy.num_replicas_in_sync
         if num_replicas > 1:
@@ -220,10 +253,12 @@ class ElectraPretrainer(ElectraPretrainingModel):
         self.steps_trained.assign_add(1)
         # A skipped step contributes nothing to the metric window (a NaN would poison its means until the reset).
         totals = tf.nest.map_structure(lambda t: tf.where(finite, t, tf.zeros_like(t)), totals)
-        update_pretraining_metrics(self.metric_trackers, totals, tf.where(finite, global_loss, 0.0),
-                                   loss_weight=tf.cast(finite, tf.float32))
+        update_pretraining_metrics(
+            self.metric_trackers, totals, tf.where(finite, global_loss, 0.0), loss_weight=tf.cast(finite, tf.float32)
+        )
         self.metric_trackers["gradient_norm"].update_state(
-            tf.where(finite, global_norm / self._loss_scale(), 0.0), sample_weight=tf.cast(finite, tf.float32))
+            tf.where(finite, global_norm / self._loss_scale(), 0.0), sample_weight=tf.cast(finite, tf.float32)
+        )
         results = self._metric_results()
         skipped_steps = tf.cast(self.skipped_steps, tf.float32)
         results["skipped_steps"] = tf.reshape(skipped_steps, tf.shape(results["loss"]))
@@ -236,8 +271,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         if self.distribute_strategy.num_replicas_in_sync > 1:
             raise ValueError("two-stage training runs on a single device; use the default strategy")
         discriminator_layers = [layer for layer in self.discriminator.backbone.layers if layer is not self.embeddings]
-        generator_layers = [layer for layer in self.generator.backbone.layers
-                            if layer is not self.generator_embeddings]
+        generator_layers = [layer for layer in self.generator.backbone.layers if layer is not self.generator_embeddings]
         pairs = list(zip(self.embeddings.weights, self.generator_embeddings.weights))
         for target_layer, source_layer in zip(discriminator_layers, generator_layers):
             pairs += list(zip(target_layer.weights, source_layer.weights))
@@ -247,8 +281,9 @@ class ElectraPretrainer(ElectraPretrainingModel):
                 target.assign(source)
             return tf.constant(True)
 
-        tf.cond(tf.equal(tf.cast(step, tf.int64), self.electra_config.two_stage_steps), copy,
-                lambda: tf.constant(False))
+        tf.cond(
+            tf.equal(tf.cast(step, tf.int64), self.electra_config.two_stage_steps), copy, lambda: tf.constant(False)
+        )
 
     def _apply_by_stage(self, step, finite, gradients, variables):
         """First stage: update the generator (with its embeddings) only; second stage: everything else only, so the
@@ -260,8 +295,9 @@ class ElectraPretrainer(ElectraPretrainingModel):
         first_stage = self._in_first_stage(step)
         for in_stage, is_generator in ((first_stage, True), (tf.logical_not(first_stage), False)):
             selected = [(g, v) for g, v in zip(gradients, variables) if (id(v) in generator_ids) == is_generator]
-            apply_if(tf.logical_and(finite, in_stage), self.optimizer, [g for g, _ in selected],
-                      [v for _, v in selected])
+            apply_if(
+                tf.logical_and(finite, in_stage), self.optimizer, [g for g, _ in selected], [v for _, v in selected]
+            )
 
     def _is_finite(self, global_loss, gradient_norm):
         """Whether this step's update may be applied: the same answer on every replica (all inputs are all-reduced).

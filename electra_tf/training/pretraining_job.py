@@ -34,9 +34,20 @@ METRICS_FILE = "metrics.jsonl"
 
 # The job's settings that decide what a training step computes: a resumed run keeps them. The others (logging,
 # evaluation, checkpoints, devices, precision, and num_train_steps, so that a run can be extended) may change.
-TRAINING_SETTINGS = ("train_batch_size", "max_seq_length", "learning_rate", "num_warmup_steps", "lr_schedule",
-                     "optimizer", "weight_decay", "adam_epsilon", "bias_correction", "clip_norm",
-                     "gradient_accumulation_steps", "seed")
+TRAINING_SETTINGS = (
+    "train_batch_size",
+    "max_seq_length",
+    "learning_rate",
+    "num_warmup_steps",
+    "lr_schedule",
+    "optimizer",
+    "weight_decay",
+    "adam_epsilon",
+    "bias_correction",
+    "clip_norm",
+    "gradient_accumulation_steps",
+    "seed",
+)
 
 
 def _check_same_run(job, config):
@@ -49,20 +60,30 @@ def _check_same_run(job, config):
     if saved_job:
         saved.update({name: saved_job[name] for name in TRAINING_SETTINGS if name in saved_job})
         current.update({name: getattr(job, name) for name in TRAINING_SETTINGS})
-    refuse_other_settings(saved, current, f"model_dir={job.model_dir}", "a run", "model_dir",
-                          defaults=dataclass_defaults(PretrainingJob))
+    refuse_other_settings(
+        saved, current, f"model_dir={job.model_dir}", "a run", "model_dir", defaults=dataclass_defaults(PretrainingJob)
+    )
 
 
 def build_model(job, config, strategy):
     """The compiled pre-training model with its optimizer built (so a checkpoint restores every slot at once)."""
     with strategy.scope():
-        model = ElectraPretrainer(config, max_seq_length=job.max_seq_length, seed=job.seed, clip_norm=job.clip_norm,
-                                  num_train_steps=job.num_train_steps,
-                                  gradient_accumulation_steps=job.gradient_accumulation_steps)
-        schedule = WarmupLinearDecay(job.learning_rate, job.num_train_steps, job.num_warmup_steps,
-                                     mode=job.lr_schedule)
-        optimizer = create_optimizer(job.optimizer, schedule, weight_decay=job.weight_decay,
-                                     epsilon=job.adam_epsilon, bias_correction=job.bias_correction)
+        model = ElectraPretrainer(
+            config,
+            max_seq_length=job.max_seq_length,
+            seed=job.seed,
+            clip_norm=job.clip_norm,
+            num_train_steps=job.num_train_steps,
+            gradient_accumulation_steps=job.gradient_accumulation_steps,
+        )
+        schedule = WarmupLinearDecay(job.learning_rate, job.num_train_steps, job.num_warmup_steps, mode=job.lr_schedule)
+        optimizer = create_optimizer(
+            job.optimizer,
+            schedule,
+            weight_decay=job.weight_decay,
+            epsilon=job.adam_epsilon,
+            bias_correction=job.bias_correction,
+        )
         model.compile(optimizer=optimizer, jit_compile=job.jit_compile, steps_per_execution=job.steps_per_execution)
         model.optimizer.build(model.trainable_variables)
         if config.sinusoidal_position_init:
@@ -100,8 +121,9 @@ def run(job, extra_files=None):
         return _run(job, chief, checkpoint_dir, extra_files or {}, progress)
     except tf.errors.OpError as error:
         if job.strategy == "multi_worker" and distribution.is_lost_worker_error(error):
-            raise distribution.lost_worker_error(error, progress.step, job.model_dir,
-                                                 job.collective_timeout_seconds) from error
+            raise distribution.lost_worker_error(
+                error, progress.step, job.model_dir, job.collective_timeout_seconds
+            ) from error
         raise
     except DataError as error:
         # A corrupt record met in training: the last checkpoint stays; a model_dir this run created and that holds
@@ -125,9 +147,15 @@ def _resolve_model(job, latest):
     if latest and (job.init_checkpoint or job.mode == "eval"):
         if job.init_checkpoint:
             action = "evaluating" if job.mode == "eval" else "resuming from"
-            logging.warning("model_dir=%s holds %s: %s it; init_checkpoint=%s was not used (to start from "
-                            "init_checkpoint, use a new model_dir)", job.model_dir, latest, action,
-                            job.init_checkpoint, extra={"arguments": ("model_dir", "init_checkpoint")})
+            logging.warning(
+                "model_dir=%s holds %s: %s it; init_checkpoint=%s was not used (to start from "
+                "init_checkpoint, use a new model_dir)",
+                job.model_dir,
+                latest,
+                action,
+                job.init_checkpoint,
+                extra={"arguments": ("model_dir", "init_checkpoint")},
+            )
         config = ElectraConfig.load(saved) if os.path.isfile(saved) else job.model_config()
         vocab_file = job.vocab_file or _saved_job(job.model_dir).get("vocab_file")
         return config, None, vocab_file
@@ -136,13 +164,21 @@ def _resolve_model(job, latest):
 
         with progress.step(f"loading {job.init_checkpoint}"):
             initial = read_initial_weights(
-                job.init_checkpoint, job.model_config(), init_generator_checkpoint=job.init_generator_checkpoint,
-                checkpoint_format=job.init_checkpoint_format, vocab_file=job.vocab_file,
-                architecture_overrides=job.model_overrides, allow_embedding_mismatch=job.allow_embedding_mismatch)
+                job.init_checkpoint,
+                job.model_config(),
+                init_generator_checkpoint=job.init_generator_checkpoint,
+                checkpoint_format=job.init_checkpoint_format,
+                vocab_file=job.vocab_file,
+                architecture_overrides=job.model_overrides,
+                allow_embedding_mismatch=job.allow_embedding_mismatch,
+            )
         return initial.config, initial, job.vocab_file or initial.vocab_file
     if job.mode == "eval" and not latest:
-        raise ConfigError(f"mode=eval evaluates a checkpoint, and model_dir={job.model_dir} holds none: pass the "
-                          "model_dir of a run, or init_checkpoint", arguments=("mode", "model_dir", "init_checkpoint"))
+        raise ConfigError(
+            f"mode=eval evaluates a checkpoint, and model_dir={job.model_dir} holds none: pass the "
+            "model_dir of a run, or init_checkpoint",
+            arguments=("mode", "model_dir", "init_checkpoint"),
+        )
     return job.model_config(), None, job.vocab_file
 
 
@@ -157,9 +193,12 @@ def _saved_job(model_dir):
 def _resolve_tokenizer_settings(job, manifest, initial):
     settings = job.tokenizer_settings(manifest, default=initial.tokenizer_settings if initial else None)
     if initial is not None and initial.tokenizer_settings and settings != initial.tokenizer_settings:
-        raise DataError(f"the pre-training data is tokenised with {settings} but init_checkpoint="
-                        f"{job.init_checkpoint} records {initial.tokenizer_settings}: rebuild the data with the "
-                        "checkpoint's do_lower_case and strip_accents", arguments=("init_checkpoint",))
+        raise DataError(
+            f"the pre-training data is tokenised with {settings} but init_checkpoint="
+            f"{job.init_checkpoint} records {initial.tokenizer_settings}: rebuild the data with the "
+            "checkpoint's do_lower_case and strip_accents",
+            arguments=("init_checkpoint",),
+        )
     return settings
 
 
@@ -172,25 +211,35 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
     from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
 
     distribution.set_precision(job.mixed_precision)
-    strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices,
-                                            collective_timeout_seconds=job.collective_timeout_seconds)
+    strategy = distribution.create_strategy(
+        job.strategy, job.tpu, job.num_cpu_devices, collective_timeout_seconds=job.collective_timeout_seconds
+    )
     if job.mode == "train":
-        check_gradient_accumulation(job.gradient_accumulation_steps, job.train_batch_size,
-                                    strategy.num_replicas_in_sync)
+        check_gradient_accumulation(
+            job.gradient_accumulation_steps, job.train_batch_size, strategy.num_replicas_in_sync
+        )
     latest = tf.train.latest_checkpoint(job.model_dir)
     config, initial, vocab_file = _resolve_model(job, latest)
     # Every input is checked before anything is written to model_dir.
     manifest = {}
     if job.mode == "train":
-        manifest = check_pretraining_data(job.pretrain_tfrecords, job.max_seq_length, verify_data=job.verify_data,
-                                          vocab_size=None if initial else config.vocab_size,
-                                          vocab_file=None if initial else vocab_file)
+        manifest = check_pretraining_data(
+            job.pretrain_tfrecords,
+            job.max_seq_length,
+            verify_data=job.verify_data,
+            vocab_size=None if initial else config.vocab_size,
+            vocab_file=None if initial else vocab_file,
+        )
     eval_manifest = {}
     if job.eval_tfrecords:
-        eval_manifest = check_pretraining_data(job.eval_tfrecords, job.max_seq_length, argument="eval_tfrecords",
-                                               verify_data=job.verify_data,
-                                               vocab_size=None if initial else config.vocab_size,
-                                               vocab_file=None if initial else vocab_file)
+        eval_manifest = check_pretraining_data(
+            job.eval_tfrecords,
+            job.max_seq_length,
+            argument="eval_tfrecords",
+            verify_data=job.verify_data,
+            vocab_size=None if initial else config.vocab_size,
+            vocab_file=None if initial else vocab_file,
+        )
     if initial is not None:
         from electra_tf.training.initialization import check_data_vocabulary
 
@@ -204,27 +253,39 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
 
     keras.utils.set_random_seed(job.seed)
     model = build_model(job, config, strategy)
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
-                                     seed_generators=tf.train.Checkpoint(**seed_generator_states(model)))
+    checkpoint = tf.train.Checkpoint(
+        model=model, optimizer=model.optimizer, seed_generators=tf.train.Checkpoint(**seed_generator_states(model))
+    )
     if initial is not None:
         initial.assign_to(model)
         print(f"initialised from {initial.description}", flush=True)
         if not initial.has_generator:
             generator = config.generator_architecture()
-            print(f"{job.init_checkpoint} holds no generator: a new generator (hidden {generator.hidden_size}, "
-                  f"{generator.num_layers} layers, by the sizing rule) starts from random weights and shares "
-                  "the discriminator's embeddings", flush=True)
+            print(
+                f"{job.init_checkpoint} holds no generator: a new generator (hidden {generator.hidden_size}, "
+                f"{generator.num_layers} layers, by the sizing rule) starts from random weights and shares "
+                "the discriminator's embeddings",
+                flush=True,
+            )
     if latest:
         checkpoint.restore(latest).assert_existing_objects_matched()
         print(f"resumed from {latest}", flush=True)
     evaluator = None
     if job.eval_tfrecords:
-        eval_dataset = make_pretraining_dataset(job.eval_tfrecords, job.max_seq_length,
-                                                job.eval_batch_size or job.train_batch_size, seed=job.seed,
-                                                is_training=False, validate=False, argument="eval_tfrecords")
+        eval_dataset = make_pretraining_dataset(
+            job.eval_tfrecords,
+            job.max_seq_length,
+            job.eval_batch_size or job.train_batch_size,
+            seed=job.seed,
+            is_training=False,
+            validate=False,
+            argument="eval_tfrecords",
+        )
         evaluator = PretrainingEvaluator(model, eval_dataset, job.num_eval_steps)
-    sources = {"pretrain_tfrecords": job.pretrain_tfrecords if job.mode == "train" else None,
-               "eval_tfrecords": job.eval_tfrecords}
+    sources = {
+        "pretrain_tfrecords": job.pretrain_tfrecords if job.mode == "train" else None,
+        "eval_tfrecords": job.eval_tfrecords,
+    }
     if job.mode == "eval":
         with corrupt_records_reported(sources):
             return _evaluate_once(job, chief, evaluator)
@@ -235,8 +296,10 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
         config.save(os.path.join(job.model_dir, CONFIG_FILE))
         # With the vocabulary and the tokenizer settings resolved, so that a conversion of the run
         # (electra-convert) finds them.
-        atomic_write_json(os.path.join(job.model_dir, JOB_FILE), dataclasses.asdict(
-            dataclasses.replace(job, vocab_file=vocab_file, **tokenizer_settings.to_dict())))
+        atomic_write_json(
+            os.path.join(job.model_dir, JOB_FILE),
+            dataclasses.asdict(dataclasses.replace(job, vocab_file=vocab_file, **tokenizer_settings.to_dict())),
+        )
     # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
     # saving leaves the state file naming the previous complete checkpoint: that is what a restart restores.
     manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=job.keep_checkpoint_max or None)
@@ -249,24 +312,41 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
     logs = {}
     remaining = job.num_train_steps - initial_step
     if remaining > 0:
-        dataset = make_pretraining_dataset(job.pretrain_tfrecords, job.max_seq_length, job.train_batch_size,
-                                           seed=job.seed, is_training=True, skip_batches=initial_step,
-                                           validate=False)  # checked above
+        dataset = make_pretraining_dataset(
+            job.pretrain_tfrecords,
+            job.max_seq_length,
+            job.train_batch_size,
+            seed=job.seed,
+            is_training=True,
+            skip_batches=initial_step,
+            validate=False,
+        )  # checked above
         stop_on_sigterm = preemption.StopOnSigterm()
         callbacks = [
             progress,
             stop_on_sigterm,
             callbacks_lib.NonFiniteLossGuard(job.model_dir, job.nonfinite_loss),
             callbacks_lib.LossScaleMonitor(),
-            callbacks_lib.MetricsLogger(metrics_path, os.path.join(job.model_dir, "train"), job.log_every_steps,
-                                        enabled=chief, expected_initial_loss=model.expected_initial_loss()),
+            callbacks_lib.MetricsLogger(
+                metrics_path,
+                os.path.join(job.model_dir, "train"),
+                job.log_every_steps,
+                enabled=chief,
+                expected_initial_loss=model.expected_initial_loss(),
+            ),
             callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps, job.checkpoint_steps),
         ]
         if evaluator is not None:
             callbacks.append(PeriodicEvaluation(evaluator, job.model_dir, job.eval_every_steps, enabled=chief))
         with corrupt_records_reported(sources):
-            history = model.fit(dataset, epochs=1, steps_per_epoch=remaining, callbacks=callbacks,
-                                shuffle=False, verbose=1 if job.progress_bar else 2)
+            history = model.fit(
+                dataset,
+                epochs=1,
+                steps_per_epoch=remaining,
+                callbacks=callbacks,
+                shuffle=False,
+                verbose=1 if job.progress_bar else 2,
+            )
         logs = {name: values[-1] for name, values in history.history.items()}
         if stop_on_sigterm.requested:
             keras.backend.clear_session(free_memory=False)
@@ -275,8 +355,13 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
 
     if chief:
-        save_checkpoint(model.pretrained_discriminator(), os.path.join(job.model_dir, PRETRAINED_DIR), "ours",
-                        vocab_file, tokenizer_settings)
+        save_checkpoint(
+            model.pretrained_discriminator(),
+            os.path.join(job.model_dir, PRETRAINED_DIR),
+            "ours",
+            vocab_file,
+            tokenizer_settings,
+        )
     keras.backend.clear_session(free_memory=False)
     return logs
 

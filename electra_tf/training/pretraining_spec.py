@@ -92,71 +92,99 @@ class PretrainingJob:
         if self.mode not in MODES:
             raise ConfigError(f"unknown mode={self.mode!r}; choose one of {list(MODES)}", arguments=("mode",))
         if self.mode == "train" and not self.pretrain_tfrecords:
-            raise ConfigError("pretrain_tfrecords is required: a glob of TFRecord shards from "
-                              "electra-build-data", arguments=("pretrain_tfrecords",))
+            raise ConfigError(
+                "pretrain_tfrecords is required: a glob of TFRecord shards from electra-build-data",
+                arguments=("pretrain_tfrecords",),
+            )
         self._validate_evaluation()
         if self.init_generator_checkpoint and not self.init_checkpoint:
-            raise ConfigError("init_generator_checkpoint pairs a generator with init_checkpoint; pass init_checkpoint "
-                              "(the discriminator) too", arguments=("init_generator_checkpoint", "init_checkpoint"))
+            raise ConfigError(
+                "init_generator_checkpoint pairs a generator with init_checkpoint; pass init_checkpoint "
+                "(the discriminator) too",
+                arguments=("init_generator_checkpoint", "init_checkpoint"),
+            )
         if not self.model_dir:
             raise ConfigError("model_dir is required", arguments=("model_dir",))
         if self.nonfinite_loss not in NONFINITE_LOSS_POLICIES:
-            raise ConfigError(f"unknown nonfinite_loss={self.nonfinite_loss!r}; choose one of "
-                              f"{list(NONFINITE_LOSS_POLICIES)}", arguments=("nonfinite_loss",))
+            raise ConfigError(
+                f"unknown nonfinite_loss={self.nonfinite_loss!r}; choose one of {list(NONFINITE_LOSS_POLICIES)}",
+                arguments=("nonfinite_loss",),
+            )
         if any(step % self.steps_per_execution for step in self.checkpoint_steps):
-            raise ConfigError(f"checkpoint_steps {list(self.checkpoint_steps)} must be multiples of "
-                              f"steps_per_execution={self.steps_per_execution}",
-                              arguments=("checkpoint_steps", "steps_per_execution"))
+            raise ConfigError(
+                f"checkpoint_steps {list(self.checkpoint_steps)} must be multiples of "
+                f"steps_per_execution={self.steps_per_execution}",
+                arguments=("checkpoint_steps", "steps_per_execution"),
+            )
         for name in ("save_checkpoints_steps", "log_every_steps"):
             if getattr(self, name) % self.steps_per_execution:
-                raise ConfigError(f"{name}={getattr(self, name)} is not a multiple of steps_per_execution="
-                                  f"{self.steps_per_execution}; callbacks only run between executions",
-                                  arguments=(name, "steps_per_execution"))
+                raise ConfigError(
+                    f"{name}={getattr(self, name)} is not a multiple of steps_per_execution="
+                    f"{self.steps_per_execution}; callbacks only run between executions",
+                    arguments=(name, "steps_per_execution"),
+                )
         self._validate_distribution()
 
     def _validate_evaluation(self):
         if self.mode == "eval" and not self.eval_tfrecords:
-            raise ConfigError("mode=eval needs eval_tfrecords: a glob of held-out TFRecord shards",
-                              arguments=("mode", "eval_tfrecords"))
+            raise ConfigError(
+                "mode=eval needs eval_tfrecords: a glob of held-out TFRecord shards",
+                arguments=("mode", "eval_tfrecords"),
+            )
         if self.eval_every_steps and not self.eval_tfrecords:
-            raise ConfigError("eval_every_steps needs eval_tfrecords: a glob of held-out TFRecord shards",
-                              arguments=("eval_every_steps", "eval_tfrecords"))
+            raise ConfigError(
+                "eval_every_steps needs eval_tfrecords: a glob of held-out TFRecord shards",
+                arguments=("eval_every_steps", "eval_tfrecords"),
+            )
         if self.eval_every_steps < 0:
-            raise ConfigError(f"eval_every_steps must be >= 0, got {self.eval_every_steps}",
-                              arguments=("eval_every_steps",))
+            raise ConfigError(
+                f"eval_every_steps must be >= 0, got {self.eval_every_steps}", arguments=("eval_every_steps",)
+            )
         for name in ("num_eval_steps", "eval_batch_size"):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}", arguments=(name,))
         if self.eval_every_steps % self.steps_per_execution:
-            raise ConfigError(f"eval_every_steps={self.eval_every_steps} is not a multiple of steps_per_execution="
-                              f"{self.steps_per_execution}; evaluations only run between executions",
-                              arguments=("eval_every_steps", "steps_per_execution"))
+            raise ConfigError(
+                f"eval_every_steps={self.eval_every_steps} is not a multiple of steps_per_execution="
+                f"{self.steps_per_execution}; evaluations only run between executions",
+                arguments=("eval_every_steps", "steps_per_execution"),
+            )
 
     def _validate_distribution(self):
         two_stage_steps = self.model_overrides.get("two_stage_steps", 0)
         if two_stage_steps and self.strategy != "default":
-            raise ConfigError(f"two_stage_steps runs on a single device; use strategy=default, not {self.strategy}",
-                              arguments=("two_stage_steps", "strategy"))
+            raise ConfigError(
+                f"two_stage_steps runs on a single device; use strategy=default, not {self.strategy}",
+                arguments=("two_stage_steps", "strategy"),
+            )
         if two_stage_steps >= self.num_train_steps:
-            raise ConfigError(f"two_stage_steps={two_stage_steps} leaves no step for the discriminator: use fewer "
-                              f"than num_train_steps={self.num_train_steps}",
-                              arguments=("two_stage_steps", "num_train_steps"))
+            raise ConfigError(
+                f"two_stage_steps={two_stage_steps} leaves no step for the discriminator: use fewer "
+                f"than num_train_steps={self.num_train_steps}",
+                arguments=("two_stage_steps", "num_train_steps"),
+            )
         if self.jit_compile and self.strategy in ("mirrored", "multi_worker"):
-            raise ConfigError(f"jit_compile does not work under strategy={self.strategy} with Keras 3; "
-                              "use jit_compile=false", arguments=("jit_compile", "strategy"))
+            raise ConfigError(
+                f"jit_compile does not work under strategy={self.strategy} with Keras 3; use jit_compile=false",
+                arguments=("jit_compile", "strategy"),
+            )
         check_collective_timeout(self.collective_timeout_seconds)
         if self.worker_hosts and self.strategy != "multi_worker":
-            raise ConfigError(f"worker_hosts is only used with strategy=multi_worker (got strategy={self.strategy})",
-                              arguments=("worker_hosts", "strategy"))
+            raise ConfigError(
+                f"worker_hosts is only used with strategy=multi_worker (got strategy={self.strategy})",
+                arguments=("worker_hosts", "strategy"),
+            )
         if self.strategy == "tpu" and self.tpu and self.tpu != "local":
             # A TPU node (not a TPU VM) runs the input pipeline and writes checkpoints on hosts that cannot see this
             # machine's disk.
             for name in ("pretrain_tfrecords", "model_dir"):
                 if not getattr(self, name).startswith("gs://"):
-                    raise ConfigError(f"{name}={getattr(self, name)} must be a gs:// path with tpu={self.tpu}: "
-                                      "a Cloud TPU node reads and writes only Cloud Storage (use tpu=local on a "
-                                      "TPU VM)",
-                                      arguments=(name, "tpu"))
+                    raise ConfigError(
+                        f"{name}={getattr(self, name)} must be a gs:// path with tpu={self.tpu}: "
+                        "a Cloud TPU node reads and writes only Cloud Storage (use tpu=local on a "
+                        "TPU VM)",
+                        arguments=(name, "tpu"),
+                    )
 
     def check_paths(self):
         """The inputs that must exist, checked without TensorFlow (see `electra_tf.preflight`): init_checkpoint
@@ -179,8 +207,14 @@ class PretrainingJob:
             from electra_tf.tokenizer import ElectraTokenizer
 
             tokenizer = ElectraTokenizer(self.vocab_file)
-            config = config.with_vocab(tokenizer.vocab_size, pad_id=tokenizer.pad_id, unk_id=tokenizer.unk_id,
-                                       cls_id=tokenizer.cls_id, sep_id=tokenizer.sep_id, mask_id=tokenizer.mask_id)
+            config = config.with_vocab(
+                tokenizer.vocab_size,
+                pad_id=tokenizer.pad_id,
+                unk_id=tokenizer.unk_id,
+                cls_id=tokenizer.cls_id,
+                sep_id=tokenizer.sep_id,
+                mask_id=tokenizer.mask_id,
+            )
         return config
 
     def tokenizer_settings(self, manifest, default=None):
@@ -195,7 +229,10 @@ class PretrainingJob:
             return given
         for name in ("do_lower_case", "strip_accents"):
             if getattr(self, name) is not None and getattr(given, name) != getattr(recorded, name):
-                raise ConfigError(f"{name}={getattr(self, name)} contradicts the pre-training data, tokenised with "
-                                  f"{name}={getattr(recorded, name)} (see its manifest.json); leave {name} unset to "
-                                  "use the data's", arguments=(name,))
+                raise ConfigError(
+                    f"{name}={getattr(self, name)} contradicts the pre-training data, tokenised with "
+                    f"{name}={getattr(recorded, name)} (see its manifest.json); leave {name} unset to "
+                    "use the data's",
+                    arguments=(name,),
+                )
         return recorded

@@ -18,6 +18,7 @@ def apply_if(condition, optimizer, gradients, variables):
     so under a strategy the cond runs in cross-replica context (the pattern of Keras' LossScaleOptimizer); without one
     it is a plain cond.
     """
+
     def apply():
         optimizer.apply(gradients, variables)
 

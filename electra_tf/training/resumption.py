@@ -31,8 +31,11 @@ def changed_settings(saved, current, ignore=(), defaults=None):
     saved, current = json.loads(json.dumps(saved)), json.loads(json.dumps(current))
     defaults = json.loads(json.dumps(defaults or {}))
     saved = {**{name: defaults[name] for name in current if name in defaults and name not in saved}, **saved}
-    return [(name, saved.get(name), current.get(name)) for name in sorted(set(saved) | set(current))
-            if name not in ignore and saved.get(name) != current.get(name)]
+    return [
+        (name, saved.get(name), current.get(name))
+        for name in sorted(set(saved) | set(current))
+        if name not in ignore and saved.get(name) != current.get(name)
+    ]
 
 
 def refuse_other_settings(saved, current, where, what, argument, ignore=(), defaults=None):
@@ -42,8 +45,11 @@ def refuse_other_settings(saved, current, where, what, argument, ignore=(), defa
     changed = changed_settings(saved, current, ignore, defaults)
     if changed:
         details = ", ".join(f"{name}: {old!r} -> {new!r}" for name, old, new in changed)
-        raise ConfigError(f"{where} holds {what} made with other settings ({details}); use another {argument}, or "
-                          "the settings of that run to resume it", arguments=(argument,))
+        raise ConfigError(
+            f"{where} holds {what} made with other settings ({details}); use another {argument}, or "
+            "the settings of that run to resume it",
+            arguments=(argument,),
+        )
 
 
 def check_or_write_settings(path, values, what, argument, defaults=None):

@@ -15,8 +15,16 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     mode="sequential" (BERT and most libraries): lr x step/warmup during warm-up, then the decay alone.
     """
 
-    def __init__(self, peak_learning_rate, num_train_steps, num_warmup_steps=0, power=1.0, end_learning_rate=0.0,
-                 mode="multiply", name="warmup_linear_decay"):
+    def __init__(
+        self,
+        peak_learning_rate,
+        num_train_steps,
+        num_warmup_steps=0,
+        power=1.0,
+        end_learning_rate=0.0,
+        mode="multiply",
+        name="warmup_linear_decay",
+    ):
         if mode not in ("multiply", "sequential"):
             raise ConfigError(f"unknown learning-rate schedule mode {mode!r}; use 'multiply' or 'sequential'")
         if num_train_steps <= 0:
@@ -34,8 +42,9 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     def __call__(self, step):
         step = ops.cast(step, "float32")
         progress = ops.minimum(step, float(self.num_train_steps)) / float(self.num_train_steps)
-        decayed = ((self.peak_learning_rate - self.end_learning_rate) * ops.power(1.0 - progress, self.power)
-                   + self.end_learning_rate)
+        decayed = (self.peak_learning_rate - self.end_learning_rate) * ops.power(
+            1.0 - progress, self.power
+        ) + self.end_learning_rate
         if self.num_warmup_steps == 0:
             return decayed
         warmup_fraction = step / float(self.num_warmup_steps)
@@ -44,6 +53,12 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         return ops.where(step < self.num_warmup_steps, self.peak_learning_rate * warmup_fraction, decayed)
 
     def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate, "num_train_steps": self.num_train_steps,
-                "num_warmup_steps": self.num_warmup_steps, "power": self.power,
-                "end_learning_rate": self.end_learning_rate, "mode": self.mode, "name": self.name}
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "num_train_steps": self.num_train_steps,
+            "num_warmup_steps": self.num_warmup_steps,
+            "power": self.power,
+            "end_learning_rate": self.end_learning_rate,
+            "mode": self.mode,
+            "name": self.name,
+        }

@@ -44,8 +44,10 @@ def with_swapped_pairs(examples):
     """`examples` followed by each pair with A and B swapped (the reference's MRPC/STS-B train augmentation)."""
     if any(example.text_b is None for example in examples):
         raise ValueError("swapping needs sentence pairs; this task has single sentences")
-    swapped = [dataclasses.replace(example, guid=f"{example.guid}-swapped", text_a=example.text_b,
-                                   text_b=example.text_a) for example in examples]
+    swapped = [
+        dataclasses.replace(example, guid=f"{example.guid}-swapped", text_a=example.text_b, text_b=example.text_a)
+        for example in examples
+    ]
     return list(examples) + swapped
 
 
@@ -107,7 +109,7 @@ def tokenize_to_numpy(tokenizer, texts):
     """(flat ids, row lengths) numpy arrays for `texts`, tokenised in chunks by `tokenizer.tokenize`."""
     values, lengths = [], []
     for start in range(0, len(texts), _TOKENIZE_CHUNK):
-        ragged = tokenizer.tokenize(list(texts[start:start + _TOKENIZE_CHUNK]))
+        ragged = tokenizer.tokenize(list(texts[start : start + _TOKENIZE_CHUNK]))
         values.append(ragged.flat_values.numpy())
         lengths.append(ragged.row_lengths().numpy())
     if not values:
@@ -139,8 +141,9 @@ def encode_examples(examples, tokenizer, task, max_seq_length=None):
         raise ValueError(f"{spec.name} examples mix sentence pairs and single sentences")
     ids_a = tokenize_to_numpy(tokenizer, [example.text_a for example in examples])
     ids_b = tokenize_to_numpy(tokenizer, [example.text_b for example in examples]) if paired[0] else None
-    input_ids, input_mask, segment_ids = encode_token_ids(ids_a, ids_b, max_seq_length, tokenizer.cls_id,
-                                                          tokenizer.sep_id, tokenizer.pad_id)
+    input_ids, input_mask, segment_ids = encode_token_ids(
+        ids_a, ids_b, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
+    )
     return GlueFeatures(input_ids, input_mask, segment_ids, label_ids(examples, spec))
 
 

@@ -42,11 +42,11 @@ def matthews_corrcoef(labels, predictions):
     _, label_ids = np.unique(np.concatenate([labels, predictions]), return_inverse=True)
     num_classes = int(label_ids.max()) + 1
     confusion = np.zeros((num_classes, num_classes), dtype=np.float64)
-    np.add.at(confusion, (label_ids[:len(labels)], label_ids[len(labels):]), 1.0)
+    np.add.at(confusion, (label_ids[: len(labels)], label_ids[len(labels) :]), 1.0)
     true_counts, predicted_counts = confusion.sum(axis=1), confusion.sum(axis=0)
     total, correct = confusion.sum(), np.trace(confusion)
     covariance = correct * total - true_counts @ predicted_counts
-    denominator = np.sqrt((total ** 2 - predicted_counts @ predicted_counts) * (total ** 2 - true_counts @ true_counts))
+    denominator = np.sqrt((total**2 - predicted_counts @ predicted_counts) * (total**2 - true_counts @ true_counts))
     return 0.0 if denominator == 0 else 100.0 * float(covariance / denominator)
 
 
@@ -103,11 +103,27 @@ def score_key(task, split="dev"):
     return spec.name
 
 
-_PAPER_TASKS = {"CoLA": ("mcc",), "SST-2": ("accuracy",), "MRPC": ("accuracy",), "STS-B": ("spearman",),
-                "QQP": ("accuracy",), "MNLI": ("MNLI-m",), "QNLI": ("accuracy",), "RTE": ("accuracy",)}
-_GLUE_TASKS = {"CoLA": ("mcc",), "SST-2": ("accuracy",), "MRPC": ("f1", "accuracy"),
-               "STS-B": ("pearson", "spearman"), "QQP": ("f1", "accuracy"), "MNLI": ("MNLI-m", "MNLI-mm"),
-               "QNLI": ("accuracy",), "RTE": ("accuracy",), "WNLI": ("accuracy",)}
+_PAPER_TASKS = {
+    "CoLA": ("mcc",),
+    "SST-2": ("accuracy",),
+    "MRPC": ("accuracy",),
+    "STS-B": ("spearman",),
+    "QQP": ("accuracy",),
+    "MNLI": ("MNLI-m",),
+    "QNLI": ("accuracy",),
+    "RTE": ("accuracy",),
+}
+_GLUE_TASKS = {
+    "CoLA": ("mcc",),
+    "SST-2": ("accuracy",),
+    "MRPC": ("f1", "accuracy"),
+    "STS-B": ("pearson", "spearman"),
+    "QQP": ("f1", "accuracy"),
+    "MNLI": ("MNLI-m", "MNLI-mm"),
+    "QNLI": ("accuracy",),
+    "RTE": ("accuracy",),
+    "WNLI": ("accuracy",),
+}
 CONVENTIONS = {"paper": _PAPER_TASKS, "glue": _GLUE_TASKS}
 
 
@@ -138,8 +154,10 @@ def glue_average(results, convention="paper", allow_missing=False):
     scores = task_scores(results, convention)
     missing = [task for task in CONVENTIONS[convention] if task not in scores]
     if missing and not allow_missing:
-        raise ConfigError(f"GLUE average ({convention} convention) needs results for {', '.join(missing)}; "
-                          "evaluate them or pass allow_missing=True")
+        raise ConfigError(
+            f"GLUE average ({convention} convention) needs results for {', '.join(missing)}; "
+            "evaluate them or pass allow_missing=True"
+        )
     if not scores:
         raise ConfigError(f"no task results to average (got keys {sorted(results)})")
     return float(np.mean(list(scores.values())))
@@ -151,8 +169,9 @@ _METRICS = {"accuracy": accuracy, "mcc": matthews_corrcoef, "pearson": pearson, 
 def _paired(labels, predictions, dtype=None):
     labels, predictions = np.asarray(labels, dtype=dtype), np.asarray(predictions, dtype=dtype)
     if labels.ndim != 1 or labels.shape != predictions.shape:
-        raise ValueError(f"labels and predictions must be 1-D of equal length, got shapes {labels.shape} "
-                         f"and {predictions.shape}")
+        raise ValueError(
+            f"labels and predictions must be 1-D of equal length, got shapes {labels.shape} and {predictions.shape}"
+        )
     if len(labels) == 0:
         raise ValueError("no labels to score")
     return labels, predictions

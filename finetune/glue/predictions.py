@@ -81,12 +81,15 @@ def read_predictions(path, task, num_examples):
     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     if not lines or lines[0].lower() != HEADER:
         found = repr(lines[0]) if lines else "an empty file"
-        raise DataError(f"{path}, line 1: expected the header {HEADER!r}, found {found}; "
-                        "GLUE predictions start with that header")
+        raise DataError(
+            f"{path}, line 1: expected the header {HEADER!r}, found {found}; GLUE predictions start with that header"
+        )
     found_rows = len(lines) - 1
     if found_rows != num_examples:
-        raise DataError(f"predictions file {path} has {found_rows} rows but the {spec.name} split being scored has "
-                        f"{num_examples} examples; predict every example of that split")
+        raise DataError(
+            f"predictions file {path} has {found_rows} rows but the {spec.name} split being scored has "
+            f"{num_examples} examples; predict every example of that split"
+        )
     values = np.zeros(num_examples, dtype=np.float64 if spec.is_regression else np.int64)
     seen = np.zeros(num_examples, dtype=bool)
     for line_number, line in enumerate(lines[1:], start=2):
@@ -107,8 +110,10 @@ def _parse_index(text, path, line_number, num_examples):
     except ValueError:
         raise DataError(f"{path}, line {line_number}: index {text!r} is not an integer") from None
     if not 0 <= index < num_examples:
-        raise DataError(f"{path}, line {line_number}: index {index} is outside 0..{num_examples - 1}, the positions "
-                        "of the examples being scored")
+        raise DataError(
+            f"{path}, line {line_number}: index {index} is outside 0..{num_examples - 1}, the positions "
+            "of the examples being scored"
+        )
     return index
 
 
@@ -122,6 +127,7 @@ def _parse_value(text, spec, path, line_number):
             raise DataError(f"{path}, line {line_number}: {spec.name} prediction {text!r} is not a finite number")
         return score
     if text not in spec.labels:
-        raise DataError(f"{path}, line {line_number}: unknown {spec.name} label {text!r}; expected one of "
-                        f"{', '.join(spec.labels)}")
+        raise DataError(
+            f"{path}, line {line_number}: unknown {spec.name} label {text!r}; expected one of {', '.join(spec.labels)}"
+        )
     return spec.labels.index(text)

@@ -46,8 +46,16 @@ def task_file(data_dir, task, split):
     return os.path.join(data_dir, spec.directory, spec.splits[split].file_name)
 
 
-def read_examples(data_dir, task, split, source="tsv", tfds_data_dir=None, tfds_download=False, encoding="utf-8",
-                  encoding_errors="strict"):
+def read_examples(
+    data_dir,
+    task,
+    split,
+    source="tsv",
+    tfds_data_dir=None,
+    tfds_download=False,
+    encoding="utf-8",
+    encoding_errors="strict",
+):
     """Examples of `task`/`split` from `<data_dir>/<TASK>/<file>.tsv` (source="tsv") or tfds `glue/<task>`.
 
     Args:
@@ -59,8 +67,12 @@ def read_examples(data_dir, task, split, source="tsv", tfds_data_dir=None, tfds_
     if source == "tsv":
         result = read_tsv(task_file(data_dir, task, split), task, split, encoding, encoding_errors)
         if result.skipped_lines:
-            logging.warning("%s: skipped %d malformed lines (first at line %d), as the reference does",
-                            task_file(data_dir, task, split), len(result.skipped_lines), result.skipped_lines[0])
+            logging.warning(
+                "%s: skipped %d malformed lines (first at line %d), as the reference does",
+                task_file(data_dir, task, split),
+                len(result.skipped_lines),
+                result.skipped_lines[0],
+            )
         return result.examples
     if source == "tfds":
         return read_tfds(task, split, data_dir=tfds_data_dir, download=tfds_download)
@@ -77,8 +89,11 @@ def read_tsv(path, task, split, encoding="utf-8", encoding_errors="strict"):
     split = spec.resolve_split(split)
     layout = spec.splits[split].layout
     if not os.path.isfile(path):
-        raise DataError(f"GLUE file {path} does not exist: pass data_dir=<directory holding {spec.directory}/> "
-                        "as written by download_glue_data.py", arguments=("data_dir",))
+        raise DataError(
+            f"GLUE file {path} does not exist: pass data_dir=<directory holding {spec.directory}/> "
+            "as written by download_glue_data.py",
+            arguments=("data_dir",),
+        )
     examples, skipped = [], []
     # Split on \n only: universal newlines would also split on a stray \r inside a sentence.
     lines = read_text(path, encoding, encoding_errors).split("\n")
@@ -94,8 +109,10 @@ def read_tsv(path, task, split, encoding="utf-8", encoding_errors="strict"):
             if spec.skip_malformed_lines:
                 skipped.append(line_number)
                 continue
-            raise DataError(f"{path}, line {line_number}: {problem} for {spec.name} {split}; check that the "
-                            f"file is the GLUE {spec.name} {split} file, unmodified") from None
+            raise DataError(
+                f"{path}, line {line_number}: {problem} for {spec.name} {split}; check that the "
+                f"file is the GLUE {spec.name} {split} file, unmodified"
+            ) from None
     if not examples:
         raise DataError(f"GLUE file {path} has no examples; re-download the GLUE data")
     return TsvReadResult(examples, skipped)
@@ -106,8 +123,7 @@ class _MalformedRow(ValueError):
 
 
 def _parse_row(fields, layout, spec, guid):
-    count_ok = (len(fields) >= layout.num_columns if layout.extra_columns_allowed
-                else len(fields) == layout.num_columns)
+    count_ok = len(fields) >= layout.num_columns if layout.extra_columns_allowed else len(fields) == layout.num_columns
     if not count_ok:
         expected = f"{'at least ' if layout.extra_columns_allowed else ''}{layout.num_columns}"
         raise _MalformedRow(f"expected {expected} tab-separated columns, found {len(fields)}")
@@ -143,9 +159,11 @@ def read_tfds(task, split, data_dir=None, download=False):
     if download:
         builder.download_and_prepare()
     elif not builder.is_prepared():
-        raise DataError(f"tensorflow-datasets {spec.tfds_name} is not prepared in {builder.data_dir}: run "
-                        f"`tfds build {spec.tfds_name}` or allow downloading (tfds_download=True)",
-                        arguments=("tfds_download",))
+        raise DataError(
+            f"tensorflow-datasets {spec.tfds_name} is not prepared in {builder.data_dir}: run "
+            f"`tfds build {spec.tfds_name}` or allow downloading (tfds_download=True)",
+            arguments=("tfds_download",),
+        )
     label_names = None if spec.is_regression else builder.info.features["label"].names
     dataset = builder.as_dataset(split=spec.splits[split].tfds_split, shuffle_files=False)
     return examples_from_tfds_records(tfds.as_numpy(dataset), task, split, label_names)
@@ -162,8 +180,11 @@ def examples_from_tfds_records(records, task, split, label_names=None):
     if not spec.is_regression:
         unknown = [name for name in label_names if name not in spec.tfds_label_map]
         if unknown:
-            raise DataError(f"tensorflow-datasets {spec.tfds_name} has labels {unknown} this reader does not know; "
-                            "use the GLUE TSV files (data_source=tsv)", arguments=("data_source",))
+            raise DataError(
+                f"tensorflow-datasets {spec.tfds_name} has labels {unknown} this reader does not know; "
+                "use the GLUE TSV files (data_source=tsv)",
+                arguments=("data_source",),
+            )
     features = spec.tfds_text_features
     # tfds stores examples in a hashed order; its `idx` is the row number in the source file, so sorting by it
     # restores the TSV order and makes positions (the GLUE submission index) agree with the TSV reader.
@@ -176,8 +197,11 @@ def examples_from_tfds_records(records, task, split, label_names=None):
                 label = float(record["label"])
             else:
                 label = spec.tfds_label_map[label_names[int(record["label"])]]
-        examples.append(Example(guid=f"{split}-{position}", text_a=texts[0],
-                                text_b=texts[1] if len(texts) > 1 else None, label=label))
+        examples.append(
+            Example(
+                guid=f"{split}-{position}", text_a=texts[0], text_b=texts[1] if len(texts) > 1 else None, label=label
+            )
+        )
     return examples
 
 

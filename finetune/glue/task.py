@@ -43,26 +43,43 @@ class GlueTask(Task):
 
     def validate(self, job):
         if job.data_source not in DATA_SOURCES:
-            raise ConfigError(f"unknown data_source={job.data_source!r}; choose one of {', '.join(DATA_SOURCES)}",
-                              arguments=("data_source",))
+            raise ConfigError(
+                f"unknown data_source={job.data_source!r}; choose one of {', '.join(DATA_SOURCES)}",
+                arguments=("data_source",),
+            )
         if job.data_source != "tsv":
             return
         if not job.data_dir:
-            raise ConfigError("data_dir is required with data_source=tsv: the GLUE directory holding "
-                              f"{self.spec.directory}/train.tsv", arguments=("data_dir", "data_source"))
+            raise ConfigError(
+                "data_dir is required with data_source=tsv: the GLUE directory holding "
+                f"{self.spec.directory}/train.tsv",
+                arguments=("data_dir", "data_source"),
+            )
         for split in ("train",) + self.spec.dev_splits:
             path = task_file(job.data_dir, self.spec, split)
             if not os.path.isfile(path):
-                raise DataError(f"GLUE file {path} does not exist: pass data_dir=<directory holding "
-                                f"{self.spec.directory}/> as written by download_glue_data.py", arguments=("data_dir",))
+                raise DataError(
+                    f"GLUE file {path} does not exist: pass data_dir=<directory holding "
+                    f"{self.spec.directory}/> as written by download_glue_data.py",
+                    arguments=("data_dir",),
+                )
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.glue.task_data import load_task_data
 
-        return load_task_data(self.spec, job.data_dir, tokenizer, max_seq_length, source=job.data_source,
-                              tfds_data_dir=job.tfds_data_dir, tfds_download=job.tfds_download,
-                              max_train_examples=job.max_train_examples, max_eval_examples=job.max_eval_examples,
-                              encoding=job.input_encoding, encoding_errors=job.encoding_errors)
+        return load_task_data(
+            self.spec,
+            job.data_dir,
+            tokenizer,
+            max_seq_length,
+            source=job.data_source,
+            tfds_data_dir=job.tfds_data_dir,
+            tfds_download=job.tfds_download,
+            max_train_examples=job.max_train_examples,
+            max_eval_examples=job.max_eval_examples,
+            encoding=job.input_encoding,
+            encoding_errors=job.encoding_errors,
+        )
 
     def describe_data(self, data):
         return {"num_train_examples": len(data.train)}
@@ -74,8 +91,11 @@ class GlueTask(Task):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
 
-        return ElectraTextClassifier(clone_backbone(pretrained_model.backbone), num_classes=self.spec.num_labels,
-                                     regression=self.spec.is_regression)
+        return ElectraTextClassifier(
+            clone_backbone(pretrained_model.backbone),
+            num_classes=self.spec.num_labels,
+            regression=self.spec.is_regression,
+        )
 
     def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
         import keras
@@ -85,8 +105,9 @@ class GlueTask(Task):
         else:
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
             metrics = [keras.metrics.SparseCategoricalAccuracy("accuracy")]
-        model.compile(optimizer=optimizer, loss=loss, metrics=metrics,
-                      gradient_accumulation_steps=gradient_accumulation_steps)
+        model.compile(
+            optimizer=optimizer, loss=loss, metrics=metrics, gradient_accumulation_steps=gradient_accumulation_steps
+        )
 
     def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset
@@ -114,8 +135,9 @@ class GlueTask(Task):
             write_predictions(os.path.join(trial_dir, dev_predictions_name(split)), predictions, self.spec)
         for split, features in data.test.items():
             predictions = predict_labels(model, features, job.eval_batch_size, job.pad_to_max_length)
-            write_predictions(os.path.join(trial_dir, "submission", submission_file_name(self.spec, split)),
-                              predictions, self.spec)
+            write_predictions(
+                os.path.join(trial_dir, "submission", submission_file_name(self.spec, split)), predictions, self.spec
+            )
         return results
 
     def save_model(self, model, path, tokenizer, max_seq_length):

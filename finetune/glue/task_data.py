@@ -36,8 +36,19 @@ def _available_test_splits(spec, data_dir, source):
     return [name for name in test_splits if os.path.isfile(task_file(data_dir, spec, name))]
 
 
-def load_task_data(task, data_dir, tokenizer, max_seq_length, source="tsv", tfds_data_dir=None, tfds_download=False,
-                   max_train_examples=None, max_eval_examples=None, encoding="utf-8", encoding_errors="strict"):
+def load_task_data(
+    task,
+    data_dir,
+    tokenizer,
+    max_seq_length,
+    source="tsv",
+    tfds_data_dir=None,
+    tfds_download=False,
+    max_train_examples=None,
+    max_eval_examples=None,
+    encoding="utf-8",
+    encoding_errors="strict",
+):
     """Reads and encodes `task`'s train split (its first `max_train_examples`, then doubled with swapped pairs for
     MRPC and STS-B, as the reference), its labelled dev splits and whichever test splits exist (the first
     `max_eval_examples` of each), decoding files with `encoding` / `encoding_errors`. Missing train/dev data raises
@@ -45,9 +56,19 @@ def load_task_data(task, data_dir, tokenizer, max_seq_length, source="tsv", tfds
     spec = glue_task_spec(task)
 
     def read(split, limit):
-        return first_examples(read_examples(data_dir, spec, split, source=source, tfds_data_dir=tfds_data_dir,
-                                            tfds_download=tfds_download, encoding=encoding,
-                                            encoding_errors=encoding_errors), limit)
+        return first_examples(
+            read_examples(
+                data_dir,
+                spec,
+                split,
+                source=source,
+                tfds_data_dir=tfds_data_dir,
+                tfds_download=tfds_download,
+                encoding=encoding,
+                encoding_errors=encoding_errors,
+            ),
+            limit,
+        )
 
     def encoded(split):
         examples = read(split, max_eval_examples)

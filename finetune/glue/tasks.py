@@ -99,8 +99,10 @@ class TaskSpec:
     def learning_rate(self, model_size):
         """The reference's peak learning rate for `model_size` ("small", "base" or "large")."""
         if model_size not in self.learning_rates:
-            raise ConfigError(f"unknown model size {model_size!r} for task {self.name}; "
-                              f"choose one of {', '.join(self.learning_rates)}")
+            raise ConfigError(
+                f"unknown model size {model_size!r} for task {self.name}; "
+                f"choose one of {', '.join(self.learning_rates)}"
+            )
         return self.learning_rates[model_size]
 
 
@@ -138,34 +140,58 @@ TASKS = {
         TaskSpec(
             name="CoLA",
             splits=_standard_splits(_COLA_LABELLED, _COLA_LABELLED, ColumnLayout(num_columns=2, text_a=1)),
-            labels=_BINARY, metric_names=("mcc",), primary_metric="mcc",
-            tfds_name="glue/cola", tfds_text_features=("sentence",),
-            tfds_label_map={"unacceptable": "0", "acceptable": "1"}),
+            labels=_BINARY,
+            metric_names=("mcc",),
+            primary_metric="mcc",
+            tfds_name="glue/cola",
+            tfds_text_features=("sentence",),
+            tfds_label_map={"unacceptable": "0", "acceptable": "1"},
+        ),
         TaskSpec(
             name="SST-2",
             splits=_standard_splits(_SST_LABELLED, _SST_LABELLED, ColumnLayout(num_columns=2, text_a=1)),
-            labels=_BINARY, metric_names=_ACCURACY, primary_metric="accuracy",
-            tfds_name="glue/sst2", tfds_text_features=("sentence",),
-            tfds_label_map={"negative": "0", "positive": "1"}),
+            labels=_BINARY,
+            metric_names=_ACCURACY,
+            primary_metric="accuracy",
+            tfds_name="glue/sst2",
+            tfds_text_features=("sentence",),
+            tfds_label_map={"negative": "0", "positive": "1"},
+        ),
         TaskSpec(
             name="MRPC",
-            splits=_standard_splits(_MRPC_LABELLED, _MRPC_LABELLED,
-                                    ColumnLayout(num_columns=5, text_a=3, text_b=4)),
-            labels=_BINARY, metric_names=_ACCURACY_F1, primary_metric="accuracy", positive_label="1",
-            tfds_name="glue/mrpc", tfds_text_features=("sentence1", "sentence2"),
-            tfds_label_map={"not_equivalent": "0", "equivalent": "1"}, swap_augment=True),
+            splits=_standard_splits(_MRPC_LABELLED, _MRPC_LABELLED, ColumnLayout(num_columns=5, text_a=3, text_b=4)),
+            labels=_BINARY,
+            metric_names=_ACCURACY_F1,
+            primary_metric="accuracy",
+            positive_label="1",
+            tfds_name="glue/mrpc",
+            tfds_text_features=("sentence1", "sentence2"),
+            tfds_label_map={"not_equivalent": "0", "equivalent": "1"},
+            swap_augment=True,
+        ),
         TaskSpec(
             name="STS-B",
-            splits=_standard_splits(_STSB_LABELLED, _STSB_LABELLED,
-                                    ColumnLayout(num_columns=9, text_a=7, text_b=8)),
-            labels=None, metric_names=("pearson", "spearman"), primary_metric="spearman",
-            tfds_name="glue/stsb", tfds_text_features=("sentence1", "sentence2"), swap_augment=True, epochs=10),
+            splits=_standard_splits(_STSB_LABELLED, _STSB_LABELLED, ColumnLayout(num_columns=9, text_a=7, text_b=8)),
+            labels=None,
+            metric_names=("pearson", "spearman"),
+            primary_metric="spearman",
+            tfds_name="glue/stsb",
+            tfds_text_features=("sentence1", "sentence2"),
+            swap_augment=True,
+            epochs=10,
+        ),
         TaskSpec(
             name="QQP",
             splits=_standard_splits(_QQP_LABELLED, _QQP_LABELLED, ColumnLayout(num_columns=3, text_a=1, text_b=2)),
-            labels=_BINARY, metric_names=_ACCURACY_F1, primary_metric="accuracy", positive_label="1",
-            tfds_name="glue/qqp", tfds_text_features=("question1", "question2"),
-            tfds_label_map={"not_duplicate": "0", "duplicate": "1"}, skip_malformed_lines=True),
+            labels=_BINARY,
+            metric_names=_ACCURACY_F1,
+            primary_metric="accuracy",
+            positive_label="1",
+            tfds_name="glue/qqp",
+            tfds_text_features=("question1", "question2"),
+            tfds_label_map={"not_duplicate": "0", "duplicate": "1"},
+            skip_malformed_lines=True,
+        ),
         TaskSpec(
             name="MNLI",
             splits={
@@ -175,22 +201,45 @@ TASKS = {
                 "test_matched": SplitSpec("test_matched.tsv", _MNLI_TEST, "test_matched"),
                 "test_mismatched": SplitSpec("test_mismatched.tsv", _MNLI_TEST, "test_mismatched"),
             },
-            labels=("contradiction", "entailment", "neutral"), metric_names=_ACCURACY, primary_metric="accuracy",
-            tfds_name="glue/mnli", tfds_text_features=("premise", "hypothesis"),
-            tfds_label_map={name: name for name in ("contradiction", "entailment", "neutral")}),
+            labels=("contradiction", "entailment", "neutral"),
+            metric_names=_ACCURACY,
+            primary_metric="accuracy",
+            tfds_name="glue/mnli",
+            tfds_text_features=("premise", "hypothesis"),
+            tfds_label_map={name: name for name in ("contradiction", "entailment", "neutral")},
+        ),
         TaskSpec(
-            name="QNLI", splits=_indexed_pair_splits(), labels=_ENTAILMENT, metric_names=_ACCURACY,
-            primary_metric="accuracy", tfds_name="glue/qnli", tfds_text_features=("question", "sentence"),
-            tfds_label_map={name: name for name in _ENTAILMENT}),
+            name="QNLI",
+            splits=_indexed_pair_splits(),
+            labels=_ENTAILMENT,
+            metric_names=_ACCURACY,
+            primary_metric="accuracy",
+            tfds_name="glue/qnli",
+            tfds_text_features=("question", "sentence"),
+            tfds_label_map={name: name for name in _ENTAILMENT},
+        ),
         TaskSpec(
-            name="RTE", splits=_indexed_pair_splits(), labels=_ENTAILMENT, metric_names=_ACCURACY,
-            primary_metric="accuracy", tfds_name="glue/rte", tfds_text_features=("sentence1", "sentence2"),
-            tfds_label_map={name: name for name in _ENTAILMENT}, epochs=10),
+            name="RTE",
+            splits=_indexed_pair_splits(),
+            labels=_ENTAILMENT,
+            metric_names=_ACCURACY,
+            primary_metric="accuracy",
+            tfds_name="glue/rte",
+            tfds_text_features=("sentence1", "sentence2"),
+            tfds_label_map={name: name for name in _ENTAILMENT},
+            epochs=10,
+        ),
         TaskSpec(
             # GLUE's WNLI files use 1 for entailment.
-            name="WNLI", splits=_indexed_pair_splits(), labels=_BINARY, metric_names=_ACCURACY,
-            primary_metric="accuracy", tfds_name="glue/wnli", tfds_text_features=("sentence1", "sentence2"),
-            tfds_label_map={"not_entailment": "0", "entailment": "1"}),
+            name="WNLI",
+            splits=_indexed_pair_splits(),
+            labels=_BINARY,
+            metric_names=_ACCURACY,
+            primary_metric="accuracy",
+            tfds_name="glue/wnli",
+            tfds_text_features=("sentence1", "sentence2"),
+            tfds_label_map={"not_entailment": "0", "entailment": "1"},
+        ),
     )
 }
 

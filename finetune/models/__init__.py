@@ -18,5 +18,10 @@ from finetune.models.token_classifier import ElectraTokenClassifier
 from finetune.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
 from finetune.squad.model import ElectraSquadModel
 
-__all__ = ["ElectraSquadModel", "ElectraTextClassifier", "ElectraTextClassifierPreprocessor", "ElectraTokenClassifier",
-           "ElectraTokenClassifierPreprocessor"]
+__all__ = [
+    "ElectraSquadModel",
+    "ElectraTextClassifier",
+    "ElectraTextClassifierPreprocessor",
+    "ElectraTokenClassifier",
+    "ElectraTokenClassifierPreprocessor",
+]

@@ -40,9 +40,11 @@ class LabelledTask:
         if getattr(self, "regression", False):
             raise ConfigError("a regression model takes numbers as y, not label strings", arguments=("y",))
         if self.label_mapping is None:
-            raise ConfigError(f"this {type(self).__name__} has no label names, so y must hold class ids: build it "
-                              "with labels=[...] (the label strings in id order) to fit it on label strings",
-                              arguments=("labels",))
+            raise ConfigError(
+                f"this {type(self).__name__} has no label names, so y must hold class ids: build it "
+                "with labels=[...] (the label strings in id order) to fit it on label strings",
+                arguments=("labels",),
+            )
         return self.label_mapping
 
     def label_ids(self, y):
@@ -89,8 +91,19 @@ class LabelledTask:
             return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
         return super().preprocess_samples(x, y, sample_weight)
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, *, sample_weight=None, shuffle=True, validation_split=0.0,
-            validation_data=None, **kwargs):
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        *,
+        sample_weight=None,
+        shuffle=True,
+        validation_split=0.0,
+        validation_data=None,
+        **kwargs,
+    ):
         """Keras' `fit`; `x` / `y` in memory (Python lists, NumPy arrays, tensors) are shuffled every epoch unless
         `shuffle=False`, and `y` may hold label strings (see `labels`). A tf.data dataset is used as it comes."""
         self.check_dataset_labels(x)
@@ -98,14 +111,23 @@ class LabelledTask:
         if validation_split and validation_data is None and in_memory(x):
             (x, y, sample_weight), validation_data = split_off((x, y, sample_weight), validation_split)
         if validation_data is not None and in_memory(keras.utils.unpack_x_y_sample_weight(validation_data)[0]):
-            validation_data = self.in_memory_dataset(*keras.utils.unpack_x_y_sample_weight(validation_data),
-                                                     batch_size=batch_size, bucketed=True)
+            validation_data = self.in_memory_dataset(
+                *keras.utils.unpack_x_y_sample_weight(validation_data), batch_size=batch_size, bucketed=True
+            )
         if in_memory(x):
             x = self.in_memory_dataset(x, y, sample_weight, batch_size, shuffle, bucketed=True)
             y = sample_weight = batch_size = None
         # The data reach Keras as a dataset, shuffled or not as it was built.
-        return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight, shuffle=False,
-                           validation_data=validation_data, **kwargs)
+        return super().fit(
+            x,
+            y,
+            batch_size=batch_size,
+            epochs=epochs,
+            sample_weight=sample_weight,
+            shuffle=False,
+            validation_data=validation_data,
+            **kwargs,
+        )
 
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
         self.check_dataset_labels(x)
@@ -135,8 +157,10 @@ def split_off(data, fraction):
     count = int(x.nrows()) if isinstance(x, tf.RaggedTensor) else len(x)
     at = int(math.floor(count * (1.0 - fraction)))
     if at in (0, count):
-        raise ConfigError(f"validation_split={fraction} leaves no example for training or for validation out of "
-                          f"{count}", arguments=("validation_split",))
+        raise ConfigError(
+            f"validation_split={fraction} leaves no example for training or for validation out of {count}",
+            arguments=("validation_split",),
+        )
     return _sliced(data, 0, at), _sliced(data, at, count)
 
 

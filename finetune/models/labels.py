@@ -19,8 +19,9 @@ class LabelMapping:
     def __init__(self, names, argument="labels"):
         names = [str(name) for name in names]
         if len(names) < 2 or len(set(names)) != len(names):
-            raise ConfigError(f"{argument} must name two or more distinct labels in id order, got {names!r}",
-                              arguments=(argument,))
+            raise ConfigError(
+                f"{argument} must name two or more distinct labels in id order, got {names!r}", arguments=(argument,)
+            )
         self.names = names
         self.argument = argument
         self.index = {name: position for position, name in enumerate(names)}
@@ -35,8 +36,10 @@ class LabelMapping:
         labels = [_as_text(label) for label in labels]
         unknown = sorted({labels[position] for position in self.unknown(labels)})
         if unknown:
-            raise ConfigError(f"{source} holds labels {unknown[:5]} that are not in {self.argument}={self.names}",
-                              arguments=(source, self.argument))
+            raise ConfigError(
+                f"{source} holds labels {unknown[:5]} that are not in {self.argument}={self.names}",
+                arguments=(source, self.argument),
+            )
         return np.array([-1 if label is None else self.index[label] for label in labels], np.int32)
 
     def strings(self, ids):
@@ -50,8 +53,10 @@ class LabelMapping:
             return labels.with_flat_values(self.lookup(labels.flat_values))
         matches = tf.equal(tf.expand_dims(labels, -1), tf.constant(self.names))
         known = tf.debugging.assert_equal(
-            tf.reduce_all(tf.reduce_any(matches, axis=-1)), True,
-            message=f"a label of the dataset is not in {self.argument}={self.names}")
+            tf.reduce_all(tf.reduce_any(matches, axis=-1)),
+            True,
+            message=f"a label of the dataset is not in {self.argument}={self.names}",
+        )
         with tf.control_dependencies([known]):
             return tf.argmax(tf.cast(matches, tf.int32), axis=-1, output_type=tf.int32)
 
@@ -67,8 +72,13 @@ def is_text(value):
         return True
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
-        return dtype == tf.string or getattr(dtype, "kind", None) in ("U", "S") or (
-            getattr(dtype, "kind", None) == "O" and any(is_text(item) for item in np.asarray(value).reshape(-1)[:1]))
+        return (
+            dtype == tf.string
+            or getattr(dtype, "kind", None) in ("U", "S")
+            or (
+                getattr(dtype, "kind", None) == "O" and any(is_text(item) for item in np.asarray(value).reshape(-1)[:1])
+            )
+        )
     if isinstance(value, (list, tuple)):
         return any(is_text(item) for item in value)
     return False

@@ -9,8 +9,14 @@ def load_pretrained(init_checkpoint, argument="init_checkpoint", requested_by=No
 
     # A task model needs the encoder only: checkpoints without the replaced-token head (HF ElectraModel, keras-hub
     # backbones) are accepted.
-    return load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument=argument,
-                           requested_by=requested_by, **load_arguments)
+    return load_checkpoint(
+        init_checkpoint,
+        DISCRIMINATOR,
+        allow_missing_head=True,
+        argument=argument,
+        requested_by=requested_by,
+        **load_arguments,
+    )
 
 
 def pretrained_backbone(cls, preset, load_weights=True, **load_arguments):
@@ -19,8 +25,9 @@ def pretrained_backbone(cls, preset, load_weights=True, **load_arguments):
     return _backbone(_for_from_preset(cls, preset, load_arguments), load_weights)
 
 
-def pretrained_backbone_and_tokenizer(cls, preset, load_weights=True, vocab_file=None, do_lower_case=None,
-                                      strip_accents=None, **load_arguments):
+def pretrained_backbone_and_tokenizer(
+    cls, preset, load_weights=True, vocab_file=None, do_lower_case=None, strip_accents=None, **load_arguments
+):
     """(backbone, vocabulary file, `TokenizerSettings`) of the checkpoint at `preset`, for `cls.from_preset` of a task
     model with a preprocessor (`load_arguments` are `load_pretrained`'s). `vocab_file` replaces the checkpoint's
     vocabulary; `do_lower_case` / `strip_accents` put other values over the casing it records."""

@@ -31,18 +31,24 @@ def load_finetuned_model(path, model_class, what):
 
     if not os.path.isfile(path):
         state = "is a directory" if os.path.isdir(path) else "does not exist"
-        raise CheckpointError(f"{path} {state}: a {what} is read from the model.keras file of a fine-tuned "
-                              f"{what} (electra-finetune --save_models writes trial_<k>/model.keras)")
+        raise CheckpointError(
+            f"{path} {state}: a {what} is read from the model.keras file of a fine-tuned "
+            f"{what} (electra-finetune --save_models writes trial_<k>/model.keras)"
+        )
     if not zipfile.is_zipfile(path):
-        raise CheckpointError(f"{path} is not a .keras file: a {what} is read from the model.keras that "
-                              "electra-finetune --save_models writes")
+        raise CheckpointError(
+            f"{path} is not a .keras file: a {what} is read from the model.keras that "
+            "electra-finetune --save_models writes"
+        )
     try:
         model = keras.saving.load_model(path, compile=False)
     except (ValueError, TypeError, KeyError, OSError) as error:
         raise CheckpointError(f"cannot load {path} as a fine-tuned {what}: {str(error).splitlines()[0]}") from error
     if not isinstance(model, model_class):
-        raise CheckpointError(f"{path} holds a {type(model).__name__}, not a fine-tuned {model_class.__name__} (the "
-                              "model.keras of electra-finetune --save_models)")
+        raise CheckpointError(
+            f"{path} holds a {type(model).__name__}, not a fine-tuned {model_class.__name__} (the "
+            "model.keras of electra-finetune --save_models)"
+        )
     return model
 
 
@@ -51,8 +57,9 @@ def is_pair_classifier(path, text_inputs="auto"):
     fine-tuning run's results.json (one directory above `trial_<k>/model.keras`) says: the GLUE task's kind, or for
     the user's own files whether a text pair column was given."""
     if text_inputs not in TEXT_INPUTS:
-        raise ConfigError(f"text_inputs must be one of {', '.join(TEXT_INPUTS)}, got {text_inputs!r}",
-                          arguments=("text_inputs",))
+        raise ConfigError(
+            f"text_inputs must be one of {', '.join(TEXT_INPUTS)}, got {text_inputs!r}", arguments=("text_inputs",)
+        )
     if text_inputs != "auto":
         return text_inputs == "pair"
     from finetune.glue.tasks import glue_task_spec
@@ -64,9 +71,11 @@ def is_pair_classifier(path, text_inputs="auto"):
             results = json.load(handle)
         task, job = results["task"], results.get("job") or {}
     except (OSError, ValueError, KeyError, TypeError):
-        raise ConfigError(f"cannot tell whether {path} classifies single sentences or pairs (no task in "
-                          f"{results_file}): pass text_inputs=single or text_inputs=pair",
-                          arguments=("text_inputs",)) from None
+        raise ConfigError(
+            f"cannot tell whether {path} classifies single sentences or pairs (no task in "
+            f"{results_file}): pass text_inputs=single or text_inputs=pair",
+            arguments=("text_inputs",),
+        ) from None
     if task in own_data_tasks():
         return bool(job.get("text_pair_column"))
     return glue_task_spec(task).is_pair_task

@@ -38,9 +38,12 @@ class ClassifierServingModule(tf.Module):
             self.serve_text = tf.function(self._serve_texts, input_signature=[text_spec])
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
-        logits = tf.cast(self.classifier(
-            {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False),
-            tf.float32)
+        logits = tf.cast(
+            self.classifier(
+                {"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids}, training=False
+            ),
+            tf.float32,
+        )
         if self.regression:
             return {"logits": logits}
         outputs = {"logits": logits, "probabilities": tf.nn.softmax(logits, axis=-1)}
@@ -65,5 +68,11 @@ def export_classifier(text_classifier, output_dir, text_pairs=False, export_form
     SavedModel, or with `export_format` "litert" / "onnx" its token-id signature at the preprocessor's
     `max_seq_length` as model.tflite / model.onnx, with `quantize="int8"` int8 weights."""
     module = ClassifierServingModule(merged_lora(text_classifier), text_pairs)
-    return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-                       export_format, text_classifier.preprocessor.max_seq_length, quantize)
+    return write_model(
+        module,
+        output_dir,
+        {"serving_default": module.serve_ids, "serve_text": module.serve_text},
+        export_format,
+        text_classifier.preprocessor.max_seq_length,
+        quantize,
+    )

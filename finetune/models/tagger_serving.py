@@ -28,24 +28,40 @@ class TaggerServingModule(tf.Module):
         self.serve_text = tf.function(self._serve_text, input_signature=[tf.TensorSpec([None], tf.string)])
 
     def _serve_ids(self, input_ids, input_mask, segment_ids, word_positions):
-        logits = tf.cast(self.tagger({"token_ids": input_ids, "padding_mask": input_mask, "segment_ids": segment_ids,
-                                      "word_positions": word_positions}, training=False), tf.float32)
+        logits = tf.cast(
+            self.tagger(
+                {
+                    "token_ids": input_ids,
+                    "padding_mask": input_mask,
+                    "segment_ids": segment_ids,
+                    "word_positions": word_positions,
+                },
+                training=False,
+            ),
+            tf.float32,
+        )
         return {"logits": logits, "tag_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
     def _serve_text(self, texts):
         words, starts, ends = self.preprocessor.split_text(texts)
         features, num_packed = self.preprocessor.pack(words)
-        tag_ids = self._serve_ids(features["token_ids"], features["padding_mask"], features["segment_ids"],
-                                  features["word_positions"])["tag_ids"]
+        tag_ids = self._serve_ids(
+            features["token_ids"], features["padding_mask"], features["segment_ids"], features["word_positions"]
+        )["tag_ids"]
         width = tf.cast(tf.maximum(tf.reduce_max(words.row_lengths()), 1), tf.int32)
         packed = tf.sequence_mask(num_packed, width)
         # Words past max_seq_length have no prediction; pad or cut the predictions to the words' width.
         tag_ids = tf.pad(tag_ids, [[0, 0], [0, tf.maximum(width - tf.shape(tag_ids)[1], 0)]])[:, :width]
         tag_ids = tf.where(packed, tag_ids, -1)
         tags = tf.where(packed, self.label_mapping.gather(tf.maximum(tag_ids, 0)), "")
-        return {"words": words.to_tensor(""), "tags": tags, "tag_ids": tag_ids,
-                "word_starts": starts.to_tensor(-1), "word_ends": ends.to_tensor(-1),
-                "num_words": tf.cast(words.row_lengths(), tf.int32)}
+        return {
+            "words": words.to_tensor(""),
+            "tags": tags,
+            "tag_ids": tag_ids,
+            "word_starts": starts.to_tensor(-1),
+            "word_ends": ends.to_tensor(-1),
+            "num_words": tf.cast(words.row_lengths(), tf.int32),
+        }
 
 
 def export_tagger(tagger, output_dir, export_format="saved_model", quantize=None):
@@ -53,5 +69,11 @@ def export_tagger(tagger, output_dir, export_format="saved_model", quantize=None
     with `export_format` "litert" / "onnx" its token-id signature (with `word_positions`) at the preprocessor's
     `max_seq_length` as model.tflite / model.onnx, with `quantize="int8"` int8 weights."""
     module = TaggerServingModule(merged_lora(tagger))
-    return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-                       export_format, tagger.preprocessor.max_seq_length, quantize)
+    return write_model(
+        module,
+        output_dir,
+        {"serving_default": module.serve_ids, "serve_text": module.serve_text},
+        export_format,
+        tagger.preprocessor.max_seq_length,
+        quantize,
+    )

@@ -50,21 +50,33 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
     backbone_cls = ElectraBackbone
     preprocessor_cls = ElectraTextClassifierPreprocessor
 
-    def __init__(self, backbone, num_classes=None, preprocessor=None, regression=False, dropout=CLASSIFIER_DROPOUT,
-                 labels=None, **kwargs):
+    def __init__(
+        self,
+        backbone,
+        num_classes=None,
+        preprocessor=None,
+        regression=False,
+        dropout=CLASSIFIER_DROPOUT,
+        labels=None,
+        **kwargs,
+    ):
         mapping = _label_mapping(labels, num_classes, regression)
         if num_classes is None:
             num_classes = len(mapping.names) if mapping else 2
         if not regression and (not isinstance(num_classes, int) or num_classes < 2):
-            raise ConfigError(f"a classifier needs num_classes >= 2, got num_classes={num_classes!r}; use "
-                              "regression=True for a single score", arguments=("num_classes", "regression"))
+            raise ConfigError(
+                f"a classifier needs num_classes >= 2, got num_classes={num_classes!r}; use "
+                "regression=True for a single score",
+                arguments=("num_classes", "regression"),
+            )
         # keras-hub's order: layers as attributes first, then the functional graph.
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = ElectraDropout(dropout, dtype=backbone.dtype_policy, name="classifier_dropout")
         # Glorot-uniform kernel and zero bias: the reference's tf.layers.dense defaults for its task heads.
-        self.output_dense = keras.layers.Dense(1 if regression else num_classes, dtype=backbone.dtype_policy,
-                                               name="classifier")
+        self.output_dense = keras.layers.Dense(
+            1 if regression else num_classes, dtype=backbone.dtype_policy, name="classifier"
+        )
         inputs = backbone.input
         cls_vector = backbone(inputs)[:, 0, :]
         # Losses and metrics on float32 logits whatever the mixed-precision policy.
@@ -78,9 +90,24 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     @classmethod
-    def from_preset(cls, preset, num_classes=None, regression=False, max_seq_length=128, vocab_file=None,
-                    do_lower_case=None, strip_accents=None, dropout=CLASSIFIER_DROPOUT, load_weights=True, labels=None,
-                    *, format="auto", num_heads=None, allow_embedding_mismatch=False, **kwargs):
+    def from_preset(
+        cls,
+        preset,
+        num_classes=None,
+        regression=False,
+        max_seq_length=128,
+        vocab_file=None,
+        do_lower_case=None,
+        strip_accents=None,
+        dropout=CLASSIFIER_DROPOUT,
+        load_weights=True,
+        labels=None,
+        *,
+        format="auto",
+        num_heads=None,
+        allow_embedding_mismatch=False,
+        **kwargs,
+    ):
         """A classifier on the pre-trained backbone at `preset`: any checkpoint `electra_tf.checkpoints.load_checkpoint`
         reads (our `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face,
         keras-hub), with a new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that
@@ -90,13 +117,31 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
-            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents, format=format, num_heads=num_heads,
-            allow_embedding_mismatch=allow_embedding_mismatch)
-        preprocessor = ElectraTextClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
-                                                         do_lower_case=settings.do_lower_case,
-                                                         strip_accents=settings.strip_accents)
-        return cls(backbone, num_classes=num_classes, preprocessor=preprocessor, regression=regression,
-                   dropout=dropout, labels=labels, **kwargs)
+            cls,
+            preset,
+            load_weights,
+            vocab_file,
+            do_lower_case,
+            strip_accents,
+            format=format,
+            num_heads=num_heads,
+            allow_embedding_mismatch=allow_embedding_mismatch,
+        )
+        preprocessor = ElectraTextClassifierPreprocessor(
+            vocab_file,
+            max_seq_length=max_seq_length,
+            do_lower_case=settings.do_lower_case,
+            strip_accents=settings.strip_accents,
+        )
+        return cls(
+            backbone,
+            num_classes=num_classes,
+            preprocessor=preprocessor,
+            regression=regression,
+            dropout=dropout,
+            labels=labels,
+            **kwargs,
+        )
 
     @property
     def labels(self):
@@ -140,14 +185,16 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
 
             optimizer = reference_finetuning_optimizer(self.backbone, num_train_steps)
         if loss == "auto":
-            loss = (keras.losses.MeanSquaredError() if self.regression
-                    else keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            loss = (
+                keras.losses.MeanSquaredError()
+                if self.regression
+                else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            )
         if metrics == "auto":
             metrics = [] if self.regression else [keras.metrics.SparseCategoricalAccuracy("accuracy")]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, text_pairs=False,
-               **kwargs):
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, text_pairs=False, **kwargs):
         """With a preprocessor and no `input_signature`: a SavedModel for TF Serving with a raw-text signature
         `serve_text` (`texts`, or `text_a` and `text_b` with `text_pairs`) and a token-id one, `serving_default`
         (`finetune.models.serving`). Otherwise Keras' own export."""
@@ -159,8 +206,9 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_classes=self.num_classes, regression=self.regression, dropout=self.dropout,
-                      labels=self.labels)
+        config.update(
+            num_classes=self.num_classes, regression=self.regression, dropout=self.dropout, labels=self.labels
+        )
         return config
 
 
@@ -168,11 +216,15 @@ def _label_mapping(labels, num_classes, regression):
     if labels is None:
         return None
     if regression:
-        raise ConfigError("a regression model has no labels: pass labels=... or regression=True, not both",
-                          arguments=("labels", "regression"))
+        raise ConfigError(
+            "a regression model has no labels: pass labels=... or regression=True, not both",
+            arguments=("labels", "regression"),
+        )
     mapping = label_strings.LabelMapping(labels)
     if num_classes is not None and num_classes != len(mapping.names):
-        raise ConfigError(f"num_classes={num_classes!r} does not match the {len(mapping.names)} "
-                          f"labels={mapping.names}; leave num_classes out, labels give it",
-                          arguments=("num_classes", "labels"))
+        raise ConfigError(
+            f"num_classes={num_classes!r} does not match the {len(mapping.names)} "
+            f"labels={mapping.names}; leave num_classes out, labels give it",
+            arguments=("num_classes", "labels"),
+        )
     return mapping

@@ -43,14 +43,19 @@ class ElectraTextClassifierPreprocessor(ElectraVocabularyPreprocessor):
     @staticmethod
     def _as_segments(inputs):
         if isinstance(inputs, dict):
-            raise ConfigError("ElectraTextClassifierPreprocessor takes as x a string tensor or a (texts_a, texts_b) "
-                              "tuple, not a dict", arguments=("x",))
+            raise ConfigError(
+                "ElectraTextClassifierPreprocessor takes as x a string tensor or a (texts_a, texts_b) "
+                "tuple, not a dict",
+                arguments=("x",),
+            )
         if isinstance(inputs, (list, tuple)) and inputs and all(isinstance(item, (str, bytes)) for item in inputs):
             inputs = tf.constant(list(inputs))
         segments = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(segments) not in (1, 2):
-            raise ConfigError(f"ElectraTextClassifierPreprocessor takes as x one or two text segments, got "
-                              f"{len(segments)}", arguments=("x",))
+            raise ConfigError(
+                f"ElectraTextClassifierPreprocessor takes as x one or two text segments, got {len(segments)}",
+                arguments=("x",),
+            )
         return [_as_string_vector(segment) for segment in segments]
 
 
@@ -61,6 +66,8 @@ def _as_string_vector(texts):
     if texts.shape.rank == 2 and texts.shape[-1] == 1:
         return tf.squeeze(texts, axis=-1)
     if texts.shape.rank != 1:
-        raise ConfigError(f"ElectraTextClassifierPreprocessor takes as x a vector of strings per segment, got shape "
-                          f"{texts.shape}", arguments=("x",))
+        raise ConfigError(
+            f"ElectraTextClassifierPreprocessor takes as x a vector of strings per segment, got shape {texts.shape}",
+            arguments=("x",),
+        )
     return texts

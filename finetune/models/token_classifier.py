@@ -62,20 +62,44 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
     @classmethod
-    def from_preset(cls, preset, tags, max_seq_length=128, vocab_file=None, do_lower_case=None, strip_accents=None,
-                    dropout=TAGGER_DROPOUT, load_weights=True, *, format="auto", num_heads=None,
-                    allow_embedding_mismatch=False, **kwargs):
+    def from_preset(
+        cls,
+        preset,
+        tags,
+        max_seq_length=128,
+        vocab_file=None,
+        do_lower_case=None,
+        strip_accents=None,
+        dropout=TAGGER_DROPOUT,
+        load_weights=True,
+        *,
+        format="auto",
+        num_heads=None,
+        allow_embedding_mismatch=False,
+        **kwargs,
+    ):
         """A tagger on the pre-trained backbone at `preset` (any checkpoint `electra_tf.checkpoints.load_checkpoint`
         reads), with a new head and a preprocessor that normalises text as the checkpoint records (see
         `ElectraTextClassifier.from_preset`, also for `format`, `num_heads` and `allow_embedding_mismatch`)."""
         from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
 
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
-            cls, preset, load_weights, vocab_file, do_lower_case, strip_accents, format=format, num_heads=num_heads,
-            allow_embedding_mismatch=allow_embedding_mismatch)
-        preprocessor = ElectraTokenClassifierPreprocessor(vocab_file, max_seq_length=max_seq_length,
-                                                          do_lower_case=settings.do_lower_case,
-                                                          strip_accents=settings.strip_accents)
+            cls,
+            preset,
+            load_weights,
+            vocab_file,
+            do_lower_case,
+            strip_accents,
+            format=format,
+            num_heads=num_heads,
+            allow_embedding_mismatch=allow_embedding_mismatch,
+        )
+        preprocessor = ElectraTokenClassifierPreprocessor(
+            vocab_file,
+            max_seq_length=max_seq_length,
+            do_lower_case=settings.do_lower_case,
+            strip_accents=settings.strip_accents,
+        )
         return cls(backbone, tags=tags, preprocessor=preprocessor, dropout=dropout, **kwargs)
 
     @property
@@ -131,25 +155,36 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
         """Tags of raw strings or of word lists: per example a list of (word, tag, start, end), with the word's byte
         offsets into the string (None for given words). Words that did not fit `max_seq_length` get tag None."""
         if self.preprocessor is None:
-            raise ConfigError("tag() and predict_labels() need a preprocessor: build the tagger with from_preset or "
-                              "preprocessor=...", arguments=("preprocessor",))
+            raise ConfigError(
+                "tag() and predict_labels() need a preprocessor: build the tagger with from_preset or preprocessor=...",
+                arguments=("preprocessor",),
+            )
         raw = isinstance(inputs, (list, tuple)) and inputs and isinstance(inputs[0], (str, bytes))
         if raw:
             words, starts, ends = self.preprocessor.split_text(tf.constant(list(inputs)))
             words, starts, ends = words.to_list(), starts.to_list(), ends.to_list()
         else:
             words = [list(sentence) for sentence in inputs]
-        _, num_packed = self.preprocessor.pack(tf.ragged.constant(
-            [[w if isinstance(w, bytes) else str(w).encode() for w in s] for s in words], dtype=tf.string))
+        _, num_packed = self.preprocessor.pack(
+            tf.ragged.constant(
+                [[w if isinstance(w, bytes) else str(w).encode() for w in s] for s in words], dtype=tf.string
+            )
+        )
         predictions = np.argmax(self.predict(inputs, batch_size=batch_size, verbose=0), axis=-1)
         results = []
         for index, sentence in enumerate(words):
             packed = int(num_packed[index])
-            results.append([
-                (word.decode() if isinstance(word, bytes) else word,
-                 self.tags[predictions[index, k]] if k < packed else None,
-                 starts[index][k] if raw else None, ends[index][k] if raw else None)
-                for k, word in enumerate(sentence)])
+            results.append(
+                [
+                    (
+                        word.decode() if isinstance(word, bytes) else word,
+                        self.tags[predictions[index, k]] if k < packed else None,
+                        starts[index][k] if raw else None,
+                        ends[index][k] if raw else None,
+                    )
+                    for k, word in enumerate(sentence)
+                ]
+            )
         return results
 
     def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs):

@@ -45,8 +45,9 @@ class ElectraTokenClassifierPreprocessor(ElectraVocabularyPreprocessor):
     def words(self, x):
         """The words of `x` (raw strings or words, see the class docstring) as ragged strings [batch, (words)]."""
         if isinstance(x, dict):
-            raise ConfigError("ElectraTokenClassifierPreprocessor takes as x strings or words, not a dict",
-                              arguments=("x",))
+            raise ConfigError(
+                "ElectraTokenClassifierPreprocessor takes as x strings or words, not a dict", arguments=("x",)
+            )
         if isinstance(x, (list, tuple)):
             if all(isinstance(item, (str, bytes)) for item in x):
                 x = tf.constant(list(x))
@@ -63,8 +64,11 @@ class ElectraTokenClassifierPreprocessor(ElectraVocabularyPreprocessor):
             return self.split_text(x)[0]
         if x.shape.rank == 2:
             return tf.RaggedTensor.from_tensor(x, padding="")
-        raise ConfigError(f"ElectraTokenClassifierPreprocessor takes as x strings [batch] or words [batch, words], "
-                          f"got shape {x.shape}", arguments=("x",))
+        raise ConfigError(
+            f"ElectraTokenClassifierPreprocessor takes as x strings [batch] or words [batch, words], "
+            f"got shape {x.shape}",
+            arguments=("x",),
+        )
 
     def split_text(self, texts):
         """(words, start, end): ragged [batch, (words)] raw words of `texts` and their byte offsets."""
@@ -96,6 +100,6 @@ class ElectraTokenClassifierPreprocessor(ElectraVocabularyPreprocessor):
             tags = tf.RaggedTensor.from_tensor(tf.convert_to_tensor(tags))
         tags = tf.cast(tags, tf.int32)
         shape = [tf.shape(num_packed)[0], self.max_seq_length]
-        padded = tags[:, :self.max_seq_length].to_tensor(default_value=0, shape=shape)
+        padded = tags[:, : self.max_seq_length].to_tensor(default_value=0, shape=shape)
         weights = tf.sequence_mask(num_packed, self.max_seq_length, dtype=tf.float32)
         return padded * tf.cast(weights, tf.int32), weights

@@ -23,8 +23,11 @@ class ElectraVocabularyPreprocessor(keras_hub.models.Preprocessor):
     def __init__(self, vocab_file=None, max_seq_length=128, do_lower_case=True, strip_accents=None, **kwargs):
         super().__init__(**kwargs)
         if max_seq_length < self.min_seq_length:
-            raise ConfigError(f"max_seq_length must be at least {self.min_seq_length} for {type(self).__name__}, got "
-                              f"{max_seq_length}", arguments=("max_seq_length",))
+            raise ConfigError(
+                f"max_seq_length must be at least {self.min_seq_length} for {type(self).__name__}, got "
+                f"{max_seq_length}",
+                arguments=("max_seq_length",),
+            )
         self.vocab_file = vocab_file
         self.max_seq_length = int(max_seq_length)
         self.do_lower_case = bool(do_lower_case)
@@ -37,12 +40,17 @@ class ElectraVocabularyPreprocessor(keras_hub.models.Preprocessor):
     @classmethod
     def from_tokenizer(cls, tokenizer, max_seq_length):
         """A preprocessor normalising and splitting text exactly as `tokenizer` (an `ElectraTokenizer`) does."""
-        return cls(tokenizer.vocab_file, max_seq_length=max_seq_length, do_lower_case=tokenizer.do_lower_case,
-                   strip_accents=tokenizer.strip_accents)
+        return cls(
+            tokenizer.vocab_file,
+            max_seq_length=max_seq_length,
+            do_lower_case=tokenizer.do_lower_case,
+            strip_accents=tokenizer.strip_accents,
+        )
 
     def set_tokenizer(self, vocab_file):
-        self.text_tokenizer = ElectraTokenizer(vocab_file, do_lower_case=self.do_lower_case,
-                                               strip_accents=self.strip_accents)
+        self.text_tokenizer = ElectraTokenizer(
+            vocab_file, do_lower_case=self.do_lower_case, strip_accents=self.strip_accents
+        )
         # Build the tensorflow-text models now, eagerly, rather than on first use inside a traced train step.
         with tf.init_scope():
             self.warm_up(self.text_tokenizer)
@@ -52,8 +60,11 @@ class ElectraVocabularyPreprocessor(keras_hub.models.Preprocessor):
 
     def require_tokenizer(self):
         if self.text_tokenizer is None:
-            raise ConfigError(f"{type(self).__name__} has no vocabulary: pass vocab_file=<vocab.txt> (or load it "
-                              "from a .keras file, which holds the vocabulary)", arguments=("vocab_file",))
+            raise ConfigError(
+                f"{type(self).__name__} has no vocabulary: pass vocab_file=<vocab.txt> (or load it "
+                "from a .keras file, which holds the vocabulary)",
+                arguments=("vocab_file",),
+            )
         return self.text_tokenizer
 
     def save_assets(self, dir_path):
@@ -66,6 +77,10 @@ class ElectraVocabularyPreprocessor(keras_hub.models.Preprocessor):
 
     def get_config(self):
         config = super().get_config()
-        config.update(vocab_file=self.vocab_file, max_seq_length=self.max_seq_length,
-                      do_lower_case=self.do_lower_case, strip_accents=self.strip_accents)
+        config.update(
+            vocab_file=self.vocab_file,
+            max_seq_length=self.max_seq_length,
+            do_lower_case=self.do_lower_case,
+            strip_accents=self.strip_accents,
+        )
         return config

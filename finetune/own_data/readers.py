@@ -28,8 +28,10 @@ class LabelledText:
 def file_format(path, argument="train_file"):
     extension = os.path.splitext(path)[1].lower()
     if extension not in FORMATS:
-        raise DataError(f"{argument}={path}: unknown format {extension!r}; name the file .csv, .tsv or .jsonl",
-                        arguments=(argument,))
+        raise DataError(
+            f"{argument}={path}: unknown format {extension!r}; name the file .csv, .tsv or .jsonl",
+            arguments=(argument,),
+        )
     return FORMATS[extension]
 
 
@@ -59,20 +61,33 @@ def _records(path, kind, encoding, encoding_errors, columns):
             if not row:
                 continue
             if len(row) != len(header):
-                raise DataError(f"{path} line {reader.line_num} has {len(row)} fields where the header has "
-                                f"{len(header)}")
+                raise DataError(
+                    f"{path} line {reader.line_num} has {len(row)} fields where the header has {len(header)}"
+                )
             yield reader.line_num, dict(zip(header, row))
 
 
-def read_labelled_file(path, text_column, text_pair_column=None, label_column="label", regression=False,
-                       argument="train_file", require_labels=True, encoding="utf-8", encoding_errors="strict"):
+def read_labelled_file(
+    path,
+    text_column,
+    text_pair_column=None,
+    label_column="label",
+    regression=False,
+    argument="train_file",
+    require_labels=True,
+    encoding="utf-8",
+    encoding_errors="strict",
+):
     """The `LabelledText`s of `path`. Labels are kept as strings (classification) or read as numbers (regression).
     `encoding` and `encoding_errors` are Python's codec name and error handler (e.g. "latin-1", "replace")."""
     if not os.path.isfile(path):
         raise DataError(f"{argument}={path} does not exist", arguments=(argument,))
     kind = file_format(path, argument)
-    columns = [(text_column, "text_column"), (text_pair_column, "text_pair_column"),
-               (label_column if require_labels else None, "label_column")]
+    columns = [
+        (text_column, "text_column"),
+        (text_pair_column, "text_pair_column"),
+        (label_column if require_labels else None, "label_column"),
+    ]
     columns = [(column, name) for column, name in columns if column]
     examples = []
     for number, record in _records(path, kind, encoding, encoding_errors, columns):
@@ -85,8 +100,11 @@ def read_labelled_file(path, text_column, text_pair_column=None, label_column="l
             label = _label(label, regression, path, number)
         examples.append(LabelledText(text_a, text_b, label, number))
     if not examples:
-        raise DataError(f"{path} holds no example (a header row and one row per example for CSV/TSV, one object per "
-                        "line for JSON lines)", arguments=(argument,))
+        raise DataError(
+            f"{path} holds no example (a header row and one row per example for CSV/TSV, one object per "
+            "line for JSON lines)",
+            arguments=(argument,),
+        )
     return examples
 
 
@@ -95,8 +113,11 @@ def _require_columns(names, columns, where):
     for column, argument in columns:
         if column not in names:
             existing = ", ".join(repr(str(name)) for name in names) or "none"
-            raise DataError(f"{where} has no column {column!r} ({argument}); its columns are {existing}: pass "
-                            f"{argument}=<one of them>", arguments=(argument,))
+            raise DataError(
+                f"{where} has no column {column!r} ({argument}); its columns are {existing}: pass "
+                f"{argument}=<one of them>",
+                arguments=(argument,),
+            )
 
 
 def _label(value, regression, path, number):
@@ -126,6 +147,8 @@ def check_known_labels(examples, labels, path, argument):
     unknown = labels.unknown([example.label for example in examples])
     if unknown:
         example = examples[unknown[0]]
-        raise DataError(f"{path} line {example.line}: label {example.label!r} never occurs in train_file (its "
-                        f"labels: {labels.names}); a classifier can only predict labels it was trained on",
-                        arguments=(argument, "train_file"))
+        raise DataError(
+            f"{path} line {example.line}: label {example.label!r} never occurs in train_file (its "
+            f"labels: {labels.names}); a classifier can only predict labels it was trained on",
+            arguments=(argument, "train_file"),
+        )

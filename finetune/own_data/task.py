@@ -53,10 +53,17 @@ class OwnDataTask(Task):
     def _read(self, job, argument):
         from finetune.own_data.readers import read_labelled_file
 
-        examples = read_labelled_file(getattr(job, argument), job.text_column, job.text_pair_column, job.label_column,
-                                      regression=self.regression, argument=argument,
-                                      require_labels=argument != "test_file", encoding=job.input_encoding,
-                                      encoding_errors=job.encoding_errors)
+        examples = read_labelled_file(
+            getattr(job, argument),
+            job.text_column,
+            job.text_pair_column,
+            job.label_column,
+            regression=self.regression,
+            argument=argument,
+            require_labels=argument != "test_file",
+            encoding=job.input_encoding,
+            encoding_errors=job.encoding_errors,
+        )
         return first_examples(examples, job.max_train_examples if argument == "train_file" else job.max_eval_examples)
 
     def load_data(self, job, tokenizer, max_seq_length):
@@ -68,8 +75,11 @@ class OwnDataTask(Task):
         if not self.regression:
             names = readers.label_names([example.label for example in train])
             if len(names) < 2:
-                raise DataError(f"train_file={job.train_file} has the one label {names}: a classifier needs two or "
-                                "more (task=regression for numbers)", arguments=("train_file", "task"))
+                raise DataError(
+                    f"train_file={job.train_file} has the one label {names}: a classifier needs two or "
+                    "more (task=regression for numbers)",
+                    arguments=("train_file", "task"),
+                )
             labels = LabelMapping(names)
         evaluation = {}
         for split in ("dev", "test"):
@@ -103,8 +113,11 @@ class OwnDataTask(Task):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraTextClassifier
 
-        return ElectraTextClassifier(clone_backbone(pretrained_model.backbone), regression=self.regression,
-                                     labels=data.labels.names if data.labels else None)
+        return ElectraTextClassifier(
+            clone_backbone(pretrained_model.backbone),
+            regression=self.regression,
+            labels=data.labels.names if data.labels else None,
+        )
 
     def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
         model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
@@ -119,8 +132,9 @@ class OwnDataTask(Task):
 
         if "dev" not in data.evaluation:
             return None
-        return features_to_dataset(data.evaluation["dev"][1], batch_size, pad_to_max_length=pad_to_max_length,
-                                   in_length_order=True)
+        return features_to_dataset(
+            data.evaluation["dev"][1], batch_size, pad_to_max_length=pad_to_max_length, in_length_order=True
+        )
 
     def evaluate(self, model, data, trial_dir, job):
         from finetune.batching import predict_in_buckets
@@ -128,8 +142,9 @@ class OwnDataTask(Task):
 
         results = {}
         for split, (examples, features) in data.evaluation.items():
-            outputs = predict_in_buckets(model, features.inputs(), job.eval_batch_size,
-                                         pad_to_max_length=job.pad_to_max_length)
+            outputs = predict_in_buckets(
+                model, features.inputs(), job.eval_batch_size, pad_to_max_length=job.pad_to_max_length
+            )
             predictions = model.output_labels(outputs)
             _write_predictions(os.path.join(trial_dir, f"{split}_predictions.tsv"), examples, predictions)
             if split == "test" and any(example.label is None for example in examples):
@@ -141,9 +156,14 @@ class OwnDataTask(Task):
             else:
                 gold = features.label_ids
                 predicted = np.argmax(outputs, axis=-1)
-                results[key] = {"accuracy": metrics.accuracy(gold, predicted),
-                                "macro_f1": float(np.mean([metrics.f1(gold, predicted, positive=label)
-                                                           for label in range(len(data.labels.names))]))}
+                results[key] = {
+                    "accuracy": metrics.accuracy(gold, predicted),
+                    "macro_f1": float(
+                        np.mean(
+                            [metrics.f1(gold, predicted, positive=label) for label in range(len(data.labels.names))]
+                        )
+                    ),
+                }
         return results
 
     def save_model(self, model, path, tokenizer, max_seq_length):
@@ -157,11 +177,15 @@ def _write_predictions(path, examples, predictions):
     from electra_tf.io_utils import atomic_write_text
 
     rows = ["line\tlabel\tprediction"]
-    rows.extend(f"{example.line}\t{'' if example.label is None else example.label}\t{prediction}"
-                for example, prediction in zip(examples, predictions))
+    rows.extend(
+        f"{example.line}\t{'' if example.label is None else example.label}\t{prediction}"
+        for example, prediction in zip(examples, predictions)
+    )
     atomic_write_text(path, "\n".join(rows) + "\n")
 
 
 def own_data_tasks():
-    return {"classification": OwnDataTask("classification", regression=False),
-            "regression": OwnDataTask("regression", regression=True)}
+    return {
+        "classification": OwnDataTask("classification", regression=False),
+        "regression": OwnDataTask("regression", regression=True),
+    }

@@ -44,8 +44,11 @@ class SquadFeatures:
         return {"input_ids": self.input_ids, "input_mask": self.input_mask, "segment_ids": self.segment_ids}
 
     def labels(self):
-        return {"start_positions": self.start_positions, "end_positions": self.end_positions,
-                "is_impossible": self.is_impossible}
+        return {
+            "start_positions": self.start_positions,
+            "end_positions": self.end_positions,
+            "is_impossible": self.is_impossible,
+        }
 
     def __len__(self):
         return len(self.question_index)
@@ -70,7 +73,7 @@ def tokenize_contexts(tokenizer, contexts):
     """Per context: (ids, char_start, char_end) numpy arrays, the character spans half-open into the context."""
     tokens = []
     for begin in range(0, len(contexts), _TOKENIZE_CHUNK):
-        chunk = contexts[begin:begin + _TOKENIZE_CHUNK]
+        chunk = contexts[begin : begin + _TOKENIZE_CHUNK]
         ids, starts, ends = tokenizer.tokenize_with_offsets(chunk)
         splits = ids.row_splits.numpy()
         flat_ids, flat_starts, flat_ends = ids.flat_values.numpy(), starts.flat_values.numpy(), ends.flat_values.numpy()
@@ -78,8 +81,10 @@ def tokenize_contexts(tokenizer, contexts):
         char_starts = byte_to_char_offsets(chunk, [flat_starts[row] for row in rows])
         # The end is exclusive: map the piece's last byte and step one character past it.
         char_ends = [last + 1 for last in byte_to_char_offsets(chunk, [flat_ends[row] - 1 for row in rows])]
-        tokens.extend((flat_ids[row].astype(np.int32), char_starts[i].astype(np.int32),
-                       char_ends[i].astype(np.int32)) for i, row in enumerate(rows))
+        tokens.extend(
+            (flat_ids[row].astype(np.int32), char_starts[i].astype(np.int32), char_ends[i].astype(np.int32))
+            for i, row in enumerate(rows)
+        )
     return tokens
 
 
@@ -87,10 +92,11 @@ def tokenize_questions(tokenizer, texts, max_query_length):
     """Word-piece ids of each question, its first `max_query_length` pieces (BERT's cut)."""
     result = []
     for begin in range(0, len(texts), _TOKENIZE_CHUNK):
-        ragged = tokenizer.tokenize(list(texts[begin:begin + _TOKENIZE_CHUNK]))
+        ragged = tokenizer.tokenize(list(texts[begin : begin + _TOKENIZE_CHUNK]))
         splits, values = ragged.row_splits.numpy(), ragged.flat_values.numpy().astype(np.int32)
-        result.extend(values[splits[i]:min(splits[i + 1], splits[i] + max_query_length)]
-                      for i in range(len(splits) - 1))
+        result.extend(
+            values[splits[i] : min(splits[i + 1], splits[i] + max_query_length)] for i in range(len(splits) - 1)
+        )
     return result
 
 
@@ -125,13 +131,14 @@ def max_context_mask(spans, num_tokens):
     return best[None, :] == np.arange(len(spans))[:, None]
 
 
-def featurize(data, tokenizer, max_seq_length=MAX_SEQ_LENGTH, doc_stride=DOC_STRIDE,
-              max_query_length=MAX_QUERY_LENGTH):
+def featurize(data, tokenizer, max_seq_length=MAX_SEQ_LENGTH, doc_stride=DOC_STRIDE, max_query_length=MAX_QUERY_LENGTH):
     """`SquadFeatures` for every window of every question of `data` (a `readers.SquadData`)."""
     if max_seq_length < max_query_length + 4:
-        raise ConfigError(f"max_seq_length={max_seq_length} leaves no room for the context after a question of "
-                          f"up to max_query_length={max_query_length} word pieces; raise it or lower the latter",
-                          arguments=("max_seq_length", "max_query_length"))
+        raise ConfigError(
+            f"max_seq_length={max_seq_length} leaves no room for the context after a question of "
+            f"up to max_query_length={max_query_length} word pieces; raise it or lower the latter",
+            arguments=("max_seq_length", "max_query_length"),
+        )
     if doc_stride <= 0:
         raise ConfigError(f"doc_stride must be positive, got {doc_stride}", arguments=("doc_stride",))
     contexts = tokenize_contexts(tokenizer, data.contexts)
@@ -142,8 +149,9 @@ def featurize(data, tokenizer, max_seq_length=MAX_SEQ_LENGTH, doc_stride=DOC_STR
         spans = window_starts(len(ids), max_seq_length - len(questions[index]) - 3, doc_stride)
         answer = None
         if not question.is_impossible and question.answer_start is not None:
-            answer = answer_token_span(char_start, char_end, question.answer_start,
-                                       question.answer_start + len(question.answer_text))
+            answer = answer_token_span(
+                char_start, char_end, question.answer_start, question.answer_start + len(question.answer_text)
+            )
         plans.append((spans, max_context_mask(spans, len(ids)), answer))
 
     num_features = sum(len(spans) for spans, _, _ in plans)
@@ -160,21 +168,31 @@ def featurize(data, tokenizer, max_seq_length=MAX_SEQ_LENGTH, doc_stride=DOC_STR
         offset = len(query) + 2  # position of the first context token: after [CLS] question [SEP]
         for j, (start, length) in enumerate(spans):
             input_ids[row, 0] = tokenizer.cls_id
-            input_ids[row, 1:offset - 1] = query
+            input_ids[row, 1 : offset - 1] = query
             input_ids[row, offset - 1] = tokenizer.sep_id
             window = slice(start, start + length)
-            input_ids[row, offset:offset + length] = ids[window]
+            input_ids[row, offset : offset + length] = ids[window]
             input_ids[row, offset + length] = tokenizer.sep_id
-            input_mask[row, :offset + length + 1] = 1
-            segment_ids[row, offset:offset + length + 1] = 1
-            token_char_start[row, offset:offset + length] = char_start[window]
-            token_char_end[row, offset:offset + length] = char_end[window]
-            token_is_max_context[row, offset:offset + length] = max_context[j, window]
+            input_mask[row, : offset + length + 1] = 1
+            segment_ids[row, offset : offset + length + 1] = 1
+            token_char_start[row, offset : offset + length] = char_start[window]
+            token_char_end[row, offset : offset + length] = char_end[window]
+            token_is_max_context[row, offset : offset + length] = max_context[j, window]
             question_index[row] = index
             if answer is not None and answer[0] >= start and answer[1] < start + length:
                 start_positions[row] = answer[0] - start + offset
                 end_positions[row] = answer[1] - start + offset
                 is_impossible[row] = 0
             row += 1
-    return SquadFeatures(input_ids, input_mask, segment_ids, question_index, token_char_start, token_char_end,
-                         token_is_max_context, start_positions, end_positions, is_impossible)
+    return SquadFeatures(
+        input_ids,
+        input_mask,
+        segment_ids,
+        question_index,
+        token_char_start,
+        token_char_end,
+        token_is_max_context,
+        start_positions,
+        end_positions,
+        is_impossible,
+    )

@@ -32,8 +32,9 @@ class SpanHead(keras.layers.Layer):
     def __init__(self, initializer_range=0.02, **kwargs):
         super().__init__(**kwargs)
         self.initializer_range = initializer_range
-        self.span_logits = keras.layers.Dense(2, kernel_initializer=truncated_normal(initializer_range),
-                                              dtype=self.dtype_policy, name="span_logits")
+        self.span_logits = keras.layers.Dense(
+            2, kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy, name="span_logits"
+        )
 
     def build(self, hidden_shape):
         self.span_logits.build(hidden_shape)
@@ -41,8 +42,10 @@ class SpanHead(keras.layers.Layer):
     def call(self, hidden, answer_mask, start_positions=None, training=None):
         del start_positions, training  # the ends do not depend on the start
         logits = self.span_logits(hidden)
-        return {"start_logits": _masked(logits[..., 0], answer_mask),
-                "end_logits": _masked(logits[..., 1], answer_mask)}
+        return {
+            "start_logits": _masked(logits[..., 0], answer_mask),
+            "end_logits": _masked(logits[..., 1], answer_mask),
+        }
 
     def get_config(self):
         config = super().get_config()
@@ -59,21 +62,34 @@ class JointSpanHead(keras.layers.Layer):
     [B, k, k] (ends of each top start) and impossible_logits.
     """
 
-    def __init__(self, hidden_size, beam_size=20, answerable_classifier=True, initializer_range=0.02,
-                 layer_norm_epsilon=1e-12, **kwargs):
+    def __init__(
+        self,
+        hidden_size,
+        beam_size=20,
+        answerable_classifier=True,
+        initializer_range=0.02,
+        layer_norm_epsilon=1e-12,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.hidden_size, self.beam_size = hidden_size, beam_size
         self.answerable_classifier = bool(answerable_classifier)
         self.initializer_range, self.layer_norm_epsilon = initializer_range, layer_norm_epsilon
 
         def dense(units, name, **options):
-            return keras.layers.Dense(units, kernel_initializer=truncated_normal(initializer_range),
-                                      dtype=self.dtype_policy, name=name, **options)
+            return keras.layers.Dense(
+                units,
+                kernel_initializer=truncated_normal(initializer_range),
+                dtype=self.dtype_policy,
+                name=name,
+                **options,
+            )
 
         self.start_logits = dense(1, "start_logits")
         self.end_hidden = dense(hidden_size, "end_hidden", activation="tanh")
-        self.end_norm = keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, dtype=self.dtype_policy,
-                                                        name="end_norm")
+        self.end_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="end_norm"
+        )
         self.end_logits = dense(1, "end_logits")
         if self.answerable_classifier:
             self.answer_hidden = dense(hidden_size, "answer_hidden", activation="tanh")
@@ -111,12 +127,17 @@ class JointSpanHead(keras.layers.Layer):
             top_log_probs, top_index = ops.top_k(start_log_probs, k=self.beam_size)
             start_states = ops.take_along_axis(hidden, ops.expand_dims(top_index, -1), axis=1)  # [B, k, H]
             seq_length = ops.shape(hidden)[1]
-            start_states = ops.broadcast_to(ops.expand_dims(start_states, 2),
-                                            (ops.shape(hidden)[0], self.beam_size, seq_length, self.hidden_size))
+            start_states = ops.broadcast_to(
+                ops.expand_dims(start_states, 2), (ops.shape(hidden)[0], self.beam_size, seq_length, self.hidden_size)
+            )
             end_logits = self._end_logits(ops.expand_dims(hidden, 1), start_states, answer_mask)
             end_top_log_probs, end_top_index = ops.top_k(ops.log_softmax(end_logits, axis=-1), k=self.beam_size)
-            outputs.update(start_top_log_probs=top_log_probs, start_top_index=top_index,
-                           end_top_log_probs=end_top_log_probs, end_top_index=end_top_index)
+            outputs.update(
+                start_top_log_probs=top_log_probs,
+                start_top_index=top_index,
+                end_top_log_probs=end_top_log_probs,
+                end_top_index=end_top_index,
+            )
         if self.answerable_classifier:
             # [CLS] plus the hidden states weighted by the start distribution (XLNet's answer-class features).
             start_probs = ops.cast(ops.softmax(start_logits, axis=-1), hidden.dtype)
@@ -127,7 +148,11 @@ class JointSpanHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, beam_size=self.beam_size,
-                      answerable_classifier=self.answerable_classifier, initializer_range=self.initializer_range,
-                      layer_norm_epsilon=self.layer_norm_epsilon)
+        config.update(
+            hidden_size=self.hidden_size,
+            beam_size=self.beam_size,
+            answerable_classifier=self.answerable_classifier,
+            initializer_range=self.initializer_range,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+        )
         return config

@@ -85,14 +85,16 @@ def raw_scores_v2(dataset_json, predictions):
 
 def apply_no_answer_threshold(scores, na_probs, has_answer, threshold):
     """A question whose no-answer probability exceeds `threshold` is predicted unanswerable: it scores 1 if it is."""
-    return {qid: (float(not has_answer[qid]) if na_probs[qid] > threshold else score)
-            for qid, score in scores.items()}
+    return {qid: (float(not has_answer[qid]) if na_probs[qid] > threshold else score) for qid, score in scores.items()}
 
 
 def _averages(exact, f1, qids=None):
     qids = list(exact) if qids is None else qids
-    return {"exact": 100.0 * sum(exact[k] for k in qids) / len(qids),
-            "f1": 100.0 * sum(f1[k] for k in qids) / len(qids), "total": len(qids)}
+    return {
+        "exact": 100.0 * sum(exact[k] for k in qids) / len(qids),
+        "f1": 100.0 * sum(f1[k] for k in qids) / len(qids),
+        "total": len(qids),
+    }
 
 
 def find_best_threshold(predictions, scores, na_probs, has_answer):
@@ -126,7 +128,8 @@ def evaluate_v2(dataset_json, predictions, na_probs=None, na_prob_threshold=1.0)
         if qids:
             result.update({f"{prefix}_{key}": value for key, value in _averages(exact, f1, qids).items()})
     if na_probs is not None:
-        result["best_exact"], result["best_exact_thresh"] = find_best_threshold(predictions, exact_raw, na_probs,
-                                                                               has_answer)
+        result["best_exact"], result["best_exact_thresh"] = find_best_threshold(
+            predictions, exact_raw, na_probs, has_answer
+        )
         result["best_f1"], result["best_f1_thresh"] = find_best_threshold(predictions, f1_raw, na_probs, has_answer)
     return result

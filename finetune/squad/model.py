@@ -39,17 +39,32 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         if head == "simple":
             self.span_head = SpanHead(backbone.initializer_range, dtype=self.dtype_policy, name="span_head")
         else:
-            self.span_head = JointSpanHead(backbone.hidden_size, beam_size=self.beam_size,
-                                           answerable_classifier=self.version_2,
-                                           initializer_range=backbone.initializer_range,
-                                           layer_norm_epsilon=backbone.layer_norm_epsilon, dtype=self.dtype_policy,
-                                           name="span_head")
+            self.span_head = JointSpanHead(
+                backbone.hidden_size,
+                beam_size=self.beam_size,
+                answerable_classifier=self.version_2,
+                initializer_range=backbone.initializer_range,
+                layer_norm_epsilon=backbone.layer_norm_epsilon,
+                dtype=self.dtype_policy,
+                name="span_head",
+            )
         self.span_head.build((None, None, backbone.hidden_size))
         self.built = True
 
     @classmethod
-    def from_preset(cls, preset, head="joint", version_2=False, beam_size=20, load_weights=True, *, format="auto",
-                    num_heads=None, allow_embedding_mismatch=False, **kwargs):
+    def from_preset(
+        cls,
+        preset,
+        head="joint",
+        version_2=False,
+        beam_size=20,
+        load_weights=True,
+        *,
+        format="auto",
+        num_heads=None,
+        allow_embedding_mismatch=False,
+        **kwargs,
+    ):
         """A SQuAD model on the pre-trained backbone at `preset` (any checkpoint
         `electra_tf.checkpoints.load_checkpoint` reads, as `ElectraTextClassifier.from_preset`), with a new span head;
         `kwargs` are the constructor's. The model takes token ids: its tokenizer is the checkpoint's
@@ -58,8 +73,14 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         backbone of the same architecture."""
         from finetune.models.pretrained_parts import pretrained_backbone
 
-        backbone = pretrained_backbone(cls, preset, load_weights, format=format, num_heads=num_heads,
-                                       allow_embedding_mismatch=allow_embedding_mismatch)
+        backbone = pretrained_backbone(
+            cls,
+            preset,
+            load_weights,
+            format=format,
+            num_heads=num_heads,
+            allow_embedding_mismatch=allow_embedding_mismatch,
+        )
         return cls(backbone, head=head, version_2=version_2, beam_size=beam_size, **kwargs)
 
     @property
@@ -83,8 +104,10 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         del x, sample_weight, training
         # Keras loss objects (not bare functions): they scale the loss per replica under a distribution strategy.
         span_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        loss = 0.5 * (span_loss(y["start_positions"], y_pred["start_logits"])
-                      + span_loss(y["end_positions"], y_pred["end_logits"]))
+        loss = 0.5 * (
+            span_loss(y["start_positions"], y_pred["start_logits"])
+            + span_loss(y["end_positions"], y_pred["end_logits"])
+        )
         if "impossible_logits" in y_pred:
             impossible = ops.cast(y["is_impossible"], "float32")[:, None]
             answerability_loss = keras.losses.BinaryCrossentropy(from_logits=True)
@@ -92,8 +115,14 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         return loss
 
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable, "backbone": keras.layers.serialize(self.backbone),
-                "head": self.head_name, "version_2": self.version_2, "beam_size": self.beam_size}
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "backbone": keras.layers.serialize(self.backbone),
+            "head": self.head_name,
+            "version_2": self.version_2,
+            "beam_size": self.beam_size,
+        }
 
     @classmethod
     def from_config(cls, config):

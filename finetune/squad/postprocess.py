@@ -45,9 +45,13 @@ def top_k_pairs(start_logits, end_logits, k=N_BEST_SIZE):
     ends = np.argsort(-end_logits, axis=1, kind="stable")[:, :k]
     start_index = np.repeat(starts, k, axis=1)
     end_index = np.tile(ends, (1, k))
-    return SpanCandidates(start_index, end_index, np.take_along_axis(start_logits, start_index, 1),
-                          np.take_along_axis(end_logits, end_index, 1),
-                          null_score=start_logits[:, 0] + end_logits[:, 0])
+    return SpanCandidates(
+        start_index,
+        end_index,
+        np.take_along_axis(start_logits, start_index, 1),
+        np.take_along_axis(end_logits, end_index, 1),
+        null_score=start_logits[:, 0] + end_logits[:, 0],
+    )
 
 
 def beam_pairs(start_top_log_probs, start_top_index, end_top_log_probs, end_top_index, impossible_logits=None):
@@ -56,10 +60,13 @@ def beam_pairs(start_top_log_probs, start_top_index, end_top_log_probs, end_top_
     end_top_log_probs, end_top_index = np.asarray(end_top_log_probs), np.asarray(end_top_index)
     num_features, k_start, k_end = end_top_index.shape
     return SpanCandidates(
-        np.repeat(start_top_index, k_end, axis=1), end_top_index.reshape(num_features, -1),
-        np.repeat(start_top_log_probs, k_end, axis=1), end_top_log_probs.reshape(num_features, -1),
+        np.repeat(start_top_index, k_end, axis=1),
+        end_top_index.reshape(num_features, -1),
+        np.repeat(start_top_log_probs, k_end, axis=1),
+        end_top_log_probs.reshape(num_features, -1),
         null_score=None if impossible_logits is None else np.asarray(impossible_logits).reshape(-1),
-        null_is_classifier=impossible_logits is not None)
+        null_is_classifier=impossible_logits is not None,
+    )
 
 
 @dataclasses.dataclass
@@ -83,8 +90,14 @@ def _valid(features, candidates, max_answer_length):
     start, end = candidates.start_index, candidates.end_index
     in_range = (start >= 0) & (start < seq) & (end >= 0) & (end < seq)
     start, end = np.clip(start, 0, seq - 1), np.clip(end, 0, seq - 1)
-    return (in_range & (features.token_char_start[rows, start] >= 0) & (features.token_char_start[rows, end] >= 0)
-            & (end >= start) & (end - start + 1 <= max_answer_length) & features.token_is_max_context[rows, start])
+    return (
+        in_range
+        & (features.token_char_start[rows, start] >= 0)
+        & (features.token_char_start[rows, end] >= 0)
+        & (end >= start)
+        & (end - start + 1 <= max_answer_length)
+        & features.token_is_max_context[rows, start]
+    )
 
 
 def _softmax(scores):
@@ -92,8 +105,9 @@ def _softmax(scores):
     return exp / exp.sum()
 
 
-def postprocess(data, features, candidates, n_best_size=N_BEST_SIZE, max_answer_length=MAX_ANSWER_LENGTH,
-                null_score_threshold=0.0):
+def postprocess(
+    data, features, candidates, n_best_size=N_BEST_SIZE, max_answer_length=MAX_ANSWER_LENGTH, null_score_threshold=0.0
+):
     """`SquadPredictions` for every question of `data` (a `readers.SquadData`) from its windows' candidates.
 
     For 2.0 (`data.is_v2`), a question's null score is the smallest over its windows; its null odds are that score
@@ -120,13 +134,14 @@ def postprocess(data, features, candidates, n_best_size=N_BEST_SIZE, max_answer_
     for index, q in enumerate(data.questions):
         context = data.contexts[q.context_index]
         entries, seen = [], set()
-        for position in order[boundaries[index]:boundaries[index + 1]]:
-            text = context[start_char[position]:end_char[position]]
+        for position in order[boundaries[index] : boundaries[index + 1]]:
+            text = context[start_char[position] : end_char[position]]
             if text in seen:
                 continue
             seen.add(text)
-            entries.append({"text": text, "start_logit": float(start_score[position]),
-                            "end_logit": float(end_score[position])})
+            entries.append(
+                {"text": text, "start_logit": float(start_score[position]), "end_logit": float(end_score[position])}
+            )
             if len(entries) >= n_best_size:
                 break
         best_span = entries[0] if entries else None

@@ -46,12 +46,15 @@ class SquadData:
         questions = self.questions[:max_questions]
         used = sorted({question.context_index for question in questions})
         renumber = {old: new for new, old in enumerate(used)}
-        return SquadData(self.version, [self.contexts[index] for index in used],
-                         [dataclasses.replace(q, context_index=renumber[q.context_index]) for q in questions])
+        return SquadData(
+            self.version,
+            [self.contexts[index] for index in used],
+            [dataclasses.replace(q, context_index=renumber[q.context_index]) for q in questions],
+        )
 
 
 def file_version(dataset_json):
-    """"2.0" for a SQuAD 2.0 file (its `version` field or any `is_impossible` key), else "1.1"."""
+    """ "2.0" for a SQuAD 2.0 file (its `version` field or any `is_impossible` key), else "1.1"."""
     if str(dataset_json.get("version", "")).lstrip("v").startswith("2"):
         return "2.0"
     for article in dataset_json.get("data", []):
@@ -72,8 +75,10 @@ def restrict_dataset_json(dataset_json, qas_ids):
     """`dataset_json` with only the questions in `qas_ids` (articles and paragraphs left empty are dropped)."""
     wanted, articles = set(qas_ids), []
     for article in dataset_json["data"]:
-        paragraphs = [dict(paragraph, qas=[qa for qa in paragraph["qas"] if qa["id"] in wanted])
-                      for paragraph in article["paragraphs"]]
+        paragraphs = [
+            dict(paragraph, qas=[qa for qa in paragraph["qas"] if qa["id"] in wanted])
+            for paragraph in article["paragraphs"]
+        ]
         paragraphs = [paragraph for paragraph in paragraphs if paragraph["qas"]]
         if paragraphs:
             articles.append(dict(article, paragraphs=paragraphs))
@@ -116,8 +121,9 @@ def read_squad_json(path, encoding="utf-8", encoding_errors="strict"):
                 for qa in paragraph["qas"]:
                     questions.append(_question(qa, len(contexts) - 1, paragraph["context"]))
     except (KeyError, TypeError) as error:
-        raise DataError(f"SQuAD file {path}: missing or malformed field {error}; is it an official SQuAD file?") \
-            from None
+        raise DataError(
+            f"SQuAD file {path}: missing or malformed field {error}; is it an official SQuAD file?"
+        ) from None
     if not questions:
         raise DataError(f"SQuAD file {path} has no questions")
     return SquadData(version, contexts, questions)
@@ -131,10 +137,17 @@ def _question(qa, context_index, context):
         return SquadQuestion(qa["id"], qa["question"], context_index, is_impossible=is_impossible, gold_answers=gold)
     first = answers[0]
     start = int(first["answer_start"])
-    if context[start:start + len(first["text"])] != first["text"]:
+    if context[start : start + len(first["text"])] != first["text"]:
         raise DataError(f"question {qa['id']}: answer {first['text']!r} is not at character {start} of its context")
-    return SquadQuestion(qa["id"], qa["question"], context_index, answer_text=first["text"], answer_start=start,
-                         is_impossible=False, gold_answers=gold)
+    return SquadQuestion(
+        qa["id"],
+        qa["question"],
+        context_index,
+        answer_text=first["text"],
+        answer_start=start,
+        is_impossible=False,
+        gold_answers=gold,
+    )
 
 
 def questions_from_tfds_records(records):
@@ -156,8 +169,11 @@ def questions_from_tfds_records(records):
             contexts.append(context)
         answer_texts = [text(value) for value in record["answers"]["text"]]
         starts = [int(value) for value in record["answers"]["answer_start"]]
-        qa = {"id": text(record["id"]), "question": text(record["question"]),
-              "answers": [{"text": t, "answer_start": s} for t, s in zip(answer_texts, starts)]}
+        qa = {
+            "id": text(record["id"]),
+            "question": text(record["question"]),
+            "answers": [{"text": t, "answer_start": s} for t, s in zip(answer_texts, starts)],
+        }
         if "is_impossible" in record:
             version, qa["is_impossible"] = "2.0", bool(record["is_impossible"])
         questions.append(_question(qa, context_ids[context], context))
@@ -172,7 +188,10 @@ def read_tfds(split, data_dir=None, download=False, config="squad/v1.1"):
     if download:
         builder.download_and_prepare()
     elif not builder.is_prepared():
-        raise DataError(f"tensorflow-datasets {config} is not prepared in {builder.data_dir}: run `tfds build "
-                        f"{config}` or allow downloading (tfds_download=True)", arguments=("tfds_download",))
+        raise DataError(
+            f"tensorflow-datasets {config} is not prepared in {builder.data_dir}: run `tfds build "
+            f"{config}` or allow downloading (tfds_download=True)",
+            arguments=("tfds_download",),
+        )
     dataset = builder.as_dataset(split=split, shuffle_files=False)
     return questions_from_tfds_records(tfds.as_numpy(dataset))

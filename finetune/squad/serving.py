@@ -32,15 +32,22 @@ class SquadServingModule(tf.Module):
         self.serve_text = tf.function(self._serve_text, input_signature=[text_spec, text_spec])
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
-        outputs = self.squad_model({"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids},
-                                   training=False)
-        return {name: tf.cast(value, tf.float32) if value.dtype.is_floating else value
-                for name, value in outputs.items()}
+        outputs = self.squad_model(
+            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False
+        )
+        return {
+            name: tf.cast(value, tf.float32) if value.dtype.is_floating else value for name, value in outputs.items()
+        }
 
     def _serve_text(self, question, context):
-        question_ids = self.tokenizer.tokenize(question)[:, :self.max_query_length]
-        features = pack_segment_pairs(question_ids, self.tokenizer.tokenize(context), self.max_seq_length,
-                                      self.tokenizer.cls_id, self.tokenizer.sep_id)
+        question_ids = self.tokenizer.tokenize(question)[:, : self.max_query_length]
+        features = pack_segment_pairs(
+            question_ids,
+            self.tokenizer.tokenize(context),
+            self.max_seq_length,
+            self.tokenizer.cls_id,
+            self.tokenizer.sep_id,
+        )
         outputs = self._serve_ids(**features)
         outputs.update(features)
         return outputs
@@ -51,8 +58,10 @@ def load_squad_model(path):
     from finetune.squad import model  # noqa: F401  (registers the classes the file refers to)
 
     if not (os.path.isfile(path) and path.endswith(".keras")):
-        raise CheckpointError(f"{path} is not a .keras file: a SQuAD model is read from the model.keras that "
-                              "electra-finetune --task=squad|squadv1 --save_models writes")
+        raise CheckpointError(
+            f"{path} is not a .keras file: a SQuAD model is read from the model.keras that "
+            "electra-finetune --task=squad|squadv1 --save_models writes"
+        )
     loaded = keras.saving.load_model(path, compile=False)
     if type(loaded).__name__ != "ElectraSquadModel":
         raise CheckpointError(f"{path} holds a {type(loaded).__name__}, not a fine-tuned SQuAD model")
@@ -68,19 +77,34 @@ def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accen
     directory = os.path.dirname(os.path.abspath(path))
     vocab_file = vocab_file or tokenizer_files.vocab_file_of(directory)
     if not vocab_file:
-        raise CheckpointError(f"no {tokenizer_files.VOCAB_NAME} beside {path} (a model saved before the tokenizer "
-                              "was saved with it): pass vocab_file=<the vocab.txt it was fine-tuned with>",
-                              arguments=("vocab_file",))
+        raise CheckpointError(
+            f"no {tokenizer_files.VOCAB_NAME} beside {path} (a model saved before the tokenizer "
+            "was saved with it): pass vocab_file=<the vocab.txt it was fine-tuned with>",
+            arguments=("vocab_file",),
+        )
     recorded = tokenizer_files.read_tokenizer_json(directory) or BERT_UNCASED
     settings = recorded.overridden(do_lower_case, strip_accents)
     return ElectraTokenizer.from_settings(vocab_file, settings)
 
 
-def export_squad(squad_model, tokenizer, output_dir, max_seq_length=384, max_query_length=64,
-                 export_format="saved_model", quantize=None):
+def export_squad(
+    squad_model,
+    tokenizer,
+    output_dir,
+    max_seq_length=384,
+    max_query_length=64,
+    export_format="saved_model",
+    quantize=None,
+):
     """Write the SQuAD model to `output_dir` atomically (a LoRA model's kernels merged: `merged_lora`): a SavedModel,
     or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
     (`tokenizer` and `max_query_length` are then unused), with `quantize="int8"` int8 weights."""
     module = SquadServingModule(merged_lora(squad_model), tokenizer, max_seq_length, max_query_length)
-    return write_model(module, output_dir, {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-                       export_format, max_seq_length, quantize)
+    return write_model(
+        module,
+        output_dir,
+        {"serving_default": module.serve_ids, "serve_text": module.serve_text},
+        export_format,
+        max_seq_length,
+        quantize,
+    )

@@ -41,13 +41,25 @@ def span_candidates(model, features, batch_size, pad_to_max_length=False):
     from finetune.squad.heads import MASKED_LOGIT
     from finetune.squad.postprocess import beam_pairs, top_k_pairs
 
-    outputs = predict_in_buckets(model, features.inputs(), batch_size, length_key="input_mask",
-                                 pad_to_max_length=pad_to_max_length, sequence_outputs=("start_logits", "end_logits"),
-                                 pad_value=MASKED_LOGIT, smallest_width=smallest_width(model))
+    outputs = predict_in_buckets(
+        model,
+        features.inputs(),
+        batch_size,
+        length_key="input_mask",
+        pad_to_max_length=pad_to_max_length,
+        sequence_outputs=("start_logits", "end_logits"),
+        pad_value=MASKED_LOGIT,
+        smallest_width=smallest_width(model),
+    )
     if model.head_name == "simple":
         return top_k_pairs(outputs["start_logits"], outputs["end_logits"], k=model.beam_size)
-    return beam_pairs(outputs["start_top_log_probs"], outputs["start_top_index"], outputs["end_top_log_probs"],
-                      outputs["end_top_index"], outputs.get("impossible_logits"))
+    return beam_pairs(
+        outputs["start_top_log_probs"],
+        outputs["start_top_index"],
+        outputs["end_top_log_probs"],
+        outputs["end_top_index"],
+        outputs.get("impossible_logits"),
+    )
 
 
 def score(dev_json, answers, version):
@@ -63,8 +75,14 @@ class SquadTask(Task):
     """SQuAD `version` ("1.1" or "2.0") under the task name `name`."""
 
     records_train_loss = True
-    options = ("squad_head", "doc_stride", "max_query_length", "n_best_size", "max_answer_length",
-               "null_score_threshold")
+    options = (
+        "squad_head",
+        "doc_stride",
+        "max_query_length",
+        "n_best_size",
+        "max_answer_length",
+        "null_score_threshold",
+    )
 
     def __init__(self, name):
         self.name = name
@@ -77,36 +95,60 @@ class SquadTask(Task):
         from finetune.squad.heads import HEADS
 
         if job.squad_head not in HEADS:
-            raise ConfigError(f"unknown squad_head={job.squad_head!r}; choose one of {', '.join(HEADS)}",
-                              arguments=("squad_head",))
+            raise ConfigError(
+                f"unknown squad_head={job.squad_head!r}; choose one of {', '.join(HEADS)}", arguments=("squad_head",)
+            )
         if job.data_source in FILE_SOURCES:
             if not job.data_dir:
-                raise ConfigError(f"data_dir is required: the directory holding "
-                                  f"{' and '.join(SQUAD_TASKS[self.name][1].values())}", arguments=("data_dir",))
+                raise ConfigError(
+                    f"data_dir is required: the directory holding {' and '.join(SQUAD_TASKS[self.name][1].values())}",
+                    arguments=("data_dir",),
+                )
             for split in ("train", "dev"):
                 path = squad_file(job.data_dir, self.name, split)
                 if not os.path.isfile(path):
-                    raise DataError(f"SQuAD file {path} does not exist: pass data_dir=<directory holding the "
-                                    "official JSON files>", arguments=("data_dir",))
+                    raise DataError(
+                        f"SQuAD file {path} does not exist: pass data_dir=<directory holding the official JSON files>",
+                        arguments=("data_dir",),
+                    )
         elif job.data_source != "tfds":
-            raise ConfigError(f"unknown data_source={job.data_source!r} for SQuAD; choose json or tfds",
-                              arguments=("data_source",))
-        check_positive(doc_stride=job.doc_stride, max_query_length=job.max_query_length, n_best_size=job.n_best_size,
-                       max_answer_length=job.max_answer_length)
+            raise ConfigError(
+                f"unknown data_source={job.data_source!r} for SQuAD; choose json or tfds", arguments=("data_source",)
+            )
+        check_positive(
+            doc_stride=job.doc_stride,
+            max_query_length=job.max_query_length,
+            n_best_size=job.n_best_size,
+            max_answer_length=job.max_answer_length,
+        )
 
     def load_data(self, job, tokenizer, max_seq_length):
         from finetune.squad.task_data import load_squad_data
 
         source = "json" if job.data_source in FILE_SOURCES else job.data_source
-        return load_squad_data(self.name, job.data_dir, tokenizer, max_seq_length, job.doc_stride,
-                               job.max_query_length, source=source, tfds_data_dir=job.tfds_data_dir,
-                               tfds_download=job.tfds_download, max_train_examples=job.max_train_examples,
-                               max_eval_examples=job.max_eval_examples, encoding=job.input_encoding,
-                               encoding_errors=job.encoding_errors)
+        return load_squad_data(
+            self.name,
+            job.data_dir,
+            tokenizer,
+            max_seq_length,
+            job.doc_stride,
+            job.max_query_length,
+            source=source,
+            tfds_data_dir=job.tfds_data_dir,
+            tfds_download=job.tfds_download,
+            max_train_examples=job.max_train_examples,
+            max_eval_examples=job.max_eval_examples,
+            encoding=job.input_encoding,
+            encoding_errors=job.encoding_errors,
+        )
 
     def describe_data(self, data):
-        return {"version": data.version, "num_train_questions": len(data.train.questions),
-                "num_train_windows": len(data.train_features), "num_dev_questions": len(data.dev.questions)}
+        return {
+            "version": data.version,
+            "num_train_questions": len(data.train.questions),
+            "num_train_windows": len(data.train_features),
+            "num_dev_questions": len(data.dev.questions),
+        }
 
     def describe_training(self, data):
         return f"{len(data.train.questions)} questions in {len(data.train_features)} windows"
@@ -115,8 +157,12 @@ class SquadTask(Task):
         from electra_tf.models import clone_backbone
         from finetune.models import ElectraSquadModel
 
-        return ElectraSquadModel(clone_backbone(pretrained_model.backbone), head=job.squad_head,
-                                 version_2=self.version == "2.0", beam_size=job.n_best_size)
+        return ElectraSquadModel(
+            clone_backbone(pretrained_model.backbone),
+            head=job.squad_head,
+            version_2=self.version == "2.0",
+            beam_size=job.n_best_size,
+        )
 
     def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
         # The model computes its own span losses.
@@ -132,8 +178,14 @@ class SquadTask(Task):
         from finetune.squad.postprocess import postprocess
 
         candidates = span_candidates(model, data.dev_features, job.eval_batch_size, job.pad_to_max_length)
-        answers = postprocess(data.dev, data.dev_features, candidates, n_best_size=job.n_best_size,
-                              max_answer_length=job.max_answer_length, null_score_threshold=job.null_score_threshold)
+        answers = postprocess(
+            data.dev,
+            data.dev_features,
+            candidates,
+            n_best_size=job.n_best_size,
+            max_answer_length=job.max_answer_length,
+            null_score_threshold=job.null_score_threshold,
+        )
         answers.write(trial_dir)
         return {f"SQuAD{data.version}": score(data.dev_json, answers, data.version)}
 

@@ -40,14 +40,29 @@ def _read(task, split, data_dir, source, tfds_data_dir, tfds_download, encoding,
         data = readers.read_squad_json(path, encoding, encoding_errors)
         dataset_json = readers.load_json(path, encoding, encoding_errors)
     if data.version != version:
-        raise DataError(f"task={task} is SQuAD {version} but the {split} data is SQuAD {data.version}; use "
-                        f"task={'squad' if data.version == '2.0' else 'squadv1'}", arguments=("task",))
+        raise DataError(
+            f"task={task} is SQuAD {version} but the {split} data is SQuAD {data.version}; use "
+            f"task={'squad' if data.version == '2.0' else 'squadv1'}",
+            arguments=("task",),
+        )
     return data, dataset_json
 
 
-def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_query_length, source="json",
-                    tfds_data_dir=None, tfds_download=False, max_train_examples=None, max_eval_examples=None,
-                    encoding="utf-8", encoding_errors="strict"):
+def load_squad_data(
+    task,
+    data_dir,
+    tokenizer,
+    max_seq_length,
+    doc_stride,
+    max_query_length,
+    source="json",
+    tfds_data_dir=None,
+    tfds_download=False,
+    max_train_examples=None,
+    max_eval_examples=None,
+    encoding="utf-8",
+    encoding_errors="strict",
+):
     """Reads and featurises `task`'s train and dev files (only their first `max_train_examples` /
     `max_eval_examples` questions when given), decoding them with `encoding` / `encoding_errors`."""
     task = task.lower()
@@ -57,11 +72,28 @@ def load_squad_data(task, data_dir, tokenizer, max_seq_length, doc_stride, max_q
     dev, dev_json = _read(task, "dev", data_dir, source, tfds_data_dir, tfds_download, encoding, encoding_errors)
     train, dev = train.sliced(max_train_examples), dev.sliced(max_eval_examples)
     if dev_json is None:  # tfds: rebuild the official layout the scorer reads
-        dev_json = {"version": f"v{dev.version}", "data": [{"title": "", "paragraphs": [
-            {"context": dev.contexts[q.context_index], "qas": [
-                {"id": q.qas_id, "question": q.question_text, "is_impossible": q.is_impossible,
-                 "answers": [{"text": text, "answer_start": -1} for text in q.gold_answers]}]}
-            for q in dev.questions]}]}
+        dev_json = {
+            "version": f"v{dev.version}",
+            "data": [
+                {
+                    "title": "",
+                    "paragraphs": [
+                        {
+                            "context": dev.contexts[q.context_index],
+                            "qas": [
+                                {
+                                    "id": q.qas_id,
+                                    "question": q.question_text,
+                                    "is_impossible": q.is_impossible,
+                                    "answers": [{"text": text, "answer_start": -1} for text in q.gold_answers],
+                                }
+                            ],
+                        }
+                        for q in dev.questions
+                    ],
+                }
+            ],
+        }
     dev_json = readers.restrict_dataset_json(dev_json, [q.qas_id for q in dev.questions])
 
     def featurized(data):

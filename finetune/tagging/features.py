@@ -28,8 +28,12 @@ class TaggingFeatures:
     num_sentences: int
 
     def inputs(self):
-        return {"token_ids": self.token_ids, "segment_ids": np.zeros_like(self.token_ids),
-                "padding_mask": self.padding_mask, "word_positions": self.word_positions}
+        return {
+            "token_ids": self.token_ids,
+            "segment_ids": np.zeros_like(self.token_ids),
+            "padding_mask": self.padding_mask,
+            "word_positions": self.word_positions,
+        }
 
     def dataset(self, batch_size=None, pad_to_max_length=False):
         """(inputs, tags, weights) of the windows in order: unbatched without `batch_size`, else in batches cut to
@@ -53,8 +57,9 @@ def word_piece_counts(sentences, tokenizer, batch_size=1024):
     """Per sentence, the word-piece ids of each word (lists), as `ElectraTokenizer.tokenize_words` gives them."""
     pieces = []
     for start in range(0, len(sentences), batch_size):
-        words = tf.ragged.constant([list(sentence.words) for sentence in sentences[start:start + batch_size]],
-                                   dtype=tf.string)
+        words = tf.ragged.constant(
+            [list(sentence.words) for sentence in sentences[start : start + batch_size]], dtype=tf.string
+        )
         pieces.extend(tokenizer.tokenize_words(words).to_list())
     return pieces
 
@@ -82,11 +87,11 @@ def featurize(sentences, tokenizer, max_seq_length, tag_ids):
     for index, (sentence, pieces) in enumerate(zip(sentences, word_piece_counts(sentences, tokenizer))):
         for first, num_words in windows_of([len(word) for word in pieces], capacity):
             ids, positions = [tokenizer.cls_id], []
-            for word in pieces[first:first + num_words]:
+            for word in pieces[first : first + num_words]:
                 positions.append(len(ids))
                 ids.extend(word)
-            ids = ids[:capacity + 1] + [tokenizer.sep_id]
-            window_tags = sentence.tags[first:first + num_words]
+            ids = ids[: capacity + 1] + [tokenizer.sep_id]
+            window_tags = sentence.tags[first : first + num_words]
             rows["token_ids"].append(_padded(ids, max_seq_length))
             rows["padding_mask"].append(_padded([1] * len(ids), max_seq_length))
             rows["word_positions"].append(_padded(positions, max_seq_length))

@@ -94,8 +94,11 @@ def binary_detection_scores(gold_sentences, predicted_sentences, positive="i", b
     """Precision, recall and F_beta (F0.5, the error-detection literature's measure) of the `positive` class, in
     percent; each is 0 when its denominator is (no prediction or no gold word of the class)."""
     _check_aligned(gold_sentences, predicted_sentences)
-    pairs = [(g == positive, p == positive)
-             for gold, predicted in zip(gold_sentences, predicted_sentences) for g, p in zip(gold, predicted)]
+    pairs = [
+        (g == positive, p == positive)
+        for gold, predicted in zip(gold_sentences, predicted_sentences)
+        for g, p in zip(gold, predicted)
+    ]
     true_positives = sum(g and p for g, p in pairs)
     predicted, actual = sum(p for _, p in pairs), sum(g for g, _ in pairs)
     precision = 100.0 * true_positives / predicted if predicted else 0.0
@@ -108,5 +111,6 @@ def binary_detection_scores(gold_sentences, predicted_sentences, positive="i", b
 
 def _check_aligned(gold_sentences, predicted_sentences):
     if len(gold_sentences) != len(predicted_sentences) or any(
-            len(gold) != len(predicted) for gold, predicted in zip(gold_sentences, predicted_sentences)):
+        len(gold) != len(predicted) for gold, predicted in zip(gold_sentences, predicted_sentences)
+    ):
         raise ValueError("gold and predicted tags must have the same sentences and words")

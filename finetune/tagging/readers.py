@@ -34,13 +34,22 @@ def _lines(path, argument, encoding, encoding_errors):
 
 def _nonempty(sentences, path, argument):
     if not sentences:
-        raise DataError(f"{path} holds no tagged sentence: expected one word per line with its tag, a blank line "
-                        "between sentences", arguments=(argument,))
+        raise DataError(
+            f"{path} holds no tagged sentence: expected one word per line with its tag, a blank line between sentences",
+            arguments=(argument,),
+        )
     return sentences
 
 
-def read_conll(path, word_column=0, tag_column=-1, separator=None, argument="train_file", encoding="utf-8",
-               encoding_errors="strict"):
+def read_conll(
+    path,
+    word_column=0,
+    tag_column=-1,
+    separator=None,
+    argument="train_file",
+    encoding="utf-8",
+    encoding_errors="strict",
+):
     """Sentences of a CoNLL column file: one word per line, columns separated by whitespace (or `separator`), a blank
     line between sentences; `-DOCSTART-` lines (documents, as in CoNLL-2003) are skipped. Every word line must have the
     same number of columns."""
@@ -56,11 +65,15 @@ def read_conll(path, word_column=0, tag_column=-1, separator=None, argument="tra
             width = len(columns)
             for name, column in (("word_column", word_column), ("tag_column", tag_column)):
                 if not -width <= column < width:
-                    raise DataError(f"{path} line {number} has {width} columns, so {name}={column} is out of range",
-                                    arguments=(name,))
+                    raise DataError(
+                        f"{path} line {number} has {width} columns, so {name}={column} is out of range",
+                        arguments=(name,),
+                    )
         elif len(columns) != width:
-            raise DataError(f"{path} line {number} has {len(columns)} columns where the file's first word line has "
-                            f"{width}: every word line needs the same columns")
+            raise DataError(
+                f"{path} line {number} has {len(columns)} columns where the file's first word line has "
+                f"{width}: every word line needs the same columns"
+            )
         if not words:
             first_line = number
         words.append(columns[word_column])
@@ -71,13 +84,22 @@ def read_conll(path, word_column=0, tag_column=-1, separator=None, argument="tra
 def read_fce(path, argument="train_file", encoding="utf-8", encoding_errors="strict"):
     """FCE's token TSV (MultiGED 2023): `word<TAB>c|i|NA`, a blank line between sentences. `NA` (undocumented, on
     about 1 % of the tokens) is kept as a tag; the `ged` task neither trains on nor scores such words."""
-    sentences = read_conll(path, word_column=0, tag_column=1, separator="\t", argument=argument, encoding=encoding,
-                           encoding_errors=encoding_errors)
+    sentences = read_conll(
+        path,
+        word_column=0,
+        tag_column=1,
+        separator="\t",
+        argument=argument,
+        encoding=encoding,
+        encoding_errors=encoding_errors,
+    )
     for sentence in sentences:
         for offset, tag in enumerate(sentence.tags):
             if tag not in FCE_LABELS:
-                raise DataError(f"{path} line {sentence.line + offset}: label {tag!r} is not one of {FCE_LABELS}: c "
-                                "(correct), i (incorrect) or NA (unlabelled)")
+                raise DataError(
+                    f"{path} line {sentence.line + offset}: label {tag!r} is not one of {FCE_LABELS}: c "
+                    "(correct), i (incorrect) or NA (unlabelled)"
+                )
     return sentences
 
 
@@ -156,8 +178,11 @@ def read_ptb_pos(paths, argument="train_file", encoding="utf-8", encoding_errors
 
 
 # tensorflow-datasets tagging datasets: the feature holding the words and, per task, the one holding the tags.
-TFDS_TAGGING = {"ner": ("conll2003", "tokens", "ner"), "chunk": ("conll2003", "tokens", "chunks"),
-                "pos": ("conll2003", "tokens", "pos")}
+TFDS_TAGGING = {
+    "ner": ("conll2003", "tokens", "ner"),
+    "chunk": ("conll2003", "tokens", "chunks"),
+    "pos": ("conll2003", "tokens", "pos"),
+}
 
 
 def read_tfds_tagged(task, split, data_dir=None, download=False):
@@ -167,16 +192,23 @@ def read_tfds_tagged(task, split, data_dir=None, download=False):
     import tensorflow_datasets as tfds  # heavy; only for callers who ask for tfds
 
     if task not in TFDS_TAGGING:
-        raise DataError(f"task={task} has no tensorflow-datasets source (those with one: {sorted(TFDS_TAGGING)}); "
-                        "pass train_file and dev_file", arguments=("task", "data_source"))
+        raise DataError(
+            f"task={task} has no tensorflow-datasets source (those with one: {sorted(TFDS_TAGGING)}); "
+            "pass train_file and dev_file",
+            arguments=("task", "data_source"),
+        )
     name, word_feature, tag_feature = TFDS_TAGGING[task]
     try:
-        dataset, info = tfds.load(name, split=split, data_dir=data_dir, download=download, shuffle_files=False,
-                                  with_info=True)
+        dataset, info = tfds.load(
+            name, split=split, data_dir=data_dir, download=download, shuffle_files=False, with_info=True
+        )
     except Exception as error:  # not prepared, network, disk: tfds raises several kinds; name the dataset and the fix
-        raise DataError(f"tensorflow-datasets {name} ({split}) cannot be read ({type(error).__name__}: {error}); "
-                        f"run `tfds build {name}`, pass tfds_data_dir with a prepared copy or allow downloading "
-                        "(tfds_download=True)", arguments=("tfds_data_dir", "tfds_download")) from None
+        raise DataError(
+            f"tensorflow-datasets {name} ({split}) cannot be read ({type(error).__name__}: {error}); "
+            f"run `tfds build {name}`, pass tfds_data_dir with a prepared copy or allow downloading "
+            "(tfds_download=True)",
+            arguments=("tfds_data_dir", "tfds_download"),
+        ) from None
     tag_names = info.features[tag_feature].names
     source = f"tfds:{name}/{split}"
     sentences = []
@@ -185,6 +217,7 @@ def read_tfds_tagged(task, split, data_dir=None, download=False):
         if len(words) != len(record[tag_feature]):
             raise DataError(f"{source} record {number} has {len(words)} words and {len(record[tag_feature])} tags")
         if words:
-            sentences.append(TaggedSentence(words, tuple(tag_names[int(tag)] for tag in record[tag_feature]),
-                                            source, number))
+            sentences.append(
+                TaggedSentence(words, tuple(tag_names[int(tag)] for tag in record[tag_feature]), source, number)
+            )
     return _nonempty(sentences, source, "data_source")

@@ -37,14 +37,22 @@ class TaggingSpec:
     ignored_tags: tuple = ()  # labels meaning "not labelled": no loss, not scored
 
 
-SPECS = {spec.name: spec for spec in (
-    TaggingSpec("chunk", SPAN, "CoNLL-2000 chunking (word POS chunk columns)"),
-    TaggingSpec("ner", SPAN, "named entities (IOB1 or IOB2 tags)"),
-    TaggingSpec("pos", ACCURACY, "part-of-speech tags"),
-    TaggingSpec("ged", DETECTION, "grammatical error detection (c/i labels per token)", positive_tag="i",
-                ignored_tags=("NA",)),
-    TaggingSpec("tagging", ACCURACY, "any tag set"),
-)}
+SPECS = {
+    spec.name: spec
+    for spec in (
+        TaggingSpec("chunk", SPAN, "CoNLL-2000 chunking (word POS chunk columns)"),
+        TaggingSpec("ner", SPAN, "named entities (IOB1 or IOB2 tags)"),
+        TaggingSpec("pos", ACCURACY, "part-of-speech tags"),
+        TaggingSpec(
+            "ged",
+            DETECTION,
+            "grammatical error detection (c/i labels per token)",
+            positive_tag="i",
+            ignored_tags=("NA",),
+        ),
+        TaggingSpec("tagging", ACCURACY, "any tag set"),
+    )
+}
 
 
 @dataclasses.dataclass
@@ -73,14 +81,18 @@ class TaggingTask(Task):
             from finetune.tagging.readers import TFDS_TAGGING
 
             if self.name not in TFDS_TAGGING:
-                raise ConfigError(f"task={self.name} has no tensorflow-datasets source (those with one: "
-                                  f"{sorted(TFDS_TAGGING)}); pass train_file and dev_file",
-                                  arguments=("task", "data_source"))
+                raise ConfigError(
+                    f"task={self.name} has no tensorflow-datasets source (those with one: "
+                    f"{sorted(TFDS_TAGGING)}); pass train_file and dev_file",
+                    arguments=("task", "data_source"),
+                )
             return
         for argument in ("train_file", "dev_file"):
             if not getattr(job, argument):
-                raise ConfigError(f"task={self.name} needs {argument}: a CoNLL-style file of {self.spec.description}",
-                                  arguments=(argument, "task"))
+                raise ConfigError(
+                    f"task={self.name} needs {argument}: a CoNLL-style file of {self.spec.description}",
+                    arguments=(argument, "task"),
+                )
         from finetune.tagging.readers import expand_paths
 
         for argument in ("train_file", "dev_file", "test_file"):
@@ -123,11 +135,15 @@ class TaggingTask(Task):
         train = self.read_examples(job, "train")
         tags = sorted({tag for sentence in train for tag in sentence.tags} - set(self.spec.ignored_tags))
         if len(tags) < 2:
-            raise DataError(f"train_file={job.train_file} has only the tag {tags}: a tagger needs two or more",
-                            arguments=("train_file",))
+            raise DataError(
+                f"train_file={job.train_file} has only the tag {tags}: a tagger needs two or more",
+                arguments=("train_file",),
+            )
         if self.spec.positive_tag and self.spec.positive_tag not in tags:
-            raise DataError(f"train_file={job.train_file} has no {self.spec.positive_tag!r} tag (it has {tags})",
-                            arguments=("train_file",))
+            raise DataError(
+                f"train_file={job.train_file} has no {self.spec.positive_tag!r} tag (it has {tags})",
+                arguments=("train_file",),
+            )
         tag_ids = LabelMapping(tags, argument="tags").index
         evaluation, unseen_counts = {}, {}
         for split in ("dev", "test"):
@@ -137,13 +153,15 @@ class TaggingTask(Task):
                 _warn_unseen_tags(unseen, f"{split}_file")
                 unseen_counts[split] = {tag: count for tag, (count, _) in unseen.items()}
                 evaluation[split] = (sentences, featurize(sentences, tokenizer, max_seq_length, tag_ids))
-        return TaggingData(tags, featurize(train, tokenizer, max_seq_length, tag_ids), train, evaluation,
-                           unseen_counts)
+        return TaggingData(tags, featurize(train, tokenizer, max_seq_length, tag_ids), train, evaluation, unseen_counts)
 
     def describe_data(self, data):
-        return {"tags": data.tags, "num_train_sentences": len(data.train_sentences),
-                "num_train_windows": len(data.train.windows),
-                "unseen_tags": {split: counts for split, counts in data.unseen_tags.items() if counts}}
+        return {
+            "tags": data.tags,
+            "num_train_sentences": len(data.train_sentences),
+            "num_train_windows": len(data.train.windows),
+            "unseen_tags": {split: counts for split, counts in data.unseen_tags.items() if counts},
+        }
 
     def describe_training(self, data):
         return f"{len(data.train_sentences)} train sentences in {len(data.train.windows)} windows"
@@ -171,10 +189,17 @@ class TaggingTask(Task):
 
         results = {}
         for split, (sentences, features) in data.evaluation.items():
-            logits = predict_in_buckets(model, features.inputs(), job.eval_batch_size,
-                                        pad_to_max_length=job.pad_to_max_length, sequence_outputs=True)
-            predicted = [model.label_mapping.strings(sentence)
-                         for sentence in features.sentence_predictions(np.argmax(logits, axis=-1))]
+            logits = predict_in_buckets(
+                model,
+                features.inputs(),
+                job.eval_batch_size,
+                pad_to_max_length=job.pad_to_max_length,
+                sequence_outputs=True,
+            )
+            predicted = [
+                model.label_mapping.strings(sentence)
+                for sentence in features.sentence_predictions(np.argmax(logits, axis=-1))
+            ]
             write_conll_predictions(os.path.join(trial_dir, f"{split}_predictions.txt"), sentences, predicted)
             if split == "dev":
                 results[self.name] = self.score([list(s.tags) for s in sentences], predicted)
@@ -187,8 +212,10 @@ class TaggingTask(Task):
         from finetune.tagging import metrics
 
         if self.spec.ignored_tags:
-            kept = [[(g, p) for g, p in zip(gold_tags, predicted_tags) if g not in self.spec.ignored_tags]
-                    for gold_tags, predicted_tags in zip(gold, predicted)]
+            kept = [
+                [(g, p) for g, p in zip(gold_tags, predicted_tags) if g not in self.spec.ignored_tags]
+                for gold_tags, predicted_tags in zip(gold, predicted)
+            ]
             gold, predicted = [[g for g, _ in s] for s in kept], [[p for _, p in s] for s in kept]
         if self.spec.metric == SPAN:
             return metrics.span_f1(gold, predicted)
@@ -218,8 +245,14 @@ def _warn_unseen_tags(unseen, argument):
     # Real benchmarks have them (CoNLL-2000's test set has I-LST, never in its training set): the words are scored as
     # they stand, misses the tagger cannot avoid, rather than refused or silently dropped.
     for tag, (count, first) in sorted(unseen.items()):
-        logging.warning("%s: tag %r on %d word(s) (first at %s) never occurs in train_file; the tagger cannot predict "
-                        "it, so these words count as errors", argument, tag, count, first)
+        logging.warning(
+            "%s: tag %r on %d word(s) (first at %s) never occurs in train_file; the tagger cannot predict "
+            "it, so these words count as errors",
+            argument,
+            tag,
+            count,
+            first,
+        )
 
 
 def write_conll_predictions(path, sentences, predicted):

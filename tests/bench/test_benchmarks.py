@@ -15,17 +15,38 @@ import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(REPO_ROOT, "bench")
-PRETRAIN_KEYS = {"preset", "batch", "seq_len", "mixed_precision", "seq_per_s", "model_flops_per_s",
-                 "matmul_peak_flops_per_s", "mfu", "peak_rss_mb", "tokens_per_s", "seconds_per_step", "jit_compile",
-                 "first_step_loss", "expected_first_step_loss", "mfu_matmul_only", "matmul_flops_per_step"}
+PRETRAIN_KEYS = {
+    "preset",
+    "batch",
+    "seq_len",
+    "mixed_precision",
+    "seq_per_s",
+    "model_flops_per_s",
+    "matmul_peak_flops_per_s",
+    "mfu",
+    "peak_rss_mb",
+    "tokens_per_s",
+    "seconds_per_step",
+    "jit_compile",
+    "first_step_loss",
+    "expected_first_step_loss",
+    "mfu_matmul_only",
+    "matmul_flops_per_step",
+}
 TINY = ["--preset=tiny", "--matmul_peak_size=256"]
 
 
 def run_script(name, *arguments, timeout=300, check=True):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("ELECTRA_PEER_PYTHON", None)
-    result = subprocess.run([sys.executable, os.path.join(BENCH, name), *arguments], capture_output=True, text=True,
-                            timeout=timeout, env=env, cwd=REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, os.path.join(BENCH, name), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=REPO_ROOT,
+    )
     if check:
         assert result.returncode == 0, result.stderr[-3000:]
     return result
@@ -77,8 +98,19 @@ def test_pretrain_throughput_smoke(capsys):
         return (model, *rest)
 
     throughput.timed_model = recorded_timed_model
-    throughput.main([*TINY, "--batch=4", "--seq_len=32", "--steps=2", "--warmup_steps=1", "--repeats=2", "--peer=off",
-                     f"--baseline_repo={REPO_ROOT}", "--gradient_accumulation_steps=2"])
+    throughput.main(
+        [
+            *TINY,
+            "--batch=4",
+            "--seq_len=32",
+            "--steps=2",
+            "--warmup_steps=1",
+            "--repeats=2",
+            "--peer=off",
+            f"--baseline_repo={REPO_ROOT}",
+            "--gradient_accumulation_steps=2",
+        ]
+    )
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     check_pretrain_result(result, 4, 32)
     # Released once measured: bench/pretrain_scaling.py measures one configuration after another in one process.
@@ -90,12 +122,19 @@ def test_pretrain_throughput_smoke(capsys):
     assert len(result["seconds_per_step_windows"]) == len(result["baseline_windows"]) == 2
     assert result["baseline_first_step_loss"] == pytest.approx(result["first_step_loss"], rel=1e-5)
     assert result["ratio_vs_baseline"] == pytest.approx(
-        result["baseline_seconds_per_step"] / result["seconds_per_step"])
+        result["baseline_seconds_per_step"] / result["seconds_per_step"]
+    )
 
 
 def test_peer_on_without_an_interpreter_fails_in_one_line_naming_the_fix(tmp_path):
-    result = run_script("pretrain_throughput.py", *TINY, "--peer=on", f"--peer_python={tmp_path}/missing/python",
-                        check=False, timeout=120)
+    result = run_script(
+        "pretrain_throughput.py",
+        *TINY,
+        "--peer=on",
+        f"--peer_python={tmp_path}/missing/python",
+        check=False,
+        timeout=120,
+    )
     assert result.returncode != 0
     message = result.stderr.strip().splitlines()[-1]
     assert "--peer=on" in message and "python3.11 -m venv .venv-peer" in message
@@ -109,10 +148,22 @@ def run_here(name, capsys, *arguments):
 
 
 def test_inference_latency_smoke(capsys):
-    result = run_here("inference_latency", capsys, "--preset=tiny", "--batches=1,2", "--seq_len=16", "--iterations=3",
-                      "--warmup=1", "--peer=off")
-    assert (result["preset"], result["seq_len"], result["batches"], result["precision"]) == ("tiny", 16, [1, 2],
-                                                                                             "float32")
+    result = run_here(
+        "inference_latency",
+        capsys,
+        "--preset=tiny",
+        "--batches=1,2",
+        "--seq_len=16",
+        "--iterations=3",
+        "--warmup=1",
+        "--peer=off",
+    )
+    assert (result["preset"], result["seq_len"], result["batches"], result["precision"]) == (
+        "tiny",
+        16,
+        [1, 2],
+        "float32",
+    )
     assert set(result["per_batch"]) == {"1", "2"}
     for batch, entry in result["per_batch"].items():
         assert set(entry["paths"]) == {"keras_function", "keras_predict_on_batch", "saved_model"}
@@ -153,14 +204,20 @@ def test_pretrain_scaling_smoke(tmp_path, monkeypatch, capsys):
 def test_pretrain_scaling_relative_throughput_and_table():
     scaling = load_bench_module("pretrain_scaling")
     args = scaling.parse_args(["--include_base_512"])
-    assert args.configurations == [("small", 8, 128), ("small", 32, 128), ("small", 128, 128), ("small", 32, 512),
-                                   ("base", 8, 512)] and args.peer == "off"
-    row = dict.fromkeys(["seq_per_s", "seconds_per_step", "model_flops_per_s", "mfu", "mfu_matmul_only",
-                         "peak_rss_mb"], 1.0)
-    rows = [dict(row, preset="small", batch=8, seq_len=128, tokens_per_s=500.0),
-            dict(row, preset="small", batch=32, seq_len=128, tokens_per_s=1000.0),
-            dict(row, preset="base", batch=8, seq_len=512, tokens_per_s=100.0),
-            {"preset": "small", "batch": 32, "seq_len": 512, "error": "exit 1: out of memory"}]
+    assert (
+        args.configurations
+        == [("small", 8, 128), ("small", 32, 128), ("small", 128, 128), ("small", 32, 512), ("base", 8, 512)]
+        and args.peer == "off"
+    )
+    row = dict.fromkeys(
+        ["seq_per_s", "seconds_per_step", "model_flops_per_s", "mfu", "mfu_matmul_only", "peak_rss_mb"], 1.0
+    )
+    rows = [
+        dict(row, preset="small", batch=8, seq_len=128, tokens_per_s=500.0),
+        dict(row, preset="small", batch=32, seq_len=128, tokens_per_s=1000.0),
+        dict(row, preset="base", batch=8, seq_len=512, tokens_per_s=100.0),
+        {"preset": "small", "batch": 32, "seq_len": 512, "error": "exit 1: out of memory"},
+    ]
     rows = scaling.add_relative_throughput(rows, (32, 128))
     assert [r["tokens_per_s_relative"] for r in rows] == [0.5, 1.0, None, None]
     table = scaling.markdown_table(rows).splitlines()
@@ -170,8 +227,9 @@ def test_pretrain_scaling_relative_throughput_and_table():
 
 @pytest.mark.benchmark
 def test_pretrain_scaling_two_configurations(tmp_path):
-    result = run_script("pretrain_scaling.py", *TINY, "--grid=2x16,4x16", "--reference=4x16", "--steps=1",
-                        "--warmup_steps=1")
+    result = run_script(
+        "pretrain_scaling.py", *TINY, "--grid=2x16,4x16", "--reference=4x16", "--steps=1", "--warmup_steps=1"
+    )
     rows = last_json(result)["results"]
     assert [(row["batch"], row["seq_len"]) for row in rows] == [(2, 16), (4, 16)]
     assert rows[1]["tokens_per_s_relative"] == 1.0
@@ -179,14 +237,33 @@ def test_pretrain_scaling_two_configurations(tmp_path):
     assert "tokens/s vs 4x16" in result.stdout
 
 
-FINETUNE_KEYS = {"examples_per_s_padded", "examples_per_s", "peer_examples_per_s", "speedup_vs_padded", "ratio_vs_peer",
-                 "mean_length", "mean_batch_width", "mean_batch_width_padded", "num_train_examples"}
+FINETUNE_KEYS = {
+    "examples_per_s_padded",
+    "examples_per_s",
+    "peer_examples_per_s",
+    "speedup_vs_padded",
+    "ratio_vs_peer",
+    "mean_length",
+    "mean_batch_width",
+    "mean_batch_width_padded",
+    "num_train_examples",
+}
 
 
 def run_finetune_throughput(shared_data, capsys, *arguments):
-    result = run_here("finetune_throughput", capsys, "--task=RTE", f"--glue_dir={shared_data}/glue",
-                      f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt", "--preset=tiny", "--batch=4",
-                      "--max_seq_length=64", "--steps=2", "--warmup_steps=1", *arguments)
+    result = run_here(
+        "finetune_throughput",
+        capsys,
+        "--task=RTE",
+        f"--glue_dir={shared_data}/glue",
+        f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt",
+        "--preset=tiny",
+        "--batch=4",
+        "--max_seq_length=64",
+        "--steps=2",
+        "--warmup_steps=1",
+        *arguments,
+    )
     assert FINETUNE_KEYS <= set(result), FINETUNE_KEYS - set(result)
     assert (result["task"], result["batch"], result["num_train_examples"]) == ("RTE", 4, 2490)
     assert result["examples_per_s_padded"] > 0 and result["examples_per_s"] > 0
@@ -210,8 +287,9 @@ def test_finetune_throughput_with_the_peer(shared_data, capsys):
 
 
 def test_finetune_step_breakdown_smoke(capsys):
-    result = run_here("finetune_step_breakdown", capsys, "--preset=tiny", "--batch=4", "--width=8", "--repeats=2",
-                      "--windows=1")
+    result = run_here(
+        "finetune_step_breakdown", capsys, "--preset=tiny", "--batch=4", "--width=8", "--repeats=2", "--windows=1"
+    )
     assert (result["preset"], result["batch"], result["width"]) == ("tiny", 4, 8)
     assert all(result[name] > 0 for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"))
     assert result["step_over_dense_gemm"] == pytest.approx(result["step_ms"] / result["dense_gemm_ms"])
@@ -236,8 +314,18 @@ def test_hf_peer_flags_from_json_and_command_line():
 
 @pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
 def test_pretrain_throughput_with_the_peer():
-    result = last_json(run_script("pretrain_throughput.py", *TINY, "--batch=2", "--seq_len=16", "--steps=1",
-                                  "--warmup_steps=1", "--peer=on", f"--peer_python={peer_python()}"))
+    result = last_json(
+        run_script(
+            "pretrain_throughput.py",
+            *TINY,
+            "--batch=2",
+            "--seq_len=16",
+            "--steps=1",
+            "--warmup_steps=1",
+            "--peer=on",
+            f"--peer_python={peer_python()}",
+        )
+    )
     check_pretrain_result(result, 2, 16)
     assert result["peer_seq_per_s"] > 0 and result["peer_peak_rss_mb"] > 50
     assert result["ratio_vs_peer"] == pytest.approx(result["seq_per_s"] / result["peer_seq_per_s"])
@@ -245,49 +333,61 @@ def test_pretrain_throughput_with_the_peer():
     assert result["peer_matmul_peak_flops_per_s"] > 0 and result["peer_mfu"] > 0
     # The ratio splits into the two frameworks' GEMM peaks and how much of its own peak each step uses.
     assert result["matmul_peak_ratio_vs_peer"] == pytest.approx(
-        result["matmul_peak_flops_per_s"] / result["peer_matmul_peak_flops_per_s"])
+        result["matmul_peak_flops_per_s"] / result["peer_matmul_peak_flops_per_s"]
+    )
     assert result["matmul_peak_ratio_vs_peer"] * result["mfu_ratio_vs_peer"] == pytest.approx(result["ratio_vs_peer"])
     # The peer's fresh model starts at the same loss as ours.
     assert abs(result["peer_first_step_loss"] - result["expected_first_step_loss"]) < 6
 
 
-PERF_REPORT = "\n".join([
-    "# Samples: 10K of event 'cpu-clock'",
-    " 40.00%  \t[JIT] tid 30861                \t[.] 0x00007fe26ffc00b9",
-    " 10.00%  \tlibtensorflow_cc.so.2          \t[.] dnnl::impl::cpu::x64::matmul::brgemm_matmul_t<880>"
-    "::compute_kernel",
-    "  9.00%  \tlibtensorflow_framework.so.2   \t[.] tsl::random::PhiloxRandom::operator()",
-    # An element-wise kernel on the pool, not the pool's own code:
-    "  8.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
-    "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>, Eigen::TensorCwiseUnaryOp<"
-    "Eigen::internal::scalar_exp_op<float>>>>, Eigen::ThreadPoolDevice>::run",
-    "  7.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::TensorBlockAssignment<Eigen::bfloat16, 4, "
-    "Eigen::TensorSelectOp<Eigen::TensorMap<Eigen::Tensor<bool, 4, 1, long>>>>::Run",
-    "  6.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
-    "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::bfloat16, 1>>, Eigen::TensorConversionOp<"
-    "Eigen::bfloat16, Eigen::TensorMap<Eigen::Tensor<float const, 1>>>>>>::run",
-    "  5.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
-    "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<int, 2>>, Eigen::TensorConversionOp<int, "
-    "Eigen::TensorPairReducerOp<Eigen::internal::ArgMaxPairReducer<Eigen::Pair<long, float>>>>>>>::run",
-    "  4.00%  \t[kernel.kallsyms]              \t[k] finish_task_switch.isra.0",
-    "  3.00%  \tlibc.so.6                      \t[.] __memmove_avx512_unaligned_erms",
-    "  2.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::TensorEvaluator<Eigen::TensorGeneratorOp<"
-    "tensorflow::generator::SparseXentGradGenerator<float, int>>>::block",
-    "  1.50%  \tlibtensorflow_framework.so.2   \t[.] Eigen::ThreadPoolTempl<tsl::thread::EigenEnvironment>"
-    "::GlobalSteal",
-    "  1.00%  \tlibpython3.11.so.1.0           \t[.] _PyEval_EvalFrameDefault",
-    "",
-])
+PERF_REPORT = "\n".join(
+    [
+        "# Samples: 10K of event 'cpu-clock'",
+        " 40.00%  \t[JIT] tid 30861                \t[.] 0x00007fe26ffc00b9",
+        " 10.00%  \tlibtensorflow_cc.so.2          \t[.] dnnl::impl::cpu::x64::matmul::brgemm_matmul_t<880>"
+        "::compute_kernel",
+        "  9.00%  \tlibtensorflow_framework.so.2   \t[.] tsl::random::PhiloxRandom::operator()",
+        # An element-wise kernel on the pool, not the pool's own code:
+        "  8.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
+        "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<float, 1, 1, long>, 16>, Eigen::TensorCwiseUnaryOp<"
+        "Eigen::internal::scalar_exp_op<float>>>>, Eigen::ThreadPoolDevice>::run",
+        "  7.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::TensorBlockAssignment<Eigen::bfloat16, 4, "
+        "Eigen::TensorSelectOp<Eigen::TensorMap<Eigen::Tensor<bool, 4, 1, long>>>>::Run",
+        "  6.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
+        "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<Eigen::bfloat16, 1>>, Eigen::TensorConversionOp<"
+        "Eigen::bfloat16, Eigen::TensorMap<Eigen::Tensor<float const, 1>>>>>>::run",
+        "  5.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::internal::EvalRange<Eigen::TensorEvaluator<"
+        "Eigen::TensorAssignOp<Eigen::TensorMap<Eigen::Tensor<int, 2>>, Eigen::TensorConversionOp<int, "
+        "Eigen::TensorPairReducerOp<Eigen::internal::ArgMaxPairReducer<Eigen::Pair<long, float>>>>>>>::run",
+        "  4.00%  \t[kernel.kallsyms]              \t[k] finish_task_switch.isra.0",
+        "  3.00%  \tlibc.so.6                      \t[.] __memmove_avx512_unaligned_erms",
+        "  2.00%  \tlibtensorflow_cc.so.2          \t[.] Eigen::TensorEvaluator<Eigen::TensorGeneratorOp<"
+        "tensorflow::generator::SparseXentGradGenerator<float, int>>>::block",
+        "  1.50%  \tlibtensorflow_framework.so.2   \t[.] Eigen::ThreadPoolTempl<tsl::thread::EigenEnvironment>"
+        "::GlobalSteal",
+        "  1.00%  \tlibpython3.11.so.1.0           \t[.] _PyEval_EvalFrameDefault",
+        "",
+    ]
+)
 
 
 def test_cpu_breakdown_groups_perf_samples_by_kind_of_code():
     breakdown = load_bench_module("cpu_breakdown")
     shares = breakdown.group_shares(PERF_REPORT)
     assert set(shares) == set(breakdown.GROUPS)
-    expected = {"matmul (oneDNN)": 0.50, "random numbers (Philox)": 0.09, "element-wise float32": 0.08,
-                "element-wise bfloat16": 0.07, "dtype conversions": 0.06, "reductions": 0.05,
-                "kernel (scheduling, page faults)": 0.04, "copies and transposes": 0.03, "softmax cross-entropy": 0.02,
-                "thread pool": 0.015, "other": 0.01}
+    expected = {
+        "matmul (oneDNN)": 0.50,
+        "random numbers (Philox)": 0.09,
+        "element-wise float32": 0.08,
+        "element-wise bfloat16": 0.07,
+        "dtype conversions": 0.06,
+        "reductions": 0.05,
+        "kernel (scheduling, page faults)": 0.04,
+        "copies and transposes": 0.03,
+        "softmax cross-entropy": 0.02,
+        "thread pool": 0.015,
+        "other": 0.01,
+    }
     assert shares == pytest.approx(expected)
     assert breakdown.group_shares("no samples\n") == dict.fromkeys(breakdown.GROUPS, 0.0)
 
@@ -313,16 +413,28 @@ def test_cpu_breakdown_smoke():
         assert sum(groups.values()) == pytest.approx(total, rel=0.02)
         assert groups["matmul (oneDNN)"] > 0
     assert summary["bfloat16_speedup"] == pytest.approx(
-        summary["float32_seconds_per_step"] / summary["mixed_bfloat16_seconds_per_step"])
+        summary["float32_seconds_per_step"] / summary["mixed_bfloat16_seconds_per_step"]
+    )
 
 
 def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data, monkeypatch, capsys):
     run_dir = os.path.dirname(pretrained_tiny)  # discriminator and generator: every analysis runs
     module = load_bench_module("discriminator_analysis_time")
-    monkeypatch.setattr(sys, "argv", [
-        module.__file__, f"--init_checkpoint={run_dir}", f"--data_dir={shared_data}", "--max_seq_length=32",
-        "--max_sentences=5", "--blimp_pairs_per_paradigm=1", "--reference_windows=64", "--representation_words=200",
-        f"--compare_checkpoint={pretrained_tiny}"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            module.__file__,
+            f"--init_checkpoint={run_dir}",
+            f"--data_dir={shared_data}",
+            "--max_seq_length=32",
+            "--max_sentences=5",
+            "--blimp_pairs_per_paradigm=1",
+            "--reference_windows=64",
+            "--representation_words=200",
+            f"--compare_checkpoint={pretrained_tiny}",
+        ],
+    )
     module.main()  # in this process, as the other smoke tests that need no process of their own
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["analyses"] == ["ged", "calibration", "pos", "blimp", "representations"]
@@ -339,9 +451,12 @@ def test_peer_sizes_give_the_generator_the_sizing_rule_of_the_config():
     config = ElectraConfig.from_preset("small")
     generator = config.generator_architecture()
     sizes = peer_runner.peer_sizes(config)
-    assert (sizes["generator_hidden_size"], sizes["generator_num_layers"], sizes["generator_num_heads"],
-            sizes["generator_intermediate_size"]) == (generator.hidden_size, generator.num_layers,
-                                                      generator.num_heads, generator.intermediate_size)
+    assert (
+        sizes["generator_hidden_size"],
+        sizes["generator_num_layers"],
+        sizes["generator_num_heads"],
+        sizes["generator_intermediate_size"],
+    ) == (generator.hidden_size, generator.num_layers, generator.num_heads, generator.intermediate_size)
     assert sizes["hidden_size"] == config.hidden_size and generator.hidden_size == config.hidden_size // 4
 
 
@@ -362,7 +477,12 @@ def test_lora_finetune_smoke(monkeypatch, capsys):
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert modes == ["full", "lora"]
     assert (result["preset"], result["batch"], result["seq_len"], result["rank"], result["steps"]) == (
-        "tiny", 2, 8, 4, 2)
+        "tiny",
+        2,
+        8,
+        4,
+        2,
+    )
     # The tiny preset (hidden 128, 2 layers) with a 2-class head: rank-4 factors of query and value per layer,
     # A [128, 4] + B [4, 128] each, and the head's 128 x 2 kernel and its bias.
     head = 128 * 2 + 2
@@ -391,7 +511,8 @@ def test_int8_serving_smoke(capsys):
         assert float32["batches"]["2"]["max_logit_difference_vs_keras"] < 1e-4 * max(1.0, keras_scale)
         assert int8["batches"]["2"]["max_logit_difference_vs_keras"] < 0.1 * keras_scale
         assert int8["batches"]["2"]["over_own_float32"] == pytest.approx(
-            int8["batches"]["2"]["median_ms"] / float32["batches"]["2"]["median_ms"])
+            int8["batches"]["2"]["median_ms"] / float32["batches"]["2"]["median_ms"]
+        )
 
 
 def test_int8_accuracy_scores_the_dev_set_from_each_file(shared_data, tmp_path, capsys):
@@ -408,12 +529,23 @@ def test_int8_accuracy_scores_the_dev_set_from_each_file(shared_data, tmp_path, 
     tokenizer = ElectraTokenizer(str(shared_data / "vocab" / "bert-uncased-vocab.txt"))
     config = ElectraConfig.from_preset("tiny").with_vocab(len(tokenizer.vocab), pad_id=tokenizer.pad_id)
     keras.utils.set_random_seed(3)
-    classifier = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=2,
-                                       preprocessor=ElectraTextClassifierPreprocessor.from_tokenizer(tokenizer, 16))
+    classifier = ElectraTextClassifier(
+        build_discriminator(config).backbone,
+        num_classes=2,
+        preprocessor=ElectraTextClassifierPreprocessor.from_tokenizer(tokenizer, 16),
+    )
     classifier.save(tmp_path / "model.keras")
-    result = run_here("int8_accuracy", capsys, f"--model={tmp_path / 'model.keras'}", "--task=SST-2",
-                      f"--glue_dir={shared_data / 'glue'}", "--max_seq_length=16", "--max_examples=24", "--runtimes=",
-                      "--no-keras_int8")
+    result = run_here(
+        "int8_accuracy",
+        capsys,
+        f"--model={tmp_path / 'model.keras'}",
+        "--task=SST-2",
+        f"--glue_dir={shared_data / 'glue'}",
+        "--max_seq_length=16",
+        "--max_examples=24",
+        "--runtimes=",
+        "--no-keras_int8",
+    )
     # The reference, computed here from raw text through the model's own preprocessor.
     with open(shared_data / "glue" / "SST-2" / "dev.tsv", encoding="utf-8") as file:
         rows = list(csv.reader(file, delimiter="\t", quoting=csv.QUOTE_NONE))[1:25]

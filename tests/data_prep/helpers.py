@@ -3,8 +3,29 @@
 import random
 import string
 
-WORDS = ("the", "model", "learns", "to", "tell", "real", "tokens", "from", "replaced", "ones", "a", "generator",
-         "samples", "while", "discriminator", "predicts", "every", "position", "of", "input", "text")
+WORDS = (
+    "the",
+    "model",
+    "learns",
+    "to",
+    "tell",
+    "real",
+    "tokens",
+    "from",
+    "replaced",
+    "ones",
+    "a",
+    "generator",
+    "samples",
+    "while",
+    "discriminator",
+    "predicts",
+    "every",
+    "position",
+    "of",
+    "input",
+    "text",
+)
 
 
 def write_vocab(path):

@@ -16,8 +16,15 @@ from tests.data_prep.helpers import write_corpus, write_vocab
 
 
 def _run(args, **kwargs):
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, env=users_environment(), capture_output=True,
-                          text=True, timeout=120, **kwargs)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO_ROOT,
+        env=users_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
 
 
 def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
@@ -25,8 +32,10 @@ def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
     vocab = write_vocab(tmp_path / "vocab.txt")
     out = tmp_path / "tfrecords"
     flagfile = tmp_path / "data.flags"
-    flagfile.write_text(f"--corpus={corpus}\n--vocab_file={vocab}\n--output_dir={out}\n--max_seq_length=64\n"
-                        "--num_shards=2\n--num_processes=1\n--seed=3\n--noprogress\n")
+    flagfile.write_text(
+        f"--corpus={corpus}\n--vocab_file={vocab}\n--output_dir={out}\n--max_seq_length=64\n"
+        "--num_shards=2\n--num_processes=1\n--seed=3\n--noprogress\n"
+    )
     result = _run(["data_prep/build_pretraining_dataset.py", f"--flagfile={flagfile}"])
     assert result.returncode == 0, result.stderr
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
@@ -40,23 +49,41 @@ def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
 
 def test_module_reports_user_errors_in_one_line(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt", 5)
-    result = _run(["-m", "data_prep.build_pretraining_dataset", f"--corpus={corpus}",
-                   f"--vocab_file={tmp_path}/missing.txt", f"--output_dir={tmp_path}/out"])
+    result = _run(
+        [
+            "-m",
+            "data_prep.build_pretraining_dataset",
+            f"--corpus={corpus}",
+            f"--vocab_file={tmp_path}/missing.txt",
+            f"--output_dir={tmp_path}/out",
+        ]
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: vocabulary file {tmp_path}/missing.txt does not exist: pass --vocab_file=<path to vocab.txt> "
-        "(build one with electra-build-vocab)")
+        "(build one with electra-build-vocab)"
+    )
     assert "Traceback" not in result.stderr
 
 
 def test_killed_run_leaves_no_shard_that_looks_complete(tmp_path, shared_data):
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "data_prep/build_pretraining_dataset.py",
-         f"--corpus={shared_data}/corpus/nltk-gutenberg/*.txt",
-         f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt",
-         f"--output_dir={out}", "--num_shards=4", "--num_processes=1", "--encoding_errors=replace", "--noprogress"],
-        cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "data_prep/build_pretraining_dataset.py",
+            f"--corpus={shared_data}/corpus/nltk-gutenberg/*.txt",
+            f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt",
+            f"--output_dir={out}",
+            "--num_shards=4",
+            "--num_processes=1",
+            "--encoding_errors=replace",
+            "--noprogress",
+        ],
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 60
         while not glob.glob(f"{out}/incomplete-*.tmp") and time.time() < deadline:

@@ -9,8 +9,14 @@ from tests.data_prep.helpers import write_corpus
 
 
 def _run(args):
-    return subprocess.run([sys.executable, "data_prep/build_vocab.py", *args], cwd=REPO_ROOT, env=users_environment(),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "data_prep/build_vocab.py", *args],
+        cwd=REPO_ROOT,
+        env=users_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_learns_a_vocabulary_from_a_corpus(tmp_path):
@@ -41,4 +47,5 @@ def test_accepts_an_existing_bert_vocab_and_rejects_a_bad_one(tmp_path, shared_d
     status = run_command("electra-build-vocab", f"--vocab_file={bad}", f"--output={tmp_path}/out.txt")
     assert status == 2
     assert capfd.readouterr().err.strip().splitlines()[-1] == (
-        f"error: --vocab_file={bad} lacks [PAD] [UNK] [CLS] [SEP] [MASK]; it must be a BERT-style vocab.txt")
+        f"error: --vocab_file={bad} lacks [PAD] [UNK] [CLS] [SEP] [MASK]; it must be a BERT-style vocab.txt"
+    )

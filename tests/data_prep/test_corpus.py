@@ -32,12 +32,15 @@ def test_parse_corpus_expands_comma_separated_globs_in_order(tmp_path):
     assert corpus_lib.parse_corpus("tfds:wikipedia/20230601.en") == corpus_lib.CorpusSpec((), "wikipedia/20230601.en")
 
 
-@pytest.mark.parametrize("value, message", [
-    ("", "no corpus given: pass corpus="),
-    ("{tmp}/missing-*.txt", "^corpus entry {tmp}/missing-\\*.txt matches no file"),
-    ("{tmp}", "is a directory; pass a glob"),
-    ("tfds:", "lacks a dataset name"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("", "no corpus given: pass corpus="),
+        ("{tmp}/missing-*.txt", "^corpus entry {tmp}/missing-\\*.txt matches no file"),
+        ("{tmp}", "is a directory; pass a glob"),
+        ("tfds:", "lacks a dataset name"),
+    ],
+)
 def test_parse_corpus_errors_name_the_argument(tmp_path, value, message):
     with pytest.raises(DataError, match=message.format(tmp=tmp_path)):
         corpus_lib.parse_corpus(value.format(tmp=tmp_path))
@@ -50,7 +53,9 @@ def test_blank_lines_separate_documents_and_files_end_them(tmp_path):
     documents = list(corpus_lib.iter_file_documents(files))
     assert documents == [["One.", "Two."], ["Three."], ["Four."], ["Five."], ["Six."]]
     assert list(corpus_lib.iter_file_documents(files, document_mode="file")) == [
-        ["One.", "Two.", "Three.", "Four."], ["Five.", "Six."]]
+        ["One.", "Two.", "Three.", "Four."],
+        ["Five.", "Six."],
+    ]
 
 
 def test_chunked_reading_equals_line_by_line_reading(tmp_path, monkeypatch):
@@ -72,8 +77,11 @@ def test_gzip_files_are_read_transparently(tmp_path):
 def test_non_utf8_file_names_file_line_and_arguments(tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes(b"fine\nstill fine\nC\xe6sar\n")
-    with pytest.raises(DataError, match=rf"{path} line 3 is not valid utf-8 \(byte 0xe6 at column 2\); "
-                                        r"pass input_encoding=latin-1.* or encoding_errors=replace"):
+    with pytest.raises(
+        DataError,
+        match=rf"{path} line 3 is not valid utf-8 \(byte 0xe6 at column 2\); "
+        r"pass input_encoding=latin-1.* or encoding_errors=replace",
+    ):
         list(corpus_lib.iter_file_documents([str(path)]))
     assert list(corpus_lib.iter_file_documents([str(path)], encoding="latin-1")) == [["fine", "still fine", "Cæsar"]]
     assert list(corpus_lib.iter_file_documents([str(path)], errors="replace")) == [["fine", "still fine", "C\ufffdsar"]]
@@ -83,7 +91,8 @@ def test_real_gutenberg_corpus_reads_like_line_by_line(shared_data):
     files = sorted(str(p) for p in (shared_data / "corpus" / "nltk-gutenberg").glob("*.txt"))
     assert len(files) == 14
     assert list(corpus_lib.iter_file_documents(files, errors="replace")) == list(
-        _naive_documents(files, errors="replace"))
+        _naive_documents(files, errors="replace")
+    )
 
 
 def test_documents_are_dealt_round_robin_to_shards(tmp_path):

@@ -27,16 +27,25 @@ def test_deterministic_and_limited_by_max_bytes(tmp_path):
 
 
 def test_docstrings_are_read_without_running_code():
-    source = 'import os\nos.exit(1)\n"""Module doc. Long enough to count."""\n' \
-             'def f():\n    """First paragraph of f, long enough.\n\n    Second paragraph,\n    two lines."""\n'
+    source = (
+        'import os\nos.exit(1)\n"""Module doc. Long enough to count."""\n'
+        'def f():\n    """First paragraph of f, long enough.\n\n    Second paragraph,\n    two lines."""\n'
+    )
     assert demo_corpus.docstring_paragraphs(source) == [
-        "First paragraph of f, long enough.", "Second paragraph, two lines."]
+        "First paragraph of f, long enough.",
+        "Second paragraph, two lines.",
+    ]
 
 
 def test_command_line(tmp_path):
     output = tmp_path / "corpus.txt"
-    result = subprocess.run([sys.executable, "-m", "data_prep.demo_corpus", f"--output={output}",
-                             "--max_bytes=20000"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "data_prep.demo_corpus", f"--output={output}", "--max_bytes=20000"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert output.stat().st_size >= 20000 and f"wrote {output}" in result.stdout
     assert os.listdir(tmp_path) == ["corpus.txt"]

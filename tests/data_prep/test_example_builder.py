@@ -35,10 +35,10 @@ def _segments(example):
     assert len(seps) in (1, 2)
     first_sep = seps[0]
     assert segments[: first_sep + 1].tolist() == [0] * (first_sep + 1)
-    assert segments[first_sep + 1: length].tolist() == [1] * (length - first_sep - 1)
+    assert segments[first_sep + 1 : length].tolist() == [1] * (length - first_sep - 1)
     if len(seps) == 1:
         assert first_sep == length - 1
-    return ids[1:first_sep].tolist(), ids[first_sep + 1: length - 1].tolist()
+    return ids[1:first_sep].tolist(), ids[first_sep + 1 : length - 1].tolist()
 
 
 def test_layout_lengths_and_document_boundaries():
@@ -82,8 +82,10 @@ def test_single_segment_and_random_length_frequencies():
     single = sum(int(example.segment_ids.sum() == 0) for example in examples) / n
     assert abs(single - 0.1) < 4 * math.sqrt(0.1 * 0.9 / n)
     # A random target in [5, L] gives fewer than L - 3 content tokens unless it is L - 3 .. L.
-    short = sum(int(example.input_mask.sum() - 2 - (example.segment_ids.sum() > 0) < length - 3)
-                for example in examples) / n
+    short = (
+        sum(int(example.input_mask.sum() - 2 - (example.segment_ids.sum() > 0) < length - 3) for example in examples)
+        / n
+    )
     expected = 0.05 * (length - 3 - 5) / (length - 5 + 1)
     assert abs(short - expected) < 4 * math.sqrt(expected * (1 - expected) / n)
     # The random lengths cover the whole range [5, L - 4].

@@ -17,10 +17,20 @@ def test_shard_groups_cover_every_shard_once():
 
 
 def _config(tmp_path, vocab_file):
-    return BuildConfig(corpus=corpus_lib.parse_corpus(write_corpus(tmp_path / "c.txt", 20)), vocab_file=vocab_file,
-                       do_lower_case=True, strip_accents=True, output_dir=str(tmp_path), max_seq_length=32,
-                       num_shards=2, seed=0, document_mode="blank_line", input_encoding="utf-8",
-                       encoding_errors="strict", tfds_options={})
+    return BuildConfig(
+        corpus=corpus_lib.parse_corpus(write_corpus(tmp_path / "c.txt", 20)),
+        vocab_file=vocab_file,
+        do_lower_case=True,
+        strip_accents=True,
+        output_dir=str(tmp_path),
+        max_seq_length=32,
+        num_shards=2,
+        seed=0,
+        document_mode="blank_line",
+        input_encoding="utf-8",
+        encoding_errors="strict",
+        tfds_options={},
+    )
 
 
 def _run_worker(config, tasks):
@@ -36,7 +46,9 @@ def test_worker_reports_progress_and_results(tmp_path):
     messages = _run_worker(config, [(1, [1]), (0, [0]), None])
     done = [m for m in messages if m[0] == "done"]
     assert [(index, [e["file"] for e in entries]) for _, index, entries in done] == [
-        (1, ["pretrain-00001-of-00002.tfrecord"]), (0, ["pretrain-00000-of-00002.tfrecord"])]
+        (1, ["pretrain-00001-of-00002.tfrecord"]),
+        (0, ["pretrain-00000-of-00002.tfrecord"]),
+    ]
     assert sum(m[1] for m in messages if m[0] == "progress") == sum(e["num_examples"] for _, _, [e] in done)
 
 
@@ -55,8 +67,9 @@ def test_spawned_workers_build_the_same_shards(tmp_path):
     config = _config(tmp_path, vocab_file)
     progress = []
     entries_here = parallel.build_groups(config._replace(output_dir=str(here)), [[0], [1]], 1, lambda *a: None)
-    entries_there = parallel.build_groups(config._replace(output_dir=str(there)), [[0], [1]], 1,
-                                          lambda *a: progress.append(a), build_here=False)
+    entries_there = parallel.build_groups(
+        config._replace(output_dir=str(there)), [[0], [1]], 1, lambda *a: progress.append(a), build_here=False
+    )
     assert entries_there == entries_here
     assert sum(examples for examples, _ in progress) == sum(e["num_examples"] for [e] in entries_here)
     for name in os.listdir(here):

@@ -27,8 +27,12 @@ def vocab_file(tmp_path):
 def _in_memory_examples(corpus, vocab_file, num_shards, seed, max_seq_length):
     """The examples of every shard, built directly: documents dealt round-robin, one generator per shard."""
     tokenizer = ElectraTokenizer(vocab_file)
-    builders = [example_builder.ExampleBuilder(max_seq_length, tokenizer.cls_id, tokenizer.sep_id,
-                                               shard_builder.shard_rng(seed, shard)) for shard in range(num_shards)]
+    builders = [
+        example_builder.ExampleBuilder(
+            max_seq_length, tokenizer.cls_id, tokenizer.sep_id, shard_builder.shard_rng(seed, shard)
+        )
+        for shard in range(num_shards)
+    ]
     shards = [[] for _ in range(num_shards)]
     for index, document in enumerate(corpus_lib.iter_file_documents([corpus])):
         sentences = tokenizer.tokenize(document).to_list()
@@ -42,8 +46,9 @@ def _shard_bytes(directory):
 
 def test_round_trip_text_to_shards_to_batches(tmp_path, small_corpus, vocab_file):
     out = str(tmp_path / "out")
-    manifest = pipeline.build_pretraining_data(small_corpus, vocab_file, out, max_seq_length=64, num_shards=3,
-                                               num_processes=1, seed=5, show_progress=False)
+    manifest = pipeline.build_pretraining_data(
+        small_corpus, vocab_file, out, max_seq_length=64, num_shards=3, num_processes=1, seed=5, show_progress=False
+    )
     expected = _in_memory_examples(small_corpus, vocab_file, 3, seed=5, max_seq_length=64)
     assert manifest["num_examples"] == len(expected) > 100
     assert manifest["num_tokens"] == sum(int(e.input_mask.sum()) for e in expected)
@@ -51,14 +56,22 @@ def test_round_trip_text_to_shards_to_batches(tmp_path, small_corpus, vocab_file
     assert len(batches) == len(expected) // 8
     for b, batch in enumerate(batches):
         for name, index in (("input_ids", 0), ("input_mask", 1), ("segment_ids", 2)):
-            want = np.stack([example[index] for example in expected[8 * b: 8 * b + 8]])
+            want = np.stack([example[index] for example in expected[8 * b : 8 * b + 8]])
             np.testing.assert_array_equal(batch[name].numpy(), want)
 
 
 def test_same_seed_same_shards_whatever_the_number_of_processes(tmp_path, small_corpus, vocab_file):
     def build(name, seed, processes):
-        pipeline.build_pretraining_data(small_corpus, vocab_file, str(tmp_path / name), max_seq_length=32,
-                                        num_shards=4, num_processes=processes, seed=seed, show_progress=False)
+        pipeline.build_pretraining_data(
+            small_corpus,
+            vocab_file,
+            str(tmp_path / name),
+            max_seq_length=32,
+            num_shards=4,
+            num_processes=processes,
+            seed=seed,
+            show_progress=False,
+        )
         return _shard_bytes(tmp_path / name)
 
     one_process = build("a", 1, 1)
@@ -69,24 +82,28 @@ def test_same_seed_same_shards_whatever_the_number_of_processes(tmp_path, small_
 
 def test_manifest_records_counts_and_settings(tmp_path, small_corpus, vocab_file):
     out = tmp_path / "out"
-    manifest = pipeline.build_pretraining_data(small_corpus, vocab_file, str(out), max_seq_length=48, num_shards=2,
-                                               show_progress=False)
+    manifest = pipeline.build_pretraining_data(
+        small_corpus, vocab_file, str(out), max_seq_length=48, num_shards=2, show_progress=False
+    )
     assert json.loads((out / "manifest.json").read_text()) == {"format_version": 1, **manifest}
     tokenizer = ElectraTokenizer(vocab_file)
     assert manifest["max_seq_length"] == 48
     assert manifest["vocab_size"] == tokenizer.vocab_size
     assert manifest["vocab_fingerprint"] == tokenizer.fingerprint()
     assert manifest["num_documents"] == 150
-    assert [s["file"] for s in manifest["shards"]] == ["pretrain-00000-of-00002.tfrecord",
-                                                      "pretrain-00001-of-00002.tfrecord"]
+    assert [s["file"] for s in manifest["shards"]] == [
+        "pretrain-00000-of-00002.tfrecord",
+        "pretrain-00001-of-00002.tfrecord",
+    ]
     assert sum(s["num_examples"] for s in manifest["shards"]) == manifest["num_examples"]
     assert all(s["num_bytes"] == os.path.getsize(out / s["file"]) for s in manifest["shards"])
     assert manifest["arguments"]["corpus"] == small_corpus and manifest["arguments"]["seed"] == 12345
 
 
 def test_progress_bar_ends_on_the_whole_corpus_and_the_example_count(tmp_path, small_corpus, vocab_file, capsys):
-    manifest = pipeline.build_pretraining_data(small_corpus, vocab_file, str(tmp_path / "out"), max_seq_length=48,
-                                               num_shards=2)
+    manifest = pipeline.build_pretraining_data(
+        small_corpus, vocab_file, str(tmp_path / "out"), max_seq_length=48, num_shards=2
+    )
     last = capsys.readouterr().out.strip().splitlines()[-1]
     kib = -(-os.path.getsize(small_corpus) // 1024)
     assert f"{kib}/{kib}" in last and "/KiB" in last
@@ -105,8 +122,8 @@ def test_default_shard_count_follows_data_size_not_processes():
     assert pipeline.default_num_shards(10_000) == 1
     assert pipeline.default_num_shards(3 * 1024 * 1024) == 3
     assert pipeline.default_num_shards(100 * 1024 * 1024) == 8
-    assert pipeline.default_num_shards(20 * 1024 ** 3) == 640
-    assert pipeline.default_num_shards(200 * 1024 ** 3) == 1024
+    assert pipeline.default_num_shards(20 * 1024**3) == 640
+    assert pipeline.default_num_shards(200 * 1024**3) == 1024
 
 
 def test_empty_corpus_is_a_clear_error(tmp_path, vocab_file):
@@ -123,8 +140,9 @@ def test_empty_corpus_is_a_clear_error(tmp_path, vocab_file):
 
 def test_missing_vocabulary_is_a_clear_error(tmp_path, small_corpus):
     with pytest.raises(DataError, match=r"missing\.txt does not exist: pass vocab_file="):
-        pipeline.build_pretraining_data(small_corpus, str(tmp_path / "missing.txt"), str(tmp_path / "out"),
-                                        show_progress=False)
+        pipeline.build_pretraining_data(
+            small_corpus, str(tmp_path / "missing.txt"), str(tmp_path / "out"), show_progress=False
+        )
     assert not (tmp_path / "out").exists()
 
 
@@ -132,11 +150,13 @@ def test_non_utf8_corpus_is_a_clear_error(tmp_path, vocab_file):
     bad = tmp_path / "caesar.txt"
     bad.write_bytes(b"Friends, Romans.\n\nC\xe6sar is dead.\n")
     with pytest.raises(DataError, match=rf"{bad} line 3 is not valid utf-8.*pass input_encoding=latin-1"):
-        pipeline.build_pretraining_data(str(bad), vocab_file, str(tmp_path / "out"), num_shards=2, num_processes=2,
-                                        show_progress=False)
+        pipeline.build_pretraining_data(
+            str(bad), vocab_file, str(tmp_path / "out"), num_shards=2, num_processes=2, show_progress=False
+        )
     assert glob.glob(str(tmp_path / "out" / "*")) == []
-    manifest = pipeline.build_pretraining_data(str(bad), vocab_file, str(tmp_path / "out"), num_shards=2,
-                                               input_encoding="latin-1", show_progress=False)
+    manifest = pipeline.build_pretraining_data(
+        str(bad), vocab_file, str(tmp_path / "out"), num_shards=2, input_encoding="latin-1", show_progress=False
+    )
     assert manifest["num_examples"] == 2
 
 
@@ -164,15 +184,21 @@ def test_rebuild_replaces_previous_output_but_not_foreign_files(tmp_path, small_
     pipeline.build_pretraining_data(small_corpus, vocab_file, str(out), num_shards=3, show_progress=False)
     (out / "incomplete-00000-of-00003.tmp").write_bytes(b"left by a killed run")
     pipeline.build_pretraining_data(small_corpus, vocab_file, str(out), num_shards=2, show_progress=False)
-    assert sorted(os.listdir(out)) == ["manifest.json", "pretrain-00000-of-00002.tfrecord",
-                                       "pretrain-00001-of-00002.tfrecord"]
+    assert sorted(os.listdir(out)) == [
+        "manifest.json",
+        "pretrain-00000-of-00002.tfrecord",
+        "pretrain-00001-of-00002.tfrecord",
+    ]
     (out / "other.tfrecord").write_bytes(b"")
     with pytest.raises(DataError, match=r"already holds other TFRecord files .*other\.tfrecord"):
         pipeline.build_pretraining_data(small_corpus, vocab_file, str(out), num_shards=2, show_progress=False)
 
 
 def test_shard_generators_are_independent():
-    draws = {(seed, shard): random.Random(shard_builder.shard_rng(seed, shard).random()).random()
-             for seed in (0, 1) for shard in (0, 1)}
+    draws = {
+        (seed, shard): random.Random(shard_builder.shard_rng(seed, shard).random()).random()
+        for seed in (0, 1)
+        for shard in (0, 1)
+    }
     assert len(set(draws.values())) == 4
     assert shard_builder.shard_rng(3, 7).random() == shard_builder.shard_rng(3, 7).random()

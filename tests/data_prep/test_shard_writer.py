@@ -15,7 +15,7 @@ def _example(ids, length=16, second_from=None):
     mask = (np.arange(length) < len(ids)).astype(np.int32)
     segments = np.zeros(length, np.int32)
     if second_from is not None:
-        segments[second_from: len(ids)] = 1
+        segments[second_from : len(ids)] = 1
     return PretrainingExample(input_ids, mask, segments)
 
 

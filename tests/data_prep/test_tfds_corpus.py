@@ -13,8 +13,14 @@ def test_tfds_corpus_builds_shards(tmp_path):
     with tfds.testing.mock_data(num_examples=40):
         texts = [list(tfds_corpus.iter_shard_texts("wikipedia/20230601.en", shard, 2)) for shard in range(2)]
         manifest = pipeline.build_pretraining_data(
-            "tfds:wikipedia/20230601.en", write_vocab(tmp_path / "vocab.txt"), str(tmp_path / "out"),
-            max_seq_length=32, num_shards=2, num_processes=1, show_progress=False)
+            "tfds:wikipedia/20230601.en",
+            write_vocab(tmp_path / "vocab.txt"),
+            str(tmp_path / "out"),
+            max_seq_length=32,
+            num_shards=2,
+            num_processes=1,
+            show_progress=False,
+        )
     assert len(texts[0]) == len(texts[1]) == 40
     assert manifest["num_documents"] == sum(bool(t.split()) for shard in texts for t in shard)
     batches = list(make_pretraining_dataset(f"{tmp_path}/out/*.tfrecord*", 32, 4, is_training=False))

@@ -61,8 +61,9 @@ def _names(node):
     ("allow_embedding_mismatch",), names held by variables are the caller's."""
     if not isinstance(node, ast.Tuple):
         return ()
-    return tuple(element.value for element in node.elts
-                 if isinstance(element, ast.Constant) and isinstance(element.value, str))
+    return tuple(
+        element.value for element in node.elts if isinstance(element, ast.Constant) and isinstance(element.value, str)
+    )
 
 
 def library_messages(module):
@@ -99,8 +100,11 @@ def _as_the_command_prints_it(message, arguments, is_notice, flag_names, program
 
 def _flags_outside_commands(message):
     commands = [match.span() for match in COMMAND.finditer(message)]
-    return [match.group()[2:] for match in FLAG.finditer(message)
-            if not any(start <= match.start() < end for start, end in commands)]
+    return [
+        match.group()[2:]
+        for match in FLAG.finditer(message)
+        if not any(start <= match.start() < end for start, end in commands)
+    ]
 
 
 def _unflagged(program):
@@ -123,13 +127,15 @@ def _unflagged(program):
                     if re.search(rf"(?<![\w./-]){re.escape(name)}=", message) and f"--{flag}=" not in printed:
                         yield where, f"writes {name}= for {program}'s --{flag}", printed
                 elif re.search(ASKING.format(name=re.escape(name)), message) and (
-                        is_notice or f"{program} has no --{flag} flag" not in printed):
+                    is_notice or f"{program} has no --{flag} flag" not in printed
+                ):
                     yield where, f"asks for {name}, which {program} has no flag for, without saying so", printed
 
 
 def test_the_walk_sees_the_library_messages_of_a_command():
-    messages = {where: (message, arguments) for where, message, arguments, _ in
-                library_messages("electra_tf.commands.convert")}
+    messages = {
+        where: (message, arguments) for where, message, arguments, _ in library_messages("electra_tf.commands.convert")
+    }
     assert len(messages) > 20
     assert any("allow_embedding_mismatch" in arguments for _, arguments in messages.values())
     assert "data_prep.pipeline" not in {where.split(":")[0] for where in messages}

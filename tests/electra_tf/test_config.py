@@ -4,8 +4,10 @@ from electra_tf.config import PRESETS, ElectraArchitecture, ElectraConfig, Pretr
 from electra_tf.errors import ConfigError
 
 
-@pytest.mark.parametrize("preset, hidden, heads, ffn", [
-    ("small", 64, 1, 256), ("small++", 256, 4, 1024), ("base", 256, 4, 1024), ("large", 256, 4, 1024)])
+@pytest.mark.parametrize(
+    "preset, hidden, heads, ffn",
+    [("small", 64, 1, 256), ("small++", 256, 4, 1024), ("base", 256, 4, 1024), ("large", 256, 4, 1024)],
+)
 def test_generator_sizing_rule(preset, hidden, heads, ffn):
     generator = ElectraConfig.from_preset(preset).generator_architecture()
     assert type(generator) is ElectraArchitecture  # sizes only: no pre-training fields to misread
@@ -17,7 +19,12 @@ def test_generator_sizing_rule(preset, hidden, heads, ffn):
 def test_paper_sizes_and_mask_rates():
     small, base, large = (ElectraConfig.from_preset(name) for name in ("small", "base", "large"))
     assert (small.num_layers, small.hidden_size, small.intermediate_size, small.num_heads, small.embedding_size) == (
-        12, 256, 1024, 4, 128)
+        12,
+        256,
+        1024,
+        4,
+        128,
+    )
     assert (base.hidden_size, base.num_heads, base.embedding_size) == (768, 12, 768)
     assert (large.num_layers, large.hidden_size, large.mask_prob) == (24, 1024, 0.25)
     assert small.max_predictions_per_seq(128) == 19 and large.max_predictions_per_seq(512) == 130
@@ -31,13 +38,16 @@ def test_json_round_trip(tmp_path):
     assert ElectraConfig.load(str(tmp_path / "c.json")) == config
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"hidden_size": 100, "num_heads": 3}, "not divisible by num_heads"),
-    ({"vocab_size": 50}, "outside the vocabulary"),
-    ({"mask_prob": 1.5}, "mask_prob"),
-    ({"hidden_dropout": 1.0}, "hidden_dropout"),
-    ({"num_layers": 0}, "num_layers must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"hidden_size": 100, "num_heads": 3}, "not divisible by num_heads"),
+        ({"vocab_size": 50}, "outside the vocabulary"),
+        ({"mask_prob": 1.5}, "mask_prob"),
+        ({"hidden_dropout": 1.0}, "hidden_dropout"),
+        ({"num_layers": 0}, "num_layers must be a positive integer"),
+    ],
+)
 def test_validation_errors(overrides, message):
     with pytest.raises(ConfigError, match=message):
         ElectraConfig.from_preset("small", **overrides)
@@ -50,17 +60,20 @@ def test_unknown_preset_and_fields():
         ElectraConfig.from_dict({"hidden": 3})
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"objective": "bert"}, "unknown objective 'bert'"),
-    ({"generator_training": "reinforce"}, "unknown generator_training"),
-    ({"embedding_sharing": "tied"}, "unknown embedding_sharing"),
-    ({"objective": "mlm", "untied_embeddings": True}, "objective=mlm and untied_embeddings cannot be combined"),
-    ({"objective": "replace_mlm", "embedding_sharing": "gdes"}, "objective=replace_mlm and embedding_sharing=gdes"),
-    ({"tie_all_weights": True, "embedding_sharing": "gdes"}, "tie_all_weights and embedding_sharing=gdes"),
-    ({"uniform_generator": True, "generator_training": "adversarial"}, "uniform_generator and generator_training"),
-    ({"two_stage_steps": -1}, "two_stage_steps must be a non-negative integer"),
-    ({"adversarial_temperature_start": 0.1, "adversarial_temperature_end": 1.0}, "0 < end <= start"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"objective": "bert"}, "unknown objective 'bert'"),
+        ({"generator_training": "reinforce"}, "unknown generator_training"),
+        ({"embedding_sharing": "tied"}, "unknown embedding_sharing"),
+        ({"objective": "mlm", "untied_embeddings": True}, "objective=mlm and untied_embeddings cannot be combined"),
+        ({"objective": "replace_mlm", "embedding_sharing": "gdes"}, "objective=replace_mlm and embedding_sharing=gdes"),
+        ({"tie_all_weights": True, "embedding_sharing": "gdes"}, "tie_all_weights and embedding_sharing=gdes"),
+        ({"uniform_generator": True, "generator_training": "adversarial"}, "uniform_generator and generator_training"),
+        ({"two_stage_steps": -1}, "two_stage_steps must be a non-negative integer"),
+        ({"adversarial_temperature_start": 0.1, "adversarial_temperature_end": 1.0}, "0 < end <= start"),
+    ],
+)
 def test_objective_and_generator_variant_validation(overrides, message):
     with pytest.raises(ConfigError, match=message):
         ElectraConfig.from_preset("small", **overrides)
@@ -127,7 +140,7 @@ DETECTION_VARIANTS = {
     ("generator_training=annealed",): "maximum likelihood turning adversarial",
     ("embedding_sharing=gdes",): "DeBERTaV3's gradient-disentangled sharing of the word table",
     ("generator_training=adversarial", "embedding_sharing=gdes"): "the discriminator's delta table does not reach the "
-                                                                   "generator's loss",
+    "generator's loss",
     ("generator_training=annealed", "embedding_sharing=gdes"): "the same, turning adversarial over the run",
 }
 ALLOWED_COMBINATIONS = {
@@ -150,14 +163,32 @@ def _variant_grid():
     from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES
 
     for objective, uniform, tied, untied, two_stage, training, sharing in itertools.product(
-            OBJECTIVES, (False, True), (False, True), (False, True), (0, 100), GENERATOR_TRAINING, EMBEDDING_SHARING):
-        variants = tuple(name for name, on in (
-            ("uniform_generator", uniform), ("tie_all_weights", tied), ("untied_embeddings", untied),
-            ("two_stage_steps", two_stage), (f"generator_training={training}", training != "mle"),
-            (f"embedding_sharing={sharing}", sharing != "shared")) if on)
-        yield (objective, variants), dict(objective=objective, uniform_generator=uniform, tie_all_weights=tied,
-                                          untied_embeddings=untied, two_stage_steps=two_stage,
-                                          generator_training=training, embedding_sharing=sharing)
+        OBJECTIVES, (False, True), (False, True), (False, True), (0, 100), GENERATOR_TRAINING, EMBEDDING_SHARING
+    ):
+        variants = tuple(
+            name
+            for name, on in (
+                ("uniform_generator", uniform),
+                ("tie_all_weights", tied),
+                ("untied_embeddings", untied),
+                ("two_stage_steps", two_stage),
+                (f"generator_training={training}", training != "mle"),
+                (f"embedding_sharing={sharing}", sharing != "shared"),
+            )
+            if on
+        )
+        yield (
+            (objective, variants),
+            dict(
+                objective=objective,
+                uniform_generator=uniform,
+                tie_all_weights=tied,
+                untied_embeddings=untied,
+                two_stage_steps=two_stage,
+                generator_training=training,
+                embedding_sharing=sharing,
+            ),
+        )
 
 
 def test_the_combination_rule_allows_exactly_the_listed_combinations():
@@ -181,12 +212,14 @@ def test_a_clash_names_both_arguments_why_and_the_fix():
     assert str(error.value) == (
         "objective=replace_mlm and two_stage_steps cannot be combined: with objective=replace_mlm the "
         "discriminator-sized network predicts the replaced tokens, with two_stage_steps the discriminator detects "
-        "replaced tokens; set two_stage_steps=0 or use objective=electra or objective=electra_15")
+        "replaced tokens; set two_stage_steps=0 or use objective=electra or objective=electra_15"
+    )
     assert error.value.arguments == ("objective", "two_stage_steps")
     with pytest.raises(ConfigError) as error:
         PretrainingSettings(two_stage_steps=100, embedding_sharing="gdes")
     assert str(error.value) == (
         "two_stage_steps and embedding_sharing=gdes cannot be combined: with two_stage_steps the generator has its own "
         "embedding block, with embedding_sharing=gdes the discriminator's word table is the generator's plus its own "
-        "delta; set embedding_sharing=shared or two_stage_steps=0")
+        "delta; set embedding_sharing=shared or two_stage_steps=0"
+    )
     assert error.value.arguments == ("two_stage_steps", "embedding_sharing")

@@ -15,11 +15,19 @@ def test_missing_packages_are_named_with_the_extra_that_installs_them(monkeypatc
     assert not is_installed("sklearn") and is_installed("numpy")
     with pytest.raises(ConfigError) as one:
         require_modules(["numpy", "sklearn"], "analysis", "analyses=representations needs", ("analyses",))
-    assert str(one.value) == ("analyses=representations needs scikit-learn, which is not installed: "
-                              "pip install 'electra-tf[analysis]'")
+    assert str(one.value) == (
+        "analyses=representations needs scikit-learn, which is not installed: pip install 'electra-tf[analysis]'"
+    )
     assert one.value.arguments == ("analyses",)
     with pytest.raises(ConfigError) as two:
-        require_modules(["no_such_module_here", "sklearn"], "onnx", "export_format=onnx needs", ("export_format",),
-                        " (or export_format=litert)")
-    assert str(two.value) == ("export_format=onnx needs no_such_module_here and scikit-learn, which are not "
-                              "installed: pip install 'electra-tf[onnx]' (or export_format=litert)")
+        require_modules(
+            ["no_such_module_here", "sklearn"],
+            "onnx",
+            "export_format=onnx needs",
+            ("export_format",),
+            " (or export_format=litert)",
+        )
+    assert str(two.value) == (
+        "export_format=onnx needs no_such_module_here and scikit-learn, which are not "
+        "installed: pip install 'electra-tf[onnx]' (or export_format=litert)"
+    )

@@ -25,12 +25,25 @@ def test_a_shipped_name_is_read_from_any_directory_and_a_local_file_comes_first(
     (tmp_path / "configs" / "small.flags").write_text("--model_size=tiny\n")
     (tmp_path / "mine.flags").write_text("--model_size=base\n")
     assert resolve_flagfile("configs/small.flags") == "configs/small.flags"
-    assert resolve_flagfile_arguments(["--flagfile=mine.flags", "--flagfile", "configs/tiny.flags",
-                                       "-flagfile=configs/base.flags", "--model_dir=configs/base.flags", "--",
-                                       "--flagfile=configs/nothing.flags"]) == [
-        "--flagfile=mine.flags", "--flagfile", shipped_flag_files()["configs/tiny.flags"],
-        f"-flagfile={shipped_flag_files()['configs/base.flags']}", "--model_dir=configs/base.flags", "--",
-        "--flagfile=configs/nothing.flags"]
+    assert resolve_flagfile_arguments(
+        [
+            "--flagfile=mine.flags",
+            "--flagfile",
+            "configs/tiny.flags",
+            "-flagfile=configs/base.flags",
+            "--model_dir=configs/base.flags",
+            "--",
+            "--flagfile=configs/nothing.flags",
+        ]
+    ) == [
+        "--flagfile=mine.flags",
+        "--flagfile",
+        shipped_flag_files()["configs/tiny.flags"],
+        f"-flagfile={shipped_flag_files()['configs/base.flags']}",
+        "--model_dir=configs/base.flags",
+        "--",
+        "--flagfile=configs/nothing.flags",
+    ]
 
 
 def test_absl_reads_the_flags_of_the_shipped_file_in_place(tmp_path, monkeypatch):
@@ -49,4 +62,5 @@ def test_a_flag_file_that_is_neither_here_nor_shipped_is_refused_naming_the_ship
     assert str(raised.value) == (
         f"flag file configs/smal.flags does not exist (from {tmp_path}) and is none of the shipped flag files "
         "configs/{base,cpu,glue_cola,glue_mnli,glue_mrpc,glue_qnli,glue_qqp,glue_rte,glue_sst2,glue_stsb,glue_wnli,"
-        "large,small++,small,squad,squadv1,tiny}.flags: pass an existing file or one of those")
+        "large,small++,small,squad,squadv1,tiny}.flags: pass an existing file or one of those"
+    )

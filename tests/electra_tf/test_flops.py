@@ -6,17 +6,33 @@ from electra_tf import flops
 from electra_tf.config import ElectraConfig
 
 
-@pytest.mark.parametrize("label, value, published", [
-    ("ELECTRA-Base", lambda: flops.paper_pretraining_flops("base"), 6.4e19),
-    ("ELECTRA-Large 400k", lambda: flops.paper_pretraining_flops("large"), 7.1e20),
-    ("ELECTRA-Large 1.75M", lambda: flops.pretraining_flops(ElectraConfig.from_preset("large"), 512, 2048, 1_750_000),
-     3.1e21),
-    ("BERT-Small", lambda: flops.mlm_pretraining_flops(ElectraConfig.from_preset("small"), 128, 128, 1_450_000),
-     1.4e18),
-    ("BERT-Base", lambda: flops.mlm_pretraining_flops(ElectraConfig.from_preset("base"), 512, 256, 1_000_000), 6.4e19),
-    ("BERT-Large", lambda: flops.mlm_pretraining_flops(ElectraConfig.from_preset("large"), 512, 256, 1_000_000),
-     1.9e20),
-])
+@pytest.mark.parametrize(
+    "label, value, published",
+    [
+        ("ELECTRA-Base", lambda: flops.paper_pretraining_flops("base"), 6.4e19),
+        ("ELECTRA-Large 400k", lambda: flops.paper_pretraining_flops("large"), 7.1e20),
+        (
+            "ELECTRA-Large 1.75M",
+            lambda: flops.pretraining_flops(ElectraConfig.from_preset("large"), 512, 2048, 1_750_000),
+            3.1e21,
+        ),
+        (
+            "BERT-Small",
+            lambda: flops.mlm_pretraining_flops(ElectraConfig.from_preset("small"), 128, 128, 1_450_000),
+            1.4e18,
+        ),
+        (
+            "BERT-Base",
+            lambda: flops.mlm_pretraining_flops(ElectraConfig.from_preset("base"), 512, 256, 1_000_000),
+            6.4e19,
+        ),
+        (
+            "BERT-Large",
+            lambda: flops.mlm_pretraining_flops(ElectraConfig.from_preset("large"), 512, 256, 1_000_000),
+            1.9e20,
+        ),
+    ],
+)
 def test_reproduces_the_papers_compute_figures(label, value, published):
     assert float(f"{value():.2g}") == published, label
 
@@ -45,18 +61,22 @@ def test_matmul_only_count():
     shape = flops.TransformerShape(hidden=64, layers=1, seq_len=8, vocab=100, embedding=32, intermediate=256)
     # per token: QKV + output 8 h^2, scores and weighted sum 4 h s, FFN 4 h i, projection 2 h e, head 2 h^2 + 2 h
     assert flops.matmul_forward_flops(shape, discriminator=True) == 8 * (
-        8 * 64 * 64 + 4 * 64 * 8 + 4 * 64 * 256 + 2 * 64 * 32 + 2 * 64 * 64 + 2 * 64)
-    assert flops.matmul_forward_flops(shape, discriminator=False) == pytest.approx(8 * (
-        8 * 64 * 64 + 4 * 64 * 8 + 4 * 64 * 256 + 2 * 64 * 32 + 0.15625 * (2 * 64 * 32 + 2 * 32 * 100)))
+        8 * 64 * 64 + 4 * 64 * 8 + 4 * 64 * 256 + 2 * 64 * 32 + 2 * 64 * 64 + 2 * 64
+    )
+    assert flops.matmul_forward_flops(shape, discriminator=False) == pytest.approx(
+        8 * (8 * 64 * 64 + 4 * 64 * 8 + 4 * 64 * 256 + 2 * 64 * 32 + 0.15625 * (2 * 64 * 32 + 2 * 32 * 100))
+    )
     for preset in ("tiny", "small", "base"):
         config = ElectraConfig.from_preset(preset)
         reference = flops.pretraining_flops(config, 128, 32)
         # The reference accounting contains every one of these matmuls (with backward = forward) and more.
         assert flops.pretraining_matmul_flops(config, 128, 32, backward_factor=1) < reference
         assert flops.pretraining_matmul_flops(config, 128, 32) == pytest.approx(
-            1.5 * flops.pretraining_matmul_flops(config, 128, 32, backward_factor=1))
+            1.5 * flops.pretraining_matmul_flops(config, 128, 32, backward_factor=1)
+        )
         assert flops.pretraining_matmul_flops(config, 128, 64) == pytest.approx(
-            2 * flops.pretraining_matmul_flops(config, 128, 32))
+            2 * flops.pretraining_matmul_flops(config, 128, 32)
+        )
 
 
 def _with(config, **fields):
@@ -85,8 +105,10 @@ def test_objective_flops_of_electra_and_mlm_are_the_existing_counts(preset):
 @pytest.mark.parametrize("preset", ["tiny", "small"])
 def test_objective_flops_order(preset):
     config = ElectraConfig.from_preset(preset)
-    count = {name: flops.objective_pretraining_flops(_with(config, objective=name), 128, 32)
-             for name in flops.FLOPS_OBJECTIVES}
+    count = {
+        name: flops.objective_pretraining_flops(_with(config, objective=name), 128, 32)
+        for name in flops.FLOPS_OBJECTIVES
+    }
     # The BERT baseline has no generator: cheaper per step, so a compute-matched run gives it more steps.
     assert count["mlm"] < count["electra"]
     # Replace MLM swaps the one-logit head for an MLM head at 15.6 % of the positions; All-Tokens MLM predicts all.
@@ -103,33 +125,66 @@ def test_objective_flops_generator_variants():
     generator_cost = flops.network_training_flops(generator, 32, 1, discriminator=False)
     uniform = _with(config, uniform_generator=True)
     assert flops.objective_pretraining_flops(uniform, 128, 32) == pytest.approx(
-        flops.pretraining_flops(config, 128, 32) - generator_cost)
+        flops.pretraining_flops(config, 128, 32) - generator_cost
+    )
     tied = _with(config, tie_all_weights=True)  # the generator is the discriminator's encoder: its sizes
     same_size = flops.network_shapes(tied, 128)[1]
     assert (same_size.hidden, same_size.layers) == (discriminator.hidden, discriminator.layers)
     assert flops.objective_pretraining_flops(tied, 128, 32) == pytest.approx(
-        flops.network_training_flops(discriminator, 32, 1, True)
-        + flops.network_training_flops(same_size, 32, 1, False))
+        flops.network_training_flops(discriminator, 32, 1, True) + flops.network_training_flops(same_size, 32, 1, False)
+    )
     # Two-stage: n generator-only steps, then discriminator training with generator forward passes only.
     two_stage = _with(config, two_stage_steps=3)
     big_generator = flops.network_training_flops(flops.network_shapes(two_stage, 128)[1], 32, 1, False)
     disc = flops.network_training_flops(discriminator, 32, 1, True)
     assert flops.objective_pretraining_flops(two_stage, 128, 32, 10) == pytest.approx(
-        3 * big_generator + 7 * (disc + big_generator / 2))
+        3 * big_generator + 7 * (disc + big_generator / 2)
+    )
     assert flops.objective_pretraining_flops(two_stage, 128, 32, 2) == pytest.approx(2 * big_generator)
 
 
 def test_objective_flops_by_hand():
     """All-Tokens MLM on a toy configuration, every term written out."""
-    config = _with(ElectraConfig(vocab_size=100, embedding_size=16, hidden_size=32, num_layers=1, num_heads=1,
-                                 intermediate_size=64, generator_hidden_fraction=0.5, pad_id=0,
-                                 unk_id=1, cls_id=2, sep_id=3, mask_id=4),
-                   objective="all_tokens_mlm")
+    config = _with(
+        ElectraConfig(
+            vocab_size=100,
+            embedding_size=16,
+            hidden_size=32,
+            num_layers=1,
+            num_heads=1,
+            intermediate_size=64,
+            generator_hidden_fraction=0.5,
+            pad_id=0,
+            unk_id=1,
+            cls_id=2,
+            sep_id=3,
+            mask_id=4,
+        ),
+        objective="all_tokens_mlm",
+    )
     s, batch, steps, v, e = 8, 2, 3, 100, 16
 
     def block(h, i):  # per token, the reference's terms
-        return (6 * h * h + 3 * h + 2 * h * s + 10 * s * 1 + 2 * h * s + 2 * h * h + h + 4 * h + h + 5
-                + 2 * h * i + 8 * i + i + 2 * h * i + h + 4 * h + h + 5 * h)
+        return (
+            6 * h * h
+            + 3 * h
+            + 2 * h * s
+            + 10 * s * 1
+            + 2 * h * s
+            + 2 * h * h
+            + h
+            + 4 * h
+            + h
+            + 5
+            + 2 * h * i
+            + 8 * i
+            + i
+            + 2 * h * i
+            + h
+            + 4 * h
+            + h
+            + 5 * h
+        )
 
     def embeddings(h):  # lookups as one-hot matmuls (word, position + type), sum, LayerNorm, dropout, projection
         return 2 * e * v + 2 * e * (s + 2) + 2 * e + 5 * e + 4 * e + (2 * h * e + h if h != e else 0)

@@ -33,8 +33,12 @@ def test_discriminator_file_matches_keras(export_format, tmp_path):
     np.testing.assert_allclose(served["logits"], logits, rtol=0, atol=1e-5)
     np.testing.assert_allclose(served["replaced_probability"], 1 / (1 + np.exp(-logits)), rtol=0, atol=1e-5)
     # Any batch size: the runtime resizes the batch dimension.
-    np.testing.assert_allclose(RUNTIMES[export_format](path, {name: value[:1] for name, value in inputs.items()})[
-        "logits"], logits[:1], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(
+        RUNTIMES[export_format](path, {name: value[:1] for name, value in inputs.items()})["logits"],
+        logits[:1],
+        rtol=0,
+        atol=1e-5,
+    )
 
 
 # Largest logit difference measured between the int8 and the float32 file of this tiny model (largest logit 0.84):
@@ -49,8 +53,9 @@ def test_int8_file_runs_is_smaller_and_stays_near_float(export_format, tmp_path)
     inputs = fixed_inputs(3, MAX_SEQ_LENGTH, TINY.vocab_size)
     paths, logits = {}, {}
     for quantize in ("none", "int8"):
-        paths[quantize] = export_discriminator(model, None, str(tmp_path / quantize), MAX_SEQ_LENGTH,
-                                               export_format=export_format, quantize=quantize)
+        paths[quantize] = export_discriminator(
+            model, None, str(tmp_path / quantize), MAX_SEQ_LENGTH, export_format=export_format, quantize=quantize
+        )
         logits[quantize] = RUNTIMES[export_format](paths[quantize], inputs)["logits"]
     sizes = {quantize: os.path.getsize(path) for quantize, path in paths.items()}
     assert sizes["int8"] < sizes["none"]
@@ -59,8 +64,11 @@ def test_int8_file_runs_is_smaller_and_stays_near_float(export_format, tmp_path)
 
 
 def test_int8_is_refused_where_it_does_not_apply():
-    with pytest.raises(ConfigError, match="quantize=int8 is for export_format=litert or onnx: Keras' int8 backbone "
-                       r"in a SavedModel served slower than float32 \(bench/int8_serving.py\)") as saved_model:
+    with pytest.raises(
+        ConfigError,
+        match="quantize=int8 is for export_format=litert or onnx: Keras' int8 backbone "
+        r"in a SavedModel served slower than float32 \(bench/int8_serving.py\)",
+    ) as saved_model:
         check_export_format("saved_model", quantize="int8")
     assert saved_model.value.arguments == ("quantize", "export_format")
     with pytest.raises(ConfigError, match="quantize='int4' is not one of none, int8"):
@@ -83,15 +91,34 @@ def test_unknown_format_the_generator_and_a_missing_converter_are_refused_naming
 
 def test_command_refuses_what_a_format_cannot_hold_before_loading(tmp_path):
     """One line each, before the (missing) checkpoint is even looked at."""
-    for args, message in (["--model=generator --format=onnx", "error: --format=onnx exports the discriminator and "
-                           "fine-tuned models, not --model=generator"],
-                          ["--model=classifier --format=litert --text_inputs=pair",
-                           "error: --text_inputs configure the raw-text signature, which only --format=saved_model "
-                           "has: --format=litert takes token ids"],
-                          ["--format=saved_model --quantize=int8", "error: --quantize=int8 is for --format=litert or "
-                           "onnx: Keras' int8 backbone in a SavedModel served slower than float32"]):
-        result = subprocess.run([sys.executable, "export_model.py", f"--init_checkpoint={tmp_path / 'missing'}",
-                                 f"--output_dir={tmp_path / 'out'}", *args.split()], cwd=REPO_ROOT,
-                                capture_output=True, text=True, timeout=300)
+    for args, message in (
+        [
+            "--model=generator --format=onnx",
+            "error: --format=onnx exports the discriminator and fine-tuned models, not --model=generator",
+        ],
+        [
+            "--model=classifier --format=litert --text_inputs=pair",
+            "error: --text_inputs configure the raw-text signature, which only --format=saved_model "
+            "has: --format=litert takes token ids",
+        ],
+        [
+            "--format=saved_model --quantize=int8",
+            "error: --quantize=int8 is for --format=litert or "
+            "onnx: Keras' int8 backbone in a SavedModel served slower than float32",
+        ],
+    ):
+        result = subprocess.run(
+            [
+                sys.executable,
+                "export_model.py",
+                f"--init_checkpoint={tmp_path / 'missing'}",
+                f"--output_dir={tmp_path / 'out'}",
+                *args.split(),
+            ],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         lines = result.stderr.strip().splitlines()
         assert result.returncode != 0 and len(lines) == 1 and lines[0].startswith(message), result.stderr[-2000:]

@@ -35,8 +35,9 @@ def test_pack_segment_pairs_matches_bert_on_hand_built_pairs():
         padding = 8 - len(expected)
         assert packed["input_ids"][row].numpy().tolist() == expected + [0] * padding
         assert packed["input_mask"][row].numpy().tolist() == [1] * len(expected) + [0] * padding
-        assert packed["segment_ids"][row].numpy().tolist() == ([0] * (len(kept_a) + 2) + [1] * (len(kept_b) + 1)
-                                                               + [0] * padding)
+        assert packed["segment_ids"][row].numpy().tolist() == (
+            [0] * (len(kept_a) + 2) + [1] * (len(kept_b) + 1) + [0] * padding
+        )
     assert all(value.dtype == tf.int32 for value in packed.values())
 
 
@@ -54,8 +55,9 @@ def test_pack_segment_pairs_equals_encode_token_ids_on_mrpc_dev(shared_data, max
     def numpy_ids(ragged):
         return ragged.flat_values.numpy(), ragged.row_lengths().numpy()
 
-    expected = encode_token_ids(numpy_ids(ragged_a), numpy_ids(ragged_b), max_seq_length, tokenizer.cls_id,
-                                tokenizer.sep_id)
+    expected = encode_token_ids(
+        numpy_ids(ragged_a), numpy_ids(ragged_b), max_seq_length, tokenizer.cls_id, tokenizer.sep_id
+    )
     for name, values in zip(("input_ids", "input_mask", "segment_ids"), expected):
         np.testing.assert_array_equal(packed[name].numpy(), values, err_msg=name)
     if max_seq_length == 24:

@@ -12,11 +12,13 @@ from tests.conftest import REPO_ROOT
 
 # Native notices as TensorFlow writes them and real lines, written to descriptor 2 after `import electra_tf`; then the
 # process ends as a failed check of TensorFlow's ends it (an abort), or with a Python exception.
-WRITTEN = ["I0000 00:00:1 1 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU will not be used.",
-           "a real warning",
-           "E0000 00:00:1 1 util.cc:131] oneDNN supports DT_INT64 only on platforms with AVX-512. Falling back",
-           "python's own stderr, quoting E0000 00:00:1 1 util.cc:131] oneDNN supports DT_INT64 only",
-           "last words"]
+WRITTEN = [
+    "I0000 00:00:1 1 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU will not be used.",
+    "a real warning",
+    "E0000 00:00:1 1 util.cc:131] oneDNN supports DT_INT64 only on platforms with AVX-512. Falling back",
+    "python's own stderr, quoting E0000 00:00:1 1 util.cc:131] oneDNN supports DT_INT64 only",
+    "last words",
+]
 KEPT = [line for index, line in enumerate(WRITTEN) if index not in (0, 2)]
 SCRIPT = f"""
 import os, sys
@@ -62,7 +64,7 @@ def test_on_a_terminal_a_traceback_passes_whole_before_the_process_ends():
     result = _run("exception", terminal=True)
     assert result.returncode == 1
     lines = result.stderr.splitlines()
-    assert lines[:len(KEPT) + 1] == KEPT + ["Traceback (most recent call last):"], result.stderr
+    assert lines[: len(KEPT) + 1] == KEPT + ["Traceback (most recent call last):"], result.stderr
     assert lines[-1] == "RuntimeError: boom", result.stderr
 
 
@@ -85,7 +87,7 @@ def test_a_command_drops_the_notices_from_a_pipe_too_and_its_last_lines_outlive_
     assert result.returncode == -signal.SIGABRT
     lines = result.stderr.splitlines()
     # absl's faulthandler reports the abort after the program's lines, through the filter too.
-    assert lines[:len(KEPT) + 1] == KEPT + ["Fatal Python error: Aborted"], result.stderr
+    assert lines[: len(KEPT) + 1] == KEPT + ["Fatal Python error: Aborted"], result.stderr
     assert not [line for line in lines if NATIVE_NOISE.match(line)]
     assert result.stdout.split() == ["2"]
 
@@ -95,7 +97,7 @@ def test_a_commands_log_file_gets_every_line_but_the_notices_and_the_whole_trace
         result = _run("exception", terminal=False, command=True, stderr=log)
     assert result.returncode == 1
     lines = result.stderr.splitlines()
-    assert lines[:len(KEPT) + 1] == KEPT + ["Traceback (most recent call last):"], result.stderr
+    assert lines[: len(KEPT) + 1] == KEPT + ["Traceback (most recent call last):"], result.stderr
     assert lines[-1] == "RuntimeError: boom", result.stderr
 
 
@@ -103,18 +105,20 @@ def test_a_users_info_or_warning_level_shows_every_notice_of_a_command():
     for level in ("0", "1"):
         shown = _run("exception", terminal=False, command=True, TF_CPP_MIN_LOG_LEVEL=level)
         assert shown.stdout.split() == [level]
-        assert shown.stderr.splitlines()[:len(WRITTEN)] == WRITTEN, (level, shown.stderr)
+        assert shown.stderr.splitlines()[: len(WRITTEN)] == WRITTEN, (level, shown.stderr)
     assert _run("abort", terminal=True, TF_CPP_MIN_LOG_LEVEL="0").stderr.splitlines() == WRITTEN
     quieter = _run("exception", terminal=False, command=True, TF_CPP_MIN_LOG_LEVEL="3")
-    assert quieter.stderr.splitlines()[:len(KEPT)] == KEPT, quieter.stderr
+    assert quieter.stderr.splitlines()[: len(KEPT)] == KEPT, quieter.stderr
 
 
 def test_tensorflows_own_notices_are_the_ones_dropped():
     """TensorFlow itself, with the library imported first: on a pipe every line it writes at start-up, at device
     initialisation and at an int64 transpose is one of NATIVE_NOISE's (none on a machine that has nothing to say);
     on a terminal none is shown."""
-    code = ("import electra_tf, tensorflow as tf\ntf.config.list_physical_devices()\n"
-            "print(tf.transpose(tf.constant([[1, 2]], tf.int64)).numpy().tolist())")
+    code = (
+        "import electra_tf, tensorflow as tf\ntf.config.list_physical_devices()\n"
+        "print(tf.transpose(tf.constant([[1, 2]], tf.int64)).numpy().tolist())"
+    )
     args, options = [sys.executable, "-c", code], dict(cwd=REPO_ROOT, env=users_environment())
     piped = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
     on_terminal = run_with_terminal_stderr(args, timeout=300, **options)

@@ -10,6 +10,7 @@ from electra_tf.tokenizer import ElectraTokenizer, vocab_fingerprint
 
 # ---- A straightforward transcription of BERT's tokenization.py (BasicTokenizer + WordpieceTokenizer). ----
 
+
 def _is_whitespace(char):
     if char in (" ", "\t", "\n", "\r"):
         return True
@@ -31,9 +32,14 @@ def _is_punctuation(char):
 
 def _is_chinese_char(cp):
     return (
-        (0x4E00 <= cp <= 0x9FFF) or (0x3400 <= cp <= 0x4DBF) or (0x20000 <= cp <= 0x2A6DF)
-        or (0x2A700 <= cp <= 0x2B73F) or (0x2B740 <= cp <= 0x2B81F) or (0x2B820 <= cp <= 0x2CEAF)
-        or (0xF900 <= cp <= 0xFAFF) or (0x2F800 <= cp <= 0x2FA1F)
+        (0x4E00 <= cp <= 0x9FFF)
+        or (0x3400 <= cp <= 0x4DBF)
+        or (0x20000 <= cp <= 0x2A6DF)
+        or (0x2A700 <= cp <= 0x2B73F)
+        or (0x2B740 <= cp <= 0x2B81F)
+        or (0x2B820 <= cp <= 0x2CEAF)
+        or (0xF900 <= cp <= 0xFAFF)
+        or (0x2F800 <= cp <= 0x2FA1F)
     )
 
 
@@ -106,6 +112,7 @@ def reference_ids(text, vocab):
 
 # ---- Fixtures ----
 
+
 @pytest.fixture(scope="module")
 def bert_vocab_file(shared_data):
     return str(shared_data / "vocab" / "bert-uncased-vocab.txt")
@@ -129,8 +136,24 @@ def squad_contexts(shared_data):
 
 
 def _small_vocab(tmp_path, extra=()):
-    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "##s", "Hello", "cafe", "café", "caf",
-              "##é", ",", "!", *extra]
+    tokens = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "hello",
+        "world",
+        "##s",
+        "Hello",
+        "cafe",
+        "café",
+        "caf",
+        "##é",
+        ",",
+        "!",
+        *extra,
+    ]
     path = tmp_path / "vocab.txt"
     path.write_text("\n".join(tokens) + "\n", encoding="utf-8")
     return path
@@ -138,10 +161,16 @@ def _small_vocab(tmp_path, extra=()):
 
 # ---- Tests ----
 
+
 def test_special_ids_of_bert_uncased_vocab(bert_tokenizer):
     assert bert_tokenizer.vocab_size == 30522
-    assert (bert_tokenizer.pad_id, bert_tokenizer.unk_id, bert_tokenizer.cls_id, bert_tokenizer.sep_id,
-            bert_tokenizer.mask_id) == (0, 100, 101, 102, 103)
+    assert (
+        bert_tokenizer.pad_id,
+        bert_tokenizer.unk_id,
+        bert_tokenizer.cls_id,
+        bert_tokenizer.sep_id,
+        bert_tokenizer.mask_id,
+    ) == (0, 100, 101, 102, 103)
 
 
 def test_squad_contexts_match_reference_bert_tokenization(bert_tokenizer, bert_vocab, squad_contexts):

@@ -28,13 +28,31 @@ def cased_run(tmp_path_factory):
     vocab.write_text("\n".join(list(SPECIAL_TOKENS) + WORDS) + "\n", encoding="utf-8")
     corpus = root / "corpus.txt"
     corpus.write_text("Hello World .\nhello world is the Café .\n\n" * 60, encoding="utf-8")
-    build_pretraining_data(str(corpus), str(vocab), str(root / "data"), max_seq_length=MAX_SEQ_LENGTH, num_shards=1,
-                           do_lower_case=False, show_progress=False)
+    build_pretraining_data(
+        str(corpus),
+        str(vocab),
+        str(root / "data"),
+        max_seq_length=MAX_SEQ_LENGTH,
+        num_shards=1,
+        do_lower_case=False,
+        show_progress=False,
+    )
     model_dir = root / "model"
-    run(PretrainingJob(pretrain_tfrecords=str(root / "data" / "*.tfrecord"), model_dir=str(model_dir),
-                       model_size="tiny", max_seq_length=MAX_SEQ_LENGTH, train_batch_size=4, num_train_steps=2,
-                       num_warmup_steps=1, save_checkpoints_steps=0, log_every_steps=1, vocab_file=str(vocab),
-                       progress_bar=False))
+    run(
+        PretrainingJob(
+            pretrain_tfrecords=str(root / "data" / "*.tfrecord"),
+            model_dir=str(model_dir),
+            model_size="tiny",
+            max_seq_length=MAX_SEQ_LENGTH,
+            train_batch_size=4,
+            num_train_steps=2,
+            num_warmup_steps=1,
+            save_checkpoints_steps=0,
+            log_every_steps=1,
+            vocab_file=str(vocab),
+            progress_bar=False,
+        )
+    )
     return model_dir, str(vocab)
 
 
@@ -61,7 +79,10 @@ def test_pretraining_saves_the_manifest_casing(cased_run):
     assert (config["lowercase"], config["strip_accents"]) == (False, False)
     tokenizer = loaded.tokenizer()
     assert tokenizer.convert_ids_to_tokens(tokenizer.tokenize(["Hello World Café"]).to_list()[0]) == [
-        "Hello", "World", "Café"]
+        "Hello",
+        "World",
+        "Café",
+    ]
     # A pre-training run directory reads with the settings of its pretrained/, else its pretraining_job.json's.
     assert load_checkpoint(str(model_dir)).tokenizer_settings == CASED
 
@@ -81,8 +102,9 @@ def test_keras_hub_reads_the_tokenizer_we_write(cased_run):
     model_dir, vocab = cased_run
     target = str(model_dir.parent / "keras_hub")
     loaded = load_checkpoint(str(model_dir / "pretrained"))
-    save_checkpoint(loaded.model, target, "keras_hub", vocab_file=loaded.vocab_file,
-                    tokenizer_settings=loaded.tokenizer_settings)
+    save_checkpoint(
+        loaded.model, target, "keras_hub", vocab_file=loaded.vocab_file, tokenizer_settings=loaded.tokenizer_settings
+    )
     keras_hub_tokenizer = keras_hub.models.ElectraTokenizer.from_preset(target)
     assert keras_hub_tokenizer.lowercase is False
     for text in ("Hello World .", "hello world is the Café ."):
@@ -94,23 +116,37 @@ def test_conversions_carry_the_settings(cased_run, tmp_path):
     model_dir, _ = cased_run
     loaded = load_checkpoint(str(model_dir / "pretrained"))
     hf_dir = str(tmp_path / "hf")
-    save_checkpoint(loaded.model, hf_dir, "hf", vocab_file=loaded.vocab_file,
-                    tokenizer_settings=loaded.tokenizer_settings)
+    save_checkpoint(
+        loaded.model, hf_dir, "hf", vocab_file=loaded.vocab_file, tokenizer_settings=loaded.tokenizer_settings
+    )
     with open(os.path.join(hf_dir, "tokenizer_config.json"), encoding="utf-8") as handle:
         hf_config = json.load(handle)
     assert (hf_config["do_lower_case"], hf_config["strip_accents"]) == (False, False)
     assert hf_config["tokenizer_class"] == "ElectraTokenizer" and hf_config["model_max_length"] == 512
     with open(os.path.join(hf_dir, "special_tokens_map.json"), encoding="utf-8") as handle:
-        assert json.load(handle) == {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]",
-                                     "cls_token": "[CLS]", "mask_token": "[MASK]"}
+        assert json.load(handle) == {
+            "unk_token": "[UNK]",
+            "sep_token": "[SEP]",
+            "pad_token": "[PAD]",
+            "cls_token": "[CLS]",
+            "mask_token": "[MASK]",
+        }
     # What transformers' AutoTokenizer / AutoModelForPreTraining read: the files and the keys they dispatch on.
-    assert sorted(os.listdir(hf_dir)) == ["README.md", "config.json", "model.safetensors", "special_tokens_map.json",
-                                          "tokenizer_config.json", "vocab.txt"]
+    assert sorted(os.listdir(hf_dir)) == [
+        "README.md",
+        "config.json",
+        "model.safetensors",
+        "special_tokens_map.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+    ]
     with open(os.path.join(hf_dir, "config.json"), encoding="utf-8") as handle:
         model_config = json.load(handle)
     assert (model_config["model_type"], model_config["architectures"]) == ("electra", ["ElectraForPreTraining"])
-    with open(os.path.join(hf_dir, "vocab.txt"), encoding="utf-8") as vocab, open(loaded.vocab_file,
-                                                                                  encoding="utf-8") as original:
+    with (
+        open(os.path.join(hf_dir, "vocab.txt"), encoding="utf-8") as vocab,
+        open(loaded.vocab_file, encoding="utf-8") as original,
+    ):
         assert vocab.read() == original.read()
     card = open(os.path.join(hf_dir, "README.md"), encoding="utf-8").read()
     assert card.startswith("---\nlibrary_name: transformers\n")
@@ -152,8 +188,7 @@ def test_scorer_and_fine_tuning_tokenise_as_pre_trained(cased_run):
     assert discriminator.tokenizer_settings == CASED
     job = FinetuningJob(task="sst-2", init_checkpoint=directory, output_dir="unused")
     assert tokenizer_settings(job, discriminator) == CASED
-    job = FinetuningJob(task="sst-2", init_checkpoint=directory, output_dir="unused",
-                        do_lower_case=True)
+    job = FinetuningJob(task="sst-2", init_checkpoint=directory, output_dir="unused", do_lower_case=True)
     assert tokenizer_settings(job, discriminator) == BERT_UNCASED
 
     classifier = ElectraTextClassifier.from_preset(directory, num_classes=2, max_seq_length=MAX_SEQ_LENGTH)
@@ -168,14 +203,20 @@ def test_exported_raw_text_signature_keeps_the_case(cased_run, tmp_path, capfd):
 
     model_dir, vocab = cased_run
     export_dir = str(tmp_path / "export")
-    status = run_command("electra-export", f"--init_checkpoint={model_dir / 'pretrained'}",
-                         f"--output_dir={export_dir}", "--model=discriminator", f"--max_seq_length={MAX_SEQ_LENGTH}")
+    status = run_command(
+        "electra-export",
+        f"--init_checkpoint={model_dir / 'pretrained'}",
+        f"--output_dir={export_dir}",
+        "--model=discriminator",
+        f"--max_seq_length={MAX_SEQ_LENGTH}",
+    )
     assert status == 0, capfd.readouterr().err[-2000:]
     served = tf.saved_model.load(export_dir).signatures["serve_text"](tf.constant(["Hello World", "hello world"]))
     ids = served["input_ids"].numpy()
     tokenizer = ElectraTokenizer(vocab)
-    expected = [[tokenizer.cls_id, *_cased_ids(vocab, text), tokenizer.sep_id] for text in ("Hello World",
-                                                                                            "hello world")]
+    expected = [
+        [tokenizer.cls_id, *_cased_ids(vocab, text), tokenizer.sep_id] for text in ("Hello World", "hello world")
+    ]
     assert ids[:, :4].tolist() == expected and expected[0] != expected[1]
     assert not np.any(ids[:, 4:])
 

@@ -48,11 +48,12 @@ def test_training_batches_hold_every_example_once_cut_to_their_bucket_and_reshuf
             # The smallest width holding the longest member; every member of the batch rounds up to that width.
             assert ids.shape[1] == min(width for width in widths if width >= longest)
             assert all(min(width for width in widths if width >= length) == ids.shape[1] for length in mask.sum(1))
-            np.testing.assert_array_equal(ids, inputs["token_ids"][batch_labels, :ids.shape[1]])
+            np.testing.assert_array_equal(ids, inputs["token_ids"][batch_labels, : ids.shape[1]])
         assert len({ids.shape[1] for ids, _, _ in epoch}) > 3
     assert [batch[2].tolist() for batch in epochs[0]] != [batch[2].tolist() for batch in epochs[1]]
-    again = _epoch(length_bucketed_batches(tf.data.Dataset.from_tensor_slices((inputs, labels)), 16, shuffle=True,
-                                           seed=3))
+    again = _epoch(
+        length_bucketed_batches(tf.data.Dataset.from_tensor_slices((inputs, labels)), 16, shuffle=True, seed=3)
+    )
     assert [batch[2].tolist() for batch in again] == [batch[2].tolist() for batch in epochs[0]]
 
 
@@ -73,13 +74,14 @@ def test_an_epoch_has_a_batch_per_batch_size_examples_of_each_bucket_whatever_th
         assert len(batches) == 2 * expected
         assert len({ids.shape[1] for ids, _, _ in batches}) > 3, "cut to their buckets"
         resumed = _epoch(training_batches(examples, 16, seed, first_epoch=1, num_epochs=2, skip_batches=3))
-        assert [batch[2].tolist() for batch in resumed] == [batch[2].tolist() for batch in batches[expected + 3:]]
+        assert [batch[2].tolist() for batch in resumed] == [batch[2].tolist() for batch in batches[expected + 3 :]]
 
 
 def test_padding_to_the_maximum_keeps_the_reference_batches():
     inputs, labels = _examples(40)
-    epoch = _epoch(length_bucketed_batches(tf.data.Dataset.from_tensor_slices((inputs, labels)), 16,
-                                           pad_to_max_length=True))
+    epoch = _epoch(
+        length_bucketed_batches(tf.data.Dataset.from_tensor_slices((inputs, labels)), 16, pad_to_max_length=True)
+    )
     assert [ids.shape for ids, _, _ in epoch] == [(16, 128), (16, 128), (8, 128)]
     assert np.concatenate([batch[2] for batch in epoch]).tolist() == list(range(40))
 
@@ -100,8 +102,7 @@ class _PerToken:
     """A stand-in model: a per-token output (the ids doubled) and a per-example one (the length)."""
 
     def predict_on_batch(self, batch):
-        return {"per_token": batch["token_ids"].numpy() * 2.0,
-                "length": batch["padding_mask"].numpy().sum(axis=1)}
+        return {"per_token": batch["token_ids"].numpy() * 2.0, "length": batch["padding_mask"].numpy().sum(axis=1)}
 
 
 def test_predictions_come_back_in_the_original_order_padded_to_the_maximum():

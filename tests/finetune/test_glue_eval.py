@@ -114,8 +114,14 @@ def test_stsb_rejects_non_numbers(glue_dir, tmp_path):
 
 def _run_cli(*args):
     env = dict(os.environ, PYTHONPATH=REPO_ROOT)
-    return subprocess.run([sys.executable, "-m", "finetune.glue_eval", *args], capture_output=True, text=True,
-                          cwd=REPO_ROOT, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "finetune.glue_eval", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_cli_prints_one_json_object_and_one_line_errors(glue_dir, tmp_path):
@@ -134,4 +140,5 @@ def test_cli_prints_one_json_object_and_one_line_errors(glue_dir, tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"error: predictions file {broken} has 1 rows but the MRPC split being scored has 408 examples; "
-        "predict every example of that split"]
+        "predict every example of that split"
+    ]

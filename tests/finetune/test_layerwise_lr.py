@@ -9,31 +9,63 @@ NUM_LAYERS = 12
 
 # Powers of 0.8 written out by hand (0.8^k), to compare against without re-deriving the formula.
 POWERS_OF_0_8 = {
-    0: 1.0, 1: 0.8, 2: 0.64, 3: 0.512, 4: 0.4096, 5: 0.32768, 6: 0.262144, 7: 0.2097152, 8: 0.16777216,
-    9: 0.134217728, 10: 0.1073741824, 11: 0.08589934592, 12: 0.068719476736, 13: 0.0549755813888,
+    0: 1.0,
+    1: 0.8,
+    2: 0.64,
+    3: 0.512,
+    4: 0.4096,
+    5: 0.32768,
+    6: 0.262144,
+    7: 0.2097152,
+    8: 0.16777216,
+    9: 0.134217728,
+    10: 0.1073741824,
+    11: 0.08589934592,
+    12: 0.068719476736,
+    13: 0.0549755813888,
     14: 0.04398046511104,
 }
 
 # The reference (`_get_layer_lrs` in google-research/electra run_finetuning.py) for 12 layers: exponents of the
 # decay per group. Embeddings and embeddings_project 14; encoder layer_i 13 - i; task head 0.
-REFERENCE_EXPONENTS = {"embeddings": 14, "embeddings_project": 14, "head": 0,
-                       **{f"layer_{i}": exponent for i, exponent in enumerate(range(13, 1, -1))}}
+REFERENCE_EXPONENTS = {
+    "embeddings": 14,
+    "embeddings_project": 14,
+    "head": 0,
+    **{f"layer_{i}": exponent for i, exponent in enumerate(range(13, 1, -1))},
+}
 # The paper's description: one power less below the head.
-PAPER_EXPONENTS = {"embeddings": 13, "embeddings_project": 13, "head": 0,
-                   **{f"layer_{i}": exponent for i, exponent in enumerate(range(12, 0, -1))}}
+PAPER_EXPONENTS = {
+    "embeddings": 13,
+    "embeddings_project": 13,
+    "head": 0,
+    **{f"layer_{i}": exponent for i, exponent in enumerate(range(12, 0, -1))},
+}
 
 # Keras 3 variable paths of a 12-layer ELECTRA classifier, one (or more) per group.
 PATHS = {
-    "embeddings": ["electra_classifier/embeddings/word_embeddings/embeddings",
-                   "electra_classifier/embeddings/position_embeddings/embeddings",
-                   "electra_classifier/embeddings/token_type_embeddings/embeddings",
-                   "electra_classifier/embeddings/layer_norm/gamma"],
-    "embeddings_project": ["electra_classifier/embeddings_project/kernel",
-                           "electra_classifier/embeddings_project/bias"],
-    **{f"layer_{i}": [f"electra_classifier/transformer_layer_{i}/self_attention/query/kernel",
-                      f"electra_classifier/transformer_layer_{i}/output_layer_norm/beta"] for i in range(NUM_LAYERS)},
-    "head": ["electra_classifier/classifier/kernel", "electra_classifier/classifier/bias",
-             "task_head/embeddings"],  # a head variable merely *named* "embeddings" stays head
+    "embeddings": [
+        "electra_classifier/embeddings/word_embeddings/embeddings",
+        "electra_classifier/embeddings/position_embeddings/embeddings",
+        "electra_classifier/embeddings/token_type_embeddings/embeddings",
+        "electra_classifier/embeddings/layer_norm/gamma",
+    ],
+    "embeddings_project": [
+        "electra_classifier/embeddings_project/kernel",
+        "electra_classifier/embeddings_project/bias",
+    ],
+    **{
+        f"layer_{i}": [
+            f"electra_classifier/transformer_layer_{i}/self_attention/query/kernel",
+            f"electra_classifier/transformer_layer_{i}/output_layer_norm/beta",
+        ]
+        for i in range(NUM_LAYERS)
+    },
+    "head": [
+        "electra_classifier/classifier/kernel",
+        "electra_classifier/classifier/bias",
+        "task_head/embeddings",
+    ],  # a head variable merely *named* "embeddings" stays head
 }
 
 
@@ -51,8 +83,12 @@ def test_twelve_layer_multipliers_equal_the_reference_exactly(variant, exponents
 
 
 def test_reference_is_the_paper_times_decay_below_the_head():
-    paths = ["embeddings/word_embeddings/embeddings", "transformer_layer_0/ffn/kernel",
-             "transformer_layer_11/ffn/kernel", "classifier/kernel"]
+    paths = [
+        "embeddings/word_embeddings/embeddings",
+        "transformer_layer_0/ffn/kernel",
+        "transformer_layer_11/ffn/kernel",
+        "classifier/kernel",
+    ]
     reference = layerwise_lr_multipliers(paths, NUM_LAYERS, 0.9, "reference")
     paper = layerwise_lr_multipliers(paths, NUM_LAYERS, 0.9, "paper")
     assert reference["classifier/kernel"] == paper["classifier/kernel"] == 1.0

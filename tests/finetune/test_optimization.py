@@ -41,14 +41,17 @@ def test_one_step_updates_are_the_plain_updates_times_the_layer_multipliers(vari
     gradients = [tf.convert_to_tensor(g) for g in gradients]  # embedding gradients come as IndexedSlices
     # A large step keeps every update well above float32 rounding of the weights, so ratios are exact to ~1e-5.
     settings = dict(learning_rate=0.1, num_layers=2, weight_decay=0.01)
-    plain, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=1.0, **settings),
-                                gradients)
+    plain, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=1.0, **settings), gradients)
     decayed, _ = _one_step_deltas(
-        model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=0.5, layerwise_lr_variant=variant, **settings),
-        gradients)
+        model,
+        initial,
+        LayerwiseAdamWeightDecay(layerwise_lr_decay=0.5, layerwise_lr_variant=variant, **settings),
+        gradients,
+    )
     multipliers = layerwise_lr_multipliers([v.path for v in model.trainable_variables], 2, 0.5, variant)
-    assert sorted(set(multipliers.values())) == ([0.0625, 0.125, 0.25, 1.0] if variant == "reference"
-                                                 else [0.125, 0.25, 0.5, 1.0])
+    assert sorted(set(multipliers.values())) == (
+        [0.0625, 0.125, 0.25, 1.0] if variant == "reference" else [0.125, 0.25, 0.5, 1.0]
+    )
     checked = set()
     for variable, plain_delta, decayed_delta in zip(model.trainable_variables, plain, decayed):
         moved = np.abs(plain_delta) > 1e-3
@@ -69,20 +72,25 @@ def test_lora_factors_take_the_learning_rate_of_their_layer():
     initial = model.get_weights()
     gradients = _gradients(model)
     settings = dict(learning_rate=0.1, num_layers=2, weight_decay=0.01)
-    plain, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=1.0, **settings),
-                                gradients)
-    decayed, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=0.5, **settings),
-                                  gradients)
+    plain, _ = _one_step_deltas(model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=1.0, **settings), gradients)
+    decayed, _ = _one_step_deltas(
+        model, initial, LayerwiseAdamWeightDecay(layerwise_lr_decay=0.5, **settings), gradients
+    )
     # The reference's rule by hand: transformer_layer_i gets 0.5^(L + 1 - i) with L = 2, the head 1.
-    expected = {f"transformer_layer_{i}/{name}/lora_kernel_{factor}": 0.5 ** (3 - i)
-                for i in range(2) for name in ("query", "value") for factor in "ab"}
+    expected = {
+        f"transformer_layer_{i}/{name}/lora_kernel_{factor}": 0.5 ** (3 - i)
+        for i in range(2)
+        for name in ("query", "value")
+        for factor in "ab"
+    }
     expected.update({"classifier/kernel": 1.0, "classifier/bias": 1.0})
     assert sorted(variable.path for variable in model.trainable_variables) == sorted(expected)
     for variable, plain_delta, decayed_delta in zip(model.trainable_variables, plain, decayed):
         moved = np.abs(plain_delta) > 1e-3
         assert moved.any(), variable.path
-        np.testing.assert_allclose(decayed_delta[moved] / plain_delta[moved], expected[variable.path], rtol=1e-4,
-                                   err_msg=variable.path)
+        np.testing.assert_allclose(
+            decayed_delta[moved] / plain_delta[moved], expected[variable.path], rtol=1e-4, err_msg=variable.path
+        )
 
 
 def _decays(path):
@@ -102,8 +110,9 @@ def test_weight_decay_uses_the_layer_learning_rate_and_skips_layer_norm_and_bias
         if not _decays(variable.path):
             assert not np.any(delta), variable.path
         else:
-            np.testing.assert_allclose(delta, -0.1 * multipliers[variable.path] * 0.2 * value, rtol=1e-4, atol=1e-9,
-                                       err_msg=variable.path)
+            np.testing.assert_allclose(
+                delta, -0.1 * multipliers[variable.path] * 0.2 * value, rtol=1e-4, atol=1e-9, err_msg=variable.path
+            )
 
 
 def test_squad_model_decays_kernels_and_embedding_tables_only():
@@ -119,20 +128,27 @@ def test_several_steps_match_the_numpy_transcription_with_layer_learning_rates(b
     variables = model.trainable_variables
     assert len({v.path for v in variables}) == len(variables)
     schedule = WarmupLinearDecay(0.1, num_train_steps=10, num_warmup_steps=2)
-    optimizer = LayerwiseAdamWeightDecay(schedule, num_layers=2, layerwise_lr_decay=0.5, weight_decay=0.01,
-                                         bias_correction=bias_correction)
+    optimizer = LayerwiseAdamWeightDecay(
+        schedule, num_layers=2, layerwise_lr_decay=0.5, weight_decay=0.01, bias_correction=bias_correction
+    )
     rng = np.random.default_rng(4)
     initial = {v.path: v.numpy() for v in variables}
     steps = [{v.path: rng.normal(size=v.shape) for v in variables} for _ in range(4)]
     for grads in steps:
         optimizer.apply([grads[v.path].astype(np.float32) for v in variables], variables)
     multipliers = layerwise_lr_multipliers([v.path for v in variables], 2, 0.5)
-    expected = reference_adam_weight_decay(initial, steps, [float(schedule(step)) for step in range(4)],
-                                           {v.path: _decays(v.path) for v in variables}, multipliers,
-                                           bias_correction=bias_correction)
+    expected = reference_adam_weight_decay(
+        initial,
+        steps,
+        [float(schedule(step)) for step in range(4)],
+        {v.path: _decays(v.path) for v in variables},
+        multipliers,
+        bias_correction=bias_correction,
+    )
     for variable in variables:
-        np.testing.assert_allclose(variable.numpy(), expected[variable.path], rtol=1e-6, atol=1e-6,
-                                   err_msg=variable.path)
+        np.testing.assert_allclose(
+            variable.numpy(), expected[variable.path], rtol=1e-6, atol=1e-6, err_msg=variable.path
+        )
 
 
 def test_factory_gives_the_reference_settings_and_serialises():
@@ -144,7 +160,11 @@ def test_factory_gives_the_reference_settings_and_serialises():
     assert float(schedule(34)) == pytest.approx(3e-4 * (1 - 34 / 345))
     assert optimizer.epsilon == 1e-6 and optimizer.decoupled_weight_decay == 0.01 and not optimizer.bias_correction
     clone = LayerwiseAdamWeightDecay.from_config(optimizer.get_config())
-    assert (clone.num_layers, clone.layerwise_lr_decay, clone.layerwise_lr_variant, clone.decoupled_weight_decay) == \
-        (12, 0.8, "reference", 0.01)
+    assert (clone.num_layers, clone.layerwise_lr_decay, clone.layerwise_lr_variant, clone.decoupled_weight_decay) == (
+        12,
+        0.8,
+        "reference",
+        0.01,
+    )
     assert clone.get_config() == optimizer.get_config()
     assert float(optimizer.learning_rate) == 0.0  # warm-up multiplied: the first step's rate is 0

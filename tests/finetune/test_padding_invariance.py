@@ -30,7 +30,7 @@ def _padded_examples(seed=0):
         ids[row, :length] = rng.integers(5, 64, length)
         split = length // 2
         ids[row, [0, split, length - 1]] = [CONFIG.cls_id, CONFIG.sep_id, CONFIG.sep_id]
-        segments[row, split + 1:length] = 1
+        segments[row, split + 1 : length] = 1
         mask[row, :length] = 1
     return ids, segments, mask
 
@@ -68,16 +68,17 @@ def test_tagger_logits_do_not_depend_on_padding():
     ids, _, mask = _padded_examples(1)
     positions = np.zeros_like(ids)
     for row, length in enumerate(LENGTHS):
-        positions[row, :length - 2] = np.arange(1, length - 1)  # one word per piece between [CLS] and [SEP]
+        positions[row, : length - 2] = np.arange(1, length - 1)  # one word per piece between [CLS] and [SEP]
     padded = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": mask, "word_positions": positions}
     cut, longest = _cut(padded)
     expected = keras.ops.convert_to_numpy(model(padded, training=False))
     assert expected.shape == (len(LENGTHS), MAX_SEQ_LENGTH, 4)
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(model(cut, training=False)), expected[:, :longest],
-                               atol=TOLERANCE)
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(model(cut, training=False)), expected[:, :longest], atol=TOLERANCE
+    )
     bucketed = predict_in_buckets(model, padded, batch_size=3, sequence_outputs=True)
     for row, length in enumerate(LENGTHS):
-        np.testing.assert_allclose(bucketed[row, :length - 2], expected[row, :length - 2], atol=TOLERANCE)
+        np.testing.assert_allclose(bucketed[row, : length - 2], expected[row, : length - 2], atol=TOLERANCE)
 
 
 def _valid(outputs):
@@ -88,8 +89,14 @@ def _valid(outputs):
         return {name: np.ones(value.shape, bool) for name, value in outputs.items()}
     start = outputs["start_top_log_probs"] > MASKED_LOGIT / 2
     end = start[:, :, None] & (outputs["end_top_log_probs"] > MASKED_LOGIT / 2)
-    return {name: start if name.startswith("start_top") else end if name.startswith("end_top")
-            else np.ones(value.shape, bool) for name, value in outputs.items()}
+    return {
+        name: start
+        if name.startswith("start_top")
+        else end
+        if name.startswith("end_top")
+        else np.ones(value.shape, bool)
+        for name, value in outputs.items()
+    }
 
 
 def _assert_same_candidates(outputs, expected):
@@ -117,8 +124,9 @@ def test_squad_head_outputs_do_not_depend_on_padding(head):
             expected[name] = np.where(mask > 0, expected[name], 0.0)
             outputs[name] = np.where(mask > 0, outputs[name], 0.0)
     _assert_same_candidates(outputs, expected)
-    bucketed = predict_in_buckets(model, padded, batch_size=3, length_key="input_mask",
-                                  sequence_outputs=("start_logits", "end_logits"))
+    bucketed = predict_in_buckets(
+        model, padded, batch_size=3, length_key="input_mask", sequence_outputs=("start_logits", "end_logits")
+    )
     for name in ("start_logits", "end_logits"):
         if name in bucketed:
             bucketed[name] = np.where(mask > 0, bucketed[name], 0.0)

@@ -15,8 +15,17 @@ GLUE_TASKS = ["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "W
 
 
 def test_registry_knows_every_glue_task_both_squad_versions_tagging_and_own_files():
-    assert list(tasks()) == GLUE_TASKS + ["squadv1", "squad", "chunk", "ner", "pos", "ged", "tagging",
-                                          "classification", "regression"]
+    assert list(tasks()) == GLUE_TASKS + [
+        "squadv1",
+        "squad",
+        "chunk",
+        "ner",
+        "pos",
+        "ged",
+        "tagging",
+        "classification",
+        "regression",
+    ]
     assert all(isinstance(task, Task) for task in tasks().values())
     assert [type(get_task(name)) for name in GLUE_TASKS] == [GlueTask] * 9
     assert (get_task("squad").version, get_task("squadv1").version) == ("2.0", "1.1")
@@ -34,9 +43,11 @@ def test_unknown_names_list_the_known_tasks(name):
     with pytest.raises(ConfigError) as raised:
         get_task(name)
     problem = f"unknown task={name!r}" if name else "task is required"
-    assert str(raised.value) == (f"{problem}; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, "
-                                 "RTE, WNLI, squadv1, squad, chunk, ner, pos, ged, tagging, "
-                                 "classification, regression")
+    assert str(raised.value) == (
+        f"{problem}; choose one of CoLA, SST-2, MRPC, STS-B, QQP, MNLI, QNLI, "
+        "RTE, WNLI, squadv1, squad, chunk, ner, pos, ged, tagging, "
+        "classification, regression"
+    )
     assert raised.value.arguments == ("task",)
 
 
@@ -53,8 +64,10 @@ def test_squad_defaults_come_from_the_neutral_module(monkeypatch):
 def test_glue_defaults_use_the_task_epochs_and_the_neutral_size_settings():
     settings = get_task("RTE").default_hyperparameters("large")
     assert (settings.learning_rate, settings.layerwise_lr_decay, settings.train_batch_size) == (
-        hyperparameters.REFERENCE_LEARNING_RATES["large"], hyperparameters.LAYERWISE_LR_DECAY["large"],
-        hyperparameters.TRAIN_BATCH_SIZE)
+        hyperparameters.REFERENCE_LEARNING_RATES["large"],
+        hyperparameters.LAYERWISE_LR_DECAY["large"],
+        hyperparameters.TRAIN_BATCH_SIZE,
+    )
     assert (settings.num_train_epochs, settings.max_seq_length) == (10, 128)
     with pytest.raises(ConfigError, match="^unknown model_size='huge'"):
         get_task("RTE").default_hyperparameters("huge")

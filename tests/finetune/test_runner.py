@@ -23,16 +23,26 @@ def _write_stsb(glue_dir, rng):
             words_a = [f"w{i}" for i in rng.choice(195, size=5, replace=False)]
             shared = int(rng.integers(0, 5))
             words_b = words_a[:shared] + [f"w{i}" for i in rng.choice(195, size=5 - shared)]
-            rows.append(f"{index}\tg\tf\t2012\t{index}\ts1\ts2\t{' '.join(words_a)}\t{' '.join(words_b)}\t"
-                        f"{5.0 * shared / 5:.1f}")
+            rows.append(
+                f"{index}\tg\tf\t2012\t{index}\ts1\ts2\t{' '.join(words_a)}\t{' '.join(words_b)}\t"
+                f"{5.0 * shared / 5:.1f}"
+            )
         (task_dir / f"{split}.tsv").write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
 
 
 def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path, capsys):
     _write_stsb(tmp_path / "glue", np.random.default_rng(0))
-    job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path / "glue"),
-                        output_dir=str(tmp_path / "out"), model_size="tiny", num_train_epochs=1, train_batch_size=16,
-                        max_seq_length=16, progress_bar=False)
+    job = FinetuningJob(
+        task="STS-B",
+        init_checkpoint=pretrained_tiny,
+        data_dir=str(tmp_path / "glue"),
+        output_dir=str(tmp_path / "out"),
+        model_size="tiny",
+        num_train_epochs=1,
+        train_batch_size=16,
+        max_seq_length=16,
+        progress_bar=False,
+    )
     results = run(job)
     assert results["num_train_examples"] == 96, "train doubled with (B, A) pairs"
     assert results["hyperparameters"]["num_train_epochs"] == 1
@@ -40,8 +50,9 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert set(metrics) == {"pearson", "spearman"}
     lines = (tmp_path / "out" / "trial_0" / "dev_predictions.tsv").read_text().splitlines()
     assert len(lines) == 25 and all(np.isfinite(float(line.split("\t")[1])) for line in lines[1:])
-    scored = evaluate_predictions_file("STS-B", str(tmp_path / "glue"),
-                                       str(tmp_path / "out" / "trial_0" / "dev_predictions.tsv"))
+    scored = evaluate_predictions_file(
+        "STS-B", str(tmp_path / "glue"), str(tmp_path / "out" / "trial_0" / "dev_predictions.tsv")
+    )
     np.testing.assert_allclose(scored["pearson"], metrics["pearson"], rtol=1e-6)
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["STS-B"]["spearman"]["values"] == [metrics["spearman"]]
@@ -54,22 +65,35 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     capsys.readouterr()
     again = run(job)
     assert again["trials"] == results["trials"]
-    assert f"trial 0: finished earlier, results from {tmp_path / 'out' / 'trial_0' / 'trial.json'}" in \
-        capsys.readouterr().out
+    assert (
+        f"trial 0: finished earlier, results from {tmp_path / 'out' / 'trial_0' / 'trial.json'}"
+        in capsys.readouterr().out
+    )
     assert sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir()) == logs, "no new TensorBoard events"
-    with pytest.raises(ConfigError, match=f"^{tmp_path / 'out' / 'trial_0'} holds a trial made with other settings "
-                                          r"\(learning_rate: .* -> 0.001, seed: .* -> 4\); use another output_dir, or "
-                                          "the settings of that run to resume it$"):
+    with pytest.raises(
+        ConfigError,
+        match=f"^{tmp_path / 'out' / 'trial_0'} holds a trial made with other settings "
+        r"\(learning_rate: .* -> 0.001, seed: .* -> 4\); use another output_dir, or "
+        "the settings of that run to resume it$",
+    ):
         run(dataclasses.replace(job, learning_rate=1e-3, seed=4, num_trials=2))
 
 
 def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):
     def job(**fields):
-        return FinetuningJob(**{"task": "SST-2", "init_checkpoint": pretrained_tiny, "data_dir": str(tmp_path),
-                                "output_dir": str(tmp_path / "out"), **fields})
+        return FinetuningJob(
+            **{
+                "task": "SST-2",
+                "init_checkpoint": pretrained_tiny,
+                "data_dir": str(tmp_path),
+                "output_dir": str(tmp_path / "out"),
+                **fields,
+            }
+        )
 
-    with pytest.raises(CheckpointError,
-                       match="^init_checkpoint=/nonexistent does not exist: pass a model directory") as raised:
+    with pytest.raises(
+        CheckpointError, match="^init_checkpoint=/nonexistent does not exist: pass a model directory"
+    ) as raised:
         job(init_checkpoint="/nonexistent").validate()
     assert raised.value.arguments == ("init_checkpoint",)
     # A TF1 checkpoint prefix (the released electra_small/electra_small) is not itself a file, but it exists.
@@ -88,8 +112,13 @@ def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):
 def test_squad_options_are_validated_by_the_squad_task(pretrained_tiny, tmp_path):
     for name in ("train-v1.1.json", "dev-v1.1.json"):
         (tmp_path / name).write_text("{}", encoding="utf-8")
-    job = FinetuningJob(task="squadv1", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
-                        data_dir=str(tmp_path), doc_stride=0)
+    job = FinetuningJob(
+        task="squadv1",
+        init_checkpoint=pretrained_tiny,
+        output_dir=str(tmp_path / "out"),
+        data_dir=str(tmp_path),
+        doc_stride=0,
+    )
     with pytest.raises(ConfigError, match="^doc_stride must be positive, got 0$"):
         job.validate()
     job.doc_stride, job.squad_head = 128, "pointer"
@@ -107,15 +136,27 @@ def test_a_lora_job_trains_the_factors_and_saves_merged_kernels(pretrained_tiny,
     from finetune.models.pretrained_parts import load_pretrained
 
     _write_stsb(tmp_path / "glue", np.random.default_rng(1))
-    job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path / "glue"),
-                        output_dir=str(tmp_path / "out"), model_size="tiny", num_train_epochs=1, train_batch_size=16,
-                        max_seq_length=16, progress_bar=False, save_models=True, lora_rank=2, lora_alpha=4,
-                        learning_rate=1e-2)
+    job = FinetuningJob(
+        task="STS-B",
+        init_checkpoint=pretrained_tiny,
+        data_dir=str(tmp_path / "glue"),
+        output_dir=str(tmp_path / "out"),
+        model_size="tiny",
+        num_train_epochs=1,
+        train_batch_size=16,
+        max_seq_length=16,
+        progress_bar=False,
+        save_models=True,
+        lora_rank=2,
+        lora_alpha=4,
+        learning_rate=1e-2,
+    )
     results = run(job)
     assert results["job"]["lora_rank"] == 2 and results["job"]["lora_alpha"] == 4
     saved = keras.saving.load_model(str(tmp_path / "out" / "trial_0" / "model.keras"), compile=False)
-    pretrained = {variable.path: variable.numpy()
-                  for variable in load_pretrained(pretrained_tiny).model.backbone.weights}
+    pretrained = {
+        variable.path: variable.numpy() for variable in load_pretrained(pretrained_tiny).model.backbone.weights
+    }
     adapted = set()
     for variable in saved.backbone.weights:
         assert "lora" not in variable.path, "saved with the factors merged"
@@ -133,14 +174,19 @@ def test_lora_settings_are_validated_in_python_terms(pretrained_tiny, tmp_path):
     (tmp_path / "STS-B").mkdir()
     for split in ("train", "dev"):
         (tmp_path / "STS-B" / f"{split}.tsv").write_text("header\n", encoding="utf-8")
-    job = FinetuningJob(task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path),
-                        output_dir=str(tmp_path / "out"))
+    job = FinetuningJob(
+        task="STS-B", init_checkpoint=pretrained_tiny, data_dir=str(tmp_path), output_dir=str(tmp_path / "out")
+    )
     for fields, message, arguments in (
-            ({"lora_rank": 0}, "^lora_rank must be a positive integer, got 0$", ("lora_rank",)),
-            ({"lora_rank": 2.5}, "^lora_rank must be a positive integer, got 2.5$", ("lora_rank",)),
-            ({"lora_alpha": 8.0}, "^lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it",
-             ("lora_alpha", "lora_rank")),
-            ({"lora_rank": 4, "lora_alpha": -1.0}, "^lora_alpha must be positive, got -1.0$", ("lora_alpha",))):
+        ({"lora_rank": 0}, "^lora_rank must be a positive integer, got 0$", ("lora_rank",)),
+        ({"lora_rank": 2.5}, "^lora_rank must be a positive integer, got 2.5$", ("lora_rank",)),
+        (
+            {"lora_alpha": 8.0},
+            "^lora_alpha scales LoRA's weights: pass lora_rank=<rank> with it",
+            ("lora_alpha", "lora_rank"),
+        ),
+        ({"lora_rank": 4, "lora_alpha": -1.0}, "^lora_alpha must be positive, got -1.0$", ("lora_alpha",)),
+    ):
         with pytest.raises(ConfigError, match=message) as raised:
             dataclasses.replace(job, **fields).validate()
         assert raised.value.arguments == arguments

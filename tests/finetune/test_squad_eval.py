@@ -16,8 +16,14 @@ from tests.finetune.squad.squad_v2_data import make_v2
 
 def _eval(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-m", "finetune.squad_eval", *map(str, args)], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "finetune.squad_eval", *map(str, args)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +88,11 @@ def test_predictions_of_the_first_questions_only_are_scored_against_those(dev_sl
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [
         f"{tmp_path / 'first.json'} answers the first 30 of the {len(ids)} questions of {dev_slice / 'dev-v1.1.json'} "
-        "(a run with --max_eval_examples=30): scoring those 30"]
+        "(a run with --max_eval_examples=30): scoring those 30"
+    ]
     assert json.loads(result.stdout) == pytest.approx(
-        official_eval.v1_evaluate(restrict_dataset_json(dataset, ids[:30])["data"], first))
+        official_eval.v1_evaluate(restrict_dataset_json(dataset, ids[:30])["data"], first)
+    )
 
     # A question missing among the answered ones: the whole file is scored, the missing one as 0 (official).
     gap = {qid: text for qid, text in every.items() if qid != ids[5]}
@@ -94,10 +102,13 @@ def test_predictions_of_the_first_questions_only_are_scored_against_those(dev_sl
     assert json.loads(result.stdout) == pytest.approx(official_eval.v1_evaluate(dataset["data"], gap))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["{dir}/missing.json", "{tmp}/p.json"], "missing.json does not exist"),
-    (["{dir}/dev-v1.1.json", "{tmp}/bad.json"], "is not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["{dir}/missing.json", "{tmp}/p.json"], "missing.json does not exist"),
+        (["{dir}/dev-v1.1.json", "{tmp}/bad.json"], "is not valid JSON"),
+    ],
+)
 def test_errors_are_one_line(dev_slice, tmp_path, args, message):
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "p.json").write_text("{}")
@@ -130,7 +141,10 @@ def test_dev_evaluation_path_on_real_text_writes_scorable_files(shared_data, dev
     assert set(answers.predictions) == {q.qas_id for q in data.questions}
     full = json.loads((dev_slice / "dev-v2.0.json").read_text())
     (tmp_path / "slice.json").write_text(json.dumps(restrict_dataset_json(full, list(answers.predictions))))
-    result = _eval(tmp_path / "slice.json", tmp_path / "out" / "predictions.json",
-                   f"--na_prob_file={tmp_path / 'out' / 'null_odds.json'}")
+    result = _eval(
+        tmp_path / "slice.json",
+        tmp_path / "out" / "predictions.json",
+        f"--na_prob_file={tmp_path / 'out' / 'null_odds.json'}",
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["total"] == 24

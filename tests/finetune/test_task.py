@@ -40,9 +40,16 @@ def test_own_files_keep_their_first_rows(tokenizer, tmp_path):
     rows = "".join(f"{'good' if i % 2 else 'bad'} movie number {i}\t{'pos' if i % 2 else 'neg'}\n" for i in range(12))
     for name in ("train", "dev", "test"):
         (tmp_path / f"{name}.tsv").write_text("text\tlabel\n" + rows, encoding="utf-8")
-    data = _load(tokenizer, task="classification", train_file=str(tmp_path / "train.tsv"),
-                 dev_file=str(tmp_path / "dev.tsv"), test_file=str(tmp_path / "test.tsv"), text_column="text",
-                 max_train_examples=5, max_eval_examples=3)
+    data = _load(
+        tokenizer,
+        task="classification",
+        train_file=str(tmp_path / "train.tsv"),
+        dev_file=str(tmp_path / "dev.tsv"),
+        test_file=str(tmp_path / "test.tsv"),
+        text_column="text",
+        max_train_examples=5,
+        max_eval_examples=3,
+    )
     assert len(data.train) == 5
     for split in ("dev", "test"):
         examples, features = data.evaluation[split]
@@ -60,21 +67,34 @@ def test_squad_keeps_the_first_questions_and_scores_only_them(shared_data, token
     squad = (shared_data / "squad" / "dev-v1.1.json").read_text(encoding="utf-8")
     for name in ("train-v1.1.json", "dev-v1.1.json"):
         (tmp_path / name).write_text(squad, encoding="utf-8")
-    data = _load(tokenizer, task="squadv1", data_dir=str(tmp_path), max_query_length=16, doc_stride=8,
-                 max_train_examples=6, max_eval_examples=4)
+    data = _load(
+        tokenizer,
+        task="squadv1",
+        data_dir=str(tmp_path),
+        max_query_length=16,
+        doc_stride=8,
+        max_train_examples=6,
+        max_eval_examples=4,
+    )
     questions = read_squad_json(str(tmp_path / "dev-v1.1.json")).questions
     assert [q.qas_id for q in data.train.questions] == [q.qas_id for q in questions[:6]]
     assert [q.qas_id for q in data.dev.questions] == [q.qas_id for q in questions[:4]]
-    scored = [qa["id"] for article in data.dev_json["data"] for paragraph in article["paragraphs"]
-              for qa in paragraph["qas"]]
+    scored = [
+        qa["id"] for article in data.dev_json["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]
+    ]
     assert scored == [q.qas_id for q in questions[:4]]
     assert json.loads(squad)["data"][0]["paragraphs"][0]["qas"][0]["id"] == scored[0]
 
 
 @pytest.mark.parametrize("name", ["max_train_examples", "max_eval_examples", "save_checkpoints_steps"])
 def test_limits_must_be_positive(pretrained_tiny, shared_data, name):
-    job = FinetuningJob(task="MRPC", init_checkpoint=pretrained_tiny, output_dir="unused",
-                        data_dir=str(shared_data / "glue"), **{name: 0})
+    job = FinetuningJob(
+        task="MRPC",
+        init_checkpoint=pretrained_tiny,
+        output_dir="unused",
+        data_dir=str(shared_data / "glue"),
+        **{name: 0},
+    )
     with pytest.raises(ConfigError, match=f"^{name} must be positive, got 0$") as raised:
         job.validate()
     assert raised.value.arguments == (name,)

@@ -20,17 +20,37 @@ STEPS_PER_EPOCH = 13  # 96 examples in batches of 8 within their length buckets,
 
 
 def _command(pretrained_tiny, glue_dir, output_dir):
-    return [sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--task=SST-2",
-            f"--init_checkpoint={pretrained_tiny}",
-            f"--data_dir={glue_dir}", f"--output_dir={output_dir}", "--model_size=tiny", "--noprogress_bar",
-            "--learning_rate=1e-3", "--num_train_epochs=2", "--train_batch_size=8", "--max_seq_length=16",
-            "--max_train_examples=96", "--max_eval_examples=40", "--save_checkpoints_steps=5", "--deterministic",
-            "--seed=3", "--save_models"]
+    return [
+        sys.executable,
+        str(REPO_ROOT / "run_finetuning.py"),
+        "--task=SST-2",
+        f"--init_checkpoint={pretrained_tiny}",
+        f"--data_dir={glue_dir}",
+        f"--output_dir={output_dir}",
+        "--model_size=tiny",
+        "--noprogress_bar",
+        "--learning_rate=1e-3",
+        "--num_train_epochs=2",
+        "--train_batch_size=8",
+        "--max_seq_length=16",
+        "--max_train_examples=96",
+        "--max_eval_examples=40",
+        "--save_checkpoints_steps=5",
+        "--deterministic",
+        "--seed=3",
+        "--save_models",
+    ]
 
 
 def _start(command):
-    return subprocess.Popen(command, cwd=REPO_ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command,
+        cwd=REPO_ROOT,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(process):
@@ -42,10 +62,14 @@ def _finish(process):
 def _weights(model_file):
     """Every array in the .keras file's weights, by its HDF5 path."""
     values = {}
-    with zipfile.ZipFile(model_file) as archive, archive.open("model.weights.h5") as handle, \
-            h5py.File(handle, "r") as weights:
-        weights.visititems(lambda name, item: values.__setitem__(name, item[()])
-                           if isinstance(item, h5py.Dataset) else None)
+    with (
+        zipfile.ZipFile(model_file) as archive,
+        archive.open("model.weights.h5") as handle,
+        h5py.File(handle, "r") as weights,
+    ):
+        weights.visititems(
+            lambda name, item: values.__setitem__(name, item[()]) if isinstance(item, h5py.Dataset) else None
+        )
     return values
 
 
@@ -77,19 +101,24 @@ def test_killed_mid_epoch_and_rerun_ends_as_an_uninterrupted_run(pretrained_tiny
     resumed = _finish(_start(_command(pretrained_tiny, keyword_glue_dir, interrupted_dir)))
     expected = _finish(uninterrupted)
     resumed_lines = [line for line in resumed.splitlines() if "resuming from" in line]
-    assert resumed_lines == [f"trial 0: resuming from {state_file.parent}/ckpt-{saved_step} (epoch "
-                             f"{saved_step // STEPS_PER_EPOCH + 1}, batch {saved_step % STEPS_PER_EPOCH} of "
-                             f"{STEPS_PER_EPOCH})"]
+    assert resumed_lines == [
+        f"trial 0: resuming from {state_file.parent}/ckpt-{saved_step} (epoch "
+        f"{saved_step // STEPS_PER_EPOCH + 1}, batch {saved_step % STEPS_PER_EPOCH} of "
+        f"{STEPS_PER_EPOCH})"
+    ]
     assert "resuming" not in expected
 
-    results = {name: json.loads((directory / "results.json").read_text())
-               for name, directory in (("expected", uninterrupted_dir), ("resumed", interrupted_dir))}
+    results = {
+        name: json.loads((directory / "results.json").read_text())
+        for name, directory in (("expected", uninterrupted_dir), ("resumed", interrupted_dir))
+    }
     assert results["resumed"]["num_train_examples"] == 96
     trial = results["resumed"]["trials"][0]
     assert trial == results["expected"]["trials"][0]
     assert len(trial["validation_per_epoch"]["loss"]) == 2
-    assert ((interrupted_dir / "trial_0" / "dev_predictions.tsv").read_bytes()
-            == (uninterrupted_dir / "trial_0" / "dev_predictions.tsv").read_bytes())
+    assert (interrupted_dir / "trial_0" / "dev_predictions.tsv").read_bytes() == (
+        uninterrupted_dir / "trial_0" / "dev_predictions.tsv"
+    ).read_bytes()
     assert len((interrupted_dir / "trial_0" / "dev_predictions.tsv").read_text().splitlines()) == 1 + 40
     expected_weights = _weights(uninterrupted_dir / "trial_0" / "model.keras")
     resumed_weights = _weights(interrupted_dir / "trial_0" / "model.keras")
@@ -105,14 +134,15 @@ def test_killed_mid_epoch_and_rerun_ends_as_an_uninterrupted_run(pretrained_tiny
 
 def test_each_epoch_has_its_own_order_and_a_resumed_one_goes_on_where_it_stopped():
     examples = tf.data.Dataset.range(10)
-    batches = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=0,
-                                                                     num_epochs=3)]
+    batches = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=0, num_epochs=3)]
     assert [len(batch) for batch in batches] == [4, 4, 2] * 3, "an epoch's last batch is partial"
-    epochs = [sorted(sum(batches[index:index + 3], [])) for index in (0, 3, 6)]
+    epochs = [sorted(sum(batches[index : index + 3], [])) for index in (0, 3, 6)]
     assert epochs == [list(range(10))] * 3
     assert batches[0:3] != batches[3:6], "reshuffled every epoch"
-    resumed = [batch.numpy().tolist() for batch in training_batches(examples, 4, seed=5, first_epoch=1,
-                                                                    num_epochs=3, skip_batches=2)]
+    resumed = [
+        batch.numpy().tolist()
+        for batch in training_batches(examples, 4, seed=5, first_epoch=1, num_epochs=3, skip_batches=2)
+    ]
     assert resumed == batches[5:]
     assert epoch_seed(5, 1) != epoch_seed(6, 0) != epoch_seed(5, 0)
 
@@ -126,11 +156,17 @@ def _lora_classifier(seed):
     from finetune.optimization import create_finetuning_optimizer
 
     keras.utils.set_random_seed(seed)
-    model = ElectraTextClassifier(ElectraBackbone(vocab_size=40, embedding_size=16, hidden_size=32, num_layers=2,
-                                                  num_heads=2, intermediate_size=64), num_classes=2)
+    model = ElectraTextClassifier(
+        ElectraBackbone(
+            vocab_size=40, embedding_size=16, hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64
+        ),
+        num_classes=2,
+    )
     model.enable_lora(2, lora_alpha=4)
-    model.compile(optimizer=create_finetuning_optimizer(model.num_layers, 1e-2, 10),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=create_finetuning_optimizer(model.num_layers, 1e-2, 10),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     model.optimizer.build(model.trainable_variables)
     return model
 
@@ -150,8 +186,7 @@ def test_a_lora_trial_s_saved_state_restores_into_a_lora_model(tmp_path):
     restored = _lora_classifier(seed=1)  # other initial factors and head
     assert not np.array_equal(restored(inputs).numpy(), model(inputs).numpy())
     assert TrialState(str(tmp_path), restored, {"lora_rank": 2}, steps_per_epoch=1).restore() == 3
-    for mine, theirs in zip(model.weights + model.optimizer.variables,
-                            restored.weights + restored.optimizer.variables):
+    for mine, theirs in zip(model.weights + model.optimizer.variables, restored.weights + restored.optimizer.variables):
         np.testing.assert_array_equal(theirs.numpy(), mine.numpy(), err_msg=mine.path)
     lora_factors = [variable for variable in restored.trainable_variables if "lora_kernel_b" in variable.path]
     assert lora_factors and all(np.abs(variable.numpy()).max() > 0 for variable in lora_factors), "trained factors"

@@ -90,13 +90,21 @@ def prepare_data(settings, files, heldout):
     from data_prep import pipeline, wordpiece_vocab
 
     directory = os.path.join(settings.output_dir, "data")
-    check_or_write_settings(os.path.join(directory, "settings.json"), {
-        "corpus": [[os.path.abspath(path), os.path.getsize(path)] for path in files],
-        "heldout": [[os.path.abspath(path), os.path.getsize(path)] for path in heldout],
-        "vocab_size": None if settings.vocab_file else settings.vocab_size,
-        "vocab_file": os.path.abspath(settings.vocab_file) if settings.vocab_file else None,
-        "max_seq_length": settings.max_seq_length, "document_mode": settings.document_mode,
-        "input_encoding": settings.input_encoding, "encoding_errors": settings.encoding_errors}, "data", "output_dir")
+    check_or_write_settings(
+        os.path.join(directory, "settings.json"),
+        {
+            "corpus": [[os.path.abspath(path), os.path.getsize(path)] for path in files],
+            "heldout": [[os.path.abspath(path), os.path.getsize(path)] for path in heldout],
+            "vocab_size": None if settings.vocab_file else settings.vocab_size,
+            "vocab_file": os.path.abspath(settings.vocab_file) if settings.vocab_file else None,
+            "max_seq_length": settings.max_seq_length,
+            "document_mode": settings.document_mode,
+            "input_encoding": settings.input_encoding,
+            "encoding_errors": settings.encoding_errors,
+        },
+        "data",
+        "output_dir",
+    )
     vocab = os.path.join(directory, "vocab.txt")
     if not os.path.exists(vocab):
         start = time.time()
@@ -104,8 +112,12 @@ def prepare_data(settings, files, heldout):
             wordpiece_vocab.check_existing_vocab(settings.vocab_file)
             atomic_write_text(vocab, open(settings.vocab_file, encoding="utf-8").read())
         else:
-            counts = wordpiece_vocab.count_words(",".join(files), document_mode=settings.document_mode,
-                                                 encoding=settings.input_encoding, errors=settings.encoding_errors)
+            counts = wordpiece_vocab.count_words(
+                ",".join(files),
+                document_mode=settings.document_mode,
+                encoding=settings.input_encoding,
+                errors=settings.encoding_errors,
+            )
             wordpiece_vocab.write_vocab(wordpiece_vocab.learn_vocab(counts, settings.vocab_size), vocab)
         print(f"vocabulary: {vocab} in {time.time() - start:.0f}s", flush=True)
     globs = []
@@ -115,11 +127,21 @@ def prepare_data(settings, files, heldout):
         if sources and not os.path.exists(os.path.join(records, "manifest.json")):
             start = time.time()
             manifest = pipeline.build_pretraining_data(
-                ",".join(sources), vocab, records, max_seq_length=settings.max_seq_length,
-                num_processes=os.cpu_count() or 1, document_mode=settings.document_mode,
-                input_encoding=settings.input_encoding, encoding_errors=settings.encoding_errors, show_progress=False)
-            print(f"{name.replace('_', ' ')}: {manifest['num_examples']} examples of {settings.max_seq_length} tokens "
-                  f"from {len(sources)} files in {time.time() - start:.0f}s", flush=True)
+                ",".join(sources),
+                vocab,
+                records,
+                max_seq_length=settings.max_seq_length,
+                num_processes=os.cpu_count() or 1,
+                document_mode=settings.document_mode,
+                input_encoding=settings.input_encoding,
+                encoding_errors=settings.encoding_errors,
+                show_progress=False,
+            )
+            print(
+                f"{name.replace('_', ' ')}: {manifest['num_examples']} examples of {settings.max_seq_length} tokens "
+                f"from {len(sources)} files in {time.time() - start:.0f}s",
+                flush=True,
+            )
     return vocab, globs[0], globs[1]
 
 
@@ -128,23 +150,39 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
 
     eval_steps = sorted({point["step"] for point in run_plan["eval_points"]})
     return PretrainingJob(
-        pretrain_tfrecords=records, model_dir=os.path.join(settings.output_dir, "pretraining", objective),
-        model_size=settings.model_size, vocab_file=vocab, max_seq_length=settings.max_seq_length,
-        train_batch_size=settings.train_batch_size, learning_rate=settings.learning_rate,
-        num_train_steps=run_plan["steps"], num_warmup_steps=run_plan["warmup_steps"],
-        save_checkpoints_steps=0, checkpoint_steps=tuple(eval_steps), keep_checkpoint_max=0,
-        log_every_steps=run_plan["log_every_steps"], seed=settings.seed, bias_correction=settings.bias_correction,
-        mixed_precision=settings.mixed_precision, progress_bar=False, model_overrides={"objective": objective},
-        eval_tfrecords=heldout_records, eval_every_steps=run_plan["eval_every_steps"],
-        num_eval_steps=settings.num_eval_steps)
+        pretrain_tfrecords=records,
+        model_dir=os.path.join(settings.output_dir, "pretraining", objective),
+        model_size=settings.model_size,
+        vocab_file=vocab,
+        max_seq_length=settings.max_seq_length,
+        train_batch_size=settings.train_batch_size,
+        learning_rate=settings.learning_rate,
+        num_train_steps=run_plan["steps"],
+        num_warmup_steps=run_plan["warmup_steps"],
+        save_checkpoints_steps=0,
+        checkpoint_steps=tuple(eval_steps),
+        keep_checkpoint_max=0,
+        log_every_steps=run_plan["log_every_steps"],
+        seed=settings.seed,
+        bias_correction=settings.bias_correction,
+        mixed_precision=settings.mixed_precision,
+        progress_bar=False,
+        model_overrides={"objective": objective},
+        eval_tfrecords=heldout_records,
+        eval_every_steps=run_plan["eval_every_steps"],
+        num_eval_steps=settings.num_eval_steps,
+    )
 
 
 def _final_step_done(model_dir, steps):
     import tensorflow as tf
 
     latest = tf.train.latest_checkpoint(model_dir)
-    return (latest is not None and latest.endswith(f"ckpt-{steps}")
-            and os.path.isfile(os.path.join(model_dir, "pretrained", "config.json")))
+    return (
+        latest is not None
+        and latest.endswith(f"ckpt-{steps}")
+        and os.path.isfile(os.path.join(model_dir, "pretrained", "config.json"))
+    )
 
 
 def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
@@ -159,8 +197,10 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
     if _final_step_done(job.model_dir, job.num_train_steps):
         print(f"{objective}: pre-training already done ({job.model_dir})", flush=True)
     else:
-        print(f"{objective}: pre-training {job.num_train_steps} steps ({run_plan['flops_per_step']:.3g} FLOPs each)",
-              flush=True)
+        print(
+            f"{objective}: pre-training {job.num_train_steps} steps ({run_plan['flops_per_step']:.3g} FLOPs each)",
+            flush=True,
+        )
         try:
             run(job)
         finally:
@@ -192,8 +232,10 @@ def export_checkpoints(job, run_plan, vocab):
 
         checkpoint = os.path.join(job.model_dir, f"ckpt-{step}")
         if not os.path.exists(checkpoint + ".index"):
-            raise DataError(f"{checkpoint} is missing: the pre-training run did not save its evaluation step {step}; "
-                            f"remove {job.model_dir} and run again")
+            raise DataError(
+                f"{checkpoint} is missing: the pre-training run did not save its evaluation step {step}; "
+                f"remove {job.model_dir} and run again"
+            )
         if model is None:
             config = ElectraConfig.load(os.path.join(job.model_dir, CONFIG_FILE))
             model = ElectraPretrainer(config, max_seq_length=job.max_seq_length)
@@ -216,8 +258,9 @@ def random_init_checkpoint(settings, vocab):
         from electra_tf.models import build_discriminator
         from electra_tf.training.pretraining_job import PretrainingJob
 
-        config = PretrainingJob(pretrain_tfrecords="-", model_dir="-", model_size=settings.model_size,
-                                vocab_file=vocab).model_config()
+        config = PretrainingJob(
+            pretrain_tfrecords="-", model_dir="-", model_size=settings.model_size, vocab_file=vocab
+        ).model_config()
         keras.utils.set_random_seed(settings.seed)
         save_checkpoint(build_discriminator(config), target, vocab_file=vocab)
         keras.backend.clear_session(free_memory=False)
@@ -231,18 +274,20 @@ def task_subset(settings, task):
     from finetune.glue.tasks import glue_task_spec
 
     spec = glue_task_spec(task)
-    directory = os.path.join(settings.output_dir, "glue", f"train{settings.train_examples}-eval"
-                             f"{settings.eval_examples}-seed{settings.seed}")
+    directory = os.path.join(
+        settings.output_dir, "glue", f"train{settings.train_examples}-eval{settings.eval_examples}-seed{settings.seed}"
+    )
     counts = {}
-    for split, size in [("train", settings.train_examples)] + [(name, settings.eval_examples)
-                                                                for name in spec.dev_splits]:
+    for split, size in [("train", settings.train_examples)] + [
+        (name, settings.eval_examples) for name in spec.dev_splits
+    ]:
         source, target = task_file(settings.glue_dir, spec, split), task_file(directory, spec, split)
         with open(source, "rb") as handle:
             lines = handle.read().split(b"\n")
         if lines and lines[-1] == b"":
             lines.pop()
         header = lines[:1] if spec.splits[spec.resolve_split(split)].layout.has_header else []
-        rows = lines[len(header):]
+        rows = lines[len(header) :]
         if size and size < len(rows):
             keep = sorted(random.Random(f"{settings.seed}-{split}").sample(range(len(rows)), size))
             rows = [rows[index] for index in keep]
@@ -265,18 +310,27 @@ def finetune(settings, task, label, checkpoint, glue_dir):
     hyper = finetune_hyperparameters(settings, task)
     for first, count in seed_groups(settings.seeds):
         job = FinetuningJob(
-            task=task, init_checkpoint=checkpoint, data_dir=glue_dir, model_size=settings.model_size,
-            output_dir=os.path.join(settings.output_dir, "finetune", task_name(task), label,
-                                    f"seeds-{first}-{first + count - 1}"),
-            num_trials=count, seed=first, learning_rate=hyper.learning_rate, num_train_epochs=hyper.num_train_epochs,
-            train_batch_size=hyper.train_batch_size, max_seq_length=hyper.max_seq_length, progress_bar=False)
+            task=task,
+            init_checkpoint=checkpoint,
+            data_dir=glue_dir,
+            model_size=settings.model_size,
+            output_dir=os.path.join(
+                settings.output_dir, "finetune", task_name(task), label, f"seeds-{first}-{first + count - 1}"
+            ),
+            num_trials=count,
+            seed=first,
+            learning_rate=hyper.learning_rate,
+            num_train_epochs=hyper.num_train_epochs,
+            train_batch_size=hyper.train_batch_size,
+            max_seq_length=hyper.max_seq_length,
+            progress_bar=False,
+        )
         path = os.path.join(job.output_dir, RESULTS_FILE)
         results = None
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 results = json.load(handle)
-            if results.get("job") != json.loads(json.dumps(job.as_record())) or len(
-                    results.get("trials", [])) != count:
+            if results.get("job") != json.loads(json.dumps(job.as_record())) or len(results.get("trials", [])) != count:
                 results = None
         if results is None:
             print(f"fine-tuning {label} on {task_name(task)}, seeds {first}..{first + count - 1}", flush=True)
@@ -307,8 +361,13 @@ def run_experiment(settings, command=""):
 
     configs = {}
     for name in settings.objectives:
-        configs[name] = PretrainingJob(pretrain_tfrecords=records, model_dir="-", model_size=settings.model_size,
-                                       vocab_file=vocab, model_overrides={"objective": name}).model_config()
+        configs[name] = PretrainingJob(
+            pretrain_tfrecords=records,
+            model_dir="-",
+            model_size=settings.model_size,
+            vocab_file=vocab,
+            model_overrides={"objective": name},
+        ).model_config()
     plan = plan_runs(settings, configs)
     estimate = estimate_seconds(settings, plan, configs, corpus_bytes, glue_counts, data_ready=True)
     estimate["data"] = data_seconds
@@ -319,11 +378,17 @@ def run_experiment(settings, command=""):
         glue_dirs[task], num_train = task_subset(settings, task)
         tasks[task_name(task)] = {"primary_metric": list(primary_metric(task)), "num_train_examples": num_train}
     results = {
-        "settings": dataclasses.asdict(settings), "command": command, "machine": machine_info(),
-        "budget_flops": plan["budget_flops"], "budget_source": plan["budget_source"],
-        "electra_step_flops": plan["electra_step_flops"], "tasks": tasks,
-        "vocab_file": vocab, "vocab_size": next(iter(configs.values())).vocab_size,
-        "heldout": _heldout_summary(settings, heldout, heldout_records), "estimated_seconds": estimate,
+        "settings": dataclasses.asdict(settings),
+        "command": command,
+        "machine": machine_info(),
+        "budget_flops": plan["budget_flops"],
+        "budget_source": plan["budget_source"],
+        "electra_step_flops": plan["electra_step_flops"],
+        "tasks": tasks,
+        "vocab_file": vocab,
+        "vocab_size": next(iter(configs.values())).vocab_size,
+        "heldout": _heldout_summary(settings, heldout, heldout_records),
+        "estimated_seconds": estimate,
         "objectives": {name: dict(run) for name, run in plan["objectives"].items()},
         "wall_seconds": {"data": data_seconds},
     }
@@ -348,8 +413,9 @@ def run_experiment(settings, command=""):
         checkpoints[name], seconds = pretrain(settings, name, run_plan, records, heldout_records, vocab)
         run_plan["pretraining_seconds"] = seconds
         model_dir = os.path.join(settings.output_dir, "pretraining", name)
-        cumulative = functools.partial(flops_lib.objective_pretraining_flops, configs[name], settings.max_seq_length,
-                                       settings.train_batch_size)
+        cumulative = functools.partial(
+            flops_lib.objective_pretraining_flops, configs[name], settings.max_seq_length, settings.train_batch_size
+        )
         run_plan["pretraining_curve"] = read_metrics(model_dir, cumulative)
         run_plan["heldout_curve"] = read_metrics(model_dir, cumulative, heldout=True)
         for point in run_plan["eval_points"]:
@@ -370,8 +436,9 @@ def run_experiment(settings, command=""):
     if hasattr(os, "getloadavg"):
         results["machine"]["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
     save()
-    print(f"wrote {os.path.join(settings.output_dir, RESULTS_MD)} in {(time.time() - started) / 60:.1f} min",
-          flush=True)
+    print(
+        f"wrote {os.path.join(settings.output_dir, RESULTS_MD)} in {(time.time() - started) / 60:.1f} min", flush=True
+    )
     return results
 
 
@@ -381,8 +448,13 @@ def _heldout_summary(settings, heldout, records):
         return None
     with open(os.path.join(os.path.dirname(records), "manifest.json"), encoding="utf-8") as handle:
         num_examples = json.load(handle)["num_examples"]
-    return {"files": [os.path.abspath(path) for path in heldout], "tfrecords": records, "num_examples": num_examples,
-            "num_eval_steps": settings.num_eval_steps, "eval_batch_size": settings.train_batch_size}
+    return {
+        "files": [os.path.abspath(path) for path in heldout],
+        "tfrecords": records,
+        "num_examples": num_examples,
+        "num_eval_steps": settings.num_eval_steps,
+        "eval_batch_size": settings.train_batch_size,
+    }
 
 
 def _train_count(settings, task):
@@ -397,16 +469,28 @@ def _train_count(settings, task):
 
 
 def _print_plan(settings, plan, estimate, heldout):
-    print(f"budget: {plan['budget_flops']:.4g} FLOPs ({plan['budget_source']}, {plan['electra_step_flops']:.4g} "
-          f"FLOPs per ELECTRA step at {settings.train_batch_size} x {settings.max_seq_length})", flush=True)
+    print(
+        f"budget: {plan['budget_flops']:.4g} FLOPs ({plan['budget_source']}, {plan['electra_step_flops']:.4g} "
+        f"FLOPs per ELECTRA step at {settings.train_batch_size} x {settings.max_seq_length})",
+        flush=True,
+    )
     for name, run in plan["objectives"].items():
         points = ", ".join(f"{p['fraction']:g}: step {p['step']}" for p in run["eval_points"])
-        print(f"  {name}: {run['steps']} steps x {run['flops_per_step']:.4g} FLOPs = {run['total_flops']:.4g} "
-              f"(warm-up {run['warmup_steps']} steps; fine-tuned at {points})", flush=True)
+        print(
+            f"  {name}: {run['steps']} steps x {run['flops_per_step']:.4g} FLOPs = {run['total_flops']:.4g} "
+            f"(warm-up {run['warmup_steps']} steps; fine-tuned at {points})",
+            flush=True,
+        )
     if heldout:
         every = ", ".join(f"{name} every {run['eval_every_steps']}" for name, run in plan["objectives"].items())
-        print(f"held-out evaluation: {settings.num_eval_steps} batches of {', '.join(map(os.path.basename, heldout))} "
-              f"({every} steps and at the end)", flush=True)
-    print(f"estimated time: {estimate['total'] / 60:.0f} min (data {estimate['data'] / 60:.1f}, pre-training "
-          f"{estimate['pretraining'] / 60:.1f}, fine-tuning {estimate['finetuning'] / 60:.1f}; measured per-step "
-          "times of a 2-core CPU with nothing else running, stages already done are skipped)", flush=True)
+        print(
+            f"held-out evaluation: {settings.num_eval_steps} batches of {', '.join(map(os.path.basename, heldout))} "
+            f"({every} steps and at the end)",
+            flush=True,
+        )
+    print(
+        f"estimated time: {estimate['total'] / 60:.0f} min (data {estimate['data'] / 60:.1f}, pre-training "
+        f"{estimate['pretraining'] / 60:.1f}, fine-tuning {estimate['finetuning'] / 60:.1f}; measured per-step "
+        "times of a 2-core CPU with nothing else running, stages already done are skipped)",
+        flush=True,
+    )

@@ -81,8 +81,9 @@ def validate(settings):
         raise ConfigError("--objectives is empty; name at least one of " + ", ".join(flops_lib.FLOPS_OBJECTIVES))
     for name in settings.objectives:
         if name not in flops_lib.FLOPS_OBJECTIVES:
-            raise ConfigError(f"unknown objective {name!r} in --objectives; choose among "
-                              f"{', '.join(flops_lib.FLOPS_OBJECTIVES)}")
+            raise ConfigError(
+                f"unknown objective {name!r} in --objectives; choose among {', '.join(flops_lib.FLOPS_OBJECTIVES)}"
+            )
     if len(set(settings.objectives)) != len(settings.objectives):
         raise ConfigError(f"--objectives={','.join(settings.objectives)} names an objective twice")
     if not settings.eval_fractions or any(not 0 < f <= 1 for f in settings.eval_fractions):
@@ -104,8 +105,9 @@ def validate(settings):
     if settings.warmup_steps is not None and settings.warmup_steps < 0:
         raise ConfigError(f"--warmup_steps must be >= 0, got {settings.warmup_steps}")
     if settings.mixed_precision not in PRECISIONS:
-        raise ConfigError(f"unknown --mixed_precision={settings.mixed_precision!r}; choose one of "
-                          f"{', '.join(PRECISIONS)}")
+        raise ConfigError(
+            f"unknown --mixed_precision={settings.mixed_precision!r}; choose one of {', '.join(PRECISIONS)}"
+        )
     if settings.train_examples < 0 or settings.eval_examples < 0:
         raise ConfigError("--train_examples and --eval_examples must be >= 0 (0 = all)")
     if settings.heldout_files < 0:
@@ -129,14 +131,17 @@ def validate_tasks(settings):
     if len(set(names)) != len(names):
         raise ConfigError(f"--tasks={','.join(settings.tasks)} names a task twice")
     if not settings.glue_dir:
-        raise ConfigError(f"--glue_dir is required: the GLUE directory holding {specs[0].directory}/train.tsv "
-                          "(e.g. ../shared/data/glue)")
+        raise ConfigError(
+            f"--glue_dir is required: the GLUE directory holding {specs[0].directory}/train.tsv "
+            "(e.g. ../shared/data/glue)"
+        )
     for spec in specs:
         for split in ("train",) + spec.dev_splits:
             path = task_file(settings.glue_dir, spec, split)
             if not os.path.isfile(path):
-                raise DataError(f"GLUE file {path} does not exist: pass --glue_dir=<directory holding "
-                                f"{spec.directory}/>")
+                raise DataError(
+                    f"GLUE file {path} does not exist: pass --glue_dir=<directory holding {spec.directory}/>"
+                )
 
 
 def corpus_files(corpus):
@@ -144,8 +149,9 @@ def corpus_files(corpus):
     from data_prep.corpus import parse_corpus
 
     if not corpus:
-        raise DataError("--corpus is required: text files, globs or a directory of them "
-                        "(e.g. ../shared/data/corpus/nltk-gutenberg)")
+        raise DataError(
+            "--corpus is required: text files, globs or a directory of them (e.g. ../shared/data/corpus/nltk-gutenberg)"
+        )
     entries = []
     for entry in (part.strip() for part in corpus.split(",")):
         if entry and os.path.isdir(entry):
@@ -162,10 +168,12 @@ def split_corpus(files, heldout_files):
     """(training files, held-out files): the last `heldout_files` files by name are held out, the others keep their
     order. DataError naming --heldout_files when that leaves no training file."""
     if len(files) < heldout_files + 1:
-        raise DataError(f"--heldout_files={heldout_files} needs at least {heldout_files + 1} corpus files (the last "
-                        f"{heldout_files} by name are held out) and --corpus has {len(files)}; pass more files in "
-                        "--corpus, or a smaller --heldout_files (0: no held-out evaluation)")
-    heldout = sorted(files, key=lambda path: (os.path.basename(path), path))[len(files) - heldout_files:]
+        raise DataError(
+            f"--heldout_files={heldout_files} needs at least {heldout_files + 1} corpus files (the last "
+            f"{heldout_files} by name are held out) and --corpus has {len(files)}; pass more files in "
+            "--corpus, or a smaller --heldout_files (0: no held-out evaluation)"
+        )
+    heldout = sorted(files, key=lambda path: (os.path.basename(path), path))[len(files) - heldout_files :]
     return [path for path in files if path not in heldout], heldout
 
 
@@ -225,8 +233,10 @@ def plan_runs(settings, configs):
     elif settings.budget_minutes:
         steps = steps_for_minutes(settings, electra_step_flops)
         budget = steps * electra_step_flops
-        budget_source = (f"--budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps by the time model of "
-                         f"a step, {_step_seconds(electra_step_flops):.3g} s")
+        budget_source = (
+            f"--budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps by the time model of "
+            f"a step, {_step_seconds(electra_step_flops):.3g} s"
+        )
     else:
         budget = settings.electra_steps * electra_step_flops
         budget_source = f"--electra_steps={settings.electra_steps}"
@@ -242,46 +252,63 @@ def plan_runs(settings, configs):
         for fraction in fractions:
             step = steps_for_flops(cumulative, fraction * budget)
             if step < 1:
-                raise ConfigError(f"the budget ({budget_source}: {budget:.3g} FLOPs) gives objective {objective!r} no "
-                                  f"step at evaluation fraction {fraction:g} (one step costs "
-                                  f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest --eval_fractions")
+                raise ConfigError(
+                    f"the budget ({budget_source}: {budget:.3g} FLOPs) gives objective {objective!r} no "
+                    f"step at evaluation fraction {fraction:g} (one step costs "
+                    f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest --eval_fractions"
+                )
             points.append({"fraction": fraction, "step": step, "flops": cumulative(step)})
         steps = points[-1]["step"] if fractions[-1] == 1.0 else steps_for_flops(cumulative, budget)
         if settings.warmup_steps is not None and settings.warmup_steps > steps:
-            raise ConfigError(f"--warmup_steps={settings.warmup_steps} is more than objective {objective!r}'s "
-                              f"{steps} steps; lower it, or raise the budget")
+            raise ConfigError(
+                f"--warmup_steps={settings.warmup_steps} is more than objective {objective!r}'s "
+                f"{steps} steps; lower it, or raise the budget"
+            )
         plans[objective] = {
             "steps": steps,
-            "warmup_steps": (settings.warmup_steps if settings.warmup_steps is not None
-                             else int(round(settings.warmup_fraction * steps))),
+            "warmup_steps": (
+                settings.warmup_steps
+                if settings.warmup_steps is not None
+                else int(round(settings.warmup_fraction * steps))
+            ),
             "log_every_steps": log_every_steps(steps),
             "eval_every_steps": eval_every_steps(settings, steps),
             "flops_per_step": cumulative(1),
             "total_flops": cumulative(steps),
             "eval_points": points,
         }
-    return {"budget_flops": budget, "budget_source": budget_source, "electra_step_flops": electra_step_flops,
-            "objectives": plans}
+    return {
+        "budget_flops": budget,
+        "budget_source": budget_source,
+        "electra_step_flops": electra_step_flops,
+        "objectives": plans,
+    }
 
 
 def steps_for_minutes(settings, electra_step_flops):
-    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`) is nearest --budget_minutes.
-    """
-    steps = steps_for_flops(lambda n: pretraining_seconds(settings, n, electra_step_flops),
-                            60 * settings.budget_minutes)
+    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`) is nearest --budget_minutes."""
+    steps = steps_for_flops(
+        lambda n: pretraining_seconds(settings, n, electra_step_flops), 60 * settings.budget_minutes
+    )
     if steps < 1:
-        raise ConfigError(f"--budget_minutes={settings.budget_minutes:g} leaves no time for a pre-training step "
-                          f"(starting a run alone takes about {PRETRAINING_JOB_SECONDS:.0f} s); raise it")
+        raise ConfigError(
+            f"--budget_minutes={settings.budget_minutes:g} leaves no time for a pre-training step "
+            f"(starting a run alone takes about {PRETRAINING_JOB_SECONDS:.0f} s); raise it"
+        )
     return steps
 
 
 def finetune_hyperparameters(settings, task):
     from finetune.registry import reference_hyperparameters
 
-    return reference_hyperparameters(task, settings.model_size, learning_rate=settings.finetune_learning_rate,
-                                     num_train_epochs=settings.finetune_epochs,
-                                     max_seq_length=settings.finetune_max_seq_length,
-                                     train_batch_size=settings.finetune_batch_size)
+    return reference_hyperparameters(
+        task,
+        settings.model_size,
+        learning_rate=settings.finetune_learning_rate,
+        num_train_epochs=settings.finetune_epochs,
+        max_seq_length=settings.finetune_max_seq_length,
+        train_batch_size=settings.finetune_batch_size,
+    )
 
 
 def _step_seconds(step_flops):
@@ -305,11 +332,18 @@ def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, 
     from finetune.glue.tasks import glue_task_spec
 
     train_megabytes, heldout_megabytes = (size / 1e6 for size in corpus_bytes)
-    data = 0.0 if data_ready else (0 if settings.vocab_file else VOCAB_SECONDS_PER_MB * train_megabytes) + (
-        5 + TFRECORD_SECONDS_PER_MB * train_megabytes) + (
-        (5 + TFRECORD_SECONDS_PER_MB * heldout_megabytes) if settings.heldout_files else 0)
-    pretraining = sum(pretraining_seconds(settings, run["steps"], run["flops_per_step"])
-                      + EXPORT_SECONDS * (len(run["eval_points"]) - 1) for run in plan["objectives"].values())
+    data = (
+        0.0
+        if data_ready
+        else (0 if settings.vocab_file else VOCAB_SECONDS_PER_MB * train_megabytes)
+        + (5 + TFRECORD_SECONDS_PER_MB * train_megabytes)
+        + ((5 + TFRECORD_SECONDS_PER_MB * heldout_megabytes) if settings.heldout_files else 0)
+    )
+    pretraining = sum(
+        pretraining_seconds(settings, run["steps"], run["flops_per_step"])
+        + EXPORT_SECONDS * (len(run["eval_points"]) - 1)
+        for run in plan["objectives"].values()
+    )
     config = next(iter(configs.values()))
     checkpoints = sum(len({p["step"] for p in run["eval_points"]}) for run in plan["objectives"].values())
     checkpoints += 1 if settings.random_init_baseline else 0
@@ -322,8 +356,12 @@ def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, 
         ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, hyper.max_seq_length)
         trial = FINETUNING_TRIAL_SECONDS + steps * _step_seconds(ft_step_flops)
         finetuning += checkpoints * (groups * FINETUNING_JOB_SECONDS + len(settings.seeds) * trial)
-    return {"data": data, "pretraining": pretraining, "finetuning": finetuning,
-            "total": data + pretraining + finetuning}
+    return {
+        "data": data,
+        "pretraining": pretraining,
+        "finetuning": finetuning,
+        "total": data + pretraining + finetuning,
+    }
 
 
 def seed_groups(seeds):

@@ -13,9 +13,21 @@ DOWNSTREAM_PNG = "downstream.png"
 HELDOUT_PNG = "heldout_curves.png"
 BASELINE = "random_init"
 # The held-out metrics in results.md, in this order (those an objective has).
-HELDOUT_COLUMNS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "model_mlm_loss",
-                   "model_mlm_accuracy", "disc_loss", "disc_accuracy", "disc_precision", "disc_recall", "disc_auc")
+HELDOUT_COLUMNS = (
+    "loss",
+    "masked_lm_loss",
+    "masked_lm_accuracy",
+    "sampled_masked_lm_accuracy",
+    "model_mlm_loss",
+    "model_mlm_accuracy",
+    "disc_loss",
+    "disc_accuracy",
+    "disc_precision",
+    "disc_recall",
+    "disc_auc",
+)
 CURVE_FIELDS = ("step", "flops", "wall_seconds", "eval_batches")  # a curve entry's fields that are not metrics
+
 
 def _format_flops(value):
     return "0" if not value else f"{value:.3g}"
@@ -43,71 +55,109 @@ def markdown_table(results):
     fractions = sorted({point["fraction"] for run in objectives.values() for point in run["eval_points"]})
     baseline = results.get("baseline")
     budget = results["budget_flops"]
-    lines = [f"# Compute-matched pre-training objectives: {results['settings']['model_size']} preset, "
-             + ", ".join(f"{key} {metric}" for key, metric in (task["primary_metric"]
-                                                                for task in results["tasks"].values())), "",
-             f"Budget {_format_flops(budget)} training FLOPs ({results['budget_source']}; reference accounting, "
-             "`electra_tf.flops.objective_pretraining_flops`). Cells: median over fine-tuning seeds (mean ± std) of "
-             f"the dev metric, {len(results['settings']['seeds'])} seeds."]
+    lines = [
+        f"# Compute-matched pre-training objectives: {results['settings']['model_size']} preset, "
+        + ", ".join(
+            f"{key} {metric}" for key, metric in (task["primary_metric"] for task in results["tasks"].values())
+        ),
+        "",
+        f"Budget {_format_flops(budget)} training FLOPs ({results['budget_source']}; reference accounting, "
+        "`electra_tf.flops.objective_pretraining_flops`). Cells: median over fine-tuning seeds (mean ± std) of "
+        f"the dev metric, {len(results['settings']['seeds'])} seeds.",
+    ]
     for task, described in results["tasks"].items():
         key, metric = described["primary_metric"]
         columns = ["objective", "pre-training steps", "pre-training FLOPs", "final pre-training losses"]
         if baseline:
             columns.append("0 (random init)")
         columns += [f"{fraction:g} x budget ({_format_flops(fraction * budget)} FLOPs)" for fraction in fractions]
-        lines += ["", f"## {key} dev {metric} ({described['num_train_examples']} training examples)", "",
-                  "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        lines += [
+            "",
+            f"## {key} dev {metric} ({described['num_train_examples']} training examples)",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
+        ]
         for name, run in objectives.items():
             by_fraction = {point["fraction"]: point for point in run["eval_points"]}
-            cells = [name, str(run["steps"]), _format_flops(run["total_flops"]),
-                     _final_losses(run.get("pretraining_curve"))]
+            cells = [
+                name,
+                str(run["steps"]),
+                _format_flops(run["total_flops"]),
+                _final_losses(run.get("pretraining_curve")),
+            ]
             if baseline:
                 cells.append(_format_score(baseline.get("downstream", {}).get(task)))
-            cells += [_format_score(by_fraction[f].get("downstream", {}).get(task)) if f in by_fraction else "–"
-                      for f in fractions]
+            cells += [
+                _format_score(by_fraction[f].get("downstream", {}).get(task)) if f in by_fraction else "–"
+                for f in fractions
+            ]
             lines.append("| " + " | ".join(cells) + " |")
     lines += _heldout_lines(results)
-    lines += ["", "| objective | FLOPs per step | steps at each evaluation point | pre-training s | fine-tuning s |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| objective | FLOPs per step | steps at each evaluation point | pre-training s | fine-tuning s |",
+        "|---|---|---|---|---|",
+    ]
     for name, run in objectives.items():
         steps = ", ".join(str(point["step"]) for point in run["eval_points"])
-        lines.append(f"| {name} | {_format_flops(run['flops_per_step'])} | {steps} | "
-                     f"{run.get('pretraining_seconds', 0):.0f} | {run.get('finetuning_seconds', 0):.0f} |")
+        lines.append(
+            f"| {name} | {_format_flops(run['flops_per_step'])} | {steps} | "
+            f"{run.get('pretraining_seconds', 0):.0f} | {run.get('finetuning_seconds', 0):.0f} |"
+        )
     if baseline:
         lines.append(f"| {BASELINE} | 0 | 0 | 0 | {baseline.get('finetuning_seconds', 0):.0f} |")
-    lines += ["", "Pre-training metrics are those of the last logged window. `masked_lm_*` is the generator's for "
-              "objectives with a generator and the discriminator-sized network's for `mlm` (`model_mlm_*` for "
-              "replace_mlm and all_tokens_mlm); `loss` is each objective's own total (ELECTRA's includes 50 x the "
-              "discriminator loss), so losses compare within an objective, not across."]
+    lines += [
+        "",
+        "Pre-training metrics are those of the last logged window. `masked_lm_*` is the generator's for "
+        "objectives with a generator and the discriminator-sized network's for `mlm` (`model_mlm_*` for "
+        "replace_mlm and all_tokens_mlm); `loss` is each objective's own total (ELECTRA's includes 50 x the "
+        "discriminator loss), so losses compare within an objective, not across.",
+    ]
     machine = results.get("machine", {})
-    lines += ["", "Command:", "", "```", results.get("command", ""), "```", "",
-              f"Machine: {machine.get('cpu_count')} CPUs, {machine.get('platform')}, TensorFlow "
-              f"{machine.get('tensorflow')}, Keras {machine.get('keras')}; load average at start "
-              f"{machine.get('load_average_at_start')}. Total wall time "
-              f"{results.get('wall_seconds', {}).get('total', 0) / 60:.1f} min (estimated "
-              f"{results.get('estimated_seconds', {}).get('total', 0) / 60:.1f}).", ""]
+    lines += [
+        "",
+        "Command:",
+        "",
+        "```",
+        results.get("command", ""),
+        "```",
+        "",
+        f"Machine: {machine.get('cpu_count')} CPUs, {machine.get('platform')}, TensorFlow "
+        f"{machine.get('tensorflow')}, Keras {machine.get('keras')}; load average at start "
+        f"{machine.get('load_average_at_start')}. Total wall time "
+        f"{results.get('wall_seconds', {}).get('total', 0) / 60:.1f} min (estimated "
+        f"{results.get('estimated_seconds', {}).get('total', 0) / 60:.1f}).",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def _heldout_lines(results):
     """The last held-out evaluation of every objective, one row each (nothing without a held-out set)."""
     heldout = results.get("heldout")
-    finals = {name: run["heldout_curve"][-1] for name, run in results["objectives"].items()
-              if run.get("heldout_curve")}
+    finals = {name: run["heldout_curve"][-1] for name, run in results["objectives"].items() if run.get("heldout_curve")}
     if not heldout or not finals:
         return []
     names = [name for name in HELDOUT_COLUMNS if any(name in entry for entry in finals.values())]
-    lines = ["", "## Held-out evaluation at the end of pre-training", "",
-             f"{heldout['num_eval_steps']} batches of {heldout['eval_batch_size']} from "
-             f"{', '.join(os.path.basename(path) for path in heldout['files'])} (held out of the training data; "
-             f"{heldout['num_examples']} examples); every evaluation is in results.json (`heldout_curve`) and "
-             f"{HELDOUT_PNG}.", "",
-             "| objective | step | FLOPs | wall s | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 4)]
+    lines = [
+        "",
+        "## Held-out evaluation at the end of pre-training",
+        "",
+        f"{heldout['num_eval_steps']} batches of {heldout['eval_batch_size']} from "
+        f"{', '.join(os.path.basename(path) for path in heldout['files'])} (held out of the training data; "
+        f"{heldout['num_examples']} examples); every evaluation is in results.json (`heldout_curve`) and "
+        f"{HELDOUT_PNG}.",
+        "",
+        "| objective | step | FLOPs | wall s | " + " | ".join(names) + " |",
+        "|" + "---|" * (len(names) + 4),
+    ]
     for name, entry in finals.items():
         wall = f"{entry['wall_seconds']:.0f}" if "wall_seconds" in entry else "–"
         values = [f"{entry[column]:.4f}" if column in entry else "–" for column in names]
-        lines.append(f"| {name} | {entry['step']} | {_format_flops(entry['flops'])} | {wall} | "
-                     + " | ".join(values) + " |")
+        lines.append(
+            f"| {name} | {entry['step']} | {_format_flops(entry['flops'])} | {wall} | " + " | ".join(values) + " |"
+        )
     return lines
 
 
@@ -139,8 +189,13 @@ def plot_pretraining_curves(results, path):
 def plot_heldout_curves(results, path):
     """The held-out evaluations (AUC, masked-LM accuracies, losses) against cumulative training FLOPs, one panel per
     metric, one line per objective."""
-    _plot_curves(results, path, "heldout_curve", "Held-out pre-training metrics against compute",
-                 lambda name: name.endswith(("loss", "masked_lm_accuracy", "mlm_accuracy", "auc")))
+    _plot_curves(
+        results,
+        path,
+        "heldout_curve",
+        "Held-out pre-training metrics against compute",
+        lambda name: name.endswith(("loss", "masked_lm_accuracy", "mlm_accuracy", "auc")),
+    )
 
 
 def _plot_curves(results, path, curve, title, keep=lambda name: True):
@@ -150,8 +205,14 @@ def _plot_curves(results, path, curve, title, keep=lambda name: True):
     for run in objectives.values():
         for entry in run.get(curve, []):
             names += [name for name in entry if name not in CURVE_FIELDS and keep(name) and name not in names]
-    names = [name for name in names if not (name == "skipped_steps" and not any(
-        entry.get(name) for run in objectives.values() for entry in run.get(curve, [])))]
+    names = [
+        name
+        for name in names
+        if not (
+            name == "skipped_steps"
+            and not any(entry.get(name) for run in objectives.values() for entry in run.get(curve, []))
+        )
+    ]
     columns = min(3, max(1, len(names)))
     rows = max(1, math.ceil(len(names) / columns))
     figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.2 * rows), squeeze=False)
@@ -229,8 +290,14 @@ def machine_info():
     import keras
     import tensorflow as tf
 
-    info = {"cpu_count": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
-            "python": platform.python_version(), "tensorflow": tf.__version__, "keras": keras.__version__}
+    info = {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+    }
     if hasattr(os, "sched_getaffinity"):
         info["usable_cpus"] = len(os.sched_getaffinity(0))
     if hasattr(os, "getloadavg"):

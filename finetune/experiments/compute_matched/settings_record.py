@@ -12,5 +12,10 @@ def check_or_record_job(job):
     has other settings (all of them: another number of steps is another experiment); a field the file lacks (added
     to `PretrainingJob` since) is unchanged at its default."""
     recorded = {key: value for key, value in dataclasses.asdict(job).items() if key != "progress_bar"}
-    check_or_write_settings(os.path.join(job.model_dir, "experiment_job.json"), recorded, "a pre-training run",
-                            "output_dir", dataclass_defaults(type(job)))
+    check_or_write_settings(
+        os.path.join(job.model_dir, "experiment_job.json"),
+        recorded,
+        "a pre-training run",
+        "output_dir",
+        dataclass_defaults(type(job)),
+    )

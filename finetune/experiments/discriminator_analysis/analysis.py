@@ -34,8 +34,9 @@ NEEDS_MODULES = {"ged": ("matplotlib",), "representations": ("matplotlib", "skle
 def check_analyses(analyses):
     unknown = [name for name in analyses if name not in ANALYSES]
     if unknown:
-        raise ConfigError(f"analyses={','.join(unknown)}: unknown (available: {', '.join(ANALYSES)})",
-                          arguments=("analyses",))
+        raise ConfigError(
+            f"analyses={','.join(unknown)}: unknown (available: {', '.join(ANALYSES)})", arguments=("analyses",)
+        )
 
 
 def check_modules(analyses):
@@ -43,8 +44,13 @@ def check_modules(analyses):
     needing = [name for name in analyses if not all(map(is_installed, NEEDS_MODULES.get(name, ())))]
     others = [name for name in analyses if name not in needing]
     modules = sorted({module for name in needing for module in NEEDS_MODULES[name]})
-    require_modules(modules, "analysis", f"analyses={','.join(needing)} need{'s' if len(needing) == 1 else ''}",
-                    ("analyses",), f" (or run the others alone: analyses={','.join(others)})" if others else "")
+    require_modules(
+        modules,
+        "analysis",
+        f"analyses={','.join(needing)} need{'s' if len(needing) == 1 else ''}",
+        ("analyses",),
+        f" (or run the others alone: analyses={','.join(others)})" if others else "",
+    )
 
 
 def check_data(analyses, data_dir):
@@ -54,8 +60,11 @@ def check_data(analyses, data_dir):
     needed = [fce_path(data_dir, split) for split in SPLITS] if "ged" in analyses else []
     missing = [path for path in needed if not os.path.isfile(path)]
     if missing:
-        raise DataError(f"{missing[0]} does not exist: data_dir must hold ged/fce/en_fce_{{dev,test}}.tsv "
-                        "(MultiGED 2023 FCE token TSV)", arguments=("data_dir",))
+        raise DataError(
+            f"{missing[0]} does not exist: data_dir must hold ged/fce/en_fce_{{dev,test}}.tsv "
+            "(MultiGED 2023 FCE token TSV)",
+            arguments=("data_dir",),
+        )
     if {"pos", "calibration", "representations"} & set(analyses):
         from finetune.experiments.discriminator_analysis.pos import check_corpora
 
@@ -65,12 +74,22 @@ def check_data(analyses, data_dir):
 
         check_switchboard(data_dir)
     if "blimp" in analyses and not os.path.isdir(blimp_dir(data_dir)):
-        raise DataError(f"{blimp_dir(data_dir)} does not exist: data_dir must hold blimp/<paradigm>.jsonl (BLiMP's "
-                        "data/ directory)", arguments=("data_dir",))
+        raise DataError(
+            f"{blimp_dir(data_dir)} does not exist: data_dir must hold blimp/<paradigm>.jsonl (BLiMP's "
+            "data/ directory)",
+            arguments=("data_dir",),
+        )
 
 
-def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint=None, heldout_tfrecords=None,
-                    input_encoding="utf-8", encoding_errors="strict"):
+def check_arguments(
+    init_checkpoint,
+    data_dir,
+    analyses=None,
+    compare_checkpoint=None,
+    heldout_tfrecords=None,
+    input_encoding="utf-8",
+    encoding_errors="strict",
+):
     """The checks of `run_analyses`'s arguments that need neither a model nor TensorFlow; returns the analyses."""
     from electra_tf import preflight
 
@@ -80,8 +99,11 @@ def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint
     check_encoding(input_encoding, encoding_errors)
     preflight.require_checkpoint(init_checkpoint, "init_checkpoint")
     if compare_checkpoint and "representations" not in analyses:
-        raise ConfigError("compare_checkpoint is read by the representations analysis, which does not run here "
-                          f"(analyses={','.join(analyses)})", arguments=("compare_checkpoint", "analyses"))
+        raise ConfigError(
+            "compare_checkpoint is read by the representations analysis, which does not run here "
+            f"(analyses={','.join(analyses)})",
+            arguments=("compare_checkpoint", "analyses"),
+        )
     if compare_checkpoint:
         preflight.require_checkpoint(compare_checkpoint, "compare_checkpoint")
     if heldout_tfrecords:
@@ -90,8 +112,9 @@ def check_arguments(init_checkpoint, data_dir, analyses=None, compare_checkpoint
     return analyses
 
 
-def read_inputs(analyses, data_dir, max_sentences=None, blimp_pairs_per_paradigm=None, encoding="utf-8",
-                encoding_errors="strict"):
+def read_inputs(
+    analyses, data_dir, max_sentences=None, blimp_pairs_per_paradigm=None, encoding="utf-8", encoding_errors="strict"
+):
     """The text the chosen `analyses` read from `data_dir`, read (and so checked) before any model is built: "fce"
     ({split: sentences}, `ged`), "corpora" (the whole POS corpora, `pos`, `calibration` and `representations`),
     "switchboard" ((turns, unaligned turns), `pos`) and "blimp" (pairs), each where an analysis needs it.
@@ -121,16 +144,32 @@ def load_generator(init_checkpoint, allow_embedding_mismatch=False):
     from electra_tf.checkpoints import GENERATOR, load_checkpoint
 
     try:
-        return load_checkpoint(init_checkpoint, GENERATOR, allow_embedding_mismatch=allow_embedding_mismatch,
-                               argument="init_checkpoint").model
+        return load_checkpoint(
+            init_checkpoint, GENERATOR, allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint"
+        ).model
     except CheckpointError:
         return None
 
 
-def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_length=128, max_sentences=None,
-                 blimp_pairs_per_paradigm=None, bootstrap_resamples=200, seed=0, heldout_tfrecords=None,
-                 max_heldout_windows=1024, compare_checkpoint=None, representation_words=10000, command=None,
-                 input_encoding="utf-8", encoding_errors="strict", allow_embedding_mismatch=False):
+def run_analyses(
+    init_checkpoint,
+    data_dir,
+    output_dir,
+    analyses=None,
+    max_seq_length=128,
+    max_sentences=None,
+    blimp_pairs_per_paradigm=None,
+    bootstrap_resamples=200,
+    seed=0,
+    heldout_tfrecords=None,
+    max_heldout_windows=1024,
+    compare_checkpoint=None,
+    representation_words=10000,
+    command=None,
+    input_encoding="utf-8",
+    encoding_errors="strict",
+    allow_embedding_mismatch=False,
+):
     """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its
     generator where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and
     returns the results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
@@ -142,52 +181,82 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
     analysis has finished. `allow_embedding_mismatch` reads a Hugging Face discriminator/ + generator/ pair whose
     embedding copies differ (either checkpoint) with the discriminator's copy."""
     chosen = analyses is not None
-    analyses = check_arguments(init_checkpoint, data_dir, analyses, compare_checkpoint, heldout_tfrecords,
-                               input_encoding, encoding_errors)
+    analyses = check_arguments(
+        init_checkpoint, data_dir, analyses, compare_checkpoint, heldout_tfrecords, input_encoding, encoding_errors
+    )
     inputs = read_inputs(analyses, data_dir, max_sentences, blimp_pairs_per_paradigm, input_encoding, encoding_errors)
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint  # TensorFlow: after the checks of the inputs
     from finetune.experiments.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
+
     if heldout_tfrecords:  # sizes, settings and (small data) checksums, before anything is written
         from electra_tf.data.pretraining_dataset import check_pretraining_data
 
         check_pretraining_data(heldout_tfrecords, max_seq_length, argument="heldout_tfrecords")
     with progress.step(f"loading {init_checkpoint}"):
-        pretrained = load_checkpoint(init_checkpoint, DISCRIMINATOR, allow_missing_head=True,
-                                     allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint")
-        generator = (load_generator(init_checkpoint, allow_embedding_mismatch)
-                     if set(USES_GENERATOR) & set(analyses) else None)
+        pretrained = load_checkpoint(
+            init_checkpoint,
+            DISCRIMINATOR,
+            allow_missing_head=True,
+            allow_embedding_mismatch=allow_embedding_mismatch,
+            argument="init_checkpoint",
+        )
+        generator = (
+            load_generator(init_checkpoint, allow_embedding_mismatch) if set(USES_GENERATOR) & set(analyses) else None
+        )
     compared = None
     if compare_checkpoint:
         with progress.step(f"loading {compare_checkpoint}"):
-            compared = load_checkpoint(compare_checkpoint, DISCRIMINATOR, allow_missing_head=True,
-                                       allow_embedding_mismatch=allow_embedding_mismatch,
-                                       argument="compare_checkpoint")
+            compared = load_checkpoint(
+                compare_checkpoint,
+                DISCRIMINATOR,
+                allow_missing_head=True,
+                allow_embedding_mismatch=allow_embedding_mismatch,
+                argument="compare_checkpoint",
+            )
     needing = [name for name in analyses if name in NEEDS_GENERATOR]
     skipped = {}
     if needing and generator is None and not chosen:
         skipped = {name: f"{init_checkpoint} holds no generator" for name in needing}
         analyses = [name for name in analyses if name not in needing]
     elif needing and generator is None:
-        raise ConfigError(f"analyses={','.join(needing)} needs the checkpoint's generator, and {init_checkpoint} holds "
-                          "a discriminator only: pass a pre-training run directory, a Hugging Face discriminator/ + "
-                          "generator/ pair or the reference's TF1 checkpoint",
-                          arguments=("analyses", "init_checkpoint"))
+        raise ConfigError(
+            f"analyses={','.join(needing)} needs the checkpoint's generator, and {init_checkpoint} holds "
+            "a discriminator only: pass a pre-training run directory, a Hugging Face discriminator/ + "
+            "generator/ pair or the reference's TF1 checkpoint",
+            arguments=("analyses", "init_checkpoint"),
+        )
     if heldout_tfrecords and "calibration" not in analyses:
-        raise ConfigError("heldout_tfrecords is read by the calibration analysis, which does not run here "
-                          f"({'; '.join(skipped.values()) or 'analyses=' + ','.join(analyses)})",
-                          arguments=("heldout_tfrecords", "analyses"))
+        raise ConfigError(
+            "heldout_tfrecords is read by the calibration analysis, which does not run here "
+            f"({'; '.join(skipped.values()) or 'analyses=' + ','.join(analyses)})",
+            arguments=("heldout_tfrecords", "analyses"),
+        )
     if not pretrained.vocab_file:
-        raise DataError(f"{init_checkpoint} holds no vocabulary (vocab.txt): the analyses tokenise text as the "
-                        "discriminator was trained", arguments=("init_checkpoint",))
+        raise DataError(
+            f"{init_checkpoint} holds no vocabulary (vocab.txt): the analyses tokenise text as the "
+            "discriminator was trained",
+            arguments=("init_checkpoint",),
+        )
     if compared is not None and not compared.vocab_file:
-        raise DataError(f"{compare_checkpoint} holds no vocabulary (vocab.txt): its words are tokenised as it was "
-                        "trained", arguments=("compare_checkpoint",))
+        raise DataError(
+            f"{compare_checkpoint} holds no vocabulary (vocab.txt): its words are tokenised as it was trained",
+            arguments=("compare_checkpoint",),
+        )
     tokenizer = pretrained.tokenizer()
-    results = {"init_checkpoint": init_checkpoint, "checkpoint_format": pretrained.source_format,
-               "max_seq_length": max_seq_length, "max_sentences": max_sentences,
-               "blimp_pairs_per_paradigm": blimp_pairs_per_paradigm, "bootstrap_resamples": bootstrap_resamples,
-               "seed": seed, "has_generator": generator is not None, "analyses": analyses, "skipped": skipped,
-               "compare_checkpoint": compare_checkpoint, "command": command}
+    results = {
+        "init_checkpoint": init_checkpoint,
+        "checkpoint_format": pretrained.source_format,
+        "max_seq_length": max_seq_length,
+        "max_sentences": max_sentences,
+        "blimp_pairs_per_paradigm": blimp_pairs_per_paradigm,
+        "bootstrap_resamples": bootstrap_resamples,
+        "seed": seed,
+        "has_generator": generator is not None,
+        "analyses": analyses,
+        "skipped": skipped,
+        "compare_checkpoint": compare_checkpoint,
+        "command": command,
+    }
     with staged_directory(output_dir) as staging:
         if "ged" in analyses:
             with progress.step("ged: error detection on FCE"):
@@ -195,27 +264,41 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
         if {"pos", "calibration"} & set(analyses):
             corpora = {corpus: sentences[:max_sentences] for corpus, sentences in inputs["corpora"].items()}
             with progress.step("pos and calibration: the POS corpora"):
-                by_tag, calibration = pos.run_pos(pretrained.model, generator, tokenizer, corpora, staging,
-                                                  max_seq_length, bootstrap_resamples, seed)
+                by_tag, calibration = pos.run_pos(
+                    pretrained.model, generator, tokenizer, corpora, staging, max_seq_length, bootstrap_resamples, seed
+                )
             if "pos" in analyses:
                 results["pos"] = by_tag
                 with progress.step("pos: Switchboard's disfluencies"):
-                    results["disfluency"] = disfluency.run_disfluency(pretrained.model, tokenizer,
-                                                                      inputs["switchboard"], staging, max_seq_length,
-                                                                      bootstrap_resamples, seed)
+                    results["disfluency"] = disfluency.run_disfluency(
+                        pretrained.model,
+                        tokenizer,
+                        inputs["switchboard"],
+                        staging,
+                        max_seq_length,
+                        bootstrap_resamples,
+                        seed,
+                    )
             if "calibration" in analyses:
                 results["calibration"] = {"in_domain": calibration}
                 if heldout_tfrecords:
                     with progress.step(f"calibration: {heldout_tfrecords}"):
                         results["calibration"]["heldout_tfrecords"] = heldout.run_heldout(
-                            pretrained.model, generator, heldout_tfrecords, staging, max_seq_length,
-                            max_heldout_windows, seed)
+                            pretrained.model,
+                            generator,
+                            heldout_tfrecords,
+                            staging,
+                            max_seq_length,
+                            max_heldout_windows,
+                            seed,
+                        )
                 if "ged" in results:
                     results["calibration"]["fce"] = results["ged"]
         if "blimp" in analyses:
             with progress.step("blimp: minimal pairs"):
-                results["blimp"] = blimp.run_blimp(pretrained.model, tokenizer, inputs["blimp"], staging,
-                                                   max_seq_length, generator)
+                results["blimp"] = blimp.run_blimp(
+                    pretrained.model, tokenizer, inputs["blimp"], staging, max_seq_length, generator
+                )
         if "representations" in analyses:
             models, tokenizers = {"checkpoint": pretrained.model.backbone}, {"checkpoint": tokenizer}
             if compared is not None:
@@ -223,7 +306,8 @@ def run_analyses(init_checkpoint, data_dir, output_dir, analyses=None, max_seq_l
                 tokenizers["compare"] = compared.tokenizer()
             with progress.step("representations: anisotropy, POS probes and CKA by layer"):
                 results["representations"] = representations.run_representations(
-                    models, tokenizers, inputs["corpora"], staging, max_seq_length, representation_words, seed)
+                    models, tokenizers, inputs["corpora"], staging, max_seq_length, representation_words, seed
+                )
         atomic_write_json(os.path.join(staging, "results.json"), results)
         atomic_write_text(os.path.join(staging, "report.md"), report(results))
     return results

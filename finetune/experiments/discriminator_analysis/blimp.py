@@ -32,8 +32,10 @@ def read_pairs(data_dir, pairs_per_paradigm=None, encoding="utf-8", encoding_err
     decoded with `encoding` / `encoding_errors` (see `electra_tf.text_files`)."""
     paths = sorted(glob.glob(os.path.join(blimp_dir(data_dir), "*.jsonl")))
     if not paths:
-        raise DataError(f"{blimp_dir(data_dir)} holds no BLiMP .jsonl file: data_dir must hold blimp/<paradigm>.jsonl",
-                        arguments=("data_dir",))
+        raise DataError(
+            f"{blimp_dir(data_dir)} holds no BLiMP .jsonl file: data_dir must hold blimp/<paradigm>.jsonl",
+            arguments=("data_dir",),
+        )
     pairs = []
     for path in paths:
         kept = 0
@@ -46,8 +48,7 @@ def read_pairs(data_dir, pairs_per_paradigm=None, encoding="utf-8", encoding_err
                 record = json.loads(line)
                 pairs.append((record["UID"], str(record["pairID"]), record["sentence_good"], record["sentence_bad"]))
             except (ValueError, KeyError) as error:
-                raise DataError(f"{path} line {number} is not a BLiMP pair ({type(error).__name__}: {error})") \
-                    from None
+                raise DataError(f"{path} line {number} is not a BLiMP pair ({type(error).__name__}: {error})") from None
             kept += 1
     return pairs
 
@@ -58,14 +59,25 @@ def run_blimp(discriminator, tokenizer, pairs, output_dir, max_seq_length=128, g
     from electra_tf.scoring import pseudo_log_likelihoods, score_texts  # TensorFlow: imported to score
 
     texts = [text for _, _, good, bad in pairs for text in (good, bad)]
-    columns = {"score": [result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length,
-                                                                   batch_size=128)]}
+    columns = {
+        "score": [
+            result["score"] for result in score_texts(discriminator, tokenizer, texts, max_seq_length, batch_size=128)
+        ]
+    }
     if generator is not None:
         columns["pll"] = pseudo_log_likelihoods(generator, tokenizer, texts, max_seq_length).tolist()
-    records = [{"paradigm": paradigm, "pair_id": pair_id,
-                **{f"{name}_{side}": values[2 * index + offset] for name, values in columns.items()
-                   for offset, side in enumerate(("good", "bad"))}}
-               for index, (paradigm, pair_id, _, _) in enumerate(pairs)]
+    records = [
+        {
+            "paradigm": paradigm,
+            "pair_id": pair_id,
+            **{
+                f"{name}_{side}": values[2 * index + offset]
+                for name, values in columns.items()
+                for offset, side in enumerate(("good", "bad"))
+            },
+        }
+        for index, (paradigm, pair_id, _, _) in enumerate(pairs)
+    ]
     path = os.path.join(output_dir, PAIRS_FILE)
     atomic_write_json_lines(path, records)
     return results_from_pairs(path)
@@ -83,8 +95,13 @@ def results_from_pairs(path):
     for suffix, by_paradigm in correct.items():
         if by_paradigm:
             every = [value for values in by_paradigm.values() for value in values]
-            results.update({f"accuracy{suffix}": float(np.mean(every)),
-                            f"by_paradigm{suffix}": {paradigm: float(np.mean(values))
-                                                     for paradigm, values in sorted(by_paradigm.items())}})
+            results.update(
+                {
+                    f"accuracy{suffix}": float(np.mean(every)),
+                    f"by_paradigm{suffix}": {
+                        paradigm: float(np.mean(values)) for paradigm, values in sorted(by_paradigm.items())
+                    },
+                }
+            )
     results["num_pairs"] = sum(len(values) for values in correct[""].values())
     return results

@@ -35,17 +35,29 @@ def corrupt(generator, inputs, seed=0, batch_size=64):
     rng = np.random.default_rng(seed)
     outputs = {name: [] for name in ("token_ids", "chosen", "replaced")}
     for start in range(0, num_windows, batch_size):
-        ids = tf.constant(token_ids[start:start + batch_size])
-        padding = tf.constant(np.asarray(inputs["padding_mask"][start:start + batch_size], np.int32))
+        ids = tf.constant(token_ids[start : start + batch_size])
+        padding = tf.constant(np.asarray(inputs["padding_mask"][start : start + batch_size], np.int32))
         rows = ids.shape[0]
         masked = mask_inputs(
-            ids, padding, tf.constant(rng.random((rows, length), np.float32)),
-            tf.constant(rng.random((rows, max_predictions), np.float32)), mask_prob=config.mask_prob,
-            max_predictions=max_predictions, mask_token_fraction=config.mask_token_fraction, mask_id=config.mask_id,
-            special_ids=(config.cls_id, config.sep_id, config.mask_id))
-        logits = generator({"token_ids": masked.input_ids,
-                            "segment_ids": tf.constant(inputs["segment_ids"][start:start + batch_size]),
-                            "padding_mask": padding, "mask_positions": masked.masked_lm_positions}, training=False)
+            ids,
+            padding,
+            tf.constant(rng.random((rows, length), np.float32)),
+            tf.constant(rng.random((rows, max_predictions), np.float32)),
+            mask_prob=config.mask_prob,
+            max_predictions=max_predictions,
+            mask_token_fraction=config.mask_token_fraction,
+            mask_id=config.mask_id,
+            special_ids=(config.cls_id, config.sep_id, config.mask_id),
+        )
+        logits = generator(
+            {
+                "token_ids": masked.input_ids,
+                "segment_ids": tf.constant(inputs["segment_ids"][start : start + batch_size]),
+                "padding_mask": padding,
+                "mask_positions": masked.masked_lm_positions,
+            },
+            training=False,
+        )
         noise = tf.constant(rng.random((rows, max_predictions, logits.shape[-1]), np.float32))
         sampled = gumbel_max_sample(logits, noise, config.temperature)
         corrupted, labels = replace_tokens(ids, sampled, masked.masked_lm_positions, masked.masked_lm_weights)

@@ -32,8 +32,7 @@ from finetune.experiments.discriminator_analysis.pos import bootstrap_ci
 from finetune.experiments.discriminator_analysis.word_scores import word_logits
 
 WORDS_FILE = "switchboard_words.jsonl"
-BRACE_CLASSES = {"F": "filled_pause", "E": "editing_term", "D": "discourse_marker", "C": "conjunction",
-                 "A": "aside"}
+BRACE_CLASSES = {"F": "filled_pause", "E": "editing_term", "D": "discourse_marker", "C": "conjunction", "A": "aside"}
 DISFLUENT = ("reparandum", "filled_pause", "editing_term")
 CLASSES = ("fluent",) + DISFLUENT + ("discourse_marker", "conjunction", "aside")
 TURN = re.compile(r"^([AB]\.\d+):\s?(.*)$")
@@ -88,8 +87,11 @@ def tagged_words(text):
 def check_switchboard(data_dir):
     for path in switchboard_paths(data_dir):
         if not os.path.isfile(path):
-            raise DataError(f"{path} does not exist: data_dir must hold tagging/switchboard/{{tagged,disfluency}} "
-                            "(the NLTK Switchboard sample)", arguments=("data_dir",))
+            raise DataError(
+                f"{path} does not exist: data_dir must hold tagging/switchboard/{{tagged,disfluency}} "
+                "(the NLTK Switchboard sample)",
+                arguments=("data_dir",),
+            )
 
 
 def _turns(path, encoding, encoding_errors):
@@ -99,8 +101,10 @@ def _turns(path, encoding, encoding_errors):
         if match:
             turns.append((number, match.group(1), match.group(2)))
     if not turns:
-        raise DataError(f"{path} holds no 'A.n:' / 'B.n:' turn: data_dir must hold the NLTK Switchboard sample",
-                        arguments=("data_dir",))
+        raise DataError(
+            f"{path} holds no 'A.n:' / 'B.n:' turn: data_dir must hold the NLTK Switchboard sample",
+            arguments=("data_dir",),
+        )
     return turns
 
 
@@ -110,8 +114,9 @@ def read_switchboard(data_dir, max_turns=None, encoding="utf-8", encoding_errors
     decoded with `encoding` / `encoding_errors` (see `electra_tf.text_files`)."""
     check_switchboard(data_dir)
     tagged_path, markup_path = switchboard_paths(data_dir)
-    tagged = [(number, turn, *tagged_words(text))
-              for number, turn, text in _turns(tagged_path, encoding, encoding_errors)]
+    tagged = [
+        (number, turn, *tagged_words(text)) for number, turn, text in _turns(tagged_path, encoding, encoding_errors)
+    ]
     markup = [markup_classes(text) for _, _, text in _turns(markup_path, encoding, encoding_errors)]
     tagged_spellings = [spelling("".join(words)) for _, _, words, _ in tagged]
     matcher = difflib.SequenceMatcher(None, tagged_spellings, [spelled for spelled, _ in markup], autojunk=False)
@@ -139,47 +144,76 @@ def scored_words(discriminator, tokenizer, turns, max_seq_length=128):
 
     sentences = [TaggedSentence(turn["words"], turn["tags"], "switchboard", turn["line"]) for turn in turns]
     logits = word_logits(discriminator, tokenizer, sentences, max_seq_length)
-    return [{"line": turn["line"], "turn": turn["turn"], "word_index": index, "word": word, "tag": tag,
-             "disfluency": word_class, "p_replaced": float(detection_metrics.sigmoid(logit))}
-            for turn, turn_logits in zip(turns, logits)
-            for index, (word, tag, word_class, logit) in enumerate(zip(turn["words"], turn["tags"], turn["classes"],
-                                                                        turn_logits))]
+    return [
+        {
+            "line": turn["line"],
+            "turn": turn["turn"],
+            "word_index": index,
+            "word": word,
+            "tag": tag,
+            "disfluency": word_class,
+            "p_replaced": float(detection_metrics.sigmoid(logit)),
+        }
+        for turn, turn_logits in zip(turns, logits)
+        for index, (word, tag, word_class, logit) in enumerate(
+            zip(turn["words"], turn["tags"], turn["classes"], turn_logits)
+        )
+    ]
 
 
 def _auroc_with_interval(labels, p, num_resamples, seed):
     if not 0 < labels.sum() < len(labels):
         return None, [None, None]
-    return (float(detection_metrics.auroc(labels, p)),
-            bootstrap_ci(detection_metrics.auroc, [labels, p], num_resamples, seed))
+    return (
+        float(detection_metrics.auroc(labels, p)),
+        bootstrap_ci(detection_metrics.auroc, [labels, p], num_resamples, seed),
+    )
 
 
 def _against_fluent(p_class, p_fluent, num_resamples, seed):
     labels = np.concatenate([np.ones(len(p_class)), np.zeros(len(p_fluent))])
     auroc, interval = _auroc_with_interval(labels, np.concatenate([p_class, p_fluent]), num_resamples, seed)
     flagged = (p_class > 0.5).astype(np.float64)
-    return {"words": int(len(p_class)), "mean_p_replaced": float(np.mean(p_class)),
-            "flagged_rate": float(np.mean(flagged)),
-            "flagged_rate_ci": bootstrap_ci(np.mean, [flagged], num_resamples, seed),
-            "auroc_vs_fluent": auroc, "auroc_vs_fluent_ci": interval}
+    return {
+        "words": int(len(p_class)),
+        "mean_p_replaced": float(np.mean(p_class)),
+        "flagged_rate": float(np.mean(flagged)),
+        "flagged_rate_ci": bootstrap_ci(np.mean, [flagged], num_resamples, seed),
+        "auroc_vs_fluent": auroc,
+        "auroc_vs_fluent_ci": interval,
+    }
 
 
 def summary(records, num_unaligned=0, num_resamples=200, seed=0, min_words=20):
     """{"turns", "turns_unaligned", "by_class", "disfluent", "by_tag"} of the per-word records (see module doc)."""
     classed = [record for record in records if record["disfluency"] is not None]
-    p_by_class = {name: np.array([record["p_replaced"] for record in classed if record["disfluency"] == name])
-                  for name in CLASSES}
+    p_by_class = {
+        name: np.array([record["p_replaced"] for record in classed if record["disfluency"] == name]) for name in CLASSES
+    }
     p_fluent = p_by_class["fluent"]
     if not len(p_fluent):
-        raise DataError("no fluent Switchboard word was aligned: the tagged and disfluency files do not spell the "
-                        "same turns", arguments=("data_dir",))
-    results = {"turns": len({record["line"] for record in records}), "turns_unaligned": num_unaligned,
-               "words": len(classed),
-               "by_class": {name: _against_fluent(values, p_fluent, num_resamples, seed)
-                            for name, values in p_by_class.items() if name != "fluent" and len(values)},
-               "disfluent": _against_fluent(np.concatenate([p_by_class[name] for name in DISFLUENT]), p_fluent,
-                                            num_resamples, seed)}
-    results["by_class"]["fluent"] = {"words": int(len(p_fluent)), "mean_p_replaced": float(np.mean(p_fluent)),
-                                     "flagged_rate": float(np.mean(p_fluent > 0.5))}
+        raise DataError(
+            "no fluent Switchboard word was aligned: the tagged and disfluency files do not spell the same turns",
+            arguments=("data_dir",),
+        )
+    results = {
+        "turns": len({record["line"] for record in records}),
+        "turns_unaligned": num_unaligned,
+        "words": len(classed),
+        "by_class": {
+            name: _against_fluent(values, p_fluent, num_resamples, seed)
+            for name, values in p_by_class.items()
+            if name != "fluent" and len(values)
+        },
+        "disfluent": _against_fluent(
+            np.concatenate([p_by_class[name] for name in DISFLUENT]), p_fluent, num_resamples, seed
+        ),
+    }
+    results["by_class"]["fluent"] = {
+        "words": int(len(p_fluent)),
+        "mean_p_replaced": float(np.mean(p_fluent)),
+        "flagged_rate": float(np.mean(p_fluent > 0.5)),
+    }
     by_tag = {}
     for record in classed:
         if record["disfluency"] == "fluent" or record["disfluency"] in DISFLUENT:
@@ -192,9 +226,14 @@ def summary(records, num_unaligned=0, num_resamples=200, seed=0, min_words=20):
         fluent, disfluent = np.array(groups["fluent"]), np.array(groups["disfluent"])
         labels = np.concatenate([np.ones(len(disfluent)), np.zeros(len(fluent))])
         auroc, interval = _auroc_with_interval(labels, np.concatenate([disfluent, fluent]), num_resamples, seed)
-        results["by_tag"][tag] = {"fluent_words": len(fluent), "disfluent_words": len(disfluent),
-                                  "mean_p_fluent": float(np.mean(fluent)),
-                                  "mean_p_disfluent": float(np.mean(disfluent)), "auroc": auroc, "auroc_ci": interval}
+        results["by_tag"][tag] = {
+            "fluent_words": len(fluent),
+            "disfluent_words": len(disfluent),
+            "mean_p_fluent": float(np.mean(fluent)),
+            "mean_p_disfluent": float(np.mean(disfluent)),
+            "auroc": auroc,
+            "auroc_ci": interval,
+        }
     return results
 
 

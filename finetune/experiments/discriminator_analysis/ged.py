@@ -28,8 +28,12 @@ def read_splits(data_dir, max_sentences=None, encoding="utf-8", encoding_errors=
     (a slice for quick runs)."""
     from finetune.tagging.readers import read_fce
 
-    return {split: read_fce(fce_path(data_dir, split), argument="data_dir", encoding=encoding,
-                            encoding_errors=encoding_errors)[:max_sentences] for split in SPLITS}
+    return {
+        split: read_fce(
+            fce_path(data_dir, split), argument="data_dir", encoding=encoding, encoding_errors=encoding_errors
+        )[:max_sentences]
+        for split in SPLITS
+    }
 
 
 def scored_words(discriminator, tokenizer, splits, max_seq_length=128):
@@ -39,11 +43,18 @@ def scored_words(discriminator, tokenizer, splits, max_seq_length=128):
     for split, sentences in splits.items():
         logits = word_logits(discriminator, tokenizer, sentences, max_seq_length)
         records[split] = [
-            {"split": split, "sentence_id": sentence_id, "word_index": index, "word": word, "label": LABELS[tag],
-             "logit": float(logit)}
+            {
+                "split": split,
+                "sentence_id": sentence_id,
+                "word_index": index,
+                "word": word,
+                "label": LABELS[tag],
+                "logit": float(logit),
+            }
             for sentence_id, (sentence, sentence_logits) in enumerate(zip(sentences, logits))
             for index, (word, tag, logit) in enumerate(zip(sentence.words, sentence.tags, sentence_logits))
-            if tag in LABELS]
+            if tag in LABELS
+        ]
     return records
 
 
@@ -52,23 +63,31 @@ def calibrate(records):
     logits, the threshold on (uncalibrated) p(replaced) maximising F0.5 of the error class."""
     labels, logits = _arrays(records["dev"])
     temperature = detection_metrics.fit_temperature(labels, logits)
-    threshold, _, _, _ = detection_metrics.best_threshold(labels, detection_metrics.apply_temperature(logits, 1.0),
-                                                          beta=0.5)
+    threshold, _, _, _ = detection_metrics.best_threshold(
+        labels, detection_metrics.apply_temperature(logits, 1.0), beta=0.5
+    )
     return temperature, threshold
 
 
 def summary(labels, p_replaced, p_calibrated, threshold, temperature):
     """The reported measures of one split (fractions, not percentages)."""
-    precision, recall, f0_5 = detection_metrics.precision_recall_fbeta(labels, (p_replaced >= threshold).astype(int),
-                                                                       beta=0.5)
-    return {"precision": precision, "recall": recall, "f0_5": f0_5,
-            "auroc": detection_metrics.auroc(labels, p_replaced),
-            "average_precision": detection_metrics.average_precision(labels, p_replaced),
-            "brier": detection_metrics.brier(labels, p_replaced),
-            "ece": detection_metrics.expected_calibration_error(labels, p_replaced),
-            "ece_calibrated": detection_metrics.expected_calibration_error(labels, p_calibrated),
-            "threshold": float(threshold), "temperature": float(temperature),
-            "num_words": int(len(labels)), "error_rate": float(np.mean(labels))}
+    precision, recall, f0_5 = detection_metrics.precision_recall_fbeta(
+        labels, (p_replaced >= threshold).astype(int), beta=0.5
+    )
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f0_5": f0_5,
+        "auroc": detection_metrics.auroc(labels, p_replaced),
+        "average_precision": detection_metrics.average_precision(labels, p_replaced),
+        "brier": detection_metrics.brier(labels, p_replaced),
+        "ece": detection_metrics.expected_calibration_error(labels, p_replaced),
+        "ece_calibrated": detection_metrics.expected_calibration_error(labels, p_calibrated),
+        "threshold": float(threshold),
+        "temperature": float(temperature),
+        "num_words": int(len(labels)),
+        "error_rate": float(np.mean(labels)),
+    }
 
 
 def run_ged(discriminator, tokenizer, splits, output_dir, max_seq_length=128):
@@ -81,8 +100,9 @@ def run_ged(discriminator, tokenizer, splits, output_dir, max_seq_length=128):
             logit = record.pop("logit")
             record["p_replaced"] = float(detection_metrics.apply_temperature(np.array([logit]), 1.0)[0])
             record["p_calibrated"] = float(detection_metrics.apply_temperature(np.array([logit]), temperature)[0])
-    atomic_write_json_lines(os.path.join(output_dir, TOKENS_FILE),
-                            [record for split in SPLITS for record in records[split]])
+    atomic_write_json_lines(
+        os.path.join(output_dir, TOKENS_FILE), [record for split in SPLITS for record in records[split]]
+    )
     results = results_from_tokens(os.path.join(output_dir, TOKENS_FILE), threshold, temperature)
     plot_reliability(os.path.join(output_dir, "ged_reliability.png"), records["test"] or records["dev"])
     return results

@@ -25,8 +25,9 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
     from electra_tf.data.pretraining_dataset import corrupt_records_reported, make_pretraining_dataset
 
     config = generator.electra_config
-    dataset = make_pretraining_dataset(file_patterns, max_seq_length, BATCH_SIZE, is_training=False,
-                                       argument="heldout_tfrecords")
+    dataset = make_pretraining_dataset(
+        file_patterns, max_seq_length, BATCH_SIZE, is_training=False, argument="heldout_tfrecords"
+    )
     pieces, windows = [], 0
     with corrupt_records_reported({"heldout_tfrecords": file_patterns}):
         batches = [batch for _, batch in zip(range(-(-max_windows // BATCH_SIZE)), dataset)]
@@ -34,19 +35,30 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
         if windows >= max_windows:
             break
         keep = max_windows - windows
-        inputs = {"token_ids": batch["input_ids"].numpy()[:keep], "segment_ids": batch["segment_ids"].numpy()[:keep],
-                  "padding_mask": batch["input_mask"].numpy()[:keep]}
+        inputs = {
+            "token_ids": batch["input_ids"].numpy()[:keep],
+            "segment_ids": batch["segment_ids"].numpy()[:keep],
+            "padding_mask": batch["input_mask"].numpy()[:keep],
+        }
         corruption = corrupt(generator, inputs, seed=seed * 100003 + batch_index)
         p = detection_metrics.sigmoid(window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids}))
         scored = (inputs["padding_mask"] == 1) & ~np.isin(inputs["token_ids"], (config.cls_id, config.sep_id))
         for row, position in zip(*np.nonzero(scored)):
-            pieces.append({"window": windows + int(row), "position": int(position),
-                           "replaced": int(corruption.replaced[row, position]), "p_replaced": float(p[row, position])})
+            pieces.append(
+                {
+                    "window": windows + int(row),
+                    "position": int(position),
+                    "replaced": int(corruption.replaced[row, position]),
+                    "p_replaced": float(p[row, position]),
+                }
+            )
         windows += len(inputs["token_ids"])
     if windows < 2:
-        raise DataError(f"{file_patterns}: fewer than {BATCH_SIZE} records; heldout_tfrecords needs held-out "
-                        "pre-training shards (electra-build-data output)",
-                        arguments=("heldout_tfrecords",))
+        raise DataError(
+            f"{file_patterns}: fewer than {BATCH_SIZE} records; heldout_tfrecords needs held-out "
+            "pre-training shards (electra-build-data output)",
+            arguments=("heldout_tfrecords",),
+        )
     path = os.path.join(output_dir, PIECES_FILE)
     atomic_write_json_lines(path, pieces)
     return summary_from_pieces(path)
@@ -54,6 +66,8 @@ def run_heldout(discriminator, generator, file_patterns, output_dir, max_seq_len
 
 def summary_from_pieces(path):
     pieces = read_json_lines(path)
-    return split_calibration(np.array([piece["replaced"] for piece in pieces]),
-                             np.array([piece["p_replaced"] for piece in pieces]),
-                             np.array([piece["window"] for piece in pieces]))
+    return split_calibration(
+        np.array([piece["replaced"] for piece in pieces]),
+        np.array([piece["p_replaced"] for piece in pieces]),
+        np.array([piece["window"] for piece in pieces]),
+    )

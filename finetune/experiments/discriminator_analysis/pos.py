@@ -31,18 +31,26 @@ EWT_SPLITS = ("dev", "test")
 def corpus_paths(data_dir):
     """{corpus: files} of the POS corpora under `data_dir`."""
     tagging = os.path.join(data_dir, "tagging")
-    return {"ptb": sorted(glob.glob(os.path.join(tagging, "ptb_sample", "tagged", "*.pos"))),
-            "ewt": [os.path.join(tagging, "ud_english_ewt", f"en_ewt-ud-{split}.conllu") for split in EWT_SPLITS]}
+    return {
+        "ptb": sorted(glob.glob(os.path.join(tagging, "ptb_sample", "tagged", "*.pos"))),
+        "ewt": [os.path.join(tagging, "ud_english_ewt", f"en_ewt-ud-{split}.conllu") for split in EWT_SPLITS],
+    }
 
 
 def check_corpora(data_dir):
     for name, paths in corpus_paths(data_dir).items():
         missing = [path for path in paths if not os.path.isfile(path)] if paths else [name]
         if missing:
-            where = ("tagging/ptb_sample/tagged/*.pos" if name == "ptb"
-                     else "tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu")
-            raise DataError(f"{os.path.join(data_dir, where)}: not found ({missing[0]}); data_dir must hold the "
-                            "Penn Treebank sample and UD English-EWT", arguments=("data_dir",))
+            where = (
+                "tagging/ptb_sample/tagged/*.pos"
+                if name == "ptb"
+                else "tagging/ud_english_ewt/en_ewt-ud-{dev,test}.conllu"
+            )
+            raise DataError(
+                f"{os.path.join(data_dir, where)}: not found ({missing[0]}); data_dir must hold the "
+                "Penn Treebank sample and UD English-EWT",
+                arguments=("data_dir",),
+            )
 
 
 def read_corpora(data_dir, encoding="utf-8", encoding_errors="strict"):
@@ -70,9 +78,11 @@ def scored_words(discriminator, generator, tokenizer, corpora, max_seq_length=12
         if generator is not None:
             corruption = corrupt(generator, inputs, seed=seed)
             corrupted = window_logits(discriminator, {**inputs, "token_ids": corruption.token_ids})
-            columns.update(masked=per_sentence(features, corruption.chosen),
-                           replaced=per_sentence(features, corruption.replaced),
-                           p_corrupted=per_sentence(features, detection_metrics.sigmoid(corrupted)))
+            columns.update(
+                masked=per_sentence(features, corruption.chosen),
+                replaced=per_sentence(features, corruption.replaced),
+                p_corrupted=per_sentence(features, detection_metrics.sigmoid(corrupted)),
+            )
         for sentence_id, sentence in enumerate(sentences):
             for index, (word, tag) in enumerate(zip(sentence.words, sentence.tags)):
                 record = {"corpus": corpus, "sentence_id": sentence_id, "word_index": index, "word": word, "tag": tag}
@@ -106,9 +116,12 @@ def tag_summary(records, num_resamples=200, seed=0, min_words=20):
             if len(rows) < min_words:
                 continue
             false_positive = np.array([row["p_clean"] > 0.5 for row in rows], np.float64)
-            measures = {"words": len(rows), "mean_p_clean": float(np.mean([row["p_clean"] for row in rows])),
-                        "false_positive_rate": float(np.mean(false_positive)),
-                        "false_positive_rate_ci": bootstrap_ci(np.mean, [false_positive], num_resamples, seed)}
+            measures = {
+                "words": len(rows),
+                "mean_p_clean": float(np.mean([row["p_clean"] for row in rows])),
+                "false_positive_rate": float(np.mean(false_positive)),
+                "false_positive_rate_ci": bootstrap_ci(np.mean, [false_positive], num_resamples, seed),
+            }
             if "replaced" in rows[0]:
                 masked = np.array([row["masked"] for row in rows])
                 replaced = np.array([row["replaced"] for row in rows], np.float64)
@@ -116,12 +129,15 @@ def tag_summary(records, num_resamples=200, seed=0, min_words=20):
                 auroc = _auroc_or_nan(replaced, p_corrupted)
                 equal = masked.astype(bool) & (replaced == 0)
                 measures.update(
-                    masked=int(masked.sum()), replaced_rate=float(np.mean(replaced)),
+                    masked=int(masked.sum()),
+                    replaced_rate=float(np.mean(replaced)),
                     replaced_rate_ci=bootstrap_ci(np.mean, [replaced], num_resamples, seed),
                     sample_equals_original=float(equal.sum() / masked.sum()) if masked.sum() else None,
                     auroc=None if np.isnan(auroc) else float(auroc),
                     auroc_ci=bootstrap_ci(detection_metrics.auroc, [replaced, p_corrupted], num_resamples, seed)
-                    if auroc == auroc else [None, None])
+                    if auroc == auroc
+                    else [None, None],
+                )
             summary[tag] = measures
         results[corpus] = summary
     return results
@@ -133,9 +149,11 @@ def calibration_summary(records):
     results = {}
     for corpus in dict.fromkeys(record["corpus"] for record in records):
         rows = [record for record in records if record["corpus"] == corpus]
-        results[corpus] = split_calibration(np.array([row["replaced"] for row in rows]),
-                                            np.array([row["p_corrupted"] for row in rows]),
-                                            np.array([row["sentence_id"] for row in rows]))
+        results[corpus] = split_calibration(
+            np.array([row["replaced"] for row in rows]),
+            np.array([row["p_corrupted"] for row in rows]),
+            np.array([row["sentence_id"] for row in rows]),
+        )
     return results
 
 
@@ -145,9 +163,16 @@ def split_calibration(labels, p, groups):
     fit = groups % 2 == 0
     temperature = detection_metrics.fit_temperature(labels[fit], _logit(p[fit]))
     threshold = detection_metrics.best_threshold(labels[fit], p[fit], beta=0.5)[0]
-    return {half: ged.summary(labels[rows], p[rows], detection_metrics.apply_temperature(_logit(p[rows]), temperature),
-                              threshold, temperature)
-            for half, rows in (("fit", fit), ("held_out", ~fit))}
+    return {
+        half: ged.summary(
+            labels[rows],
+            p[rows],
+            detection_metrics.apply_temperature(_logit(p[rows]), temperature),
+            threshold,
+            temperature,
+        )
+        for half, rows in (("fit", fit), ("held_out", ~fit))
+    }
 
 
 def _logit(p):

@@ -51,7 +51,7 @@ def word_states(backbone, tokenizer, sentences, max_seq_length=128, batch_size=6
     for rows, batch in length_sorted_batches(inputs, batch_size):
         states = np.stack([np.asarray(state) for state in backbone.hidden_states(batch, training=False)])
         for offset, row in enumerate(rows):
-            positions = features.word_positions[row, :features.windows[row][2]]
+            positions = features.word_positions[row, : features.windows[row][2]]
             by_window[row] = states[:, offset, positions]  # [layers, words of the window, hidden]
     return np.concatenate(by_window, axis=1).astype(np.float32)
 
@@ -100,8 +100,13 @@ def run_representations(models, tokenizers, corpora, output_dir, max_seq_length=
     (`pos.read_corpora`, none empty), of which the first `max_words` words are read. Writes `probe_predictions.jsonl`
     and `representations_cka.png`; returns {"words", "most_frequent_tag", "by_model", "cka"}."""
     corpora = {corpus: first_sentences(sentences, max_words) for corpus, sentences in corpora.items()}
-    states = {name: {corpus: word_states(backbone, tokenizers[name], sentences, max_seq_length)
-                     for corpus, sentences in corpora.items()} for name, backbone in models.items()}
+    states = {
+        name: {
+            corpus: word_states(backbone, tokenizers[name], sentences, max_seq_length)
+            for corpus, sentences in corpora.items()
+        }
+        for name, backbone in models.items()
+    }
     results = {"words": {}, "most_frequent_tag": {}}
     predictions = []
     for corpus, sentences in corpora.items():
@@ -109,26 +114,48 @@ def run_representations(models, tokenizers, corpora, output_dir, max_seq_length=
         train = sentence_ids % 2 == 0
         lowered = np.array([word.lower() for word in words], dtype=object)
         results["words"][corpus] = {"train": int(train.sum()), "test": int((~train).sum())}
-        results["most_frequent_tag"][corpus] = most_frequent_tag_accuracy(lowered[train], tags[train],
-                                                                          lowered[~train], tags[~train])
+        results["most_frequent_tag"][corpus] = most_frequent_tag_accuracy(
+            lowered[train], tags[train], lowered[~train], tags[~train]
+        )
         for name in models:
             for layer, vectors in enumerate(states[name][corpus]):
                 predicted = probe(vectors[train], tags[train], vectors[~train], seed)
-                predictions += [{"model": name, "layer": layer, "corpus": corpus, "sentence_id": int(sentence),
-                                 "word_index": int(position), "word": word, "tag": tag, "predicted": guess}
-                                for sentence, position, word, tag, guess in zip(
-                                    sentence_ids[~train], word_indices[~train], words[~train], tags[~train],
-                                    predicted)]
+                predictions += [
+                    {
+                        "model": name,
+                        "layer": layer,
+                        "corpus": corpus,
+                        "sentence_id": int(sentence),
+                        "word_index": int(position),
+                        "word": word,
+                        "tag": tag,
+                        "predicted": guess,
+                    }
+                    for sentence, position, word, tag, guess in zip(
+                        sentence_ids[~train], word_indices[~train], words[~train], tags[~train], predicted
+                    )
+                ]
     path = os.path.join(output_dir, PREDICTIONS_FILE)
     atomic_write_json_lines(path, predictions)
     accuracies = probe_accuracies(path)
     pooled = {name: np.concatenate([states[name][corpus] for corpus in corpora], axis=1) for name in models}
-    results["by_model"] = {name: [{"layer": layer, "anisotropy": anisotropy(vectors, NUM_PAIRS, seed),
-                                   "probe_accuracy": accuracies[name][layer]}
-                                  for layer, vectors in enumerate(pooled[name])] for name in models}
+    results["by_model"] = {
+        name: [
+            {
+                "layer": layer,
+                "anisotropy": anisotropy(vectors, NUM_PAIRS, seed),
+                "probe_accuracy": accuracies[name][layer],
+            }
+            for layer, vectors in enumerate(pooled[name])
+        ]
+        for name in models
+    }
     names = list(models)
-    results["cka"] = {f"{first}|{second}": [[linear_cka(x, y) for y in pooled[second]] for x in pooled[first]]
-                      for index, first in enumerate(names) for second in names[index:]}
+    results["cka"] = {
+        f"{first}|{second}": [[linear_cka(x, y) for y in pooled[second]] for x in pooled[first]]
+        for index, first in enumerate(names)
+        for second in names[index:]
+    }
     plot_cka(os.path.join(output_dir, "representations_cka.png"), results["cka"])
     return results
 
@@ -137,10 +164,16 @@ def probe_accuracies(path):
     """{model: {layer: {corpus: accuracy}}} recomputed from a `probe_predictions.jsonl` file."""
     hits = {}
     for record in read_json_lines(path):
-        hits.setdefault(record["model"], {}).setdefault(record["layer"], {}).setdefault(
-            record["corpus"], []).append(record["tag"] == record["predicted"])
-    return {model: {layer: {corpus: float(np.mean(values)) for corpus, values in by_corpus.items()}
-                    for layer, by_corpus in by_layer.items()} for model, by_layer in hits.items()}
+        hits.setdefault(record["model"], {}).setdefault(record["layer"], {}).setdefault(record["corpus"], []).append(
+            record["tag"] == record["predicted"]
+        )
+    return {
+        model: {
+            layer: {corpus: float(np.mean(values)) for corpus, values in by_corpus.items()}
+            for layer, by_corpus in by_layer.items()
+        }
+        for model, by_layer in hits.items()
+    }
 
 
 def plot_cka(path, cka):

@@ -18,7 +18,7 @@ def length_sorted_batches(inputs, batch_size=64):
     lengths = np.sum(np.asarray(inputs["padding_mask"]), axis=1)
     order = np.argsort(lengths, kind="stable")
     for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
+        rows = order[start : start + batch_size]
         length = max(1, int(lengths[rows].max()))
         yield rows, {name: np.asarray(inputs[name])[rows, :length] for name in BACKBONE_INPUTS}
 
@@ -29,7 +29,7 @@ def window_logits(discriminator, inputs, batch_size=64):
     logits = np.zeros(np.shape(inputs["token_ids"]), np.float64)
     for rows, batch in length_sorted_batches(inputs, batch_size):
         values = np.asarray(discriminator(batch, training=False), np.float64)
-        logits[rows, :values.shape[1]] = values
+        logits[rows, : values.shape[1]] = values
     return logits
 
 

@@ -12,8 +12,10 @@ from finetune.experiments.rerank.wer import corpus_wer
 
 # Scale-free grids: the scorers' and recognisers' scores differ by orders of magnitude from one another.
 LM_WEIGHTS = (0.0, *np.round(10.0 ** np.arange(-3.0, 3.01, 0.25), 6))
-LENGTH_WEIGHTS = (0.0, *(sign * weight for weight in np.round(10.0 ** np.arange(-3.0, 1.01, 0.5), 6)
-                         for sign in (1.0, -1.0)))
+LENGTH_WEIGHTS = (
+    0.0,
+    *(sign * weight for weight in np.round(10.0 ** np.arange(-3.0, 1.01, 0.5), 6) for sign in (1.0, -1.0)),
+)
 
 
 def development_half(count):
@@ -30,14 +32,16 @@ def padded(rows, fill):
     """A [utterances, longest list] float64 array of the ragged `rows`, `fill` past each row's end."""
     table = np.full((len(rows), max(len(row) for row in rows)), fill, np.float64)
     for index, row in enumerate(rows):
-        table[index, :len(row)] = row
+        table[index, : len(row)] = row
     return table
 
 
 def recogniser_evidence(utterances):
     """Per utterance, its hypotheses' scores in the file where it has them, else their negated ranks."""
-    return [list(utterance.scores) if utterance.scores is not None else [-rank for rank in range(len(
-        utterance.hypotheses))] for utterance in utterances]
+    return [
+        list(utterance.scores) if utterance.scores is not None else [-rank for rank in range(len(utterance.hypotheses))]
+        for utterance in utterances
+    ]
 
 
 def choose(lm_scores, evidence, lengths, lm_weight, length_weight):

@@ -28,13 +28,21 @@ def corpus_files(path):
     if os.path.isfile(path):
         return [path]
     if not os.path.isdir(path):
-        raise DataError(f"overlap_corpus={path} does not exist: pass a corpus file or a directory of them",
-                        arguments=("overlap_corpus",))
-    files = sorted(os.path.join(root, name) for root, directories, names in os.walk(path)
-                   for name in names if not name.startswith("."))
+        raise DataError(
+            f"overlap_corpus={path} does not exist: pass a corpus file or a directory of them",
+            arguments=("overlap_corpus",),
+        )
+    files = sorted(
+        os.path.join(root, name)
+        for root, directories, names in os.walk(path)
+        for name in names
+        if not name.startswith(".")
+    )
     if not files:
-        raise DataError(f"overlap_corpus={path} holds no file: pass a corpus file or a directory of them",
-                        arguments=("overlap_corpus",))
+        raise DataError(
+            f"overlap_corpus={path} holds no file: pass a corpus file or a directory of them",
+            arguments=("overlap_corpus",),
+        )
     return files
 
 
@@ -67,7 +75,10 @@ def reference_overlap(references, corpus, min_words=8, encoding="utf-8", errors=
     report = {}
     for path in corpus_files(corpus):
         found = found_in_file(checked, path, encoding, errors)
-        report[path] = {"checked": len(checked), "found": len(found),
-                        "fraction": len(found) / len(checked) if checked else 0.0,
-                        "examples": sorted(found)[:EXAMPLES]}
+        report[path] = {
+            "checked": len(checked),
+            "found": len(found),
+            "fraction": len(found) / len(checked) if checked else 0.0,
+            "examples": sorted(found)[:EXAMPLES],
+        }
     return report

@@ -40,36 +40,59 @@ def wer_table(runs):
     hypothesis and from the length-only baseline (paired bootstrap 95 % intervals), and the scorer choosing alone."""
     columns = [(model, scorer) for model, sets in runs.items() for scorer in next(iter(sets.values()))["scorers"]]
     sets = sorted({name for model_sets in runs.values() for name in model_sets})
-    header = ["n-best file", "model", "scorer", "utterances (test)", "first", "oracle", "length only", "re-ranked",
-              "re-ranked - first", "re-ranked - length only", "scorer alone"]
+    header = [
+        "n-best file",
+        "model",
+        "scorer",
+        "utterances (test)",
+        "first",
+        "oracle",
+        "length only",
+        "re-ranked",
+        "re-ranked - first",
+        "re-ranked - length only",
+        "scorer alone",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in sets:
         for model, scorer in columns:
             summary = runs[model].get(name)
             if summary is None:
                 continue
-            row = [name, model, scorer, str(summary["utterances_test"]), _wer(summary["wer_first_test"]),
-                   _wer(summary["wer_oracle_test"]), _wer(summary.get("wer_length_only_test")),
-                   _wer(summary["wer_reranked_test"][scorer]), _interval(summary["bootstrap_test"][scorer]),
-                   _interval(summary["bootstrap_test_vs_length_only"][scorer])
-                   if "bootstrap_test_vs_length_only" in summary else "–",
-                   _wer(summary.get("wer_scorer_alone_test", {}).get(scorer))]
+            row = [
+                name,
+                model,
+                scorer,
+                str(summary["utterances_test"]),
+                _wer(summary["wer_first_test"]),
+                _wer(summary["wer_oracle_test"]),
+                _wer(summary.get("wer_length_only_test")),
+                _wer(summary["wer_reranked_test"][scorer]),
+                _interval(summary["bootstrap_test"][scorer]),
+                _interval(summary["bootstrap_test_vs_length_only"][scorer])
+                if "bootstrap_test_vs_length_only" in summary
+                else "–",
+                _wer(summary.get("wer_scorer_alone_test", {}).get(scorer)),
+            ]
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
 def cost_table(runs):
     """Per model and scorer: forward passes and milliseconds per distinct hypothesis, over every file."""
-    lines = ["| model | scorer | hypotheses | forward passes per hypothesis | ms per hypothesis |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| model | scorer | hypotheses | forward passes per hypothesis | ms per hypothesis |",
+        "|---|---|---|---|---|",
+    ]
     for model, sets in runs.items():
         for scorer in next(iter(sets.values()))["scorers"]:
             costs = [summary["cost"][scorer] for summary in sets.values()]
             hypotheses = sum(cost["distinct_hypotheses"] for cost in costs)
             passes = sum(cost["forward_passes_per_hypothesis"] * cost["distinct_hypotheses"] for cost in costs)
             seconds = sum(cost["seconds"] for cost in costs)
-            lines.append(f"| {model} | {scorer} | {hypotheses} | {passes / hypotheses:.2f} | "
-                         f"{1000 * seconds / hypotheses:.2f} |")
+            lines.append(
+                f"| {model} | {scorer} | {hypotheses} | {passes / hypotheses:.2f} | {1000 * seconds / hypotheses:.2f} |"
+            )
     return "\n".join(lines)
 
 

@@ -18,8 +18,15 @@ from finetune.experiments.rerank.nbest import read_nbest
 from finetune.experiments.rerank.wer import bootstrap_wer_difference, corpus_wer, word_errors, words
 
 
-def check_arguments(nbest, init_checkpoint, scorer_names=None, input_encoding="utf-8", encoding_errors="strict",
-                    max_utterances=None, overlap_corpus=None):
+def check_arguments(
+    nbest,
+    init_checkpoint,
+    scorer_names=None,
+    input_encoding="utf-8",
+    encoding_errors="strict",
+    max_utterances=None,
+    overlap_corpus=None,
+):
     """The checks that need neither a model nor TensorFlow; returns (format, utterances) of `nbest`."""
     from electra_tf import preflight
     from electra_tf.text_files import check_encoding
@@ -27,8 +34,9 @@ def check_arguments(nbest, init_checkpoint, scorer_names=None, input_encoding="u
 
     unknown = [name for name in scorer_names or () if name not in scorers.SCORERS]
     if unknown:
-        raise ConfigError(f"scorers={','.join(unknown)}: unknown (available: {', '.join(scorers.SCORERS)})",
-                          arguments=("scorers",))
+        raise ConfigError(
+            f"scorers={','.join(unknown)}: unknown (available: {', '.join(scorers.SCORERS)})", arguments=("scorers",)
+        )
     if max_utterances is not None and max_utterances < 1:
         raise ConfigError(f"max_utterances={max_utterances} must be at least 1", arguments=("max_utterances",))
     check_encoding(input_encoding, encoding_errors)
@@ -53,17 +61,24 @@ def load_models(init_checkpoint, scorer_names, allow_embedding_mismatch=False):
     for model_name in dict.fromkeys(scorers.SCORERS[name].model for name in names):
         needing = [name for name in names if scorers.SCORERS[name].model == model_name]
         try:
-            models[model_name] = scorers.load_model(model_name, init_checkpoint, loaded_kinds,
-                                                    allow_embedding_mismatch)
+            models[model_name] = scorers.load_model(model_name, init_checkpoint, loaded_kinds, allow_embedding_mismatch)
         except CheckpointError as error:
             if scorer_names is not None:
-                raise CheckpointError(f"scorers={','.join(needing)} needs the checkpoint's {model_name}: {error}",
-                                      arguments=("scorers", "init_checkpoint")) from None
+                raise CheckpointError(
+                    f"scorers={','.join(needing)} needs the checkpoint's {model_name}: {error}",
+                    arguments=("scorers", "init_checkpoint"),
+                ) from None
             skipped.update({name: str(error) for name in needing})
             failures.append(error)
     if not models:  # nothing to score with: the checkpoint itself is at fault
-        raise failures[0] if failures else ConfigError("no scorer can run here: " + "; ".join(
-            f"{name}: {reason}" for name, reason in skipped.items()), arguments=("scorers",))
+        raise (
+            failures[0]
+            if failures
+            else ConfigError(
+                "no scorer can run here: " + "; ".join(f"{name}: {reason}" for name, reason in skipped.items()),
+                arguments=("scorers",),
+            )
+        )
     return models, [name for name in names if name not in skipped], skipped
 
 
@@ -78,9 +93,12 @@ def _evaluation(utterances):
         counted = [word_errors(utterance.reference, text) for text in utterance.hypotheses]
         errors.append([count for count, _ in counted])
         reference_words.append(counted[0][1])
-    return (combine.padded(combine.recogniser_evidence(utterances), -np.inf),
-            combine.padded([[len(words(text)) for text in utterance.hypotheses] for utterance in utterances], 0.0),
-            combine.padded(errors, 0.0), np.array(reference_words, np.float64))
+    return (
+        combine.padded(combine.recogniser_evidence(utterances), -np.inf),
+        combine.padded([[len(words(text)) for text in utterance.hypotheses] for utterance in utterances], 0.0),
+        combine.padded(errors, 0.0),
+        np.array(reference_words, np.float64),
+    )
 
 
 def _weights(lm_scores, evidence, lengths, errors, reference_words, has_reference, lm_weight, length_weight):
@@ -88,12 +106,20 @@ def _weights(lm_scores, evidence, lengths, errors, reference_words, has_referenc
     lm_weights = combine.LM_WEIGHTS if lm_weight is None else (lm_weight,)
     length_weights = combine.LENGTH_WEIGHTS if length_weight is None else (length_weight,)
     if not has_reference[development].any() and len(lm_weights) * len(length_weights) > 1:
-        raise ConfigError("no utterance of the development half (even positions) has a reference to tune the "
-                          "weights on: pass lm_weight= and length_weight= to re-rank with fixed weights",
-                          arguments=("lm_weight", "length_weight"))
-    chosen_lm, chosen_length, wer = combine.tune(lm_scores[development], evidence[development], lengths[development],
-                                                 errors[development], reference_words[development], lm_weights,
-                                                 length_weights)
+        raise ConfigError(
+            "no utterance of the development half (even positions) has a reference to tune the "
+            "weights on: pass lm_weight= and length_weight= to re-rank with fixed weights",
+            arguments=("lm_weight", "length_weight"),
+        )
+    chosen_lm, chosen_length, wer = combine.tune(
+        lm_scores[development],
+        evidence[development],
+        lengths[development],
+        errors[development],
+        reference_words[development],
+        lm_weights,
+        length_weights,
+    )
     return {"lm_weight": chosen_lm, "length_weight": chosen_length, "wer_development": wer}
 
 
@@ -106,23 +132,34 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
     has_reference = np.array([utterance.reference is not None for utterance in utterances])
     referenced = test[has_reference[test]]  # the bootstrap's utterances
     first = errors[:, 0]
-    oracle = np.array([min(errors[row, :len(utterance.hypotheses)]) for row, utterance in enumerate(utterances)])
-    summary = {"utterances": count, "utterances_development": len(combine.development_half(count)),
-               "utterances_test": len(test), "utterances_with_reference": int(has_reference.sum()),
-               "wer_first": corpus_wer(first, reference_words), "wer_oracle": corpus_wer(oracle, reference_words),
-               "wer_first_test": corpus_wer(first[test], reference_words[test]),
-               "wer_oracle_test": corpus_wer(oracle[test], reference_words[test]),
-               "wer_reranked": {}, "wer_reranked_test": {}, "wer_scorer_alone": {}, "wer_scorer_alone_test": {},
-               "weights": {}, "bootstrap_test": {}}
+    oracle = np.array([min(errors[row, : len(utterance.hypotheses)]) for row, utterance in enumerate(utterances)])
+    summary = {
+        "utterances": count,
+        "utterances_development": len(combine.development_half(count)),
+        "utterances_test": len(test),
+        "utterances_with_reference": int(has_reference.sum()),
+        "wer_first": corpus_wer(first, reference_words),
+        "wer_oracle": corpus_wer(oracle, reference_words),
+        "wer_first_test": corpus_wer(first[test], reference_words[test]),
+        "wer_oracle_test": corpus_wer(oracle[test], reference_words[test]),
+        "wer_reranked": {},
+        "wer_reranked_test": {},
+        "wer_scorer_alone": {},
+        "wer_scorer_alone_test": {},
+        "weights": {},
+        "bootstrap_test": {},
+    }
     # The scorer's own choice, without the recogniser: how far it is from a re-ranker on its own.
     no_evidence = np.where(np.isfinite(evidence), 0.0, -np.inf)
     # The recogniser with the length term alone (lm_weight 0, length_weight tuned the same way): what the scorers add
     # is measured against this.
     no_scores = np.zeros_like(lengths)
-    summary["weights_length_only"] = _weights(no_scores, evidence, lengths, errors, reference_words, has_reference,
-                                              0.0, length_weight)
-    length_only = errors[rows, combine.choose(no_scores, evidence, lengths, 0.0,
-                                              summary["weights_length_only"]["length_weight"])]
+    summary["weights_length_only"] = _weights(
+        no_scores, evidence, lengths, errors, reference_words, has_reference, 0.0, length_weight
+    )
+    length_only = errors[
+        rows, combine.choose(no_scores, evidence, lengths, 0.0, summary["weights_length_only"]["length_weight"])
+    ]
     summary["wer_length_only"] = corpus_wer(length_only, reference_words)
     summary["wer_length_only_test"] = corpus_wer(length_only[test], reference_words[test])
     summary["bootstrap_test_vs_length_only"] = {}
@@ -130,8 +167,9 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
     for name, values in scores.items():
         raw[name] = [[float(values[position[text]]) for text in utterance.hypotheses] for utterance in utterances]
         lm_scores = combine.padded(raw[name], 0.0)
-        weights = _weights(lm_scores, evidence, lengths, errors, reference_words, has_reference, lm_weight,
-                           length_weight)
+        weights = _weights(
+            lm_scores, evidence, lengths, errors, reference_words, has_reference, lm_weight, length_weight
+        )
         chosen[name] = combine.choose(lm_scores, evidence, lengths, weights["lm_weight"], weights["length_weight"])
         picked = errors[rows, chosen[name]]
         summary["weights"][name] = weights
@@ -141,37 +179,69 @@ def rerank(utterances, texts, scores, lm_weight=None, length_weight=None, bootst
         summary["wer_scorer_alone"][name] = corpus_wer(alone, reference_words)
         summary["wer_scorer_alone_test"][name] = corpus_wer(alone[test], reference_words[test])
         summary["bootstrap_test"][name] = bootstrap_wer_difference(
-            picked[referenced], first[referenced], reference_words[referenced], bootstrap_resamples, seed)
+            picked[referenced], first[referenced], reference_words[referenced], bootstrap_resamples, seed
+        )
         summary["bootstrap_test_vs_length_only"][name] = bootstrap_wer_difference(
-            picked[referenced], length_only[referenced], reference_words[referenced], bootstrap_resamples, seed)
-    records = [{"index": utterance.index, **({} if utterance.id is None else {"id": utterance.id}),
-                "split": "development" if utterance.index % 2 == 0 else "test",
-                "hypotheses": list(utterance.hypotheses),
-                "recogniser_scores": None if utterance.scores is None else list(utterance.scores),
-                "reference": utterance.reference, "scores": {name: raw[name][row] for name in scores},
-                "chosen": {name: int(chosen[name][row]) for name in scores}}
-               for row, utterance in enumerate(utterances)]
+            picked[referenced], length_only[referenced], reference_words[referenced], bootstrap_resamples, seed
+        )
+    records = [
+        {
+            "index": utterance.index,
+            **({} if utterance.id is None else {"id": utterance.id}),
+            "split": "development" if utterance.index % 2 == 0 else "test",
+            "hypotheses": list(utterance.hypotheses),
+            "recogniser_scores": None if utterance.scores is None else list(utterance.scores),
+            "reference": utterance.reference,
+            "scores": {name: raw[name][row] for name in scores},
+            "chosen": {name: int(chosen[name][row]) for name in scores},
+        }
+        for row, utterance in enumerate(utterances)
+    ]
     return records, summary
 
 
-def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_length=128, batch_size=64,
-               input_encoding="utf-8", encoding_errors="strict", max_utterances=None, lm_weight=None,
-               length_weight=None, bootstrap_resamples=1000, seed=0, overlap_corpus=None, overlap_min_words=8,
-               command=None, allow_embedding_mismatch=False):
+def run_rerank(
+    nbest,
+    init_checkpoint,
+    output_dir,
+    scorer_names=None,
+    max_seq_length=128,
+    batch_size=64,
+    input_encoding="utf-8",
+    encoding_errors="strict",
+    max_utterances=None,
+    lm_weight=None,
+    length_weight=None,
+    bootstrap_resamples=1000,
+    seed=0,
+    overlap_corpus=None,
+    overlap_min_words=8,
+    command=None,
+    allow_embedding_mismatch=False,
+):
     """Re-ranks the n-best file `nbest` with the scorers `scorer_names` (None: every one `init_checkpoint` provides)
     and writes `output_dir/utterances.jsonl` and `summary.json`; returns the summary. `lm_weight` / `length_weight`
     fix a weight instead of tuning it; `overlap_corpus` adds the count of references found in that corpus;
     `allow_embedding_mismatch` reads an HF discriminator/ + generator/ pair whose embedding copies differ, keeping the
     discriminator's."""
-    file_format, utterances = check_arguments(nbest, init_checkpoint, scorer_names, input_encoding, encoding_errors,
-                                              max_utterances, overlap_corpus)
+    file_format, utterances = check_arguments(
+        nbest, init_checkpoint, scorer_names, input_encoding, encoding_errors, max_utterances, overlap_corpus
+    )
     overlap = None
     if overlap_corpus:  # before any model loads: an unreadable corpus stops the command at once
         from finetune.experiments.rerank.overlap import reference_overlap
 
-        overlap = {"corpus": overlap_corpus, "min_words": overlap_min_words, "files": reference_overlap(
-            [utterance.reference for utterance in utterances if utterance.reference], overlap_corpus,
-            overlap_min_words, input_encoding, encoding_errors)}
+        overlap = {
+            "corpus": overlap_corpus,
+            "min_words": overlap_min_words,
+            "files": reference_overlap(
+                [utterance.reference for utterance in utterances if utterance.reference],
+                overlap_corpus,
+                overlap_min_words,
+                input_encoding,
+                encoding_errors,
+            ),
+        }
     with progress.step(f"loading {init_checkpoint}"):
         models, names, skipped = load_models(init_checkpoint, scorer_names, allow_embedding_mismatch)
     texts = distinct_texts(utterances)
@@ -182,14 +252,28 @@ def run_rerank(nbest, init_checkpoint, output_dir, scorer_names=None, max_seq_le
         shared = [name for name in names if name in values]
         for name in shared:
             scores[name] = values[name]
-            cost[name] = {**model_cost, **({"shared_with": [n for n in shared if n != name]} if len(shared) > 1
-                                           else {})}
-    records, summary = rerank(utterances, texts, {name: scores[name] for name in names}, lm_weight, length_weight,
-                              bootstrap_resamples, seed)
+            cost[name] = {
+                **model_cost,
+                **({"shared_with": [n for n in shared if n != name]} if len(shared) > 1 else {}),
+            }
+    records, summary = rerank(
+        utterances, texts, {name: scores[name] for name in names}, lm_weight, length_weight, bootstrap_resamples, seed
+    )
     evidence = sorted({"negated_rank" if utterance.scores is None else "file_scores" for utterance in utterances})
-    summary.update({"nbest": nbest, "format": file_format, "init_checkpoint": init_checkpoint, "scorers": names,
-                    "skipped": skipped, "cost": cost, "distinct_hypotheses": len(texts),
-                    "recogniser_evidence": evidence, "max_seq_length": max_seq_length, "command": command})
+    summary.update(
+        {
+            "nbest": nbest,
+            "format": file_format,
+            "init_checkpoint": init_checkpoint,
+            "scorers": names,
+            "skipped": skipped,
+            "cost": cost,
+            "distinct_hypotheses": len(texts),
+            "recogniser_evidence": evidence,
+            "max_seq_length": max_seq_length,
+            "command": command,
+        }
+    )
     if overlap is not None:
         summary["overlap"] = overlap
     with staged_directory(output_dir) as staging:

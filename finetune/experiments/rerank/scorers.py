@@ -27,12 +27,15 @@ class Scorer:
     forward_passes: str
 
 
-SCORERS = {scorer.name: scorer for scorer in (
-    Scorer("disc_mean", DISCRIMINATOR, "the discriminator's mean over word pieces of log P(original)", "1"),
-    Scorer("disc_sum", DISCRIMINATOR, "the discriminator's sum over word pieces of log P(original)", "1"),
-    Scorer("pll", GENERATOR, "the generator's pseudo-log-likelihood (each piece masked in turn)", "one per piece"),
-    Scorer("electric", ELECTRIC, "Electric's pseudo-log-likelihood in one pass", "1"),
-)}
+SCORERS = {
+    scorer.name: scorer
+    for scorer in (
+        Scorer("disc_mean", DISCRIMINATOR, "the discriminator's mean over word pieces of log P(original)", "1"),
+        Scorer("disc_sum", DISCRIMINATOR, "the discriminator's sum over word pieces of log P(original)", "1"),
+        Scorer("pll", GENERATOR, "the generator's pseudo-log-likelihood (each piece masked in turn)", "one per piece"),
+        Scorer("electric", ELECTRIC, "Electric's pseudo-log-likelihood in one pass", "1"),
+    )
+}
 
 
 def load_model(model, init_checkpoint, loaded_kinds=None, allow_embedding_mismatch=False):
@@ -47,16 +50,23 @@ def load_model(model, init_checkpoint, loaded_kinds=None, allow_embedding_mismat
     kind = GENERATOR if model == GENERATOR else DISCRIMINATOR
     loaded_kinds = {} if loaded_kinds is None else loaded_kinds
     if kind not in loaded_kinds:
-        loaded_kinds[kind] = load_checkpoint(init_checkpoint, kind, allow_embedding_mismatch=allow_embedding_mismatch,
-                                             argument="init_checkpoint")
+        loaded_kinds[kind] = load_checkpoint(
+            init_checkpoint, kind, allow_embedding_mismatch=allow_embedding_mismatch, argument="init_checkpoint"
+        )
     loaded = loaded_kinds[kind]
     electric = model != GENERATOR and loaded.model.electra_config.objective == ELECTRIC
     if model == ELECTRIC and not electric:
-        raise CheckpointError(f"{init_checkpoint} holds no Electric model (it was pre-trained with objective="
-                              f"{loaded.model.electra_config.objective})", arguments=("init_checkpoint",))
+        raise CheckpointError(
+            f"{init_checkpoint} holds no Electric model (it was pre-trained with objective="
+            f"{loaded.model.electra_config.objective})",
+            arguments=("init_checkpoint",),
+        )
     if model == DISCRIMINATOR and electric:
-        raise CheckpointError(f"{init_checkpoint} holds an Electric model: its discriminator gives energies, not "
-                              "replaced-token probabilities (score it with electric)", arguments=("init_checkpoint",))
+        raise CheckpointError(
+            f"{init_checkpoint} holds an Electric model: its discriminator gives energies, not "
+            "replaced-token probabilities (score it with electric)",
+            arguments=("init_checkpoint",),
+        )
     return loaded.model, loaded.tokenizer()
 
 
@@ -64,15 +74,19 @@ def _discriminator_scores(model, tokenizer, texts, max_seq_length, batch_size):
     from electra_tf.scoring import score_texts
 
     results = score_texts(model, tokenizer, texts, max_seq_length, batch_size)
-    return {"disc_mean": np.array([result["score"] for result in results], np.float64),
-            "disc_sum": np.array([result["score_sum"] for result in results], np.float64)}
+    return {
+        "disc_mean": np.array([result["score"] for result in results], np.float64),
+        "disc_sum": np.array([result["score_sum"] for result in results], np.float64),
+    }
 
 
 def _pieces(tokenizer, texts, max_seq_length, batch_size):
     from electra_tf.inputs import encode_single_segments
 
-    return sum(int(encode_single_segments(tokenizer, texts[start:start + batch_size], max_seq_length)[1].sum())
-               for start in range(0, len(texts), batch_size))
+    return sum(
+        int(encode_single_segments(tokenizer, texts[start : start + batch_size], max_seq_length)[1].sum())
+        for start in range(0, len(texts), batch_size)
+    )
 
 
 def _pseudo_log_likelihoods(model, tokenizer, texts, max_seq_length, batch_size):
@@ -86,8 +100,9 @@ def _pseudo_log_likelihoods(model, tokenizer, texts, max_seq_length, batch_size)
 def _electric_scores(model, tokenizer, texts, max_seq_length, batch_size):
     from electra_tf.scoring import electric_pseudo_log_likelihoods
 
-    values = electric_pseudo_log_likelihoods(model, tokenizer, texts, max_seq_length=max_seq_length,
-                                             batch_size=batch_size)
+    values = electric_pseudo_log_likelihoods(
+        model, tokenizer, texts, max_seq_length=max_seq_length, batch_size=batch_size
+    )
     return {"electric": np.asarray(values, np.float64)}
 
 
@@ -95,8 +110,7 @@ def _one_per_text(tokenizer, texts, max_seq_length, batch_size):
     return len(texts)
 
 
-SCORE_FUNCTIONS = {DISCRIMINATOR: _discriminator_scores, GENERATOR: _pseudo_log_likelihoods,
-                   ELECTRIC: _electric_scores}
+SCORE_FUNCTIONS = {DISCRIMINATOR: _discriminator_scores, GENERATOR: _pseudo_log_likelihoods, ELECTRIC: _electric_scores}
 # Sequences each model's scorers put through the network for `texts`.
 FORWARD_PASSES = {DISCRIMINATOR: _one_per_text, GENERATOR: _pieces, ELECTRIC: _one_per_text}
 
@@ -110,5 +124,9 @@ def score(model_name, model, tokenizer, texts, max_seq_length=128, batch_size=64
     seconds = time.perf_counter() - start
     passes = FORWARD_PASSES[model_name](tokenizer, texts, max_seq_length, batch_size)
     count = max(len(texts), 1)
-    return values, {"forward_passes_per_hypothesis": passes / count, "seconds_per_hypothesis": seconds / count,
-                    "distinct_hypotheses": len(texts), "seconds": seconds}
+    return values, {
+        "forward_passes_per_hypothesis": passes / count,
+        "seconds_per_hypothesis": seconds / count,
+        "distinct_hypotheses": len(texts),
+        "seconds": seconds,
+    }

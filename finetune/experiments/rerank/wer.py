@@ -17,8 +17,9 @@ def word_errors(reference, hypothesis):
     for i, reference_word in enumerate(reference, start=1):
         current = [i]
         for j, hypothesis_word in enumerate(hypothesis, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1,
-                               previous[j - 1] + (reference_word != hypothesis_word)))
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (reference_word != hypothesis_word))
+            )
         previous = current
     return previous[-1], len(reference)
 
@@ -34,8 +35,9 @@ def bootstrap_wer_difference(errors_a, errors_b, reference_words, resamples=1000
     """The corpus WER of choice `a` minus that of choice `b` on the same utterances (percentage points), with a
     paired bootstrap interval: `resamples` draws of as many utterances with replacement (the same draw for both
     choices, `seed`), the central `confidence` range of the differences. None when there is no reference word."""
-    errors_a, errors_b, reference_words = (np.asarray(values, np.float64)
-                                           for values in (errors_a, errors_b, reference_words))
+    errors_a, errors_b, reference_words = (
+        np.asarray(values, np.float64) for values in (errors_a, errors_b, reference_words)
+    )
     if reference_words.sum() == 0:
         return None
     draws = np.random.default_rng(seed).integers(0, len(reference_words), (resamples, len(reference_words)))
@@ -43,5 +45,11 @@ def bootstrap_wer_difference(errors_a, errors_b, reference_words, resamples=1000
     differences = 100.0 * (errors_a[draws].sum(axis=1) - errors_b[draws].sum(axis=1)) / np.maximum(totals, 1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(differences[totals > 0], [tail, 1.0 - tail])
-    return {"difference": corpus_wer(errors_a, reference_words) - corpus_wer(errors_b, reference_words),
-            "low": float(low), "high": float(high), "resamples": resamples, "confidence": confidence, "seed": seed}
+    return {
+        "difference": corpus_wer(errors_a, reference_words) - corpus_wer(errors_b, reference_words),
+        "low": float(low),
+        "high": float(high),
+        "resamples": resamples,
+        "confidence": confidence,
+        "seed": seed,
+    }

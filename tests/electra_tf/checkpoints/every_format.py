@@ -22,10 +22,15 @@ def write_every_format(root, seed=5):
     vocab = fixtures.write_vocab(root / "vocab.txt")
     pretrainer = tiny_model("pretrainer", seed=seed)
     discriminator = pretrainer.pretrained_discriminator()
-    paths = {"tf1": str(root / "tf1" / "model.ckpt"), "hf": str(root / "hf"), "hf5": str(root / "hf5"),
-             "hf_pair": str(root / "hf_pair"),
-             "keras_hub": str(root / "keras_hub"), "ours_preset": str(root / "run" / "pretrained"),
-             "ours_run": str(root / "run")}
+    paths = {
+        "tf1": str(root / "tf1" / "model.ckpt"),
+        "hf": str(root / "hf"),
+        "hf5": str(root / "hf5"),
+        "hf_pair": str(root / "hf_pair"),
+        "keras_hub": str(root / "keras_hub"),
+        "ours_preset": str(root / "run" / "pretrained"),
+        "ours_run": str(root / "run"),
+    }
     save_checkpoint(pretrainer, paths["tf1"], "tf1", vocab_file=vocab)
     for name, transformers_major in (("hf", 4), ("hf5", 5)):
         save_checkpoint(discriminator, paths[name], "hf")

@@ -22,36 +22,83 @@ def write_vocab(path):
     return str(path)
 
 
-_SPECIAL = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
-            "mask_token": "[MASK]"}
-_ADDED = [{"id": index, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-           "special": True} for index, token in enumerate(SPECIAL_TOKENS)]
+_SPECIAL = {
+    "unk_token": "[UNK]",
+    "sep_token": "[SEP]",
+    "pad_token": "[PAD]",
+    "cls_token": "[CLS]",
+    "mask_token": "[MASK]",
+}
+_ADDED = [
+    {
+        "id": index,
+        "content": token,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+    }
+    for index, token in enumerate(SPECIAL_TOKENS)
+]
 # The files transformers 5.24 writes for `ElectraTokenizerFast(vocab=<vocab.txt of the tokens below>,
 # do_lower_case=True, model_max_length=512).save_pretrained(directory)`, as they are; no vocab.txt, no
 # special_tokens_map.json.
 TRANSFORMERS_5_SAMPLE = {
     "tokenizer.json": {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": _ADDED,
-        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-                       "strip_accents": None, "lowercase": True},
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": _ADDED,
+        "normalizer": {
+            "type": "BertNormalizer",
+            "clean_text": True,
+            "handle_chinese_chars": True,
+            "strip_accents": None,
+            "lowercase": True,
+        },
         "pre_tokenizer": {"type": "BertPreTokenizer"},
         "post_processor": {
             "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
-                     {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
-            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
-                               "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+            "single": [
+                {"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+            ],
+            "pair": [
+                {"SpecialToken": {"id": "[CLS]", "type_id": 0}},
+                {"Sequence": {"id": "A", "type_id": 0}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+                {"Sequence": {"id": "B", "type_id": 1}},
+                {"SpecialToken": {"id": "[SEP]", "type_id": 1}},
+            ],
+            "special_tokens": {
+                "[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]},
+            },
+        },
         "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": 100,
-                  "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "the": 5, "##s": 6}}},
+        "model": {
+            "type": "WordPiece",
+            "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100,
+            "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "the": 5, "##s": 6},
+        },
+    },
     "tokenizer_config.json": {
-        "backend": "tokenizers", "cls_token": "[CLS]", "do_lower_case": True, "mask_token": "[MASK]",
-        "model_max_length": 512, "pad_token": "[PAD]", "sep_token": "[SEP]", "strip_accents": None,
-        "tokenize_chinese_chars": True, "tokenizer_class": "BertTokenizer", "unk_token": "[UNK]"},
+        "backend": "tokenizers",
+        "cls_token": "[CLS]",
+        "do_lower_case": True,
+        "mask_token": "[MASK]",
+        "model_max_length": 512,
+        "pad_token": "[PAD]",
+        "sep_token": "[SEP]",
+        "strip_accents": None,
+        "tokenize_chinese_chars": True,
+        "tokenizer_class": "BertTokenizer",
+        "unk_token": "[UNK]",
+    },
 }
 
 
@@ -62,7 +109,7 @@ def write_transformers_tokenizer(directory, vocab_file, settings, transformers_m
     tokenizer_config.json of its own and the same tokenizer.json."""
     with open(vocab_file, encoding="utf-8") as handle:
         vocab = [line.rstrip("\n") for line in handle]
-    assert vocab[:len(SPECIAL_TOKENS)] == SPECIAL_TOKENS
+    assert vocab[: len(SPECIAL_TOKENS)] == SPECIAL_TOKENS
     files = json.loads(json.dumps(TRANSFORMERS_5_SAMPLE))
     files["tokenizer.json"]["model"]["vocab"] = {token: i for i, token in enumerate(vocab)}
     files["tokenizer.json"]["normalizer"]["lowercase"] = settings.do_lower_case
@@ -72,11 +119,19 @@ def write_transformers_tokenizer(directory, vocab_file, settings, transformers_m
             handle.write("\n".join(vocab) + "\n")
         files["special_tokens_map.json"] = _SPECIAL
         files["tokenizer_config.json"] = {
-            "added_tokens_decoder": {str(token["id"]): {k: v for k, v in token.items() if k != "id"}
-                                     for token in _ADDED},
-            "clean_up_tokenization_spaces": True, "do_basic_tokenize": True, "do_lower_case": settings.do_lower_case,
-            "model_max_length": 512, "never_split": None, "strip_accents": None, "tokenize_chinese_chars": True,
-            "tokenizer_class": "ElectraTokenizer", **_SPECIAL}
+            "added_tokens_decoder": {
+                str(token["id"]): {k: v for k, v in token.items() if k != "id"} for token in _ADDED
+            },
+            "clean_up_tokenization_spaces": True,
+            "do_basic_tokenize": True,
+            "do_lower_case": settings.do_lower_case,
+            "model_max_length": 512,
+            "never_split": None,
+            "strip_accents": None,
+            "tokenize_chinese_chars": True,
+            "tokenizer_class": "ElectraTokenizer",
+            **_SPECIAL,
+        }
     for name, content in files.items():
         with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
             json.dump(content, handle, indent=2)
@@ -90,10 +145,19 @@ def assert_identical(before, after):
 
 
 def hf_config(sizes, architecture):
-    return {"architectures": [architecture], "model_type": "electra", "vocab_size": VOCAB_SIZE,
-            "embedding_size": EMBEDDING_SIZE, "max_position_embeddings": MAX_POSITIONS, "type_vocab_size": 2,
-            "layer_norm_eps": 1e-12, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-            "attention_probs_dropout_prob": 0.1, **sizes}
+    return {
+        "architectures": [architecture],
+        "model_type": "electra",
+        "vocab_size": VOCAB_SIZE,
+        "embedding_size": EMBEDDING_SIZE,
+        "max_position_embeddings": MAX_POSITIONS,
+        "type_vocab_size": 2,
+        "layer_norm_eps": 1e-12,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        **sizes,
+    }
 
 
 def _normal(rng, shape, scale):
@@ -111,9 +175,11 @@ def _layer_norm(rng, tensors, name, width):
 
 
 def hf_embeddings(rng):
-    tensors = {"electra.embeddings.word_embeddings.weight": _normal(rng, (VOCAB_SIZE, EMBEDDING_SIZE), 0.5),
-               "electra.embeddings.position_embeddings.weight": _normal(rng, (MAX_POSITIONS, EMBEDDING_SIZE), 0.5),
-               "electra.embeddings.token_type_embeddings.weight": _normal(rng, (2, EMBEDDING_SIZE), 0.5)}
+    tensors = {
+        "electra.embeddings.word_embeddings.weight": _normal(rng, (VOCAB_SIZE, EMBEDDING_SIZE), 0.5),
+        "electra.embeddings.position_embeddings.weight": _normal(rng, (MAX_POSITIONS, EMBEDDING_SIZE), 0.5),
+        "electra.embeddings.token_type_embeddings.weight": _normal(rng, (2, EMBEDDING_SIZE), 0.5),
+    }
     _layer_norm(rng, tensors, "electra.embeddings.LayerNorm", EMBEDDING_SIZE)
     return tensors
 
@@ -172,7 +238,7 @@ def tf1_name(hf_key, generator=False):
         return "generator_predictions/output_bias"
     name = name.replace("encoder.layer.", "encoder.layer_").replace("dense_prediction", "dense_1")
     if generator and name.startswith("electra.") and not name.startswith("electra.embeddings."):
-        name = "generator." + name[len("electra."):]
+        name = "generator." + name[len("electra.") :]
     parts = name.split(".")
     if parts[-2] == "LayerNorm":
         parts[-1] = {"weight": "gamma", "bias": "beta"}[parts[-1]]
@@ -220,8 +286,13 @@ def build_hf_pair(root, seed=1234):
     generator_config = hf_config(GENERATOR_SIZES, "ElectraForMaskedLM")
     write_hf_directory(os.path.join(root, "discriminator"), discriminator, discriminator_config)
     write_hf_directory(os.path.join(root, "generator"), generator, generator_config)
-    return {"root": str(root), "discriminator": discriminator, "generator": generator,
-            "discriminator_config": discriminator_config, "generator_config": generator_config}
+    return {
+        "root": str(root),
+        "discriminator": discriminator,
+        "generator": generator,
+        "discriminator_config": discriminator_config,
+        "generator_config": generator_config,
+    }
 
 
 def differ_generator_embeddings(pair_root):

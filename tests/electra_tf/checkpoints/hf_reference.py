@@ -37,9 +37,11 @@ def electra_model(t, config, input_ids, attention_mask, token_type_ids, prefix="
     t = {k: np.asarray(v, np.float64) for k, v in t.items()}
     batch, length = input_ids.shape
     p = prefix
-    hidden = (t[f"{p}embeddings.word_embeddings.weight"][input_ids]
-              + t[f"{p}embeddings.position_embeddings.weight"][np.arange(length)][None]
-              + t[f"{p}embeddings.token_type_embeddings.weight"][token_type_ids])
+    hidden = (
+        t[f"{p}embeddings.word_embeddings.weight"][input_ids]
+        + t[f"{p}embeddings.position_embeddings.weight"][np.arange(length)][None]
+        + t[f"{p}embeddings.token_type_embeddings.weight"][token_type_ids]
+    )
     eps = config["layer_norm_eps"]
     hidden = layer_norm(hidden, t[f"{p}embeddings.LayerNorm.weight"], t[f"{p}embeddings.LayerNorm.bias"], eps)
     if f"{p}embeddings_project.weight" in t:
@@ -59,12 +61,19 @@ def electra_model(t, config, input_ids, attention_mask, token_type_ids, prefix="
         v = split(linear(hidden, t, f"{layer}.attention.self.value"))
         scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head_dim) + extended
         context = (softmax(scores) @ v).transpose(0, 2, 1, 3).reshape(batch, length, heads * head_dim)
-        attention = layer_norm(linear(context, t, f"{layer}.attention.output.dense") + hidden,
-                               t[f"{layer}.attention.output.LayerNorm.weight"],
-                               t[f"{layer}.attention.output.LayerNorm.bias"], eps)
+        attention = layer_norm(
+            linear(context, t, f"{layer}.attention.output.dense") + hidden,
+            t[f"{layer}.attention.output.LayerNorm.weight"],
+            t[f"{layer}.attention.output.LayerNorm.bias"],
+            eps,
+        )
         intermediate = gelu(linear(attention, t, f"{layer}.intermediate.dense"))
-        hidden = layer_norm(linear(intermediate, t, f"{layer}.output.dense") + attention,
-                            t[f"{layer}.output.LayerNorm.weight"], t[f"{layer}.output.LayerNorm.bias"], eps)
+        hidden = layer_norm(
+            linear(intermediate, t, f"{layer}.output.dense") + attention,
+            t[f"{layer}.output.LayerNorm.weight"],
+            t[f"{layer}.output.LayerNorm.bias"],
+            eps,
+        )
     return hidden
 
 
@@ -79,7 +88,11 @@ def electra_for_masked_lm_logits(t, config, input_ids, attention_mask, token_typ
     hidden = electra_model(t, config, input_ids, attention_mask, token_type_ids)
     t = {k: np.asarray(v, np.float64) for k, v in t.items()}
     hidden = gelu(linear(hidden, t, "generator_predictions.dense"))
-    hidden = layer_norm(hidden, t["generator_predictions.LayerNorm.weight"], t["generator_predictions.LayerNorm.bias"],
-                        config["layer_norm_eps"])
+    hidden = layer_norm(
+        hidden,
+        t["generator_predictions.LayerNorm.weight"],
+        t["generator_predictions.LayerNorm.bias"],
+        config["layer_norm_eps"],
+    )
     # generator_lm_head.weight is tied to the word table.
     return hidden @ t["electra.embeddings.word_embeddings.weight"].T + t["generator_lm_head.bias"]

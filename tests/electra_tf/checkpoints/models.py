@@ -6,9 +6,21 @@ from electra_tf.config import ElectraConfig
 from electra_tf.models import build_discriminator, build_generator
 from electra_tf.training.pretrainer import ElectraPretrainer
 
-TINY = ElectraConfig(vocab_size=50, embedding_size=16, hidden_size=32, num_layers=2, num_heads=2,
-                     intermediate_size=64, max_position_embeddings=16, generator_hidden_fraction=0.25,
-                     pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+TINY = ElectraConfig(
+    vocab_size=50,
+    embedding_size=16,
+    hidden_size=32,
+    num_layers=2,
+    num_heads=2,
+    intermediate_size=64,
+    max_position_embeddings=16,
+    generator_hidden_fraction=0.25,
+    pad_id=0,
+    unk_id=1,
+    cls_id=2,
+    sep_id=3,
+    mask_id=4,
+)
 NUM_HEADS = TINY.num_heads  # 32 // 64 would give 1: TF1 loads need it
 
 

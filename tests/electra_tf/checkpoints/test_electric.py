@@ -13,11 +13,10 @@ from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY, model_weights, 
 ELECTRIC = dataclasses.replace(TINY, objective="electric")
 
 
-
-
 def _reference_names():
     """The variables of the reference's Electric pre-training graph for TINY (discriminator 32 wide, 2 layers; towers
     8 wide, E = 16), written out from its scopes."""
+
     def dense(scope):
         return [f"{scope}/kernel", f"{scope}/bias"]
 
@@ -28,18 +27,33 @@ def _reference_names():
         names = dense(f"{scope}/embeddings_project")
         for i in range(2):
             layer = f"{scope}/encoder/layer_{i}"
-            names += (dense(f"{layer}/attention/self/query") + dense(f"{layer}/attention/self/key")
-                      + dense(f"{layer}/attention/self/value") + dense(f"{layer}/attention/output/dense")
-                      + layer_norm(f"{layer}/attention/output/LayerNorm") + dense(f"{layer}/intermediate/dense")
-                      + dense(f"{layer}/output/dense") + layer_norm(f"{layer}/output/LayerNorm"))
+            names += (
+                dense(f"{layer}/attention/self/query")
+                + dense(f"{layer}/attention/self/key")
+                + dense(f"{layer}/attention/self/value")
+                + dense(f"{layer}/attention/output/dense")
+                + layer_norm(f"{layer}/attention/output/LayerNorm")
+                + dense(f"{layer}/intermediate/dense")
+                + dense(f"{layer}/output/dense")
+                + layer_norm(f"{layer}/output/LayerNorm")
+            )
         return names
 
-    embeddings = [f"electra/embeddings/{table}" for table in ("word_embeddings", "position_embeddings",
-                                                              "token_type_embeddings")]
-    return set(embeddings + layer_norm("electra/embeddings/LayerNorm") + encoder("electra") + encoder("generator_ltr")
-               + encoder("generator_rtl") + dense("discriminator_predictions/dense")
-               + dense("discriminator_predictions/dense_1") + dense("cloze_predictions/dense")
-               + layer_norm("cloze_predictions/LayerNorm") + ["cloze_predictions/output_bias"])
+    embeddings = [
+        f"electra/embeddings/{table}" for table in ("word_embeddings", "position_embeddings", "token_type_embeddings")
+    ]
+    return set(
+        embeddings
+        + layer_norm("electra/embeddings/LayerNorm")
+        + encoder("electra")
+        + encoder("generator_ltr")
+        + encoder("generator_rtl")
+        + dense("discriminator_predictions/dense")
+        + dense("discriminator_predictions/dense_1")
+        + dense("cloze_predictions/dense")
+        + layer_norm("cloze_predictions/LayerNorm")
+        + ["cloze_predictions/output_bias"]
+    )
 
 
 def test_every_weight_has_the_reference_name_once():
@@ -62,8 +76,9 @@ def test_tf1_round_trip_is_exact_and_recognised_as_electric(tmp_path, vocab_file
     fixtures.assert_identical(variables_by_path(model), variables_by_path(loaded.model))
     discriminator = load_checkpoint(prefix, "discriminator", num_heads=NUM_HEADS).model
     assert discriminator.electra_config.objective == "electric"
-    fixtures.assert_identical(collect_weights(model.discriminator, "discriminator"),
-                      collect_weights(discriminator, "discriminator"))
+    fixtures.assert_identical(
+        collect_weights(model.discriminator, "discriminator"), collect_weights(discriminator, "discriminator")
+    )
     with pytest.raises(CheckpointError, match="two-tower cloze generator, which is no stand-alone generator"):
         load_checkpoint(prefix, "generator", num_heads=NUM_HEADS)
 
@@ -89,5 +104,6 @@ def test_hugging_face_holds_the_discriminator_only(tmp_path, vocab_file):
     save_checkpoint(model.pretrained_discriminator(), str(tmp_path / "hf"), "hf", vocab_file=vocab_file)
     discriminator = load_checkpoint(str(tmp_path / "hf"), "discriminator").model
     assert discriminator.electra_config.objective == "electric"
-    fixtures.assert_identical(collect_weights(model.discriminator, "discriminator"),
-                      collect_weights(discriminator, "discriminator"))
+    fixtures.assert_identical(
+        collect_weights(model.discriminator, "discriminator"), collect_weights(discriminator, "discriminator")
+    )

@@ -44,11 +44,22 @@ def assert_identical(actual, expected, reader=""):
 
 def test_the_fixture_writes_every_layout(checkpoints):
     paths, _ = checkpoints
-    assert sorted(os.listdir(paths["hf"])) == ["README.md", "config.json", "model.safetensors",
-                                               "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json",
-                                               "vocab.txt"]
-    assert sorted(os.listdir(paths["hf5"])) == ["README.md", "config.json", "model.safetensors", "tokenizer.json",
-                                                "tokenizer_config.json"]
+    assert sorted(os.listdir(paths["hf"])) == [
+        "README.md",
+        "config.json",
+        "model.safetensors",
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+    ]
+    assert sorted(os.listdir(paths["hf5"])) == [
+        "README.md",
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
     assert sorted(os.listdir(paths["hf_pair"])) == ["discriminator", "generator"]
     run = sorted(name for name in os.listdir(paths["ours_run"]) if not name.startswith("ckpt-1."))
     assert run == ["checkpoint", "electra_config.json", "pretrained"]
@@ -71,19 +82,22 @@ def test_every_reader_gets_the_same_discriminator(checkpoints, name, tmp_path):
     assert load_vocab(finetuning.vocab_file) == load_vocab(fixtures.write_vocab(tmp_path / "vocab.txt"))
     backbones = {"fine-tuning": finetuning.model.backbone}
     # export_model.py (--model=discriminator) and convert_checkpoint.py (the model the checkpoint holds).
-    exported = load_checkpoint(path, "discriminator", "auto", allow_missing_head=name in HEADLESS,
-                               argument="init_checkpoint")
+    exported = load_checkpoint(
+        path, "discriminator", "auto", allow_missing_head=name in HEADLESS, argument="init_checkpoint"
+    )
     assert exported.tokenizer().settings == settings
     backbones["export"] = exported.model.backbone
     converted = load_checkpoint(path, None, "auto", allow_missing_head=name in HEADLESS, argument="from")
     assert converted.kind == ("pretrainer" if name in PAIRS else "discriminator")
-    backbones["conversion"] = (converted.model.discriminator if converted.kind == "pretrainer"
-                               else converted.model).backbone
+    backbones["conversion"] = (
+        converted.model.discriminator if converted.kind == "pretrainer" else converted.model
+    ).backbone
     classifier = ElectraTextClassifier.from_preset(path, num_classes=2, max_seq_length=16)
     assert classifier.preprocessor.do_lower_case == settings.do_lower_case
     backbones["ElectraTextClassifier.from_preset"] = classifier.backbone
     backbones["ElectraTokenClassifier.from_preset"] = ElectraTokenClassifier.from_preset(
-        path, tags=["O", "X"], max_seq_length=16).backbone
+        path, tags=["O", "X"], max_seq_length=16
+    ).backbone
     for reader, backbone in backbones.items():
         assert_identical(encoder_weights(backbone), expected, reader)
 
@@ -102,8 +116,7 @@ def test_every_reader_gets_the_same_discriminator(checkpoints, name, tmp_path):
     assert_identical({name: initial.weights[name] for name in expected}, expected)
 
 
-def test_a_transformers_tokenizer_json_without_tokenizer_config_gives_its_normalizer_casing(checkpoints,
-                                                                                             tmp_path):
+def test_a_transformers_tokenizer_json_without_tokenizer_config_gives_its_normalizer_casing(checkpoints, tmp_path):
     import shutil
 
     paths, _ = checkpoints
@@ -124,8 +137,9 @@ def _rewrite_tokenizer_json(directory, change):
     return path
 
 
-def test_a_transformers_5_vocabulary_that_is_no_wordpiece_one_is_refused_until_a_vocab_txt_is_beside_it(checkpoints,
-                                                                                                       tmp_path):
+def test_a_transformers_5_vocabulary_that_is_no_wordpiece_one_is_refused_until_a_vocab_txt_is_beside_it(
+    checkpoints, tmp_path
+):
     import shutil
 
     paths, _ = checkpoints
@@ -133,8 +147,10 @@ def test_a_transformers_5_vocabulary_that_is_no_wordpiece_one_is_refused_until_a
     path = _rewrite_tokenizer_json(tmp_path / "bpe", lambda config: config["model"].update(type="BPE"))
     with pytest.raises(CheckpointError) as raised:
         load_checkpoint(str(tmp_path / "bpe"), vocab_file=fixtures.write_vocab(tmp_path / "vocab.txt"))
-    assert str(raised.value) == (f"{path} holds a BPE tokenizer, not ELECTRA's WordPiece one: copy the vocab.txt the "
-                                 f"model was trained with into {tmp_path / 'bpe'}, where it is read instead")
+    assert str(raised.value) == (
+        f"{path} holds a BPE tokenizer, not ELECTRA's WordPiece one: copy the vocab.txt the "
+        f"model was trained with into {tmp_path / 'bpe'}, where it is read instead"
+    )
     shutil.copyfile(tmp_path / "vocab.txt", tmp_path / "bpe" / "vocab.txt")
     loaded = load_checkpoint(str(tmp_path / "bpe"))
     assert loaded.vocab_file == str(tmp_path / "bpe" / "vocab.txt")
@@ -152,6 +168,7 @@ def test_fine_tuning_tokenizes_with_a_transformers_5_directory_as_with_the_one_w
     for name in ("hf", "hf5"):
         tokenizer = load_pretrained(paths[name]).tokenizer()
         assert [[tokenizer.cls_id, *row, tokenizer.sep_id] for row in tokenizer.tokenize(texts).to_list()] == [
-            row[:row.index(3) + 1] for row in expected]
+            row[: row.index(3) + 1] for row in expected
+        ]
         classifier = ElectraTextClassifier.from_preset(paths[name], num_classes=2, max_seq_length=8)
         assert classifier.preprocessor(texts)["token_ids"].numpy().tolist() == expected

@@ -15,19 +15,28 @@ def _casing_notices(caplog):
     return [record for record in caplog.records if "casing" in record.getMessage()]
 
 
-def test_a_tf1_checkpoint_of_a_cased_model_comes_with_a_notice_naming_the_settings_it_leaves_out(vocab_file, tmp_path,
-                                                                                                caplog):
+def test_a_tf1_checkpoint_of_a_cased_model_comes_with_a_notice_naming_the_settings_it_leaves_out(
+    vocab_file, tmp_path, caplog
+):
     model = tiny_model("discriminator", seed=3)
     prefix = str(tmp_path / "cased" / "model.ckpt")
     with caplog.at_level(logging.WARNING):
-        save_checkpoint(model, prefix, "tf1", vocab_file=vocab_file,
-                        tokenizer_settings=TokenizerSettings(do_lower_case=False))
-        save_checkpoint(model, str(tmp_path / "uncased" / "model.ckpt"), "tf1", vocab_file=vocab_file,
-                        tokenizer_settings=BERT_UNCASED)
+        save_checkpoint(
+            model, prefix, "tf1", vocab_file=vocab_file, tokenizer_settings=TokenizerSettings(do_lower_case=False)
+        )
+        save_checkpoint(
+            model,
+            str(tmp_path / "uncased" / "model.ckpt"),
+            "tf1",
+            vocab_file=vocab_file,
+            tokenizer_settings=BERT_UNCASED,
+        )
     (notice,) = _casing_notices(caplog)
-    assert notice.getMessage() == (f"{prefix} keeps the vocabulary but not the tokenizer's casing, which the "
-                                   "reference's TF1 format has no place for: it reads as lower-cased unless read "
-                                   "with do_lower_case=False and strip_accents=False")
+    assert notice.getMessage() == (
+        f"{prefix} keeps the vocabulary but not the tokenizer's casing, which the "
+        "reference's TF1 format has no place for: it reads as lower-cased unless read "
+        "with do_lower_case=False and strip_accents=False"
+    )
     assert notice.arguments == ("do_lower_case", "strip_accents")
     loaded = load_checkpoint(prefix)
     assert loaded.settings_recorded is False
@@ -41,11 +50,13 @@ def test_a_tf1_checkpoint_is_not_written_beside_another_vocabulary(vocab_file, t
     assert str(raised.value) == (
         f"{tmp_path / 'vocab.txt'} is not the vocabulary of the model being written ({vocab_file}), and a TF1 "
         "checkpoint is read with the vocab.txt beside it: write the checkpoint into another directory, or remove that "
-        "vocab.txt")
+        "vocab.txt"
+    )
     assert sorted(os.listdir(tmp_path)) == ["vocab.txt"]
     # The same vocabulary may be there already.
-    save_checkpoint(tiny_model("discriminator"), str(tmp_path / "model.ckpt"), "tf1",
-                    vocab_file=str(tmp_path / "vocab.txt"))
+    save_checkpoint(
+        tiny_model("discriminator"), str(tmp_path / "model.ckpt"), "tf1", vocab_file=str(tmp_path / "vocab.txt")
+    )
     assert "model.ckpt.index" in os.listdir(tmp_path)
 
 
@@ -55,9 +66,11 @@ def test_a_keras_hub_preset_comes_with_a_notice_that_the_head_is_not_in_it(kind,
     with caplog.at_level(logging.WARNING):
         save_checkpoint(tiny_model(kind), target, "keras_hub", vocab_file=vocab_file)
     (notice,) = [record for record in caplog.records if "keras-hub" in record.getMessage()]
-    assert notice.getMessage() == (f"{target} is a keras-hub ElectraBackbone preset, which holds the encoder only: "
-                                   f"the discriminator's replaced-token {lost} not in it; write another format (ours, "
-                                   "hf or tf1) to keep it")
+    assert notice.getMessage() == (
+        f"{target} is a keras-hub ElectraBackbone preset, which holds the encoder only: "
+        f"the discriminator's replaced-token {lost} not in it; write another format (ours, "
+        "hf or tf1) to keep it"
+    )
     # What it holds reads back as an encoder without a head.
     with pytest.raises(CheckpointError):
         load_checkpoint(target)

@@ -18,14 +18,22 @@ def _real(values, features):
 
 def _expected_discriminator_logits(hf_pair, features):
     return hf_reference.electra_for_pretraining_logits(
-        hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
-        features["segment_ids"])
+        hf_pair["discriminator"],
+        hf_pair["discriminator_config"],
+        features["input_ids"],
+        features["input_mask"],
+        features["segment_ids"],
+    )
 
 
 def _expected_mlm_logits(hf_pair, features):
     return hf_reference.electra_for_masked_lm_logits(
-        hf_pair["generator"], hf_pair["generator_config"], features["input_ids"], features["input_mask"],
-        features["segment_ids"])
+        hf_pair["generator"],
+        hf_pair["generator_config"],
+        features["input_ids"],
+        features["input_mask"],
+        features["segment_ids"],
+    )
 
 
 def _every_position(features):
@@ -60,19 +68,23 @@ def test_pretrainer_from_hf_pair_matches_both_hf_models(hf_pair):
     mlm = np.asarray(pretrainer.generator(_every_position(features), training=False))
     expected_disc = _expected_discriminator_logits(hf_pair, features)
     np.testing.assert_allclose(_real(disc, features), _real(expected_disc, features), atol=TOLERANCE, rtol=0)
-    np.testing.assert_allclose(_real(mlm, features), _real(_expected_mlm_logits(hf_pair, features), features),
-                               atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(
+        _real(mlm, features), _real(_expected_mlm_logits(hf_pair, features), features), atol=TOLERANCE, rtol=0
+    )
 
 
 def test_hf_electra_model_without_prefix_loads_as_encoder(hf_pair, tmp_path):
     """ElectraModel saves its weights without the `electra.` prefix and without a head."""
-    tensors = {key[len("electra."):]: value for key, value in hf_pair["discriminator"].items()
-               if key.startswith("electra.")}
+    tensors = {
+        key[len("electra.") :]: value for key, value in hf_pair["discriminator"].items() if key.startswith("electra.")
+    }
     config = fixtures.hf_config(fixtures.DISCRIMINATOR_SIZES, "ElectraModel")
     directory = fixtures.write_hf_directory(tmp_path / "electra_model", tensors, config)
     features = fixtures.batch()
     model = load_checkpoint(directory, "discriminator", allow_missing_head=True).model
-    expected = hf_reference.electra_model(hf_pair["discriminator"], config, features["input_ids"],
-                                          features["input_mask"], features["segment_ids"])
-    np.testing.assert_allclose(_real(np.asarray(model.backbone.encode(features)), features), _real(expected, features),
-                               atol=TOLERANCE, rtol=0)
+    expected = hf_reference.electra_model(
+        hf_pair["discriminator"], config, features["input_ids"], features["input_mask"], features["segment_ids"]
+    )
+    np.testing.assert_allclose(
+        _real(np.asarray(model.backbone.encode(features)), features), _real(expected, features), atol=TOLERANCE, rtol=0
+    )

@@ -11,8 +11,9 @@ from tests.electra_tf.checkpoints.models import tiny_model
 
 
 def test_a_missing_path_is_named_by_the_callers_argument(tmp_path):
-    with pytest.raises(CheckpointError, match=f"^init_checkpoint={tmp_path / 'nowhere'} does not exist: pass a model "
-                                              "directory") as raised:
+    with pytest.raises(
+        CheckpointError, match=f"^init_checkpoint={tmp_path / 'nowhere'} does not exist: pass a model directory"
+    ) as raised:
         load_checkpoint(str(tmp_path / "nowhere"), argument="init_checkpoint")
     assert raised.value.arguments == ("init_checkpoint",)
     with pytest.raises(CheckpointError, match="^path=None does not exist"):
@@ -41,27 +42,34 @@ def test_the_task_models_refuse_a_generator_naming_their_class_and_what_to_pass(
     assert str(raised.value) == (
         f"preset={generator} holds a generator (hidden 8, 2 layers), not a discriminator, which "
         f"{model_class.__name__}.from_preset loads: pass preset=<{HOLDERS['discriminator']}>, or load its generator "
-        "with ElectraGenerator.from_preset")
+        "with ElectraGenerator.from_preset"
+    )
     assert raised.value.arguments == ("preset",)
 
 
 def test_an_unknown_directory_lists_the_formats(tmp_path):
-    with pytest.raises(CheckpointError, match=f"^model_dir={tmp_path} is not a checkpoint in a known format \\(ours: "
-                                              ".*; hf: .*; keras_hub: .*; tf1: .*\\)$") as raised:
+    with pytest.raises(
+        CheckpointError,
+        match=f"^model_dir={tmp_path} is not a checkpoint in a known format \\(ours: "
+        ".*; hf: .*; keras_hub: .*; tf1: .*\\)$",
+    ) as raised:
         load_checkpoint(str(tmp_path), argument="model_dir")
     assert raised.value.arguments == ("model_dir",)
 
 
 def test_unknown_formats_and_kinds_are_refused(tmp_path):
     model = tiny_model("discriminator")
-    with pytest.raises(CheckpointError, match="^format='onnx' is not a checkpoint format to write; choose one of "
-                                              "ours, hf, keras_hub, tf1$"):
+    with pytest.raises(
+        CheckpointError,
+        match="^format='onnx' is not a checkpoint format to write; choose one of ours, hf, keras_hub, tf1$",
+    ):
         save_checkpoint(model, str(tmp_path / "x"), "onnx")
     save_checkpoint(model, str(tmp_path / "ours"))
     with pytest.raises(CheckpointError, match="^format='onnx' is not a checkpoint format; choose auto or one of"):
         load_checkpoint(str(tmp_path / "ours"), format="onnx")
-    with pytest.raises(CheckpointError, match="^kind='tagger' is not a model; choose one of discriminator, generator, "
-                                              "pretrainer$"):
+    with pytest.raises(
+        CheckpointError, match="^kind='tagger' is not a model; choose one of discriminator, generator, pretrainer$"
+    ):
         load_checkpoint(str(tmp_path / "ours"), "tagger")
     with pytest.raises(CheckpointError, match="keras-hub has no ELECTRA generator model"):
         save_checkpoint(tiny_model("generator"), str(tmp_path / "kh"), "keras_hub")

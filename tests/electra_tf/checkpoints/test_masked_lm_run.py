@@ -21,8 +21,7 @@ MLM = dataclasses.replace(TINY, objective="mlm")
 def run_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("mlm_run")
     model = tiny_model("pretrainer", MLM, seed=5)
-    save_checkpoint(model, str(directory / "run"), "ours",
-                    vocab_file=fixtures.write_vocab(directory / "vocab.txt"))
+    save_checkpoint(model, str(directory / "run"), "ours", vocab_file=fixtures.write_vocab(directory / "vocab.txt"))
     return model, str(directory / "run")
 
 
@@ -54,7 +53,11 @@ def test_its_generator_is_the_network_with_its_masked_lm_head(run_dir):
 
 def test_a_run_without_a_masked_lm_head_has_no_generator(tmp_path):
     untied = dataclasses.replace(TINY, untied_embeddings=True)
-    save_checkpoint(tiny_model("pretrainer", untied), str(tmp_path / "run"), "ours",
-                    vocab_file=fixtures.write_vocab(tmp_path / "vocab.txt"))
+    save_checkpoint(
+        tiny_model("pretrainer", untied),
+        str(tmp_path / "run"),
+        "ours",
+        vocab_file=fixtures.write_vocab(tmp_path / "vocab.txt"),
+    )
     with pytest.raises(CheckpointError, match=r"only a masked LM \(objective=mlm\) loads as a generator: load kind="):
         load_checkpoint(str(tmp_path / "run"), "generator")

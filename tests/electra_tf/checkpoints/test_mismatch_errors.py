@@ -52,8 +52,9 @@ def test_generator_config_of_the_wrong_width(hf_pair):
     with pytest.raises(CheckpointError) as error:
         load_weights_into(ElectraPretrainer(half, max_seq_length=16), "pretrainer", hf_pair["root"])
     message = str(error.value)
-    assert ("variable generator/encoder/layer_0/attention/self/query/kernel has shape (8, 8) in the checkpoint but "
-            "(16, 16)") in message
+    assert (
+        "variable generator/encoder/layer_0/attention/self/query/kernel has shape (8, 8) in the checkpoint but (16, 16)"
+    ) in message
     assert "this checkpoint's generator has hidden 8 but a generator of hidden 16 was requested" in message
 
 
@@ -66,15 +67,21 @@ def test_missing_variable(hf_pair, tmp_path):
     save_file(tensors, str(target / "model.safetensors"))
     for name in ("config.json", "vocab.txt"):
         (target / name).write_bytes(open(os.path.join(source, name), "rb").read())
-    with pytest.raises(CheckpointError, match=r"variable electra/encoder/layer_1/output/LayerNorm/gamma \(shape "
-                                              r"\(32,\)\) is missing"):
+    with pytest.raises(
+        CheckpointError,
+        match=r"variable electra/encoder/layer_1/output/LayerNorm/gamma \(shape "
+        r"\(32,\)\) is missing",
+    ):
         load_checkpoint(str(target), "discriminator")
 
 
 def test_headless_encoder_needs_allow_missing_head(hf_pair, tmp_path):
     source = os.path.join(hf_pair["root"], "discriminator")
-    tensors = {k: v for k, v in load_file(os.path.join(source, "model.safetensors")).items()
-               if not k.startswith("discriminator_predictions.")}
+    tensors = {
+        k: v
+        for k, v in load_file(os.path.join(source, "model.safetensors")).items()
+        if not k.startswith("discriminator_predictions.")
+    }
     target = tmp_path / "headless"
     target.mkdir()
     save_file(tensors, str(target / "model.safetensors"))
@@ -92,16 +99,22 @@ def test_differing_embedding_copies_in_an_hf_pair_are_refused(hf_pair, tmp_path)
 
     shutil.copytree(hf_pair["root"], tmp_path / "pair")
     pair = fixtures.differ_generator_embeddings(tmp_path / "pair")
-    refused = (r"the shared embeddings differ between discriminator/ and generator/: "
-               r"electra/embeddings/word_embeddings \(largest difference 1\)")
+    refused = (
+        r"the shared embeddings differ between discriminator/ and generator/: "
+        r"electra/embeddings/word_embeddings \(largest difference 1\)"
+    )
     with pytest.raises(CheckpointError, match=refused):
         load_checkpoint(pair, "pretrainer")
     model = load_checkpoint(pair, "pretrainer", allow_embedding_mismatch=True).model
-    assert model.embeddings.word_embeddings.embeddings.numpy()[0, 0] == \
-        hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]
+    assert (
+        model.embeddings.word_embeddings.embeddings.numpy()[0, 0]
+        == hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]
+    )
     # The scorer reads the pair as well, by the same rule.
     with pytest.raises(CheckpointError, match=refused):
         load_scorer(pair)
     discriminator, _ = load_scorer(pair, allow_embedding_mismatch=True)
-    assert discriminator.backbone.embeddings.word_embeddings.embeddings.numpy()[0, 0] == \
-        hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]
+    assert (
+        discriminator.backbone.embeddings.word_embeddings.embeddings.numpy()[0, 0]
+        == hf_pair["discriminator"]["electra.embeddings.word_embeddings.weight"][0, 0]
+    )

@@ -43,10 +43,18 @@ def test_discriminator_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint,
     loaded = load_checkpoint(tf1_checkpoint, "discriminator", num_heads=2)
     assert loaded.model.electra_config.hidden_size == 32 and loaded.model.electra_config.embedding_size == 16
     expected = hf_reference.electra_for_pretraining_logits(
-        hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
-        features["segment_ids"])
-    np.testing.assert_allclose(_real(np.asarray(loaded.model(backbone_inputs(features))), features),
-                               _real(expected, features), atol=TOLERANCE, rtol=0)
+        hf_pair["discriminator"],
+        hf_pair["discriminator_config"],
+        features["input_ids"],
+        features["input_mask"],
+        features["segment_ids"],
+    )
+    np.testing.assert_allclose(
+        _real(np.asarray(loaded.model(backbone_inputs(features))), features),
+        _real(expected, features),
+        atol=TOLERANCE,
+        rtol=0,
+    )
 
 
 def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf_pair):
@@ -58,13 +66,21 @@ def test_pretrainer_from_tf1_gives_the_outputs_of_its_weights(tf1_checkpoint, hf
     positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
     mlm = np.asarray(pretrainer.generator(dict(backbone_inputs(features), mask_positions=positions)))
     expected_mlm = hf_reference.electra_for_masked_lm_logits(
-        hf_pair["generator"], hf_pair["generator_config"], features["input_ids"], features["input_mask"],
-        features["segment_ids"])
+        hf_pair["generator"],
+        hf_pair["generator_config"],
+        features["input_ids"],
+        features["input_mask"],
+        features["segment_ids"],
+    )
     np.testing.assert_allclose(_real(mlm, features), _real(expected_mlm, features), atol=TOLERANCE, rtol=0)
     disc = np.asarray(pretrainer.discriminator(backbone_inputs(features)))
     expected_disc = hf_reference.electra_for_pretraining_logits(
-        hf_pair["discriminator"], hf_pair["discriminator_config"], features["input_ids"], features["input_mask"],
-        features["segment_ids"])
+        hf_pair["discriminator"],
+        hf_pair["discriminator_config"],
+        features["input_ids"],
+        features["input_mask"],
+        features["segment_ids"],
+    )
     np.testing.assert_allclose(_real(disc, features), _real(expected_disc, features), atol=TOLERANCE, rtol=0)
 
 
@@ -72,8 +88,11 @@ def test_written_tf1_checkpoint_has_exactly_the_reference_names(tf1_checkpoint, 
     pretrainer = load_checkpoint(tf1_checkpoint, "pretrainer", num_heads=2).model
     prefix = save_checkpoint(pretrainer, str(tmp_path / "out" / "model.ckpt"), "tf1")
     written = dict(tf.train.list_variables(prefix))
-    original = {name: shape for name, shape in tf.train.list_variables(tf1_checkpoint)
-                if name != "global_step" and not name.endswith(("/adam_m", "/adam_v"))}
+    original = {
+        name: shape
+        for name, shape in tf.train.list_variables(tf1_checkpoint)
+        if name != "global_step" and not name.endswith(("/adam_m", "/adam_v"))
+    }
     assert written == original
     reader = tf.train.load_checkpoint(prefix)
     for name in original:

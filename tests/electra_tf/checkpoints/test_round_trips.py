@@ -12,8 +12,6 @@ from tests.electra_tf.checkpoints.models import NUM_HEADS, tiny_model, variables
 KINDS = ["discriminator", "generator", "pretrainer"]
 
 
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_ours_to_hf_to_ours_is_exact(kind, tmp_path, vocab_file):
     model = tiny_model(kind)
@@ -57,10 +55,12 @@ def test_keras_hub_backbone_round_trip_keeps_the_encoder(tmp_path, vocab_file):
     model = tiny_model("discriminator", seed=4)
     save_checkpoint(model, str(tmp_path / "kh"), "keras_hub")
     backbone = keras_hub.models.ElectraBackbone.from_preset(str(tmp_path / "kh"))
-    np.testing.assert_array_equal(backbone.token_embedding.embeddings.numpy(),
-                                  model.backbone.embeddings.word_embeddings.embeddings.numpy())
-    loaded = load_checkpoint(str(tmp_path / "kh"), "discriminator", vocab_file=vocab_file,
-                             allow_missing_head=True).model
+    np.testing.assert_array_equal(
+        backbone.token_embedding.embeddings.numpy(), model.backbone.embeddings.word_embeddings.embeddings.numpy()
+    )
+    loaded = load_checkpoint(
+        str(tmp_path / "kh"), "discriminator", vocab_file=vocab_file, allow_missing_head=True
+    ).model
     before, after = variables_by_path(model), variables_by_path(loaded)
     encoder_paths = [path for path in before if "discriminator_predictions" not in path]
     fixtures.assert_identical({p: before[p] for p in encoder_paths}, {p: after[p] for p in encoder_paths})

@@ -14,14 +14,18 @@ from tests import synthetic_data
 from tests.console_commands import run_command
 from tests.electra_tf.checkpoints import fixtures
 
-REFUSAL = ("the shared embeddings differ between {copies}: electra/embeddings/word_embeddings (largest difference 1); "
-           "ELECTRA shares them, so these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to "
-           "keep the discriminator's)")
+REFUSAL = (
+    "the shared embeddings differ between {copies}: electra/embeddings/word_embeddings (largest difference 1); "
+    "ELECTRA shares them, so these are not one pre-training run's pair (pass --allow_embedding_mismatch=True to "
+    "keep the discriminator's)"
+)
 WORD_EMBEDDINGS = "electra.embeddings.word_embeddings.weight"
 # The pair's position table is fixtures.MAX_POSITIONS long: a longer sequence is the check that comes after reading it.
 TOO_LONG = fixtures.MAX_POSITIONS + 1
-AFTER_READING = (f"error: --max_seq_length={TOO_LONG} exceeds the model's max_position_embeddings="
-                 f"{fixtures.MAX_POSITIONS}; use --max_seq_length<={fixtures.MAX_POSITIONS}")
+AFTER_READING = (
+    f"error: --max_seq_length={TOO_LONG} exceeds the model's max_position_embeddings="
+    f"{fixtures.MAX_POSITIONS}; use --max_seq_length<={fixtures.MAX_POSITIONS}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,25 +38,38 @@ def pair(tmp_path_factory):
 
 def test_the_refusal_names_every_differing_weight_with_its_largest_difference():
     table = np.zeros((4, 2), np.float32)
-    discriminator = {"electra/embeddings/word_embeddings": table, "electra/embeddings/position_embeddings": table,
-                     "electra/embeddings/LayerNorm/gamma": np.ones(2, np.float32),
-                     "electra/encoder/layer_0/output/dense/kernel": table}
-    generator = {"electra/embeddings/word_embeddings": table - np.array([[0, 0.25]], np.float32),
-                 "electra/embeddings/position_embeddings": np.zeros((5, 2), np.float32),
-                 "electra/embeddings/LayerNorm/gamma": np.ones(2, np.float32),
-                 "electra/encoder/layer_0/output/dense/kernel": table + 1}  # not an embedding: the generator's own
+    discriminator = {
+        "electra/embeddings/word_embeddings": table,
+        "electra/embeddings/position_embeddings": table,
+        "electra/embeddings/LayerNorm/gamma": np.ones(2, np.float32),
+        "electra/encoder/layer_0/output/dense/kernel": table,
+    }
+    generator = {
+        "electra/embeddings/word_embeddings": table - np.array([[0, 0.25]], np.float32),
+        "electra/embeddings/position_embeddings": np.zeros((5, 2), np.float32),
+        "electra/embeddings/LayerNorm/gamma": np.ones(2, np.float32),
+        "electra/encoder/layer_0/output/dense/kernel": table + 1,
+    }  # not an embedding: the generator's own
     with pytest.raises(CheckpointError) as refused:
-        check_shared_embeddings(discriminator, generator, "/x/pair", "discriminator/ and generator/",
-                                arguments=("init_checkpoint",), without_flag={"allow_embedding_mismatch": "convert"})
+        check_shared_embeddings(
+            discriminator,
+            generator,
+            "/x/pair",
+            "discriminator/ and generator/",
+            arguments=("init_checkpoint",),
+            without_flag={"allow_embedding_mismatch": "convert"},
+        )
     assert str(refused.value) == (
         "/x/pair: the shared embeddings differ between discriminator/ and generator/: "
         "electra/embeddings/word_embeddings (largest difference 0.25), electra/embeddings/position_embeddings (shapes "
         "(4, 2) and (5, 2)); ELECTRA shares them, so these are not one pre-training run's pair (pass "
-        "allow_embedding_mismatch=True to keep the discriminator's)")
+        "allow_embedding_mismatch=True to keep the discriminator's)"
+    )
     assert refused.value.arguments == ("init_checkpoint", "allow_embedding_mismatch")
     assert refused.value.without_flag == {"allow_embedding_mismatch": "convert"}
-    check_shared_embeddings(discriminator, generator, "/x/pair", "discriminator/ and generator/",
-                            allow_embedding_mismatch=True)
+    check_shared_embeddings(
+        discriminator, generator, "/x/pair", "discriminator/ and generator/", allow_embedding_mismatch=True
+    )
     check_shared_embeddings(discriminator, dict(discriminator), "/x/pair", "discriminator/ and generator/")
 
 
@@ -64,29 +81,59 @@ def _arguments(program, root, tmp_path):
         return [f"--model_dir={root}", "w1 w2 w3"]
     if program == "electra-rerank":
         nbest = tmp_path / "lists.jsonl"
-        nbest.write_text("".join(json.dumps({"hypotheses": ["w1 w2", "w1 w3"], "reference": "w1 w2"}) + "\n"
-                                 for _ in range(2)), encoding="utf-8")
-        return [f"--nbest={nbest}", f"--init_checkpoint={root}", f"--output_dir={tmp_path / 'reranked'}",
-                "--scorers=disc_sum", "--max_seq_length=16", "--bootstrap_resamples=10"]
+        nbest.write_text(
+            "".join(json.dumps({"hypotheses": ["w1 w2", "w1 w3"], "reference": "w1 w2"}) + "\n" for _ in range(2)),
+            encoding="utf-8",
+        )
+        return [
+            f"--nbest={nbest}",
+            f"--init_checkpoint={root}",
+            f"--output_dir={tmp_path / 'reranked'}",
+            "--scorers=disc_sum",
+            "--max_seq_length=16",
+            "--bootstrap_resamples=10",
+        ]
     if program == "electra-analyze":
         (tmp_path / "data" / "blimp").mkdir(parents=True)
-        (tmp_path / "data" / "blimp" / "paradigm.jsonl").write_text("".join(
-            json.dumps({"UID": "paradigm", "pairID": index, "sentence_good": "w1 w2 w3", "sentence_bad": "w3 w2 w1"})
-            + "\n" for index in range(2)), encoding="utf-8")
-        return [f"--init_checkpoint={root}", f"--data_dir={tmp_path / 'data'}", f"--output_dir={tmp_path / 'analysis'}",
-                "--analyses=blimp", "--max_seq_length=16"]
+        (tmp_path / "data" / "blimp" / "paradigm.jsonl").write_text(
+            "".join(
+                json.dumps(
+                    {"UID": "paradigm", "pairID": index, "sentence_good": "w1 w2 w3", "sentence_bad": "w3 w2 w1"}
+                )
+                + "\n"
+                for index in range(2)
+            ),
+            encoding="utf-8",
+        )
+        return [
+            f"--init_checkpoint={root}",
+            f"--data_dir={tmp_path / 'data'}",
+            f"--output_dir={tmp_path / 'analysis'}",
+            "--analyses=blimp",
+            "--max_seq_length=16",
+        ]
     if program == "electra-export":
         return [f"--init_checkpoint={root}", f"--output_dir={tmp_path / 'exported'}", f"--max_seq_length={TOO_LONG}"]
     if program == "electra-finetune":
         rows = "text,label\n" + "".join(f"w{i} w{i + 1},{i % 2}\n" for i in range(4))
         (tmp_path / "own.csv").write_text(rows, encoding="utf-8")
-        return ["--task=classification", f"--init_checkpoint={root}", f"--output_dir={tmp_path / 'finetuned'}",
-                f"--train_file={tmp_path / 'own.csv'}", f"--dev_file={tmp_path / 'own.csv'}", "--text_column=text",
-                f"--max_seq_length={TOO_LONG}"]
+        return [
+            "--task=classification",
+            f"--init_checkpoint={root}",
+            f"--output_dir={tmp_path / 'finetuned'}",
+            f"--train_file={tmp_path / 'own.csv'}",
+            f"--dev_file={tmp_path / 'own.csv'}",
+            "--text_column=text",
+            f"--max_seq_length={TOO_LONG}",
+        ]
     assert program == "electra-pretrain"
     records = synthetic_data.write_tfrecords(tmp_path / "train.tfrecord", max_seq_length=TOO_LONG)
-    return [f"--pretrain_tfrecords={records}", f"--model_dir={tmp_path / 'model'}", f"--init_checkpoint={root}",
-            f"--max_seq_length={TOO_LONG}"]
+    return [
+        f"--pretrain_tfrecords={records}",
+        f"--model_dir={tmp_path / 'model'}",
+        f"--init_checkpoint={root}",
+        f"--max_seq_length={TOO_LONG}",
+    ]
 
 
 # Commands whose work after reading the pair is long: the next check, on the sequence length, stops them.
@@ -131,9 +178,13 @@ def test_a_command_refuses_the_pair_and_reads_it_with_allow_embedding_mismatch(p
 def test_pretraining_refuses_a_generator_beside_a_discriminator_of_another_run(pair, tmp_path, capfd):
     discriminator, generator = f"{pair['root']}/discriminator", f"{pair['root']}/generator"
     records = synthetic_data.write_tfrecords(tmp_path / "train.tfrecord", max_seq_length=TOO_LONG)
-    arguments = [f"--pretrain_tfrecords={records}", f"--model_dir={tmp_path / 'model'}",
-                 f"--init_checkpoint={discriminator}", f"--init_generator_checkpoint={generator}",
-                 f"--max_seq_length={TOO_LONG}"]
+    arguments = [
+        f"--pretrain_tfrecords={records}",
+        f"--model_dir={tmp_path / 'model'}",
+        f"--init_checkpoint={discriminator}",
+        f"--init_generator_checkpoint={generator}",
+        f"--max_seq_length={TOO_LONG}",
+    ]
     assert run_command("electra-pretrain", *arguments) == 2
     refusal = REFUSAL.format(copies=f"--init_checkpoint={discriminator} and it")
     assert _errors(capfd.readouterr().err) == [f"error: --init_generator_checkpoint={generator}: {refusal}"]

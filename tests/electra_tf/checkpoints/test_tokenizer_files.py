@@ -43,11 +43,14 @@ def test_the_files_transformers_5_writes_give_their_vocabulary_and_casing(tmp_pa
     assert read_hf_tokenizer(directory) == settings
 
 
-@pytest.mark.parametrize("settings, expected", [
-    # w1 is id 6, w4 id 9; "W1" and "ẃ4" are w1 and w4 lower-cased with accents stripped, [UNK] (1) in the cased case.
-    (BERT_UNCASED, [[2, 6, 6, 9, 3], [2, 7, 9, 1, 3]]),
-    (CASED, [[2, 6, 1, 1, 3], [2, 7, 1, 1, 3]]),
-])
+@pytest.mark.parametrize(
+    "settings, expected",
+    [
+        # w1 is id 6, w4 id 9; "W1" and "ẃ4" are w1 and w4 lower-cased with accents stripped, [UNK] (1) in the cased case.
+        (BERT_UNCASED, [[2, 6, 6, 9, 3], [2, 7, 9, 1, 3]]),
+        (CASED, [[2, 6, 1, 1, 3], [2, 7, 1, 1, 3]]),
+    ],
+)
 def test_tokenizer_json_alone_gives_the_ids_of_the_directory_with_vocab_txt(tmp_path, settings, expected):
     vocab = fixtures.write_vocab(tmp_path / "vocab.txt")
     ids = {}
@@ -73,14 +76,29 @@ def test_a_tokenizer_config_that_leaves_the_casing_out_takes_the_normalizers(tmp
     assert read_hf_tokenizer(only_config) == CASED
 
 
-@pytest.mark.parametrize("recorded, normalizer, shown", [
-    ({"do_lower_case": False}, {}, "(do_lower_case=False, strip_accents=None) and the normalizer of {json} "
-                                   "(lowercase=True, strip_accents=None)"),
-    ({"strip_accents": False}, {}, "(do_lower_case=True, strip_accents=False) and the normalizer of {json} "
-                                   "(lowercase=True, strip_accents=None)"),
-    ({}, {"strip_accents": True, "lowercase": False}, "(do_lower_case=True, strip_accents=None) and the normalizer "
-                                                      "of {json} (lowercase=False, strip_accents=True)"),
-])
+@pytest.mark.parametrize(
+    "recorded, normalizer, shown",
+    [
+        (
+            {"do_lower_case": False},
+            {},
+            "(do_lower_case=False, strip_accents=None) and the normalizer of {json} "
+            "(lowercase=True, strip_accents=None)",
+        ),
+        (
+            {"strip_accents": False},
+            {},
+            "(do_lower_case=True, strip_accents=False) and the normalizer of {json} "
+            "(lowercase=True, strip_accents=None)",
+        ),
+        (
+            {},
+            {"strip_accents": True, "lowercase": False},
+            "(do_lower_case=True, strip_accents=None) and the normalizer "
+            "of {json} (lowercase=False, strip_accents=True)",
+        ),
+    ],
+)
 def test_tokenizer_files_that_disagree_on_the_casing_are_refused_naming_both(tmp_path, recorded, normalizer, shown):
     def disagree(files):
         files["tokenizer_config.json"].update(recorded)
@@ -93,7 +111,8 @@ def test_tokenizer_files_that_disagree_on_the_casing_are_refused_naming_both(tmp
     assert str(raised.value) == (
         f"{config} {shown.format(json=tokenizer_json)} disagree on the tokenizer's casing; save the tokenizer again "
         "with the casing the model was trained with (transformers' save_pretrained), or correct the file that is "
-        "wrong")
+        "wrong"
+    )
 
 
 def _rename(files, token, new):
@@ -115,23 +134,33 @@ def _roberta_template(files):
     files["tokenizer.json"]["post_processor"]["special_tokens"]["<s>"] = {"id": "<s>", "ids": [5], "tokens": ["<s>"]}
 
 
-@pytest.mark.parametrize("change, reason", [
-    (_sentence_piece, "holds a Unigram tokenizer, not ELECTRA's WordPiece one"),
-    (lambda files: files["tokenizer.json"]["model"].update(unk_token="<unk>"),
-     "has model.unk_token='<unk>', not BERT's '[UNK]'"),
-    (lambda files: files["tokenizer.json"]["model"].update(continuing_subword_prefix="@@"),
-     "has model.continuing_subword_prefix='@@', not BERT's '##'"),
-    (lambda files: _rename(files, "[MASK]", "<mask>"), "lacks BERT's special tokens [MASK]"),
-    (_roberta_template, "puts '<s>' around sequences, where BERT puts [CLS] and [SEP]"),
-    (_drop_the, "has vocabulary ids that are not 0..5 (no token has id 5)"),
-])
-def test_a_tokenizer_json_electra_cannot_use_is_refused_and_a_vocab_txt_beside_it_is_read_instead(tmp_path, change,
-                                                                                                 reason):
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (_sentence_piece, "holds a Unigram tokenizer, not ELECTRA's WordPiece one"),
+        (
+            lambda files: files["tokenizer.json"]["model"].update(unk_token="<unk>"),
+            "has model.unk_token='<unk>', not BERT's '[UNK]'",
+        ),
+        (
+            lambda files: files["tokenizer.json"]["model"].update(continuing_subword_prefix="@@"),
+            "has model.continuing_subword_prefix='@@', not BERT's '##'",
+        ),
+        (lambda files: _rename(files, "[MASK]", "<mask>"), "lacks BERT's special tokens [MASK]"),
+        (_roberta_template, "puts '<s>' around sequences, where BERT puts [CLS] and [SEP]"),
+        (_drop_the, "has vocabulary ids that are not 0..5 (no token has id 5)"),
+    ],
+)
+def test_a_tokenizer_json_electra_cannot_use_is_refused_and_a_vocab_txt_beside_it_is_read_instead(
+    tmp_path, change, reason
+):
     directory = _write_sample(tmp_path / "model", change)
     with pytest.raises(CheckpointError) as raised:
         vocab_file_of(directory)
-    assert str(raised.value) == (f"{os.path.join(directory, 'tokenizer.json')} {reason}: copy the vocab.txt the model "
-                                 f"was trained with into {directory}, where it is read instead")
+    assert str(raised.value) == (
+        f"{os.path.join(directory, 'tokenizer.json')} {reason}: copy the vocab.txt the model "
+        f"was trained with into {directory}, where it is read instead"
+    )
     shutil.copyfile(fixtures.write_vocab(tmp_path / "vocab.txt"), os.path.join(directory, "vocab.txt"))
     assert vocab_file_of(directory) == os.path.join(directory, "vocab.txt")
 
@@ -142,18 +171,26 @@ def test_a_transformers_model_without_tokenizer_files_asks_for_vocab_file_and_re
 
     rng = np.random.default_rng(0)
     directory = fixtures.write_hf_directory(
-        tmp_path / "model", fixtures.hf_discriminator_tensors(rng, fixtures.hf_embeddings(rng)),
-        fixtures.hf_config(fixtures.DISCRIMINATOR_SIZES, "ElectraForPreTraining"), with_vocab=False)
+        tmp_path / "model",
+        fixtures.hf_discriminator_tensors(rng, fixtures.hf_embeddings(rng)),
+        fixtures.hf_config(fixtures.DISCRIMINATOR_SIZES, "ElectraForPreTraining"),
+        with_vocab=False,
+    )
     with pytest.raises(CheckpointError) as raised:
         load_checkpoint(directory, argument="model_dir")
     assert str(raised.value) == (
         f"{directory} has an embedding table of 50 tokens, too few for BERT's special token ids, and no tokenizer to "
         "give them (no vocab.txt, nor a tokenizer.json holding one): pass vocab_file=<the vocab.txt it was trained "
-        "with>")
+        "with>"
+    )
     assert raised.value.arguments == ("vocab_file",)
     vocab = fixtures.write_vocab(tmp_path / "vocab.txt")
     assert load_scorer(directory, vocab_file=vocab)[1].vocab_file == vocab
     assert load_pretrained(directory, vocab_file=vocab).tokenizer().vocab_file == vocab
-    _write_sample(directory, lambda files: files["tokenizer.json"]["model"].update(
-        vocab={token: index for index, token in enumerate(load_vocab(vocab))}))
+    _write_sample(
+        directory,
+        lambda files: files["tokenizer.json"]["model"].update(
+            vocab={token: index for index, token in enumerate(load_vocab(vocab))}
+        ),
+    )
     assert load_vocab(load_scorer(directory)[1].vocab_file) == load_vocab(vocab)

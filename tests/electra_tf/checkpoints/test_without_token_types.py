@@ -33,8 +33,9 @@ def test_block_without_table_equals_one_with_a_table_of_zeros_and_ignores_segmen
     for source, target in zip(embedding_slots(without), embedding_slots(with_table)):
         target.write(source.read())
     np.testing.assert_array_equal(with_table.token_type_embeddings.embeddings.numpy(), np.zeros((2, 16)))
-    np.testing.assert_allclose(without(input_ids, segment_ids).numpy(), with_table(input_ids, segment_ids).numpy(),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        without(input_ids, segment_ids).numpy(), with_table(input_ids, segment_ids).numpy(), atol=1e-6
+    )
     np.testing.assert_array_equal(without(input_ids, segment_ids).numpy(), without(input_ids, 1 - segment_ids).numpy())
     assert ElectraEmbeddings.from_config(without.get_config()).token_type_embeddings is None
 
@@ -70,13 +71,19 @@ def test_trained_token_type_rows_do_not_go_into_a_block_without_a_table():
     block(*_ids())
     (slot,) = [slot for slot in embedding_slots(block) if slot.name == TOKEN_TYPE_NAME]
     slot.write(np.zeros((2, 16), np.float32))
-    with pytest.raises(CheckpointError, match="holds trained rows, but the model has no token-type table "
-                                              r"\(type_vocab_size=0\): build it with the checkpoint's type_vocab_size"):
+    with pytest.raises(
+        CheckpointError,
+        match="holds trained rows, but the model has no token-type table "
+        r"\(type_vocab_size=0\): build it with the checkpoint's type_vocab_size",
+    ):
         slot.write(np.full((2, 16), 0.5, np.float32))
 
 
 def test_type_vocab_size_must_be_a_non_negative_integer():
     assert ElectraConfig.from_preset("tiny", type_vocab_size=0).type_vocab_size == 0
-    with pytest.raises(ConfigError, match=r"type_vocab_size must be an integer >= 0 \(0: no token-type table\), "
-                                          "got -1"):
+    with pytest.raises(
+        ConfigError,
+        match=r"type_vocab_size must be an integer >= 0 \(0: no token-type table\), "
+        "got -1",
+    ):
         ElectraConfig.from_preset("tiny", type_vocab_size=-1)

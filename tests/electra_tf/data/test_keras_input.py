@@ -58,8 +58,9 @@ class _SquadFeatures:
 
 def test_squad_training_batches_use_them():
     model = types.SimpleNamespace(uses_teacher_forcing=True)
-    dataset = training_batches(training_examples(model, _SquadFeatures(5)), batch_size=2, seed=0, first_epoch=0,
-                               num_epochs=1)
+    dataset = training_batches(
+        training_examples(model, _SquadFeatures(5)), batch_size=2, seed=0, first_epoch=0, num_epochs=1
+    )
     assert dataset.options().autotune.enabled is False
     batches = list(dataset)
     assert sum(int(batch[1]["start_positions"].shape[0]) for batch in batches) == 5

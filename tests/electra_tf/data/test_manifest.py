@@ -9,8 +9,11 @@ from electra_tf.errors import DataError
 def test_write_then_read(tmp_path):
     path = manifest_lib.write_manifest(str(tmp_path), {"num_examples": 3, "shards": [{"file": "a"}]})
     assert path == str(tmp_path / "manifest.json")
-    assert manifest_lib.read_manifest(str(tmp_path)) == {"format_version": 1, "num_examples": 3,
-                                                         "shards": [{"file": "a"}]}
+    assert manifest_lib.read_manifest(str(tmp_path)) == {
+        "format_version": 1,
+        "num_examples": 3,
+        "shards": [{"file": "a"}],
+    }
     assert os.listdir(tmp_path) == ["manifest.json"]  # no temporary file left
 
 

@@ -29,10 +29,17 @@ def _write_shards(directory, num_shards=3, per_shard=10, length=16, vocab_file=N
             writer.write(_example(100 * shard + 10 + i, length))
         entries.append(writer.close())
     if manifest:
-        manifest_lib.write_manifest(str(directory), {
-            "max_seq_length": length, "shards": entries, "vocab_size": 1000, "vocab_file": vocab_file,
-            "vocab_fingerprint": vocab_fingerprint(vocab_file) if vocab_file else None,
-            "num_examples": num_shards * per_shard})
+        manifest_lib.write_manifest(
+            str(directory),
+            {
+                "max_seq_length": length,
+                "shards": entries,
+                "vocab_size": 1000,
+                "vocab_file": vocab_file,
+                "vocab_fingerprint": vocab_fingerprint(vocab_file) if vocab_file else None,
+                "num_examples": num_shards * per_shard,
+            },
+        )
     return f"{directory}/*.tfrecord*"
 
 
@@ -88,8 +95,12 @@ def test_auto_shard_policy_files_per_worker(tmp_path, monkeypatch):
     policy = tf.data.experimental.AutoShardPolicy
     assert pretraining_dataset.auto_shard_policy(8, 4) == policy.FILE
     assert pretraining_dataset.auto_shard_policy(3, 4) == policy.DATA
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1", "d:1"]},
-                                                "task": {"type": "worker", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps(
+            {"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1", "d:1"]}, "task": {"type": "worker", "index": 0}}
+        ),
+    )
     assert pretraining_dataset.number_of_workers() == 4
     pattern = _write_shards(tmp_path / "d")  # 3 files < 4 workers
     options = make_pretraining_dataset(pattern, 16, 4).options()
@@ -108,16 +119,21 @@ def test_no_matching_file_names_pattern_and_flag(tmp_path):
 def test_wrong_max_seq_length_fails_before_tensorflow_parses(tmp_path):
     pattern = _write_shards(tmp_path / "d", length=16)
     manifest_path = tmp_path / "d" / "manifest.json"
-    message = (rf"built with max_seq_length=16 \(see {manifest_path}\); pass max_seq_length=16 or rebuild the "
-               rf"data with electra-build-data --max_seq_length=128")
+    message = (
+        rf"built with max_seq_length=16 \(see {manifest_path}\); pass max_seq_length=16 or rebuild the "
+        rf"data with electra-build-data --max_seq_length=128"
+    )
     with pytest.raises(DataError, match=message):
         make_pretraining_dataset(pattern, 128, 4)
     # Without a manifest the first record is read.
     pattern = _write_shards(tmp_path / "e", length=16, manifest=False)
     for path in (tmp_path / "e").glob("*.tfrecord"):
         path.rename(path.with_name("external-" + path.name))  # not this builder's names: no manifest needed
-    with pytest.raises(DataError, match=r"records of .*external-pretrain-00000-of-00003\.tfrecord have length 16, "
-                                        r"not 128; pass max_seq_length=16"):
+    with pytest.raises(
+        DataError,
+        match=r"records of .*external-pretrain-00000-of-00003\.tfrecord have length 16, "
+        r"not 128; pass max_seq_length=16",
+    ):
         check_pretraining_data(pattern, 128)
     assert check_pretraining_data(pattern, 16) == {}
 
@@ -129,8 +145,11 @@ def test_vocabulary_mismatch_names_the_flag(tmp_path):
     assert check_pretraining_data(pattern, 16, vocab_file=str(vocab), vocab_size=1000)["vocab_size"] == 1000
     other = tmp_path / "other.txt"
     other.write_text("[PAD]\n[UNK]\nmore\n")
-    with pytest.raises(DataError, match=rf"^vocab_file={other} is not the vocabulary the pre-training data was "
-                                        rf"built with \({vocab}"):
+    with pytest.raises(
+        DataError,
+        match=rf"^vocab_file={other} is not the vocabulary the pre-training data was "
+        rf"built with \({vocab}",
+    ):
         check_pretraining_data(pattern, 16, vocab_file=str(other))
     with pytest.raises(DataError, match=r"vocabulary of 1000 tokens .* the model's vocab_size is 30522"):
         check_pretraining_data(pattern, 16, vocab_size=30522)
@@ -156,8 +175,11 @@ def test_truncated_file_without_manifest_is_named(tmp_path):
 
 def test_builder_shards_without_manifest_are_an_unfinished_build(tmp_path):
     pattern = _write_shards(tmp_path / "d", manifest=False)
-    with pytest.raises(DataError, match=r"has no manifest\.json beside it: the electra-build-data "
-                                        r"run that wrote it did not finish"):
+    with pytest.raises(
+        DataError,
+        match=r"has no manifest\.json beside it: the electra-build-data "
+        r"run that wrote it did not finish",
+    ):
         check_pretraining_data(pattern, 16)
 
 
@@ -167,7 +189,7 @@ def _flip_middle_record(path):
     data = bytearray(path.read_bytes())
     record_bytes = len(data) // 10  # the shards hold 10 records of one size
     offset = 5 * record_bytes
-    data[offset + 20:offset + 24] = bytes(255 - byte for byte in data[offset + 20:offset + 24])
+    data[offset + 20 : offset + 24] = bytes(255 - byte for byte in data[offset + 20 : offset + 24])
     path.write_bytes(bytes(data))
     return offset
 
@@ -185,8 +207,10 @@ def test_a_corrupt_shard_of_the_same_size_fails_verification_before_training(tmp
     pattern = _write_shards(tmp_path / "d")
     shard = tmp_path / "d" / "pretrain-00001-of-00003.tfrecord"
     _flip_middle_record(shard)
-    message = (rf"^shard {shard} is corrupt: its sha256 differs from the one {tmp_path}/d/manifest\.json records; "
-               r"restore the file or rebuild the data with electra-build-data$")
+    message = (
+        rf"^shard {shard} is corrupt: its sha256 differs from the one {tmp_path}/d/manifest\.json records; "
+        r"restore the file or rebuild the data with electra-build-data$"
+    )
     with pytest.raises(DataError, match=message):
         check_pretraining_data(pattern, 16)  # small data: verified by default
     with pytest.raises(DataError, match=message):
@@ -212,9 +236,11 @@ def test_a_corrupt_record_met_while_reading_names_the_shard_and_offset(tmp_path,
     with pytest.raises(tf.errors.DataLossError, match=rf"corrupted record at {offset}"):
         for _ in dataset.take(40):
             pass
-    message = (rf"^{shard} holds a corrupt record at byte {offset} \(its checksum does not match\): restore the "
-               r"shard or rebuild the data with electra-build-data, or leave it out of "
-               r"eval_tfrecords$")
+    message = (
+        rf"^{shard} holds a corrupt record at byte {offset} \(its checksum does not match\): restore the "
+        r"shard or rebuild the data with electra-build-data, or leave it out of "
+        r"eval_tfrecords$"
+    )
     with pytest.raises(DataError, match=message) as raised:
         with pretraining_dataset.corrupt_records_reported({"pretrain_tfrecords": None, "eval_tfrecords": pattern}):
             for _ in dataset.take(40):

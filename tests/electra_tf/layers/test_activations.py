@@ -33,8 +33,9 @@ def test_upstream_gradient_is_chained_and_bfloat16_stays_bfloat16():
     gradient = tape.gradient(outputs, x, output_gradients=upstream)
     assert outputs.dtype == gradient.dtype == tf.bfloat16
     _, derivatives = _reference(tf.cast(x, tf.float64).numpy())
-    np.testing.assert_allclose(tf.cast(gradient, tf.float32).numpy(),
-                               tf.cast(upstream, tf.float32).numpy() * derivatives, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(
+        tf.cast(gradient, tf.float32).numpy(), tf.cast(upstream, tf.float32).numpy() * derivatives, rtol=2e-2, atol=2e-2
+    )
 
 
 def test_serialises_by_name():

@@ -43,8 +43,13 @@ def test_residual_layer_norm_matches_dropout_residual_and_keras_layer_norm(rate)
     layer_norm.gamma.assign(normal([HIDDEN], 4) + 1.0)
     layer_norm.beta.assign(normal([HIDDEN], 5))
     uniforms = tf.random.stateless_uniform([TOKENS, HIDDEN], seed=[6, 1]) if rate else None
-    inputs = [normal([TOKENS, HIDDEN], 7), normal([HIDDEN], 8), normal([TOKENS, HIDDEN], 9),
-              tf.convert_to_tensor(layer_norm.gamma), tf.convert_to_tensor(layer_norm.beta)]
+    inputs = [
+        normal([TOKENS, HIDDEN], 7),
+        normal([HIDDEN], 8),
+        normal([TOKENS, HIDDEN], 9),
+        tf.convert_to_tensor(layer_norm.gamma),
+        tf.convert_to_tensor(layer_norm.beta),
+    ]
     upstream = normal([TOKENS, HIDDEN], 10)
 
     def fused(x, bias, residual, gamma, beta):
@@ -68,12 +73,16 @@ def test_residual_layer_norm_matches_dropout_residual_and_keras_layer_norm(rate)
 
 
 def test_bfloat16_inputs_give_bfloat16_outputs_and_gradients_near_float32():
-    inputs = [normal([TOKENS, HIDDEN], 11), normal([HIDDEN], 12), normal([TOKENS, HIDDEN], 13),
-              tf.ones([HIDDEN]), tf.zeros([HIDDEN])]
+    inputs = [
+        normal([TOKENS, HIDDEN], 11),
+        normal([HIDDEN], 12),
+        normal([TOKENS, HIDDEN], 13),
+        tf.ones([HIDDEN]),
+        tf.zeros([HIDDEN]),
+    ]
     upstream = normal([TOKENS, HIDDEN], 14)
     low = [tf.cast(tensor, tf.bfloat16) for tensor in inputs[:3]] + inputs[3:]
-    for function in (lambda *a: bias_dropout_residual_layer_norm(*a, EPSILON),
-                     lambda x, bias, *_: bias_gelu(x, bias)):
+    for function in (lambda *a: bias_dropout_residual_layer_norm(*a, EPSILON), lambda x, bias, *_: bias_gelu(x, bias)):
         high_out, high_grads = values_and_gradients(function, inputs, upstream)
         low_out, low_grads = values_and_gradients(function, low, tf.cast(upstream, tf.bfloat16))
         assert low_out.dtype == tf.bfloat16
@@ -93,8 +102,10 @@ def test_training_step_without_dropout_equals_the_inference_path_and_its_gradien
         with tf.GradientTape() as tape:
             tape.watch(hidden)
             outputs = layer(hidden, bias, training=training)
-        results[training] = (outputs, tape.gradient(outputs, [hidden] + layer.trainable_weights,
-                                                    output_gradients=upstream))
+        results[training] = (
+            outputs,
+            tape.gradient(outputs, [hidden] + layer.trainable_weights, output_gradients=upstream),
+        )
     assert len(results[True][1]) == 1 + 16 and all(gradient is not None for gradient in results[True][1])
     assert_close(results[True], results[False], 2e-5)
 
@@ -107,7 +118,7 @@ def _keras_sublayers_step(layer, hidden, bias):
         split = tf.reshape(dense(hidden), [batch, length, layer.num_heads, layer.head_size])
         return tf.transpose(split, [0, 2, 1, 3])
 
-    scores = tf.matmul(heads(layer.query_dense), heads(layer.key_dense), transpose_b=True) * layer.head_size ** -0.5
+    scores = tf.matmul(heads(layer.query_dense), heads(layer.key_dense), transpose_b=True) * layer.head_size**-0.5
     probs = layer.attention_probs_dropout(tf.nn.softmax(scores + bias, axis=-1), training=True)
     context = tf.reshape(tf.transpose(tf.matmul(probs, heads(layer.value_dense)), [0, 2, 1, 3]), hidden.shape)
     attended = layer.attention_output_dropout(layer.attention_output_dense(context), training=True)
@@ -121,16 +132,17 @@ def test_training_step_with_dropout_equals_keras_sublayers_with_the_same_seeds()
     bias = tf.zeros([3, 1, 1, 11])
     upstream = normal([3, 11, HIDDEN], 18)
     results = []
-    for step in (lambda layer: layer(hidden, bias, training=True), lambda layer: _keras_sublayers_step(layer, hidden,
-                                                                                                        bias)):
+    for step in (
+        lambda layer: layer(hidden, bias, training=True),
+        lambda layer: _keras_sublayers_step(layer, hidden, bias),
+    ):
         keras.utils.set_random_seed(5)  # the same weights and dropout seed generators for both layers
         layer = ElectraTransformerLayer(HIDDEN, 4, 4 * HIDDEN, hidden_dropout=0.3, attention_dropout=0.3)
         layer.build((None, None, HIDDEN))
         with tf.GradientTape() as tape:
             tape.watch(hidden)
             outputs = step(layer)
-        results.append((outputs, tape.gradient(outputs, [hidden] + layer.trainable_weights,
-                                                output_gradients=upstream)))
+        results.append((outputs, tape.gradient(outputs, [hidden] + layer.trainable_weights, output_gradients=upstream)))
     # Float32 dropout draws the same uniforms from the same seed generator as Keras' Dropout: the same masks.
     assert_close(results[0], results[1], 2e-5)
     plain = ElectraTransformerLayer(HIDDEN, 4, 4 * HIDDEN, hidden_dropout=0.0, attention_dropout=0.0)

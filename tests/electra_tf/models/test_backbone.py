@@ -9,8 +9,15 @@ from electra_tf.config import ElectraArchitecture
 from electra_tf.layers import ElectraEmbeddings
 from electra_tf.models import ElectraBackbone
 
-ARCHITECTURE = dict(vocab_size=120, embedding_size=16, hidden_size=32, num_layers=2, num_heads=4,
-                    intermediate_size=64, max_position_embeddings=40)
+ARCHITECTURE = dict(
+    vocab_size=120,
+    embedding_size=16,
+    hidden_size=32,
+    num_layers=2,
+    num_heads=4,
+    intermediate_size=64,
+    max_position_embeddings=40,
+)
 
 
 def _inputs(batch=3, length=12, seed=0):
@@ -27,8 +34,10 @@ def test_save_to_preset_and_from_preset_give_equal_outputs(tmp_path):
     backbone = ElectraBackbone(**ARCHITECTURE)
     expected = backbone(_inputs()).numpy()
     backbone.save_to_preset(str(tmp_path / "preset"))
-    for restored in (ElectraBackbone.from_preset(str(tmp_path / "preset")),
-                     keras_hub.models.Backbone.from_preset(str(tmp_path / "preset"))):
+    for restored in (
+        ElectraBackbone.from_preset(str(tmp_path / "preset")),
+        keras_hub.models.Backbone.from_preset(str(tmp_path / "preset")),
+    ):
         assert type(restored) is ElectraBackbone and restored.architecture() == backbone.architecture()
         np.testing.assert_array_equal(restored(_inputs()).numpy(), expected)
 
@@ -57,8 +66,14 @@ def test_hidden_states_are_the_functional_graph_s_layer_outputs():
 def test_keras_hub_electra_weights_give_keras_hub_outputs(tmp_path):
     """keras-hub's ElectraBackbone (same variables, per-head attention kernels, tanh GELU) converted into ours."""
     reference = keras_hub.models.ElectraBackbone(
-        vocab_size=120, num_layers=2, num_heads=4, hidden_dim=32, embedding_dim=16, intermediate_dim=64,
-        max_sequence_length=40)
+        vocab_size=120,
+        num_layers=2,
+        num_heads=4,
+        hidden_dim=32,
+        embedding_dim=16,
+        intermediate_dim=64,
+        max_sequence_length=40,
+    )
     rng = np.random.default_rng(1)
     for variable in reference.weights:  # non-trivial LayerNorms and biases too
         variable.assign(rng.normal(scale=0.2, size=variable.shape).astype("float32"))
@@ -76,8 +91,9 @@ def test_keras_hub_electra_weights_give_keras_hub_outputs(tmp_path):
 def test_a_shared_embedding_block_is_one_object_in_both_backbones():
     embeddings = ElectraEmbeddings.for_architecture(ElectraArchitecture(**ARCHITECTURE))
     first = ElectraBackbone(**ARCHITECTURE, embeddings=embeddings)
-    second = ElectraBackbone(**{**ARCHITECTURE, "hidden_size": 8, "num_heads": 1, "intermediate_size": 32},
-                             embeddings=embeddings)
+    second = ElectraBackbone(
+        **{**ARCHITECTURE, "hidden_size": 8, "num_heads": 1, "intermediate_size": 32}, embeddings=embeddings
+    )
     assert first.embeddings is second.embeddings is embeddings
     shared = {id(v) for v in embeddings.weights}
     assert shared <= {id(v) for v in first.weights} and shared <= {id(v) for v in second.weights}

@@ -83,8 +83,9 @@ def test_each_electric_loss_reaches_only_its_networks():
 
     from electra_tf.models import ElectraPretrainingModel
 
-    config = ElectraConfig.from_preset("tiny", vocab_size=300, objective="electric", cls_id=1, sep_id=2, mask_id=3,
-                                       pad_id=0, unk_id=4)
+    config = ElectraConfig.from_preset(
+        "tiny", vocab_size=300, objective="electric", cls_id=1, sep_id=2, mask_id=3, pad_id=0, unk_id=4
+    )
     model = ElectraPretrainingModel(config, max_seq_length=16)
     ids = np.random.default_rng(1).integers(5, 300, size=(4, 16)).astype(np.int32)
     ids[:, 0], ids[:, -1] = 1, 2
@@ -101,8 +102,11 @@ def test_each_electric_loss_reaches_only_its_networks():
     assert {id(v) for v in variables} == generator | discriminator | embeddings
     for term, reached, untouched in (("generator", generator, discriminator), ("model", discriminator, generator)):
         gradients = tape.gradient(terms[term], variables)
-        touched = {id(v) for v, g in zip(variables, gradients)
-                   if g is not None and float(tf.reduce_max(tf.abs(tf.convert_to_tensor(g)))) > 0}
+        touched = {
+            id(v)
+            for v, g in zip(variables, gradients)
+            if g is not None and float(tf.reduce_max(tf.abs(tf.convert_to_tensor(g)))) > 0
+        }
         assert touched & reached == reached, term
         assert not touched & untouched, term
         word_table = model.embeddings.word_embeddings.embeddings

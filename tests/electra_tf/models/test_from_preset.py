@@ -32,9 +32,11 @@ GENERATOR_ONLY = ("hf_generator", "ours_generator")
 CHECKPOINTS = [*FORMATS, *GENERATOR_ONLY, "ours_backbone"]
 ENCODER_ONLY = (*HEADLESS, "ours_backbone")  # an encoder without the discriminator's head
 # Each task model's own arguments: a new head on the pre-trained backbone.
-TASK_ARGUMENTS = {ElectraTextClassifier: {"num_classes": 2, "max_seq_length": 16},
-                  ElectraTokenClassifier: {"tags": ["O", "X"], "max_seq_length": 16},
-                  ElectraSquadModel: {"head": "simple"}}
+TASK_ARGUMENTS = {
+    ElectraTextClassifier: {"num_classes": 2, "max_seq_length": 16},
+    ElectraTokenClassifier: {"tags": ["O", "X"], "max_seq_length": 16},
+    ElectraSquadModel: {"head": "simple"},
+}
 CLASSES = [ElectraBackbone, ElectraDiscriminator, ElectraGenerator, ElectraPretrainingModel, *TASK_ARGUMENTS]
 FEATURES = fixtures.batch()
 INPUTS = backbone_inputs(FEATURES)
@@ -47,8 +49,11 @@ def checkpoints(tmp_path_factory):
     root = tmp_path_factory.mktemp("from_preset")
     paths, pretrainer = write_every_format(root)
     vocab = fixtures.write_vocab(root / "vocab.txt")
-    paths.update(hf_generator=str(root / "hf_generator"), ours_generator=str(root / "ours_generator"),
-                 ours_backbone=str(root / "ours_backbone"))
+    paths.update(
+        hf_generator=str(root / "hf_generator"),
+        ours_generator=str(root / "ours_generator"),
+        ours_backbone=str(root / "ours_backbone"),
+    )
     for name, checkpoint_format in (("hf_generator", "hf"), ("ours_generator", "ours")):
         save_checkpoint(pretrainer.generator, paths[name], checkpoint_format, vocab_file=vocab)
     pretrainer.pretrained_discriminator().backbone.save_to_preset(paths["ours_backbone"])
@@ -105,8 +110,9 @@ def check_discriminator(discriminator, pretrainer):
 
 
 def check_generator(generator, pretrainer):
-    fixtures.assert_identical(collect_weights(pretrainer.generator, "generator"),
-                              collect_weights(generator, "generator"))
+    fixtures.assert_identical(
+        collect_weights(pretrainer.generator, "generator"), collect_weights(generator, "generator")
+    )
     inputs = {**INPUTS, "mask_positions": MASK_POSITIONS}
     assert_close(generator(inputs), pretrainer.generator(inputs))
 
@@ -140,8 +146,9 @@ def test_from_preset_reads_every_format(checkpoints, model_class, name):
     if outcome == "headless":
         with pytest.raises(CheckpointError, match="the discriminator head is missing .* pass allow_missing_head=True"):
             model_class.from_preset(path)
-        check_backbone(model_class.from_preset(path, allow_missing_head=True).backbone, pretrainer, "discriminator",
-                       name, path)
+        check_backbone(
+            model_class.from_preset(path, allow_missing_head=True).backbone, pretrainer, "discriminator", name, path
+        )
         return
     model = model_class.from_preset(path, **arguments)
     assert type(model) is model_class
@@ -162,14 +169,20 @@ def test_from_preset_reads_every_format(checkpoints, model_class, name):
 
 
 # One class of each way into the loader: keras-hub's Backbone, keras-hub's Task, the Keras model, a task model.
-@pytest.mark.parametrize("model_class", [ElectraBackbone, ElectraGenerator, ElectraPretrainingModel, ElectraSquadModel],
-                         ids=lambda model_class: model_class.__name__)
+@pytest.mark.parametrize(
+    "model_class",
+    [ElectraBackbone, ElectraGenerator, ElectraPretrainingModel, ElectraSquadModel],
+    ids=lambda model_class: model_class.__name__,
+)
 def test_from_preset_takes_a_path_object(checkpoints, model_class):
     paths, pretrainer = checkpoints
     prefix = pathlib.Path(paths["tf1"])
     model = model_class.from_preset(prefix, num_heads=NUM_HEADS, **TASK_ARGUMENTS.get(model_class, {}))
-    backbone = model if model_class is ElectraBackbone else (
-        model.discriminator if model_class is ElectraPretrainingModel else model).backbone
+    backbone = (
+        model
+        if model_class is ElectraBackbone
+        else (model.discriminator if model_class is ElectraPretrainingModel else model).backbone
+    )
     network = "generator" if model_class is ElectraGenerator else "discriminator"
     check_backbone(backbone, pretrainer, network, "tf1", str(prefix))
 
@@ -180,10 +193,14 @@ def test_from_preset_refuses_a_path_that_is_no_checkpoint_naming_the_formats(mod
     with pytest.raises(CheckpointError) as raised:
         model_class.from_preset(str(tmp_path), **TASK_ARGUMENTS.get(model_class, {}))
     message = str(raised.value)
-    assert message.startswith(f"preset={tmp_path} is not a checkpoint in a known format (ours: a model directory of "
-                              "ours")
-    for description in ("; hf: a Hugging Face ELECTRA directory", "; keras_hub: a keras-hub ElectraBackbone preset",
-                        "; tf1: a reference TF1 checkpoint (a prefix"):
+    assert message.startswith(
+        f"preset={tmp_path} is not a checkpoint in a known format (ours: a model directory of ours"
+    )
+    for description in (
+        "; hf: a Hugging Face ELECTRA directory",
+        "; keras_hub: a keras-hub ElectraBackbone preset",
+        "; tf1: a reference TF1 checkpoint (a prefix",
+    ):
         assert description in message
     assert raised.value.arguments == ("preset",)
 
@@ -199,17 +216,22 @@ def test_from_preset_takes_keras_hubs_load_weights_and_constructor_arguments(che
     discriminator = ElectraDiscriminator.from_preset(preset, dtype="mixed_bfloat16", name="bf16_discriminator")
     assert discriminator.name == "bf16_discriminator"
     assert {layer.dtype_policy.name for layer in (discriminator.backbone, discriminator.replaced_token_head)} == {
-        "mixed_bfloat16"}
+        "mixed_bfloat16"
+    }
     fixtures.assert_identical(expected, collect_weights(discriminator, "discriminator"))
 
     fresh = ElectraDiscriminator.from_preset(preset, load_weights=False)
     assert fresh.backbone.architecture() == backbone.architecture()
-    assert not np.array_equal(collect_weights(fresh, "discriminator")["electra/embeddings/word_embeddings"],
-                              expected["electra/embeddings/word_embeddings"])
+    assert not np.array_equal(
+        collect_weights(fresh, "discriminator")["electra/embeddings/word_embeddings"],
+        expected["electra/embeddings/word_embeddings"],
+    )
     squad = ElectraSquadModel.from_preset(preset, head="simple", load_weights=False, name="fresh_squad")
     assert squad.name == "fresh_squad" and squad.backbone.architecture() == backbone.architecture()
-    assert not np.array_equal(encoder_weights(squad.backbone)["electra/embeddings/word_embeddings"],
-                              expected["electra/embeddings/word_embeddings"])
+    assert not np.array_equal(
+        encoder_weights(squad.backbone)["electra/embeddings/word_embeddings"],
+        expected["electra/embeddings/word_embeddings"],
+    )
 
     # A subclass gets its own class, with the constructor's arguments and the networks' weights.
     trainer = ElectraPretrainer.from_preset(paths["ours_run"], max_seq_length=12, clip_norm=0.5)
@@ -224,8 +246,11 @@ def assert_identical_subset(actual, expected):
 
 # ElectraPretrainingModel is a keras.Model: keras-hub has no from_preset of its own for it.
 KERAS_HUB_CLASSES = [ElectraBackbone, ElectraDiscriminator, ElectraGenerator]
-KERAS_HUB_HANDLES = ["kaggle://keras/electra/keras/electra_small_discriminator_uncased_en", "hf://someone/electra",
-                     "electra_small_discriminator_uncased_en"]
+KERAS_HUB_HANDLES = [
+    "kaggle://keras/electra/keras/electra_small_discriminator_uncased_en",
+    "hf://someone/electra",
+    "electra_small_discriminator_uncased_en",
+]
 
 
 def keras_hub_parent(model_class):
@@ -245,9 +270,12 @@ def test_a_keras_hub_handle_goes_to_keras_hubs_own_from_preset(monkeypatch, mode
     assert model_class.from_preset(handle, load_weights=False, dtype="float32") == "keras-hub's model"
     assert calls == [(model_class, handle, False, {"dtype": "float32"})]
     # The project's loader's arguments are not keras-hub's.
-    with pytest.raises(ConfigError, match=f"^preset={handle} is a keras-hub handle, which {model_class.__name__}"
-                                          r"\.from_preset leaves to keras-hub's own from_preset: it takes no "
-                                          "format, num_heads") as raised:
+    with pytest.raises(
+        ConfigError,
+        match=f"^preset={handle} is a keras-hub handle, which {model_class.__name__}"
+        r"\.from_preset leaves to keras-hub's own from_preset: it takes no "
+        "format, num_heads",
+    ) as raised:
         model_class.from_preset(handle, format="hf", num_heads=4)
     assert raised.value.arguments == ("preset", "format", "num_heads")
     assert len(calls) == 1

@@ -26,11 +26,16 @@ def _draw(ids, mask, seed):
     rng = np.random.default_rng(seed)
     batch, length = ids.shape
     return mask_inputs(
-        tf.constant(ids), tf.constant(mask),
+        tf.constant(ids),
+        tf.constant(mask),
         tf.constant(rng.random((batch, length)), tf.float32),
         tf.constant(rng.random((batch, MAX_PREDICTIONS)), tf.float32),
-        mask_prob=0.15, max_predictions=MAX_PREDICTIONS, mask_token_fraction=0.85, mask_id=MASK,
-        special_ids=(CLS, SEP, MASK))
+        mask_prob=0.15,
+        max_predictions=MAX_PREDICTIONS,
+        mask_token_fraction=0.85,
+        mask_id=MASK,
+        special_ids=(CLS, SEP, MASK),
+    )
 
 
 def test_count_formula_matches_reference():
@@ -83,9 +88,17 @@ def test_masking_statistics_over_many_draws():
 def test_short_sequences_use_only_real_candidates():
     ids = np.array([[CLS, 7, SEP, 0, 0, 0, 0, 0]], np.int32)
     mask = np.array([[1, 1, 1, 0, 0, 0, 0, 0]], np.int32)
-    out = mask_inputs(tf.constant(ids), tf.constant(mask), tf.random.uniform((1, 8)), tf.random.uniform((1, 3)),
-                      mask_prob=0.15, max_predictions=3, mask_token_fraction=1.0, mask_id=MASK,
-                      special_ids=(CLS, SEP, MASK))
+    out = mask_inputs(
+        tf.constant(ids),
+        tf.constant(mask),
+        tf.random.uniform((1, 8)),
+        tf.random.uniform((1, 3)),
+        mask_prob=0.15,
+        max_predictions=3,
+        mask_token_fraction=1.0,
+        mask_id=MASK,
+        special_ids=(CLS, SEP, MASK),
+    )
     assert out.masked_lm_weights.numpy().tolist() == [[1.0, 0.0, 0.0]]
     assert out.masked_lm_positions.numpy()[0, 0] == 1
     assert out.input_ids.numpy().tolist() == [[CLS, MASK, SEP, 0, 0, 0, 0, 0]]

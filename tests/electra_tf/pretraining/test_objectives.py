@@ -12,8 +12,9 @@ from electra_tf.pretraining import objectives
 from electra_tf.pretraining.masking import MaskedInputs
 
 BATCH, LENGTH, VOCAB, SLOTS = 2, 6, 9, 3
-CONFIG = ElectraConfig(vocab_size=VOCAB, cls_id=1, sep_id=2, mask_id=3, pad_id=0, unk_id=4, gen_weight=1.0,
-                       disc_weight=50.0)
+CONFIG = ElectraConfig(
+    vocab_size=VOCAB, cls_id=1, sep_id=2, mask_id=3, pad_id=0, unk_id=4, gen_weight=1.0, disc_weight=50.0
+)
 
 
 def _outputs():
@@ -27,14 +28,20 @@ def _outputs():
     weights = np.array([[1, 1, 0], [1, 0, 0]], np.float32)
     corrupted = input_ids.copy()
     corrupted[0, 1] = 5 if input_ids[0, 1] != 5 else 6
-    masked = MaskedInputs(input_ids=tf.constant(input_ids), masked_lm_positions=tf.constant(positions),
-                          masked_lm_ids=tf.constant(np.take_along_axis(input_ids, positions, 1)),
-                          masked_lm_weights=tf.constant(weights))
+    masked = MaskedInputs(
+        input_ids=tf.constant(input_ids),
+        masked_lm_positions=tf.constant(positions),
+        masked_lm_ids=tf.constant(np.take_along_axis(input_ids, positions, 1)),
+        masked_lm_weights=tf.constant(weights),
+    )
     return {
-        "masked": masked, "input_ids": tf.constant(input_ids), "input_mask": tf.constant(input_mask),
+        "masked": masked,
+        "input_ids": tf.constant(input_ids),
+        "input_mask": tf.constant(input_mask),
         "mlm_logits": tf.Variable(rng.normal(size=(BATCH, SLOTS, VOCAB)).astype(np.float32)),
         "sampled_ids": tf.constant(np.take_along_axis(corrupted, positions, 1)),
-        "corrupted_ids": tf.constant(corrupted), "labels": tf.constant((corrupted != input_ids).astype(np.int32)),
+        "corrupted_ids": tf.constant(corrupted),
+        "labels": tf.constant((corrupted != input_ids).astype(np.int32)),
         "disc_logits": tf.Variable(rng.normal(size=(BATCH, LENGTH)).astype(np.float32)),
         "model_mlm_logits": tf.Variable(rng.normal(size=(BATCH, SLOTS, VOCAB)).astype(np.float32)),
         "copy_logits": tf.Variable(rng.normal(size=(BATCH, LENGTH)).astype(np.float32)),
@@ -103,15 +110,17 @@ def test_replace_mlm_model_predicts_the_originals_at_the_masked_slots():
     np.testing.assert_array_equal(_slot_rows(carried["mlm_logits"]), ACTIVE_SLOTS)
     assert carried["disc_logits"] is None
     np.testing.assert_allclose(terms["model"], stats["model_mlm_loss_sum"] / 3.0, rtol=1e-6)
-    np.testing.assert_array_equal(objective.model_mlm_positions(outputs["masked"], LENGTH),
-                                  outputs["masked"].masked_lm_positions)
+    np.testing.assert_array_equal(
+        objective.model_mlm_positions(outputs["masked"], LENGTH), outputs["masked"].masked_lm_positions
+    )
 
 
 def test_all_tokens_mlm_predicts_every_real_token_with_the_copy_head():
     objective = objectives.get_objective("all_tokens_mlm")
     outputs = _outputs()
-    outputs["model_mlm_logits"] = tf.Variable(np.random.default_rng(2).normal(size=(BATCH, LENGTH, VOCAB)),
-                                              dtype=tf.float32)
+    outputs["model_mlm_logits"] = tf.Variable(
+        np.random.default_rng(2).normal(size=(BATCH, LENGTH, VOCAB)), dtype=tf.float32
+    )
     positions = objective.model_mlm_positions(outputs["masked"], LENGTH).numpy()
     np.testing.assert_array_equal(positions, np.tile(np.arange(LENGTH), (BATCH, 1)))
     stats, _, carried = _loss_and_gradients(objective, outputs)
@@ -156,8 +165,7 @@ def test_electric_nce_logits_labels_and_losses_match_a_numpy_computation():
     logits = objective.detection_logits(outputs["disc_logits"], outputs, CONFIG).numpy()
     log_q = _log_softmax(outputs["cloze_logits"].numpy().astype(np.float64))
     corrupted = outputs["corrupted_ids"].numpy()
-    expected = (energies + np.take_along_axis(log_q, corrupted[..., None], -1)[..., 0]
-                + math.log(0.15 / 0.85))
+    expected = energies + np.take_along_axis(log_q, corrupted[..., None], -1)[..., 0] + math.log(0.15 / 0.85)
     np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
 
     outputs["disc_logits"] = tf.constant(logits)

@@ -17,8 +17,9 @@ def test_scatter_writes_only_active_slots():
     updates = np.array([[100, 101, 102], [200, 201, 202]], np.int32)
     positions = np.array([[3, 0, 7], [9, 2, 0]], np.int32)
     active = np.array([[True, False, True], [True, True, False]])
-    updated, written = scatter_update(tf.constant(sequence), tf.constant(updates), tf.constant(positions),
-                                      tf.constant(active))
+    updated, written = scatter_update(
+        tf.constant(sequence), tf.constant(updates), tf.constant(positions), tf.constant(active)
+    )
     expected = sequence.copy()
     expected[0, 3], expected[0, 7], expected[1, 9], expected[1, 2] = 100, 102, 200, 201
     np.testing.assert_array_equal(updated.numpy(), expected)
@@ -30,8 +31,7 @@ def test_positions_indicator_marks_active_slots_only():
 
     positions = tf.constant([[1, 3, 0], [2, 0, 0]])
     active = tf.constant([[True, True, False], [True, False, False]])
-    np.testing.assert_array_equal(positions_indicator(positions, active, 5).numpy(),
-                                  [[0, 1, 0, 1, 0], [0, 0, 1, 0, 0]])
+    np.testing.assert_array_equal(positions_indicator(positions, active, 5).numpy(), [[0, 1, 0, 1, 0], [0, 0, 1, 0, 0]])
 
 
 def test_scatter_vectors_places_rows_and_passes_gradients():

@@ -47,8 +47,9 @@ def test_gumbel_softmax_gradient_is_zero_forward_with_the_relaxation_gradient():
         relaxed = tf.nn.softmax((logits / 2.0 + gumbel) / 0.5)
         reference = tf.reduce_sum(relaxed * weights)
     np.testing.assert_array_equal(delta.numpy(), np.zeros((1, 4)))
-    np.testing.assert_allclose(tape.gradient(target, logits).numpy(), tape.gradient(reference, logits).numpy(),
-                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        tape.gradient(target, logits).numpy(), tape.gradient(reference, logits).numpy(), rtol=1e-5, atol=1e-7
+    )
     assert np.abs(tape.gradient(target, logits).numpy()).max() > 0.01
 
 
@@ -56,5 +57,5 @@ def test_annealed_temperature_decays_exponentially_to_the_end_value():
     from electra_tf.pretraining.sampling import annealed_temperature
 
     values = [float(annealed_temperature(step, 1.0, 0.1, 100)) for step in (0, 50, 100, 200)]
-    np.testing.assert_allclose(values, [1.0, 0.1 ** 0.5, 0.1, 0.1], rtol=1e-5)
+    np.testing.assert_allclose(values, [1.0, 0.1**0.5, 0.1, 0.1], rtol=1e-5)
     assert float(annealed_temperature(7, 2.0, 0.5, None)) == 2.0

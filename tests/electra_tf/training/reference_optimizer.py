@@ -6,8 +6,9 @@ import numpy as np
 import tensorflow as tf
 
 
-def reference_adam_weight_decay(params, grads_per_step, lrs, decayed, multipliers=None, wd=0.01, b1=0.9, b2=0.999,
-                                eps=1e-6, bias_correction=False):
+def reference_adam_weight_decay(
+    params, grads_per_step, lrs, decayed, multipliers=None, wd=0.01, b1=0.9, b2=0.999, eps=1e-6, bias_correction=False
+):
     """Parameters after applying `grads_per_step` ([{name: gradient}]) with learning rates `lrs`, in float64.
 
     `decayed[name]` says whether weight decay applies; `multipliers[name]` scales the variable's learning rate.
@@ -18,10 +19,10 @@ def reference_adam_weight_decay(params, grads_per_step, lrs, decayed, multiplier
     for t, (grads, lr) in enumerate(zip(grads_per_step, lrs), start=1):
         for name, grad in grads.items():
             m[name] = b1 * m[name] + (1 - b1) * grad
-            v[name] = b2 * v[name] + (1 - b2) * grad ** 2
+            v[name] = b2 * v[name] + (1 - b2) * grad**2
             m_used, v_used = m[name], v[name]
             if bias_correction:
-                m_used, v_used = m_used / (1 - b1 ** t), v_used / (1 - b2 ** t)
+                m_used, v_used = m_used / (1 - b1**t), v_used / (1 - b2**t)
             update = m_used / (np.sqrt(v_used) + eps)
             if decayed[name]:
                 update += wd * params[name]

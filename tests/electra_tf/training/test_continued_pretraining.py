@@ -32,8 +32,14 @@ def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("continued_data")
     vocab = fixtures.write_vocab(root / "vocab.txt")
     for name, seed in (("train", 0), ("eval", 1)):
-        build_pretraining_data(_corpus(root / f"{name}.txt", seed), vocab, str(root / name),
-                               max_seq_length=MAX_SEQ_LENGTH, num_shards=1, show_progress=False)
+        build_pretraining_data(
+            _corpus(root / f"{name}.txt", seed),
+            vocab,
+            str(root / name),
+            max_seq_length=MAX_SEQ_LENGTH,
+            num_shards=1,
+            show_progress=False,
+        )
     return {"vocab": vocab, "train": str(root / "train" / "*.tfrecord*"), "eval": str(root / "eval" / "*.tfrecord*")}
 
 
@@ -46,16 +52,28 @@ def hf_pair(tmp_path_factory):
 def tf1_checkpoint(hf_pair, tmp_path_factory):
     """The HF pair's weights as a reference TF1 checkpoint (tf.compat.v1 variables, Adam slots, global_step)."""
     directory = tmp_path_factory.mktemp("tf1")
-    arrays = {**fixtures.tf1_arrays(hf_pair["discriminator"]),
-              **fixtures.tf1_arrays(hf_pair["generator"], generator=True)}
+    arrays = {
+        **fixtures.tf1_arrays(hf_pair["discriminator"]),
+        **fixtures.tf1_arrays(hf_pair["generator"], generator=True),
+    }
     fixtures.write_vocab(directory / "vocab.txt")
     return fixtures.write_tf1_checkpoint(str(directory / "model.ckpt"), arrays), arrays
 
 
 def _job(data, model_dir, **overrides):
-    settings = dict(pretrain_tfrecords=data["train"], model_dir=str(model_dir), model_size="tiny",
-                    max_seq_length=MAX_SEQ_LENGTH, train_batch_size=4, learning_rate=0.0, num_train_steps=1,
-                    num_warmup_steps=0, save_checkpoints_steps=0, log_every_steps=1, progress_bar=False)
+    settings = dict(
+        pretrain_tfrecords=data["train"],
+        model_dir=str(model_dir),
+        model_size="tiny",
+        max_seq_length=MAX_SEQ_LENGTH,
+        train_batch_size=4,
+        learning_rate=0.0,
+        num_train_steps=1,
+        num_warmup_steps=0,
+        save_checkpoints_steps=0,
+        log_every_steps=1,
+        progress_bar=False,
+    )
     settings.update(overrides)
     return PretrainingJob(**settings)
 
@@ -72,12 +90,16 @@ def _assert_weights_equal(actual, expected):
 
 
 def _discriminator_part(arrays):
-    return {name: value for name, value in arrays.items() if not name.startswith(("generator", "discriminator_pred"))
-            or name.startswith("discriminator_predictions")}
+    return {
+        name: value
+        for name, value in arrays.items()
+        if not name.startswith(("generator", "discriminator_pred")) or name.startswith("discriminator_predictions")
+    }
 
 
-def test_tf1_checkpoint_starts_both_networks_and_pretrained_equals_its_discriminator(data, tf1_checkpoint, tmp_path,
-                                                                                       capsys):
+def test_tf1_checkpoint_starts_both_networks_and_pretrained_equals_its_discriminator(
+    data, tf1_checkpoint, tmp_path, capsys
+):
     prefix, arrays = tf1_checkpoint
     run(_job(data, tmp_path / "run", init_checkpoint=prefix))
     assert f"initialised from {prefix} (tf1" in capsys.readouterr().out
@@ -93,20 +115,33 @@ def test_tf1_checkpoint_starts_both_networks_and_pretrained_equals_its_discrimin
 def test_a_pretrainer_written_by_convert_checkpoint_is_read_back(data, tf1_checkpoint, tmp_path):
     """convert_checkpoint.py --model=pretrainer --to_format=ours writes a run directory: a run starts from it."""
     prefix, arrays = tf1_checkpoint
-    save_checkpoint(load_checkpoint(prefix, "pretrainer", num_heads=2).model, str(tmp_path / "converted"), "ours",
-               vocab_file=data["vocab"])
+    save_checkpoint(
+        load_checkpoint(prefix, "pretrainer", num_heads=2).model,
+        str(tmp_path / "converted"),
+        "ours",
+        vocab_file=data["vocab"],
+    )
     run(_job(data, tmp_path / "run", init_checkpoint=str(tmp_path / "converted")))
-    _assert_weights_equal(collect_weights(load_checkpoint(str(tmp_path / "run"), "pretrainer").model, "pretrainer"),
-                          arrays)
+    _assert_weights_equal(
+        collect_weights(load_checkpoint(str(tmp_path / "run"), "pretrainer").model, "pretrainer"), arrays
+    )
     assert load_checkpoint(str(tmp_path / "run"), "pretrainer").model.electra_config.num_heads == 2
 
 
 def test_hugging_face_discriminator_with_its_generator(data, hf_pair, tmp_path):
     root = hf_pair["root"]
-    run(_job(data, tmp_path / "run", init_checkpoint=os.path.join(root, "discriminator"),
-             init_generator_checkpoint=os.path.join(root, "generator")))
-    expected = {**fixtures.tf1_arrays(hf_pair["discriminator"]),
-                **fixtures.tf1_arrays(hf_pair["generator"], generator=True)}
+    run(
+        _job(
+            data,
+            tmp_path / "run",
+            init_checkpoint=os.path.join(root, "discriminator"),
+            init_generator_checkpoint=os.path.join(root, "generator"),
+        )
+    )
+    expected = {
+        **fixtures.tf1_arrays(hf_pair["discriminator"]),
+        **fixtures.tf1_arrays(hf_pair["generator"], generator=True),
+    }
     pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
     _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), expected)
     # The heads recorded by Hugging Face's config are kept (no TF1-style guess from the width).
@@ -118,11 +153,15 @@ def test_a_generator_whose_embedding_copy_differs_is_refused_unless_allowed(data
 
     shutil.copytree(hf_pair["root"], tmp_path / "pair")
     root = fixtures.differ_generator_embeddings(tmp_path / "pair")
-    sources = dict(init_checkpoint=os.path.join(root, "discriminator"),
-                   init_generator_checkpoint=os.path.join(root, "generator"))
-    with pytest.raises(CheckpointError, match=r"init_generator_checkpoint=.*generator: the shared embeddings differ "
-                                              r"between init_checkpoint=.*discriminator and it: electra/embeddings/"
-                                              r"word_embeddings .*pass allow_embedding_mismatch=True"):
+    sources = dict(
+        init_checkpoint=os.path.join(root, "discriminator"), init_generator_checkpoint=os.path.join(root, "generator")
+    )
+    with pytest.raises(
+        CheckpointError,
+        match=r"init_generator_checkpoint=.*generator: the shared embeddings differ "
+        r"between init_checkpoint=.*discriminator and it: electra/embeddings/"
+        r"word_embeddings .*pass allow_embedding_mismatch=True",
+    ):
         run(_job(data, tmp_path / "refused", **sources))
     # The same rule for the pair as one directory.
     with pytest.raises(CheckpointError, match="differ between discriminator/ and generator/"):
@@ -130,8 +169,10 @@ def test_a_generator_whose_embedding_copy_differs_is_refused_unless_allowed(data
     assert not (tmp_path / "refused").exists()
     run(_job(data, tmp_path / "run", allow_embedding_mismatch=True, **sources))
     # The discriminator's copy of the embeddings is kept (hf_pair's generator holds the same one).
-    expected = {**fixtures.tf1_arrays(hf_pair["discriminator"]),
-                **fixtures.tf1_arrays(hf_pair["generator"], generator=True)}
+    expected = {
+        **fixtures.tf1_arrays(hf_pair["discriminator"]),
+        **fixtures.tf1_arrays(hf_pair["generator"], generator=True),
+    }
     pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
     _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), expected)
 
@@ -143,25 +184,47 @@ def test_a_lone_discriminator_gets_a_new_generator_sharing_its_embeddings(data, 
     weights = collect_weights(pretrainer.model, "pretrainer")
     expected = fixtures.tf1_arrays(hf_pair["discriminator"])
     _assert_weights_equal({name: weights[name] for name in expected}, expected)
-    assert not np.array_equal(weights["generator/encoder/layer_0/intermediate/dense/kernel"],
-                              fixtures.tf1_arrays(hf_pair["generator"], generator=True)[
-                                  "generator/encoder/layer_0/intermediate/dense/kernel"])
+    assert not np.array_equal(
+        weights["generator/encoder/layer_0/intermediate/dense/kernel"],
+        fixtures.tf1_arrays(hf_pair["generator"], generator=True)[
+            "generator/encoder/layer_0/intermediate/dense/kernel"
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
 def source_run(data, tmp_path_factory):
     """A run of ours (tiny, a few steps) evaluated along the way."""
     model_dir = tmp_path_factory.mktemp("source_run")
-    run(_job(data, model_dir, vocab_file=data["vocab"], learning_rate=1e-3, num_train_steps=4, num_warmup_steps=1,
-             eval_tfrecords=data["eval"], eval_every_steps=2, num_eval_steps=3))
+    run(
+        _job(
+            data,
+            model_dir,
+            vocab_file=data["vocab"],
+            learning_rate=1e-3,
+            num_train_steps=4,
+            num_warmup_steps=1,
+            eval_tfrecords=data["eval"],
+            eval_every_steps=2,
+            num_eval_steps=3,
+        )
+    )
     return str(model_dir)
 
 
 def test_evaluations_land_every_eval_every_steps_with_the_reference_metrics(source_run):
     evaluations = _evaluations(source_run)
     assert [entry["step"] for entry in evaluations] == [2, 4]
-    assert {"masked_lm_loss", "masked_lm_accuracy", "sampled_masked_lm_accuracy", "disc_loss", "disc_accuracy",
-            "disc_precision", "disc_recall", "disc_auc"} <= set(evaluations[0])
+    assert {
+        "masked_lm_loss",
+        "masked_lm_accuracy",
+        "sampled_masked_lm_accuracy",
+        "disc_loss",
+        "disc_accuracy",
+        "disc_precision",
+        "disc_recall",
+        "disc_auc",
+    } <= set(evaluations[0])
     assert evaluations[0]["eval_batches"] == 3
     assert evaluations[0]["disc_loss"] != evaluations[1]["disc_loss"], "the model trained in between"
     assert os.listdir(os.path.join(source_run, "eval")), "TensorBoard eval/ scalars"
@@ -181,8 +244,16 @@ def test_two_evaluations_of_one_checkpoint_are_identical(data, source_run, tmp_p
 
 
 def test_continued_run_first_evaluation_equals_the_source_evaluated_directly(data, source_run, tmp_path):
-    run(_job(data, tmp_path / "continued", init_checkpoint=source_run, eval_tfrecords=data["eval"],
-             eval_every_steps=1, num_eval_steps=3))
+    run(
+        _job(
+            data,
+            tmp_path / "continued",
+            init_checkpoint=source_run,
+            eval_tfrecords=data["eval"],
+            eval_every_steps=1,
+            num_eval_steps=3,
+        )
+    )
     continued = _evaluations(tmp_path / "continued")[0]
     source = _evaluations(source_run)[-1]
     assert continued["step"] == 1 and source["step"] == 4
@@ -198,14 +269,28 @@ def test_continued_run_first_evaluation_equals_the_source_evaluated_directly(dat
 def test_from_a_pretrained_directory_and_at_a_longer_sequence_length(data, source_run, tmp_path):
     """A source trained at length 16 continues at 32 (its position table has 512 rows)."""
     root = tmp_path / "long"
-    build_pretraining_data(_corpus(tmp_path / "long.txt", 2), data["vocab"], str(root), max_seq_length=32,
-                           num_shards=1, show_progress=False)
+    build_pretraining_data(
+        _corpus(tmp_path / "long.txt", 2),
+        data["vocab"],
+        str(root),
+        max_seq_length=32,
+        num_shards=1,
+        show_progress=False,
+    )
     pretrained = os.path.join(source_run, "pretrained")
-    run(_job(data, tmp_path / "run", init_checkpoint=pretrained, pretrain_tfrecords=str(root / "*.tfrecord*"),
-             max_seq_length=32))
+    run(
+        _job(
+            data,
+            tmp_path / "run",
+            init_checkpoint=pretrained,
+            pretrain_tfrecords=str(root / "*.tfrecord*"),
+            max_seq_length=32,
+        )
+    )
     expected = collect_weights(load_checkpoint(pretrained, "discriminator").model, "discriminator")
-    actual = collect_weights(load_checkpoint(str(tmp_path / "run" / "pretrained"), "discriminator").model,
-                             "discriminator")
+    actual = collect_weights(
+        load_checkpoint(str(tmp_path / "run" / "pretrained"), "discriminator").model, "discriminator"
+    )
     _assert_weights_equal(actual, expected)
 
 
@@ -214,43 +299,74 @@ def test_resuming_wins_over_init_checkpoint(data, tf1_checkpoint, source_run, tm
 
     model_dir = tmp_path / "run"
     shutil.copytree(source_run, model_dir)
-    run(_job(data, model_dir, vocab_file=data["vocab"], learning_rate=1e-3, num_warmup_steps=1, num_train_steps=5,
-             init_checkpoint=tf1_checkpoint[0]))  # the source run's training settings, one step more
+    run(
+        _job(
+            data,
+            model_dir,
+            vocab_file=data["vocab"],
+            learning_rate=1e-3,
+            num_warmup_steps=1,
+            num_train_steps=5,
+            init_checkpoint=tf1_checkpoint[0],
+        )
+    )  # the source run's training settings, one step more
     # A notice in the library's words, with the arguments an entry point shows as its flags.
     (notice,) = [record for record in caplog.records if "was not used" in record.getMessage()]
-    assert notice.getMessage() == (f"model_dir={model_dir} holds {model_dir}/ckpt-4: resuming from it; "
-                                   f"init_checkpoint={tf1_checkpoint[0]} was not used (to start from "
-                                   "init_checkpoint, use a new model_dir)")
+    assert notice.getMessage() == (
+        f"model_dir={model_dir} holds {model_dir}/ckpt-4: resuming from it; "
+        f"init_checkpoint={tf1_checkpoint[0]} was not used (to start from "
+        "init_checkpoint, use a new model_dir)"
+    )
     assert notice.arguments == ("model_dir", "init_checkpoint")
     # Resumed from step 4 (the source's tiny architecture, not the TF1 checkpoint's).
     assert load_checkpoint(str(model_dir), "pretrainer").model.electra_config.hidden_size == 128
 
 
-@pytest.mark.parametrize("case, error, message", [
-    ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a model directory"),
-    ("vocabulary", DataError, "built with a vocabulary of .* tokens .* but init_checkpoint=.* has 50: rebuild the "
-                              "data with electra-build-data --vocab_file="),
-    ("generator_width", CheckpointError, "init_generator_checkpoint=.* has word embeddings of shape \\(50, 24\\) but "
-                                         "init_checkpoint=.* has \\(50, 16\\)"),
-    ("generator_alone", ConfigError, "init_generator_checkpoint pairs a generator with init_checkpoint"),
-])
-def test_bad_sources_fail_in_one_line_and_write_nothing(data, hf_pair, pretraining_data, tmp_path, monkeypatch,
-                                                        case, error, message):
+@pytest.mark.parametrize(
+    "case, error, message",
+    [
+        ("missing", CheckpointError, "init_checkpoint=.*missing does not exist: pass a model directory"),
+        (
+            "vocabulary",
+            DataError,
+            "built with a vocabulary of .* tokens .* but init_checkpoint=.* has 50: rebuild the "
+            "data with electra-build-data --vocab_file=",
+        ),
+        (
+            "generator_width",
+            CheckpointError,
+            "init_generator_checkpoint=.* has word embeddings of shape \\(50, 24\\) but "
+            "init_checkpoint=.* has \\(50, 16\\)",
+        ),
+        ("generator_alone", ConfigError, "init_generator_checkpoint pairs a generator with init_checkpoint"),
+    ],
+)
+def test_bad_sources_fail_in_one_line_and_write_nothing(
+    data, hf_pair, pretraining_data, tmp_path, monkeypatch, case, error, message
+):
     discriminator = os.path.join(hf_pair["root"], "discriminator")
-    overrides = {"missing": dict(init_checkpoint=str(tmp_path / "missing")),
-                 "vocabulary": dict(init_checkpoint=discriminator, pretrain_tfrecords=pretraining_data[0],
-                                    max_seq_length=32)}.get(case, {})
+    overrides = {
+        "missing": dict(init_checkpoint=str(tmp_path / "missing")),
+        "vocabulary": dict(init_checkpoint=discriminator, pretrain_tfrecords=pretraining_data[0], max_seq_length=32),
+    }.get(case, {})
     if case == "generator_width":
         monkeypatch.setattr(fixtures, "EMBEDDING_SIZE", 24)
         other = fixtures.build_hf_pair(tmp_path / "other")
-        overrides = dict(init_checkpoint=discriminator,
-                         init_generator_checkpoint=os.path.join(other["root"], "generator"))
+        overrides = dict(
+            init_checkpoint=discriminator, init_generator_checkpoint=os.path.join(other["root"], "generator")
+        )
     if case == "generator_alone":
         overrides = dict(init_generator_checkpoint=os.path.join(hf_pair["root"], "generator"))
     if case == "vocabulary":
         # Data built with another vocabulary, recorded in a manifest.
-        build_pretraining_data(_corpus(tmp_path / "c.txt", 3), pretraining_data[1], str(tmp_path / "other_data"),
-                               max_seq_length=MAX_SEQ_LENGTH, num_shards=1, show_progress=False)
+        build_pretraining_data(
+            _corpus(tmp_path / "c.txt", 3),
+            pretraining_data[1],
+            str(tmp_path / "other_data"),
+            max_seq_length=MAX_SEQ_LENGTH,
+            num_shards=1,
+            show_progress=False,
+        )
         overrides["pretrain_tfrecords"] = str(tmp_path / "other_data" / "*.tfrecord*")
         overrides["max_seq_length"] = MAX_SEQ_LENGTH
     with pytest.raises(error, match=message) as raised:

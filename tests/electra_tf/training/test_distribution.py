@@ -20,10 +20,16 @@ def test_tf_config_from_worker_hosts_makes_worker_0_the_chief(monkeypatch):
     assert not distribution.is_chief()
 
 
-@pytest.mark.parametrize("hosts, index, message", [
-    ("", 0, "empty"), ("a:1,b", 0, "'b' is not host:port"), ("a:1,a:1", 0, "twice"), ("a:1,b:2", 2, "out of range"),
-    ("a:1,b:2", -1, "out of range"),
-])
+@pytest.mark.parametrize(
+    "hosts, index, message",
+    [
+        ("", 0, "empty"),
+        ("a:1,b", 0, "'b' is not host:port"),
+        ("a:1,a:1", 0, "twice"),
+        ("a:1,b:2", 2, "out of range"),
+        ("a:1,b:2", -1, "out of range"),
+    ],
+)
 def test_bad_worker_hosts_are_refused(hosts, index, message):
     with pytest.raises(ConfigError, match=message):
         distribution.tf_config_for_workers(hosts, index)
@@ -41,8 +47,10 @@ def _checkpoint_at(model_dir, step):
     tf.train.CheckpointManager(checkpoint, str(model_dir), max_to_keep=None).save(checkpoint_number=step)
 
 
-LOST_PEER = ("Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target "
-             "/job:worker/replica:0/task:1 while calling /tensorflow.WorkerService/RecvBuf")
+LOST_PEER = (
+    "Collective ops is aborted by: Socket closed\nAdditional GRPC error information from remote target "
+    "/job:worker/replica:0/task:1 while calling /tensorflow.WorkerService/RecvBuf"
+)
 
 
 def test_a_lost_worker_is_named_with_its_address_and_the_checkpoint_to_resume_from(monkeypatch, tmp_path):
@@ -53,17 +61,18 @@ def test_a_lost_worker_is_named_with_its_address_and_the_checkpoint_to_resume_fr
     _checkpoint_at(tmp_path, 6)
     # The chief's own task (named in TensorFlow's op name) is not the lost one.
     own_op = "{{function_node _device_/job:worker/replica:0/task:0/device:CPU:0}} "
-    error = tf.errors.UnavailableError(None, None, own_op
-                                       + LOST_PEER)
+    error = tf.errors.UnavailableError(None, None, own_op + LOST_PEER)
     assert distribution.is_lost_worker_error(error)
     assert str(distribution.lost_worker_error(error, 7, str(tmp_path), 20)) == (
         f"worker 1 (h1:2) stopped answering during step 7; the last checkpoint in {tmp_path} is ckpt-6: restart every "
-        "worker with the same command to resume from step 6")
+        "worker with the same command to resume from step 6"
+    )
     # A timeout names no peer: every other worker is listed.
     error = tf.errors.DeadlineExceededError(None, None, "Collective has timed out during execution.")
     assert str(distribution.lost_worker_error(error, 1, str(tmp_path / "new"), 20)) == (
         "one of worker 1 (h1:2), worker 2 (h2:3) did not answer within collective_timeout_seconds=20 during step 1; "
-        f"{tmp_path / 'new'} holds no checkpoint yet: restart every worker with the same command to start again")
+        f"{tmp_path / 'new'} holds no checkpoint yet: restart every worker with the same command to start again"
+    )
 
 
 def test_only_collective_failures_count_as_a_lost_worker():
@@ -78,7 +87,12 @@ def test_every_task_the_coordination_service_names_is_reported(monkeypatch, tmp_
     import tensorflow as tf
 
     monkeypatch.setenv("TF_CONFIG", json.dumps(distribution.tf_config_for_workers("h0:1,h1:2,h2:3", 0)))
-    error = tf.errors.UnavailableError(None, None, "The following tasks are unhealthy (stopped sending heartbeats):\n"
-                                       "/job:worker/replica:0/task:1\n/job:worker/replica:0/task:2\n")
+    error = tf.errors.UnavailableError(
+        None,
+        None,
+        "The following tasks are unhealthy (stopped sending heartbeats):\n"
+        "/job:worker/replica:0/task:1\n/job:worker/replica:0/task:2\n",
+    )
     assert str(distribution.lost_worker_error(error, None, str(tmp_path))).startswith(
-        "worker 1 (h1:2) and worker 2 (h2:3) stopped answering before training started; ")
+        "worker 1 (h1:2) and worker 2 (h2:3) stopped answering before training started; "
+    )

@@ -26,8 +26,14 @@ def mirrored_runs(tmp_path_factory):
     of their own while this one computes the single-device runs."""
     output = tmp_path_factory.mktemp("accumulation") / "mirrored.npz"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    process = subprocess.Popen([sys.executable, "-m", "tests.accumulation_run", str(output)], cwd=REPO_ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.accumulation_run", str(output)],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     saved = {}
 
     def wait():
@@ -91,7 +97,8 @@ def _saved_run(saved, case):
 
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
 def test_accumulated_pretraining_under_mirrored_strategy_equals_the_whole_batch_on_one_device(
-        mirrored_runs, whole_batch_runs, optimizer):
+    mirrored_runs, whole_batch_runs, optimizer
+):
     """Two replicas, each running its 4 examples of a batch as 4 micro-batches of one, end as one device with
     batches of 8."""
     case = f"pretraining_{optimizer}"
@@ -111,25 +118,34 @@ def test_tagger_loss_weighted_by_sample_weights_is_the_whole_batch_mean():
     from finetune.models import ElectraTokenClassifier
     from finetune.optimization import create_finetuning_optimizer
 
-    config = tiny_config(hidden_dropout=0.0, attention_dropout=0.0).with_vocab(50, pad_id=0, unk_id=1, cls_id=2,
-                                                                              sep_id=3, mask_id=4)
+    config = tiny_config(hidden_dropout=0.0, attention_dropout=0.0).with_vocab(
+        50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4
+    )
     rng = np.random.default_rng(3)
     ids = rng.integers(5, 50, size=(12, 10)).astype(np.int32)
     mask = (np.arange(10)[None] < rng.integers(3, 11, size=(12, 1))).astype(np.int32)
-    x = {"token_ids": ids * mask, "segment_ids": np.zeros_like(ids), "padding_mask": mask,
-         "word_positions": np.tile(np.arange(10, dtype=np.int32), (12, 1))}
+    x = {
+        "token_ids": ids * mask,
+        "segment_ids": np.zeros_like(ids),
+        "padding_mask": mask,
+        "word_positions": np.tile(np.arange(10, dtype=np.int32), (12, 1)),
+    }
     tags = rng.integers(0, 3, size=(12, 10)).astype(np.int32)
     weights = (mask * rng.integers(0, 2, size=(12, 10))).astype(np.float32)
 
     def train(gradient_accumulation_steps):
         keras.utils.set_random_seed(0)
         tagger = ElectraTokenClassifier(build_discriminator(config).backbone, tags=["a", "b", "c"], dropout=0.0)
-        tagger.compile(optimizer=create_finetuning_optimizer(tagger.num_layers, 1e-3, 3),
-                       gradient_accumulation_steps=gradient_accumulation_steps)
+        tagger.compile(
+            optimizer=create_finetuning_optimizer(tagger.num_layers, 1e-3, 3),
+            gradient_accumulation_steps=gradient_accumulation_steps,
+        )
         history = tagger.fit(tf.data.Dataset.from_tensor_slices((x, tags, weights)).batch(4), verbose=0)
         assert int(tagger.optimizer.iterations.numpy()) == 3, "one update per batch"
-        return ([variable.numpy() for variable in tagger.trainable_variables],
-                {name: values[-1] for name, values in history.history.items()})
+        return (
+            [variable.numpy() for variable in tagger.trainable_variables],
+            {name: values[-1] for name, values in history.history.items()},
+        )
 
     _assert_same_run(train(4), train(1))
 
@@ -154,29 +170,54 @@ def test_compile_keeps_the_setting_in_a_saved_model(tmp_path):
 def test_a_batch_that_does_not_split_into_the_micro_batches_is_refused_naming_both_arguments():
     check_gradient_accumulation(4, 8)
     check_gradient_accumulation(4, 8, num_replicas=2)
-    with pytest.raises(ConfigError, match=r"^train_batch_size=10 does not split into gradient_accumulation_steps=4 "
-                                          r"equal micro-batches: train_batch_size is the batch of one optimizer "
-                                          r"update and must be a multiple of 4$") as raised:
+    with pytest.raises(
+        ConfigError,
+        match=r"^train_batch_size=10 does not split into gradient_accumulation_steps=4 "
+        r"equal micro-batches: train_batch_size is the batch of one optimizer "
+        r"update and must be a multiple of 4$",
+    ) as raised:
         check_gradient_accumulation(4, 10)
     assert raised.value.arguments == ("train_batch_size", "gradient_accumulation_steps")
-    with pytest.raises(ConfigError, match=r"^train_batch_size=8 does not split into gradient_accumulation_steps=8 "
-                                          r"equal micro-batches on each of 2 replicas: .* multiple of 16$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^train_batch_size=8 does not split into gradient_accumulation_steps=8 "
+        r"equal micro-batches on each of 2 replicas: .* multiple of 16$",
+    ):
         check_gradient_accumulation(8, 8, num_replicas=2)
     with pytest.raises(ConfigError, match="gradient_accumulation_steps must be a positive integer, got 2.5"):
         check_gradient_accumulation(2.5)
 
 
 def _pretrainer(**overrides):
-    config = ElectraConfig.from_preset("tiny", vocab_size=300, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4,
-                                       hidden_dropout=0.0, attention_dropout=0.0, **overrides)
+    config = ElectraConfig.from_preset(
+        "tiny",
+        vocab_size=300,
+        pad_id=0,
+        unk_id=1,
+        cls_id=2,
+        sep_id=3,
+        mask_id=4,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        **overrides,
+    )
     return ElectraPretrainer(config, max_seq_length=32, num_train_steps=10)
 
 
-@pytest.mark.parametrize("overrides", [
-    {}, {"objective": "electra_15"}, {"objective": "mlm"}, {"objective": "replace_mlm"},
-    {"objective": "all_tokens_mlm"}, {"objective": "electric"}, {"generator_training": "annealed"},
-    {"two_stage_steps": 5},
-], ids=lambda overrides: "-".join(f"{name}={value}" for name, value in overrides.items()) or "electra")
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"objective": "electra_15"},
+        {"objective": "mlm"},
+        {"objective": "replace_mlm"},
+        {"objective": "all_tokens_mlm"},
+        {"objective": "electric"},
+        {"generator_training": "annealed"},
+        {"two_stage_steps": 5},
+    ],
+    ids=lambda overrides: "-".join(f"{name}={value}" for name, value in overrides.items()) or "electra",
+)
 def test_every_loss_is_the_sum_of_its_coefficients_times_its_sums(overrides):
     """What accumulation relies on: each objective's loss is linear in its sums at fixed counts."""
     from tests.accumulation_run import pretraining_batches
@@ -191,6 +232,7 @@ def test_every_loss_is_the_sum_of_its_coefficients_times_its_sums(overrides):
 
 
 def test_config_round_trip_keeps_the_accumulation():
-    model = ElectraPretrainer(ElectraConfig.from_preset("tiny", vocab_size=300), max_seq_length=32,
-                              gradient_accumulation_steps=4)
+    model = ElectraPretrainer(
+        ElectraConfig.from_preset("tiny", vocab_size=300), max_seq_length=32, gradient_accumulation_steps=4
+    )
     assert ElectraPretrainer.from_config(model.get_config()).gradient_accumulation_steps == 4

@@ -16,8 +16,9 @@ VOCAB = 13
 def _scores_in_bins(rng, shape, labels):
     """Logits whose sigmoid falls in the middle of an AUC bin (so the bin is known without rounding doubts), drawn
     from a tenth of the bins so that ties occur; replaced tokens score higher on average."""
-    bins = np.clip(rng.integers(0, AUC_BINS // 10, size=shape) * 10 + labels * rng.integers(0, 300, size=shape),
-                   0, AUC_BINS - 1)
+    bins = np.clip(
+        rng.integers(0, AUC_BINS // 10, size=shape) * 10 + labels * rng.integers(0, 300, size=shape), 0, AUC_BINS - 1
+    )
     probability = (bins + 0.5) / AUC_BINS
     return np.log(probability / (1 - probability)).astype(np.float32), bins
 
@@ -32,15 +33,27 @@ def _step(rng, batch):
     disc_weights = (rng.random((batch, 16)) < 0.9).astype(np.float32)
     disc_labels = (rng.random((batch, 16)) < 0.25).astype(np.int32)
     disc_logits, bins = _scores_in_bins(rng, (batch, 16), disc_labels)
-    return dict(mlm_logits=mlm_logits, mlm_labels=mlm_labels, mlm_weights=mlm_weights, sampled=sampled,
-                disc_logits=disc_logits, disc_labels=disc_labels, disc_weights=disc_weights, bins=bins)
+    return dict(
+        mlm_logits=mlm_logits,
+        mlm_labels=mlm_labels,
+        mlm_weights=mlm_weights,
+        sampled=sampled,
+        disc_logits=disc_logits,
+        disc_labels=disc_labels,
+        disc_weights=disc_weights,
+        bins=bins,
+    )
 
 
 def _statistics(step, rows):
-    stats = statistics.masked_lm_statistics(step["mlm_logits"][rows], step["mlm_labels"][rows],
-                                            step["mlm_weights"][rows], step["sampled"][rows])
-    stats.update(statistics.discriminator_statistics(step["disc_logits"][rows], step["disc_labels"][rows],
-                                                     step["disc_weights"][rows]))
+    stats = statistics.masked_lm_statistics(
+        step["mlm_logits"][rows], step["mlm_labels"][rows], step["mlm_weights"][rows], step["sampled"][rows]
+    )
+    stats.update(
+        statistics.discriminator_statistics(
+            step["disc_logits"][rows], step["disc_labels"][rows], step["disc_weights"][rows]
+        )
+    )
     return stats
 
 
@@ -103,13 +116,16 @@ def test_pooled_metrics_equal_sklearn_on_the_concatenated_tokens(replicas, batch
 def test_binned_auc_equals_sklearn_with_ties_counted_half(num_bins, replicas):
     rng = np.random.default_rng(num_bins + replicas)
     labels = (rng.random(3000) < 0.3).astype(int)
-    bins = np.clip(rng.integers(0, num_bins, size=3000) + labels * rng.integers(0, num_bins // 3 + 1, size=3000),
-                   0, num_bins - 1)
+    bins = np.clip(
+        rng.integers(0, num_bins, size=3000) + labels * rng.integers(0, num_bins // 3 + 1, size=3000), 0, num_bins - 1
+    )
     auc = BinnedAUC(num_bins=num_bins)
     # Each replica's histograms are added into the metric's state, as the all-reduce adds them.
     for part in np.array_split(np.arange(3000), replicas):
-        auc.update_state(np.bincount(bins[part][labels[part] == 1], minlength=num_bins),
-                         np.bincount(bins[part][labels[part] == 0], minlength=num_bins))
+        auc.update_state(
+            np.bincount(bins[part][labels[part] == 1], minlength=num_bins),
+            np.bincount(bins[part][labels[part] == 0], minlength=num_bins),
+        )
     assert float(auc.result()) == pytest.approx(sk.roc_auc_score(labels, bins), rel=1e-5)
     auc.reset_state()
     assert float(auc.result()) == 0.0

@@ -74,8 +74,9 @@ def test_skip_leaves_the_update_out_and_counts_it(pretraining_data, tmp_path, na
 
 def test_float16_loss_scale_underflow_is_reported(capsys):
     scale = tf.Variable(0.5)
-    model = types.SimpleNamespace(optimizer=types.SimpleNamespace(dynamic_scale=scale),
-                                  steps_trained=tf.Variable(7, dtype=tf.int64))
+    model = types.SimpleNamespace(
+        optimizer=types.SimpleNamespace(dynamic_scale=scale), steps_trained=tf.Variable(7, dtype=tf.int64)
+    )
     monitor = LossScaleMonitor()
     monitor.set_model(model)
     logs = {}

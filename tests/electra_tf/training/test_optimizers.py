@@ -32,8 +32,9 @@ def _decayed(variables):
 def _assert_close(variables, expected):
     # float32 against the float64 transcription: updates are ~lr = 0.1 a step, so 1e-6 catches any wrong term.
     for variable in variables:
-        np.testing.assert_allclose(variable.numpy(), expected[variable.path], rtol=1e-6, atol=1e-6,
-                                   err_msg=variable.path)
+        np.testing.assert_allclose(
+            variable.numpy(), expected[variable.path], rtol=1e-6, atol=1e-6, err_msg=variable.path
+        )
 
 
 @pytest.mark.parametrize("bias_correction", [False, True])
@@ -48,8 +49,10 @@ def test_matches_numpy_transcription_of_reference_update(bias_correction):
     for grads in steps:
         optimizer.apply([grads[v.path].astype(np.float32) for v in variables], variables)
     lrs = [float(schedule(step)) for step in range(5)]
-    _assert_close(variables, reference_adam_weight_decay(initial, steps, lrs, _decayed(variables),
-                                                         bias_correction=bias_correction))
+    _assert_close(
+        variables,
+        reference_adam_weight_decay(initial, steps, lrs, _decayed(variables), bias_correction=bias_correction),
+    )
     assert lrs[0] == 0.0  # the reference's first update has learning rate 0 (warm-up multiplied)
     assert int(optimizer.iterations) == 5
 
@@ -106,8 +109,9 @@ print(max(float(np.max(np.abs(copy.numpy() - expected[v.path])))
 
 def test_update_on_two_replicas_equals_the_reference():
     """Under a strategy update_step receives each replica's copy of a variable, whose slots are that replica's."""
-    result = subprocess.run([sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert float(result.stdout.split()[-1]) < 1e-6
 
@@ -125,10 +129,18 @@ def test_every_optimizer_decays_kernels_and_embedding_tables_only(name):
 
 
 def test_weight_decay_rule_on_paths():
-    decays = ["transformer_layer_0/query/kernel", "embeddings/word_embeddings/embeddings", "classifier/kernel",
-              "bias_head/kernel"]
-    exempt = ["transformer_layer_0/query/bias", "generator_predictions/output_bias", "squad/end_norm/gamma",
-              "embeddings/layer_norm/beta"]
+    decays = [
+        "transformer_layer_0/query/kernel",
+        "embeddings/word_embeddings/embeddings",
+        "classifier/kernel",
+        "bias_head/kernel",
+    ]
+    exempt = [
+        "transformer_layer_0/query/bias",
+        "generator_predictions/output_bias",
+        "squad/end_norm/gamma",
+        "embeddings/layer_norm/beta",
+    ]
     assert [weight_decay_applies(path) for path in decays + exempt] == [True] * 4 + [False] * 4
 
 

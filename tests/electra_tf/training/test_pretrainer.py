@@ -12,8 +12,9 @@ from electra_tf.training.pretrainer import ElectraPretrainer
 
 
 def _tiny(**overrides):
-    return ElectraConfig.from_preset("tiny", vocab_size=300, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4,
-                                     **overrides)
+    return ElectraConfig.from_preset(
+        "tiny", vocab_size=300, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4, **overrides
+    )
 
 
 def _batch(rng, batch=4, length=32, vocab=300, cls=2, sep=3):
@@ -34,8 +35,8 @@ def _real_text_batch(shared_data, length=128, batch=8):
     pieces = tokenizer.tokenize(contexts).to_list()
     ids = np.zeros((batch, length), np.int32)
     for row, tokens in enumerate(pieces):
-        tokens = [tokenizer.cls_id] + tokens[:length - 2] + [tokenizer.sep_id]
-        ids[row, :len(tokens)] = tokens
+        tokens = [tokenizer.cls_id] + tokens[: length - 2] + [tokenizer.sep_id]
+        ids[row, : len(tokens)] = tokens
     return {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32), "segment_ids": np.zeros_like(ids)}
 
 
@@ -86,10 +87,14 @@ def test_no_gradient_reaches_the_generator_through_the_sample():
     gives the discriminator's none; the shared embeddings get both."""
     model = ElectraPretrainer(_tiny(), max_seq_length=32)
     features = _batch(np.random.default_rng(0))
-    generator_only = [v for v in model.generator.trainable_variables
-                      if all(v is not e for e in model.embeddings.trainable_variables)]
-    discriminator_only = [v for v in model.discriminator.trainable_variables
-                          if all(v is not e for e in model.embeddings.trainable_variables)]
+    generator_only = [
+        v for v in model.generator.trainable_variables if all(v is not e for e in model.embeddings.trainable_variables)
+    ]
+    discriminator_only = [
+        v
+        for v in model.discriminator.trainable_variables
+        if all(v is not e for e in model.embeddings.trainable_variables)
+    ]
     with tf.GradientTape(persistent=True) as tape:
         stats = model.pretraining_statistics(model.pretraining_outputs(features, step=0, training=True))
         disc_loss = stats["disc_loss_sum"]
@@ -128,6 +133,7 @@ def test_sequence_longer_than_position_table_is_refused():
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Objectives and generator variants of the paper's analysis: what each builds, and which variables each loss reaches.
+
 
 def _ids(variables):
     return {id(v) for v in variables}
@@ -212,8 +218,9 @@ def test_uniform_generator_has_no_network_and_samples_uniformly():
     rng = np.random.default_rng(0)
     stats = model.pretraining_statistics(model.pretraining_outputs(_batch(rng), step=0))
     np.testing.assert_allclose(stats["mlm_loss_sum"] / stats["mlm_count"], math.log(300), rtol=1e-6)
-    samples = np.concatenate([model.pretraining_outputs(_batch(rng, batch=32), step=s)["sampled_ids"].numpy().ravel()
-                              for s in range(4)])
+    samples = np.concatenate(
+        [model.pretraining_outputs(_batch(rng, batch=32), step=s)["sampled_ids"].numpy().ravel() for s in range(4)]
+    )
     counts = np.bincount(samples, minlength=300)
     # 32 x 6 x 4 = 768 draws over 300 ids: a uniform sampler leaves ~23 % of ids unseen and no id above ~10.
     assert (counts > 0).mean() > 0.6 and counts.max() < 12
@@ -282,8 +289,11 @@ def test_gdes_pretrained_discriminator_merges_the_tables():
     model.word_embedding_delta.embeddings.assign(delta)
     standalone = model.pretrained_discriminator()
     assert standalone.backbone.embeddings is not model.embeddings
-    np.testing.assert_allclose(standalone.backbone.embeddings.word_embeddings.embeddings.numpy(),
-                               model.embeddings.word_embeddings.embeddings.numpy() + delta, rtol=1e-6)
+    np.testing.assert_allclose(
+        standalone.backbone.embeddings.word_embeddings.embeddings.numpy(),
+        model.embeddings.word_embeddings.embeddings.numpy() + delta,
+        rtol=1e-6,
+    )
     # Same function: the standalone discriminator scores as the pre-training one with its delta.
     features = _batch(np.random.default_rng(1))
     hidden = model.discriminator.backbone.encode(features, word_vectors=model.discriminator_word_vectors(features))
@@ -293,8 +303,11 @@ def test_gdes_pretrained_discriminator_merges_the_tables():
 
 @pytest.mark.parametrize("training", ["mle", "adversarial"])
 def test_adversarial_training_passes_the_discriminator_loss_to_the_generator(training):
-    model = ElectraPretrainer(_tiny(generator_training=training, hidden_dropout=0.0, attention_dropout=0.0),
-                              max_seq_length=32, num_train_steps=100)
+    model = ElectraPretrainer(
+        _tiny(generator_training=training, hidden_dropout=0.0, attention_dropout=0.0),
+        max_seq_length=32,
+        num_train_steps=100,
+    )
     generator_only = _only(model.generator.trainable_variables, model.embeddings.trainable_variables)
     gradients = _gradients(model, "disc_loss_sum", generator_only)
     if training == "mle":
@@ -305,15 +318,19 @@ def test_adversarial_training_passes_the_discriminator_loss_to_the_generator(tra
     reference = ElectraPretrainer(_tiny(hidden_dropout=0.0, attention_dropout=0.0), max_seq_length=32)
     reference.set_weights(model.get_weights())
     features = _batch(np.random.default_rng(0))
-    np.testing.assert_allclose(model.pretraining_outputs(features, step=3)["disc_logits"].numpy(),
-                               reference.pretraining_outputs(features, step=3)["disc_logits"].numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        model.pretraining_outputs(features, step=3)["disc_logits"].numpy(),
+        reference.pretraining_outputs(features, step=3)["disc_logits"].numpy(),
+        atol=1e-5,
+    )
 
 
 def test_adversarial_loss_drops_the_generator_mle_term():
     model = ElectraPretrainer(_tiny(generator_training="adversarial"), max_seq_length=32)
     stats = model.pretraining_statistics(model.pretraining_outputs(_batch(np.random.default_rng(0)), step=0))
-    np.testing.assert_allclose(model.pretraining_loss(stats, stats),
-                               50.0 * stats["disc_loss_sum"] / stats["disc_count"], rtol=1e-6)
+    np.testing.assert_allclose(
+        model.pretraining_loss(stats, stats), 50.0 * stats["disc_loss_sum"] / stats["disc_count"], rtol=1e-6
+    )
 
 
 def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():
@@ -343,8 +360,10 @@ def test_two_stage_trains_the_generator_then_a_copy_of_it_as_discriminator():
     generator_end = values(generator_vars)
     model.optimizer.learning_rate.assign(0.0)
     model.fit(dataset, steps_per_epoch=1, verbose=0)
-    for target, source in ((model.embeddings, model.generator_embeddings),
-                           (model.discriminator.backbone, model.generator.backbone)):
+    for target, source in (
+        (model.embeddings, model.generator_embeddings),
+        (model.discriminator.backbone, model.generator.backbone),
+    ):
         for t, s in zip(target.weights, source.weights):
             np.testing.assert_array_equal(t.numpy(), s.numpy())
     model.optimizer.learning_rate.assign(1e-3)
@@ -368,8 +387,12 @@ def _dense(gradients):
 def test_annealed_generator_training_is_mle_at_the_start_adversarial_at_the_end_and_their_mix_between():
     config = dict(hidden_dropout=0.0, attention_dropout=0.0)
     annealed = ElectraPretrainer(_tiny(generator_training="annealed", **config), max_seq_length=32, num_train_steps=100)
-    twins = {training: ElectraPretrainer(_tiny(generator_training=training, **config), max_seq_length=32,
-                                         num_train_steps=100) for training in ("mle", "adversarial")}
+    twins = {
+        training: ElectraPretrainer(
+            _tiny(generator_training=training, **config), max_seq_length=32, num_train_steps=100
+        )
+        for training in ("mle", "adversarial")
+    }
     for twin in twins.values():
         twin.set_weights(annealed.get_weights())
     results = {}
@@ -382,8 +405,7 @@ def test_annealed_generator_training_is_mle_at_the_start_adversarial_at_the_end_
         for ours, theirs in zip(results["annealed", step][1], results[twin, step][1]):
             np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-7)
     # Halfway, every gradient is the mean of the two objectives' (the discriminator's are the same in both).
-    for ours, mle, adversarial in zip(results["annealed", 50][1], results["mle", 50][1],
-                                      results["adversarial", 50][1]):
+    for ours, mle, adversarial in zip(results["annealed", 50][1], results["mle", 50][1], results["adversarial", 50][1]):
         np.testing.assert_allclose(ours, (mle + adversarial) / 2, rtol=1e-4, atol=1e-6)
     assert float(annealed.adversarial_share(25)) == 0.25 and float(annealed.adversarial_share(500)) == 1.0
 
@@ -391,11 +413,13 @@ def test_annealed_generator_training_is_mle_at_the_start_adversarial_at_the_end_
 def test_annealed_generator_training_needs_a_length_and_its_own_schedule_wins():
     from electra_tf.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="generator_training=annealed needs num_train_steps or "
-                                          "generator_annealing_steps"):
+    with pytest.raises(
+        ConfigError, match="generator_training=annealed needs num_train_steps or generator_annealing_steps"
+    ):
         ElectraPretrainer(_tiny(generator_training="annealed"), max_seq_length=32)
-    model = ElectraPretrainer(_tiny(generator_training="annealed", generator_annealing_steps=10), max_seq_length=32,
-                              num_train_steps=1000)
+    model = ElectraPretrainer(
+        _tiny(generator_training="annealed", generator_annealing_steps=10), max_seq_length=32, num_train_steps=1000
+    )
     assert float(model.adversarial_share(5)) == 0.5
     with pytest.raises(ConfigError, match="uniform_generator and generator_training=annealed cannot be combined"):
         _tiny(generator_training="annealed", uniform_generator=True)

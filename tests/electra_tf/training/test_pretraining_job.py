@@ -17,10 +17,21 @@ def _job(pretraining_data, model_dir, model_overrides=None, **overrides):
     """The job of a 6-step run (checkpoints at steps 3 and 6, a log line every step); `model_overrides` are added to
     ONE_LAYER_WITHOUT_DROPOUT."""
     records, vocab = pretraining_data
-    settings = dict(pretrain_tfrecords=records, model_dir=str(model_dir), model_size="tiny", max_seq_length=32,
-                    train_batch_size=8, learning_rate=1e-3, num_train_steps=6, num_warmup_steps=2,
-                    save_checkpoints_steps=3, log_every_steps=1, vocab_file=vocab, progress_bar=False,
-                    model_overrides={**ONE_LAYER_WITHOUT_DROPOUT, **(model_overrides or {})})
+    settings = dict(
+        pretrain_tfrecords=records,
+        model_dir=str(model_dir),
+        model_size="tiny",
+        max_seq_length=32,
+        train_batch_size=8,
+        learning_rate=1e-3,
+        num_train_steps=6,
+        num_warmup_steps=2,
+        save_checkpoints_steps=3,
+        log_every_steps=1,
+        vocab_file=vocab,
+        progress_bar=False,
+        model_overrides={**ONE_LAYER_WITHOUT_DROPOUT, **(model_overrides or {})},
+    )
     settings.update(overrides)
     return PretrainingJob(**settings)
 
@@ -35,8 +46,11 @@ def finished_run(pretraining_data, tmp_path_factory):
 
 
 def _checkpoint_values(path):
-    return {name: tf.train.load_variable(path, name) for name, _ in tf.train.list_variables(path)
-            if name != "_CHECKPOINTABLE_OBJECT_GRAPH"}
+    return {
+        name: tf.train.load_variable(path, name)
+        for name, _ in tf.train.list_variables(path)
+        if name != "_CHECKPOINTABLE_OBJECT_GRAPH"
+    }
 
 
 def _logged_steps(model_dir):
@@ -47,13 +61,18 @@ def _logged_steps(model_dir):
 def _interrupted_copy(finished, target, step):
     """`finished` as it was on disk while it trained past its checkpoint of `step`: no later checkpoint, no exported
     model yet."""
+
     def not_written_yet(_, names):
-        return [name for name in names
-                if name == "pretrained" or (name.startswith("ckpt-") and int(name[5:].split(".")[0]) > step)]
+        return [
+            name
+            for name in names
+            if name == "pretrained" or (name.startswith("ckpt-") and int(name[5:].split(".")[0]) > step)
+        ]
 
     shutil.copytree(finished, target, ignore=not_written_yet)
-    tf.compat.v1.train.update_checkpoint_state(str(target), str(target / f"ckpt-{step}"),
-                                               all_model_checkpoint_paths=[str(target / f"ckpt-{step}")])
+    tf.compat.v1.train.update_checkpoint_state(
+        str(target), str(target / f"ckpt-{step}"), all_model_checkpoint_paths=[str(target / f"ckpt-{step}")]
+    )
 
 
 def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pretraining_data, finished_run, tmp_path):
@@ -87,8 +106,7 @@ def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pre
     assert int(restored_slots["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
 
 
-def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, finished_run,
-                                                                              tmp_path):
+def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, finished_run, tmp_path):
     """With 4 micro-batches per step, a run killed while step 4's micro-batches were running (nothing of a step is
     saved before it ends: checkpoint 3 is its last state) resumes past 3 batches of 8 examples, 12 micro-batches, and
     ends where an uninterrupted run ends, and where the run of whole batches of 8 ends."""
@@ -107,8 +125,10 @@ def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pre
         for name, value in expected.items():
             np.testing.assert_allclose(resumed[name], value, rtol=tolerance, atol=tolerance, err_msg=name)
     assert int(resumed["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 6, "the optimizer counts updates"
-    with open(interrupted / "metrics.jsonl", encoding="utf-8") as handle, \
-            open(whole_batches / "metrics.jsonl", encoding="utf-8") as expected_handle:
+    with (
+        open(interrupted / "metrics.jsonl", encoding="utf-8") as handle,
+        open(whole_batches / "metrics.jsonl", encoding="utf-8") as expected_handle,
+    ):
         for entry, expected_entry in zip(map(json.loads, handle), map(json.loads, expected_handle)):
             for name in ("loss", "learning_rate", "gradient_norm", "disc_auc"):
                 assert entry[name] == pytest.approx(expected_entry[name], rel=1e-5), (entry["step"], name)
@@ -118,9 +138,16 @@ def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretr
     model_dir = tmp_path / "run"
     shutil.copytree(finished_run, model_dir)  # file times kept
     # A keras-hub preset of the discriminator, with the vocabulary and the tokenizer's casing.
-    assert sorted(os.listdir(model_dir / "pretrained")) == ["assets", "config.json", "metadata.json",
-                                                            "model.weights.h5", "task.json", "task.weights.h5",
-                                                            "tokenizer.json", "vocab.txt"]
+    assert sorted(os.listdir(model_dir / "pretrained")) == [
+        "assets",
+        "config.json",
+        "metadata.json",
+        "model.weights.h5",
+        "task.json",
+        "task.weights.h5",
+        "tokenizer.json",
+        "vocab.txt",
+    ]
     assert os.listdir(model_dir / "pretrained" / "assets" / "tokenizer") == ["vocabulary.txt"]
     before = os.path.getmtime(model_dir / "ckpt-6.index")
     assert run(_job(pretraining_data, model_dir)) == {}
@@ -130,11 +157,17 @@ def test_finished_run_is_not_trained_again_and_pretrained_model_is_written(pretr
 def test_model_dir_of_another_config_or_training_settings_is_refused(pretraining_data, finished_run, tmp_path):
     model_dir = tmp_path / "run"
     shutil.copytree(finished_run, model_dir)
-    with pytest.raises(ConfigError, match=rf"^model_dir={model_dir} holds a run made with other settings "
-                                          r"\(mask_prob: 0.15 -> 0.2\); use another model_dir"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"^model_dir={model_dir} holds a run made with other settings "
+        r"\(mask_prob: 0.15 -> 0.2\); use another model_dir",
+    ):
         run(_job(pretraining_data, model_dir, num_train_steps=7, model_overrides={"mask_prob": 0.2}))
-    with pytest.raises(ConfigError, match=r"other settings \(bias_correction: False -> True, learning_rate: 0.001 -> "
-                                          r"0.0005\); use another model_dir, or the settings of that run to resume it"):
+    with pytest.raises(
+        ConfigError,
+        match=r"other settings \(bias_correction: False -> True, learning_rate: 0.001 -> "
+        r"0.0005\); use another model_dir, or the settings of that run to resume it",
+    ):
         run(_job(pretraining_data, model_dir, num_train_steps=7, bias_correction=True, learning_rate=5e-4))
     assert not os.path.exists(model_dir / "ckpt-7.index")
     # More steps continue the run (its schedule now spans them); so does another evaluation or logging setting.
@@ -146,8 +179,9 @@ def test_overrides_build_an_embedding_block_without_token_types_or_projection(pr
     """The embedding block as wide as the hidden states and without a token-type table (docs/cpu_budget.md)."""
     from electra_tf.training.pretrainer import ElectraPretrainer
 
-    config = _job(pretraining_data, tmp_path, model_overrides={"embedding_size": 128, "type_vocab_size": 0}
-                  ).model_config()
+    config = _job(
+        pretraining_data, tmp_path, model_overrides={"embedding_size": 128, "type_vocab_size": 0}
+    ).model_config()
     backbone = ElectraPretrainer(config, max_seq_length=32).discriminator.backbone
     assert backbone.embeddings.token_type_embeddings is None and backbone.embeddings_project is None
     assert (backbone.type_vocab_size, backbone.embeddings.embedding_size, backbone.hidden_size) == (0, 128, 128)
@@ -174,33 +208,50 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     delta = model.word_embedding_delta.embeddings.numpy()
     assert np.abs(delta).max() > 1e-4, "the delta was trained"
     exported = load_checkpoint(str(model_dir / "pretrained")).model
-    np.testing.assert_allclose(exported.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        exported.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta, rtol=1e-6
+    )
     # The run directory gives the same discriminator; its pre-training model has no reference layout, so converting
     # that to the reference's format names the directory to use instead.
     from electra_tf.checkpoints import save_checkpoint
     from electra_tf.errors import CheckpointError
 
     from_run = load_checkpoint(str(model_dir), kind="discriminator").model
-    np.testing.assert_allclose(from_run.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        from_run.backbone.embeddings.word_embeddings.embeddings.numpy(), generator_table + delta, rtol=1e-6
+    )
     with pytest.raises(CheckpointError, match="pretrained directory"):
         save_checkpoint(load_checkpoint(str(model_dir)).model, str(model_dir.parent / "tf1" / "model.ckpt"), "tf1")
 
 
-@pytest.mark.parametrize("objective, logged, absent", [
-    ("mlm", {"masked_lm_loss"}, {"disc_loss", "model_mlm_loss", "cloze_loss"}),
-    ("all_tokens_mlm", {"masked_lm_loss", "model_mlm_loss"}, {"disc_loss", "cloze_loss"}),
-    ("electric", {"cloze_loss", "cloze_accuracy", "masked_lm_loss", "sampled_masked_lm_accuracy", "disc_loss",
-                  "disc_auc"}, {"model_mlm_loss"}),
-])
-def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(pretraining_data, tmp_path, objective,
-                                                                         logged, absent):
+@pytest.mark.parametrize(
+    "objective, logged, absent",
+    [
+        ("mlm", {"masked_lm_loss"}, {"disc_loss", "model_mlm_loss", "cloze_loss"}),
+        ("all_tokens_mlm", {"masked_lm_loss", "model_mlm_loss"}, {"disc_loss", "cloze_loss"}),
+        (
+            "electric",
+            {"cloze_loss", "cloze_accuracy", "masked_lm_loss", "sampled_masked_lm_accuracy", "disc_loss", "disc_auc"},
+            {"model_mlm_loss"},
+        ),
+    ],
+)
+def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(
+    pretraining_data, tmp_path, objective, logged, absent
+):
     from electra_tf.checkpoints import load_checkpoint
 
     model_dir = tmp_path / objective
-    logs = run(_job(pretraining_data, model_dir, num_train_steps=2, save_checkpoints_steps=0, log_every_steps=1,
-                    model_overrides={"objective": objective}))
+    logs = run(
+        _job(
+            pretraining_data,
+            model_dir,
+            num_train_steps=2,
+            save_checkpoints_steps=0,
+            log_every_steps=1,
+            model_overrides={"objective": objective},
+        )
+    )
     with open(model_dir / "metrics.jsonl", encoding="utf-8") as handle:
         entry = json.loads(handle.readline())
     assert logged <= set(entry) and not absent & set(entry)
@@ -219,21 +270,25 @@ def _corrupt_copy(source, target):
     """`source` with four bytes flipped in the middle: same size, one record failing its checksum."""
     data = bytearray(open(source, "rb").read())
     middle = len(data) // 2
-    data[middle:middle + 4] = bytes(255 - byte for byte in data[middle:middle + 4])
+    data[middle : middle + 4] = bytes(255 - byte for byte in data[middle : middle + 4])
     target.write_bytes(bytes(data))
     return str(target)
 
 
-def test_a_corrupt_record_in_training_names_the_shard_and_keeps_the_last_checkpoint(pretraining_data, finished_run,
-                                                                                      tmp_path):
+def test_a_corrupt_record_in_training_names_the_shard_and_keeps_the_last_checkpoint(
+    pretraining_data, finished_run, tmp_path
+):
     records, _ = pretraining_data
     shard = tmp_path / "data" / "train.tfrecord"
     shard.parent.mkdir()
     _corrupt_copy(records, shard)
     model_dir = tmp_path / "run"
     shutil.copytree(finished_run, model_dir)  # continued on the corrupt copy of its data
-    with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
-                                        r"match\): .*; model_dir keeps its last checkpoint .*/ckpt-6$"):
+    with pytest.raises(
+        DataError,
+        match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
+        r"match\): .*; model_dir keeps its last checkpoint .*/ckpt-6$",
+    ):
         run(_job(pretraining_data, str(model_dir), pretrain_tfrecords=str(shard), num_train_steps=8))
     assert tf.train.latest_checkpoint(str(model_dir)).endswith("ckpt-6")
     new_dir = tmp_path / "new_run"
@@ -255,6 +310,9 @@ def test_sinusoidal_position_init_starts_the_table_from_scaled_waves(pretraining
         diagonal = np.diagonal(gram, offset)
         np.testing.assert_allclose(diagonal, diagonal[0], atol=1e-4 * np.abs(gram).max())
     random_job = _job(pretraining_data, tmp_path / "random")
-    random_table = build_model(random_job, random_job.model_config(),
-                               tf.distribute.get_strategy()).embeddings.position_embeddings.weights[0].numpy()
+    random_table = (
+        build_model(random_job, random_job.model_config(), tf.distribute.get_strategy())
+        .embeddings.position_embeddings.weights[0]
+        .numpy()
+    )
     assert np.diagonal(random_table @ random_table.T, 1).std() > 10 * np.diagonal(gram, 1).std()

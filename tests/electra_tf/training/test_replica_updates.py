@@ -24,8 +24,14 @@ def _start(mode, size, out, tf_config=None, reference_sizes=""):
     env.pop("TF_CONFIG", None)
     if tf_config:
         env["TF_CONFIG"] = tf_config
-    return subprocess.Popen([sys.executable, "-m", "tests.replica_run", mode, str(size), str(out), reference_sizes],
-                            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.replica_run", mode, str(size), str(out), reference_sizes],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +42,14 @@ def runs(tmp_path_factory):
 
     directory = tmp_path_factory.mktemp("replica_runs")
     hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
-    processes = {"mirrored_2": [_start("mirrored", 2, directory / "m2.npz")],
-                 "mirrored_3": [_start("mirrored", 3, directory / "m3.npz", reference_sizes="2,3")],
-                 "workers_2": [_start("multi_worker", 2, directory / f"w{index}.npz",
-                                      json.dumps(tf_config_for_workers(hosts, index))) for index in range(2)]}
+    processes = {
+        "mirrored_2": [_start("mirrored", 2, directory / "m2.npz")],
+        "mirrored_3": [_start("mirrored", 3, directory / "m3.npz", reference_sizes="2,3")],
+        "workers_2": [
+            _start("multi_worker", 2, directory / f"w{index}.npz", json.dumps(tf_config_for_workers(hosts, index)))
+            for index in range(2)
+        ],
+    }
     outputs = {"mirrored_2": ["m2.npz"], "mirrored_3": ["m3.npz"], "workers_2": ["w0.npz", "w1.npz"]}
     for layout, started in processes.items():
         for process in started:
@@ -62,7 +72,8 @@ def assert_close(actual, expected, rtol, what):
     for index, (value, reference) in enumerate(zip(actual, expected)):
         error = np.linalg.norm(value - reference)
         assert error <= rtol * (np.linalg.norm(reference) + floor), (
-            f"{what}: variable {index} is off by {error:.3g} (norm {np.linalg.norm(reference):.3g})")
+            f"{what}: variable {index} is off by {error:.3g} (norm {np.linalg.norm(reference):.3g})"
+        )
 
 
 def _layout(runs, layout):
@@ -72,7 +83,7 @@ def _layout(runs, layout):
     for worker in saved:
         for key in worker:
             if key.startswith("replica") and key.endswith(f"_n{size}/0"):
-                replicas[int(key[len("replica"):].split("_")[0])] = worker
+                replicas[int(key[len("replica") :].split("_")[0])] = worker
     assert sorted(replicas) == list(range(size))
     return runs["mirrored_3"][0], size, replicas
 

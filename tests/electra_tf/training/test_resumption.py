@@ -27,17 +27,21 @@ def test_changes_are_compared_as_json_stores_them_and_missing_names_count_as_the
     older = {"learning_rate": 1e-3, "steps": [1, 2]}
     assert changed_settings(older, current, defaults=dataclass_defaults(_Settings)) == []
     assert changed_settings(older, {**current, "extra": {"a": 2}}, defaults=dataclass_defaults(_Settings)) == [
-        ("extra", {"a": 1}, {"a": 2})]
+        ("extra", {"a": 1}, {"a": 2})
+    ]
     assert changed_settings(older, current) == [("extra", None, {"a": 1})]
     assert changed_settings({**older, "learning_rate": 5e-4}, current, ignore=("learning_rate", "extra")) == []
 
 
 def test_refusal_names_every_change_and_the_argument_to_change(tmp_path):
     with pytest.raises(ConfigError) as raised:
-        refuse_other_settings({"learning_rate": 1e-3, "seed": 0}, {"learning_rate": 5e-4, "seed": 1}, "runs/a",
-                              "a run", "model_dir")
-    assert str(raised.value) == ("runs/a holds a run made with other settings (learning_rate: 0.001 -> 0.0005, seed: "
-                                 "0 -> 1); use another model_dir, or the settings of that run to resume it")
+        refuse_other_settings(
+            {"learning_rate": 1e-3, "seed": 0}, {"learning_rate": 5e-4, "seed": 1}, "runs/a", "a run", "model_dir"
+        )
+    assert str(raised.value) == (
+        "runs/a holds a run made with other settings (learning_rate: 0.001 -> 0.0005, seed: "
+        "0 -> 1); use another model_dir, or the settings of that run to resume it"
+    )
     assert raised.value.arguments == ("model_dir",)
 
 
@@ -46,7 +50,10 @@ def test_settings_are_written_once_and_then_checked(tmp_path):
     check_or_write_settings(str(path), {"corpus": ("a.txt",), "size": 3}, "data", "output_dir")
     assert json.loads(path.read_text(encoding="utf-8")) == {"corpus": ["a.txt"], "size": 3}
     check_or_write_settings(str(path), {"corpus": ["a.txt"], "size": 3}, "data", "output_dir")
-    with pytest.raises(ConfigError, match=r"stage holds data made with other settings \(size: 3 -> 4\); use another "
-                                          "output_dir"):
+    with pytest.raises(
+        ConfigError,
+        match=r"stage holds data made with other settings \(size: 3 -> 4\); use another "
+        "output_dir",
+    ):
         check_or_write_settings(str(path), {"corpus": ["a.txt"], "size": 4}, "data", "output_dir")
     assert json.loads(path.read_text(encoding="utf-8"))["size"] == 3, "the record of the stage is kept"

@@ -58,8 +58,12 @@ def _configs(settings):
 
 
 def test_plan_matches_flops_and_gives_mlm_more_steps(tmp_path):
-    settings = _settings(tmp_path, objectives=["electra", "mlm", "replace_mlm", "all_tokens_mlm"],
-                         electra_steps=1000, eval_fractions=[0.25, 0.5, 1.0])
+    settings = _settings(
+        tmp_path,
+        objectives=["electra", "mlm", "replace_mlm", "all_tokens_mlm"],
+        electra_steps=1000,
+        eval_fractions=[0.25, 0.5, 1.0],
+    )
     plan = planning.plan_runs(settings, _configs(settings))
     runs = plan["objectives"]
     assert runs["electra"]["steps"] == 1000
@@ -83,8 +87,9 @@ def test_plan_warmup_and_heldout_evaluation_intervals(tmp_path):
     runs = planning.plan_runs(settings, _configs(settings))["objectives"]
     assert {(run["warmup_steps"], run["eval_every_steps"]) for run in runs.values()} == {(50, 100)}
     settings = dataclasses.replace(settings, heldout_files=0)
-    assert {run["eval_every_steps"] for run in planning.plan_runs(settings, _configs(settings))["objectives"].values()
-            } == {0}
+    assert {
+        run["eval_every_steps"] for run in planning.plan_runs(settings, _configs(settings))["objectives"].values()
+    } == {0}
     with pytest.raises(ConfigError, match=r"--warmup_steps=1001 is more than objective 'electra''s 1000 steps"):
         planning.plan_runs(dataclasses.replace(settings, warmup_steps=1001), _configs(settings))
 
@@ -130,9 +135,13 @@ def test_task_subset_samples_rows_and_keeps_the_header(tmp_path, shared_data):
 # ---------------------------------------------------------------------- table and plots
 def _synthetic_results():
     def curve(flops_per_step, steps, names, every=5):
-        return [dict({"step": step, "flops": step * flops_per_step, "wall_seconds": 0.2 * step},
-                     **{name: 1.0 / (step + index) for index, name in enumerate(names)})
-                for step in range(1, steps + 1, every)]
+        return [
+            dict(
+                {"step": step, "flops": step * flops_per_step, "wall_seconds": 0.2 * step},
+                **{name: 1.0 / (step + index) for index, name in enumerate(names)},
+            )
+            for step in range(1, steps + 1, every)
+        ]
 
     def summary(scores):
         values = [value for value in scores.values() if value is not None]  # None: an undefined metric (NaN)
@@ -142,34 +151,66 @@ def _synthetic_results():
         return {"scores": scores, "median": median, "mean": mean, "std": std}
 
     def point(fraction, step, flops, scores, cola_scores):
-        return {"fraction": fraction, "step": step, "flops": flops,
-                "downstream": {"SST-2": summary(scores), "CoLA": summary(cola_scores)}}
+        return {
+            "fraction": fraction,
+            "step": step,
+            "flops": flops,
+            "downstream": {"SST-2": summary(scores), "CoLA": summary(cola_scores)},
+        }
 
-    electra = {"steps": 40, "flops_per_step": 3.0, "total_flops": 120.0, "pretraining_seconds": 10,
-               "finetuning_seconds": 20,
-               "pretraining_curve": curve(3.0, 40, ["loss", "masked_lm_loss", "disc_loss", "disc_auc"]),
-               "heldout_curve": curve(3.0, 40, ["loss", "masked_lm_accuracy", "disc_auc", "disc_recall"], every=10),
-               "eval_points": [
-                   point(0.5, 20, 60.0, {"0": 60.0, "1": 62.0, "2": 61.0}, {"0": 1.0, "1": 2.0, "2": 3.0}),
-                   point(1.0, 40, 120.0, {"0": 70.0, "1": 71.0, "2": 69.0}, {"0": 4.0, "1": 5.0, "2": 6.0})]}
-    mlm = {"steps": 60, "flops_per_step": 2.0, "total_flops": 120.0,
-           "pretraining_curve": curve(2.0, 60, ["loss", "masked_lm_loss"]),
-           "heldout_curve": curve(2.0, 60, ["loss", "masked_lm_accuracy"], every=10),
-           "eval_points": [point(0.5, 30, 60.0, {"0": 58.0, "1": 57.0, "2": None}, {"0": 7.0, "1": 8.0, "2": 9.0}),
-                           point(1.0, 60, 120.0, {"0": 65.0, "1": 66.0, "2": 64.0}, {"0": 7.0, "1": 7.0, "2": 7.0})]}
-    return {"settings": {"model_size": "tiny", "seeds": [0, 1, 2]},
-            "tasks": {"SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 100},
-                      "CoLA": {"primary_metric": ["CoLA", "mcc"], "num_train_examples": 50}},
-            "budget_flops": 120.0, "budget_source": "--electra_steps=40",
-            "heldout": {"files": ["/data/z-book.txt"], "tfrecords": "/out/data/heldout_tfrecords/*.tfrecord*",
-                        "num_examples": 300, "num_eval_steps": 20, "eval_batch_size": 32},
-            "command": "python -m finetune.experiments.compute_matched --electra_steps=40",
-            "machine": {"cpu_count": 2, "platform": "Linux", "tensorflow": "2.21.0", "keras": "3.15.1"},
-            "wall_seconds": {"total": 600}, "estimated_seconds": {"total": 700},
-            "objectives": {"electra": electra, "mlm": mlm},
-            "baseline": {"name": "random_init", "flops": 0,
-                         "downstream": {"SST-2": summary({"0": 50.0, "1": 51.0, "2": 52.0}),
-                                        "CoLA": summary({"0": 0.0, "1": 0.0, "2": 0.0})}}}
+    electra = {
+        "steps": 40,
+        "flops_per_step": 3.0,
+        "total_flops": 120.0,
+        "pretraining_seconds": 10,
+        "finetuning_seconds": 20,
+        "pretraining_curve": curve(3.0, 40, ["loss", "masked_lm_loss", "disc_loss", "disc_auc"]),
+        "heldout_curve": curve(3.0, 40, ["loss", "masked_lm_accuracy", "disc_auc", "disc_recall"], every=10),
+        "eval_points": [
+            point(0.5, 20, 60.0, {"0": 60.0, "1": 62.0, "2": 61.0}, {"0": 1.0, "1": 2.0, "2": 3.0}),
+            point(1.0, 40, 120.0, {"0": 70.0, "1": 71.0, "2": 69.0}, {"0": 4.0, "1": 5.0, "2": 6.0}),
+        ],
+    }
+    mlm = {
+        "steps": 60,
+        "flops_per_step": 2.0,
+        "total_flops": 120.0,
+        "pretraining_curve": curve(2.0, 60, ["loss", "masked_lm_loss"]),
+        "heldout_curve": curve(2.0, 60, ["loss", "masked_lm_accuracy"], every=10),
+        "eval_points": [
+            point(0.5, 30, 60.0, {"0": 58.0, "1": 57.0, "2": None}, {"0": 7.0, "1": 8.0, "2": 9.0}),
+            point(1.0, 60, 120.0, {"0": 65.0, "1": 66.0, "2": 64.0}, {"0": 7.0, "1": 7.0, "2": 7.0}),
+        ],
+    }
+    return {
+        "settings": {"model_size": "tiny", "seeds": [0, 1, 2]},
+        "tasks": {
+            "SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 100},
+            "CoLA": {"primary_metric": ["CoLA", "mcc"], "num_train_examples": 50},
+        },
+        "budget_flops": 120.0,
+        "budget_source": "--electra_steps=40",
+        "heldout": {
+            "files": ["/data/z-book.txt"],
+            "tfrecords": "/out/data/heldout_tfrecords/*.tfrecord*",
+            "num_examples": 300,
+            "num_eval_steps": 20,
+            "eval_batch_size": 32,
+        },
+        "command": "python -m finetune.experiments.compute_matched --electra_steps=40",
+        "machine": {"cpu_count": 2, "platform": "Linux", "tensorflow": "2.21.0", "keras": "3.15.1"},
+        "wall_seconds": {"total": 600},
+        "estimated_seconds": {"total": 700},
+        "objectives": {"electra": electra, "mlm": mlm},
+        "baseline": {
+            "name": "random_init",
+            "flops": 0,
+            "downstream": {
+                "SST-2": summary({"0": 50.0, "1": 51.0, "2": 52.0}),
+                "CoLA": summary({"0": 0.0, "1": 0.0, "2": 0.0}),
+            },
+        },
+    }
 
 
 def _table_rows(text, heading):
@@ -198,8 +239,9 @@ def test_markdown_table_on_synthetic_results():
     # The last held-out evaluation of each objective (step 31 of electra's, 51 of mlm's), metrics it lacks as "–".
     assert "20 batches of 32 from z-book.txt" in text
     rows = _table_rows(text, "## Held-out evaluation at the end of pre-training")
-    assert rows["objective"] == ("| objective | step | FLOPs | wall s | loss | masked_lm_accuracy | disc_recall | "
-                                 "disc_auc |")
+    assert rows["objective"] == (
+        "| objective | step | FLOPs | wall s | loss | masked_lm_accuracy | disc_recall | disc_auc |"
+    )
     assert rows["electra"].startswith("| electra | 31 | 93 | 6 | 0.0323 | 0.0312 | ")
     assert rows["mlm"].endswith("| – | – |")
     assert "python -m finetune.experiments.compute_matched --electra_steps=40" in text
@@ -211,21 +253,28 @@ def test_plots_on_synthetic_results(tmp_path):
     report.write_outputs(results, str(tmp_path))
     for name in (report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG):
         _assert_png(tmp_path / name)
-    assert sorted(os.listdir(tmp_path)) == sorted([report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG,
-                                                   report.RESULTS_JSON, report.RESULTS_MD])  # no temporary files
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG, report.RESULTS_JSON, report.RESULTS_MD]
+    )  # no temporary files
 
 
 # ---------------------------------------------------------------------- errors
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "finetune.experiments.compute_matched", *args], cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "finetune.experiments.compute_matched", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(tmp_path):
     from electra_tf.training.pretraining_job import PretrainingJob
 
-    job = PretrainingJob(pretrain_tfrecords="data/*.tfrecord", model_dir=str(tmp_path / "run"), learning_rate=1e-3,
-                         progress_bar=False)
+    job = PretrainingJob(
+        pretrain_tfrecords="data/*.tfrecord", model_dir=str(tmp_path / "run"), learning_rate=1e-3, progress_bar=False
+    )
     cm.check_or_record_job(job)
     path = tmp_path / "run" / "experiment_job.json"
     recorded = json.loads(path.read_text(encoding="utf-8"))
@@ -237,20 +286,28 @@ def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(t
     cm.check_or_record_job(job)
     assert json.loads(path.read_text(encoding="utf-8")) == older
     # Away from its default, a field the file lacks is a change; so is any other setting.
-    for changed, message in (({"allow_embedding_mismatch": True}, "allow_embedding_mismatch: False -> True"),
-                             ({"checkpoint_steps": (10,), "learning_rate": 5e-4},
-                              r"checkpoint_steps: \[\] -> \[10\], learning_rate: 0.001 -> 0.0005")):
-        with pytest.raises(ConfigError, match=f"^{tmp_path / 'run'} holds a pre-training run made with other "
-                                              rf"settings \({message}\); use another output_dir, or the settings of "
-                                              "that run to resume it$"):
+    for changed, message in (
+        ({"allow_embedding_mismatch": True}, "allow_embedding_mismatch: False -> True"),
+        (
+            {"checkpoint_steps": (10,), "learning_rate": 5e-4},
+            r"checkpoint_steps: \[\] -> \[10\], learning_rate: 0.001 -> 0.0005",
+        ),
+    ):
+        with pytest.raises(
+            ConfigError,
+            match=f"^{tmp_path / 'run'} holds a pre-training run made with other "
+            rf"settings \({message}\); use another output_dir, or the settings of "
+            "that run to resume it$",
+        ):
             cm.check_or_record_job(dataclasses.replace(job, **changed))
 
 
 def test_unknown_objective_is_a_one_line_error(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Some text.\n", encoding="utf-8")
-    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}",
-                  "--objectives=electra,bert")
+    result = _cli(
+        f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}", "--objectives=electra,bert"
+    )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert lines[-1].startswith("error: unknown objective 'bert' in --objectives")
@@ -259,18 +316,27 @@ def test_unknown_objective_is_a_one_line_error(tmp_path):
 
 
 def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_path):
-    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={tmp_path / 'missing.txt'}",
-                  f"--glue_dir={tmp_path}")
+    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={tmp_path / 'missing.txt'}", f"--glue_dir={tmp_path}")
     assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: --corpus entry")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Some text.\n", encoding="utf-8")
     # One file: nothing to hold out.
     result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}")
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines()[-1].startswith(
-        "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and --corpus has 1")
-    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}",
-                  "--heldout_files=0", "--tasks=sst-2,nope")
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and --corpus has 1"
+        )
+    )
+    result = _cli(
+        f"--output_dir={tmp_path / 'out'}",
+        f"--corpus={corpus}",
+        f"--glue_dir={tmp_path}",
+        "--heldout_files=0",
+        "--tasks=sst-2,nope",
+    )
     assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: unknown GLUE task")
     assert not (tmp_path / "out").exists()
 
@@ -289,15 +355,29 @@ def experiment(tmp_path_factory, keyword_glue_dir):
     corpus.mkdir()
     for index in range(2):
         sentences = [sentence for sentence, _ in keyword_examples(240, seed=100 + index)]
-        articles = ["\n".join(sentences[start:start + 12]) for start in range(0, len(sentences), 12)]
+        articles = ["\n".join(sentences[start : start + 12]) for start in range(0, len(sentences), 12)]
         with gzip.open(corpus / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
             handle.write("\n\n".join(articles) + "\n")
     settings = planning.Settings(
-        output_dir=str(root / "out"), corpus=f"{corpus}/*.txt.gz", glue_dir=str(keyword_glue_dir),
-        document_mode="blank_line", objectives=["electra", "mlm"], electra_steps=5, eval_fractions=[0.5, 1.0],
-        max_seq_length=32, train_batch_size=8, mixed_precision="mixed_bfloat16", warmup_steps=1, vocab_size=300,
-        eval_every_steps=2, num_eval_steps=2, train_examples=32, eval_examples=32, seeds=[0],
-        finetune_max_seq_length=32)
+        output_dir=str(root / "out"),
+        corpus=f"{corpus}/*.txt.gz",
+        glue_dir=str(keyword_glue_dir),
+        document_mode="blank_line",
+        objectives=["electra", "mlm"],
+        electra_steps=5,
+        eval_fractions=[0.5, 1.0],
+        max_seq_length=32,
+        train_batch_size=8,
+        mixed_precision="mixed_bfloat16",
+        warmup_steps=1,
+        vocab_size=300,
+        eval_every_steps=2,
+        num_eval_steps=2,
+        train_examples=32,
+        eval_examples=32,
+        seeds=[0],
+        finetune_max_seq_length=32,
+    )
     results = cm.run_experiment(settings, command="python -m finetune.experiments.compute_matched --electra_steps=5")
     return settings, results
 
@@ -307,8 +387,17 @@ def test_end_to_end_results(experiment):
     with open(os.path.join(settings.output_dir, report.RESULTS_JSON), encoding="utf-8") as handle:
         saved = json.load(handle)
     assert saved == json.loads(json.dumps(results))
-    for key in ("settings", "command", "machine", "budget_flops", "objectives", "baseline", "wall_seconds", "tasks",
-                "heldout"):
+    for key in (
+        "settings",
+        "command",
+        "machine",
+        "budget_flops",
+        "objectives",
+        "baseline",
+        "wall_seconds",
+        "tasks",
+        "heldout",
+    ):
         assert key in saved, key
     assert saved["tasks"] == {"SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 32}}
     assert {"cpu_count", "platform", "tensorflow"} <= set(saved["machine"])
@@ -371,7 +460,8 @@ def test_end_to_end_outputs(experiment):
     for objective in ("electra", "mlm"):
         assert f"\n| {objective} | " in table
     assert _table_rows(table, "## Held-out evaluation at the end of pre-training")["electra"].startswith(
-        "| electra | 5 | ")
+        "| electra | 5 | "
+    )
     assert "python -m finetune.experiments.compute_matched --electra_steps=5" in table
 
 
@@ -380,8 +470,10 @@ def test_end_to_end_rerun_skips_finished_stages_and_refuses_other_settings(exper
     checkpoints = {path: path.stat().st_mtime_ns for path in pathlib.Path(settings.output_dir).rglob("ckpt-*")}
     again = cm.run_experiment(settings, command=results["command"])
     # Nothing was trained again: every checkpoint is the one the first run wrote, and no new one appeared.
-    assert checkpoints and {path: path.stat().st_mtime_ns
-                            for path in pathlib.Path(settings.output_dir).rglob("ckpt-*")} == checkpoints
+    assert (
+        checkpoints
+        and {path: path.stat().st_mtime_ns for path in pathlib.Path(settings.output_dir).rglob("ckpt-*")} == checkpoints
+    )
     for name in ("electra", "mlm"):
         for before, after in zip(results["objectives"][name]["eval_points"], again["objectives"][name]["eval_points"]):
             assert (after["step"], after["downstream"]) == (before["step"], before["downstream"])

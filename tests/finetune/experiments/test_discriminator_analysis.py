@@ -44,8 +44,15 @@ def analysis(pretrained_tiny, shared_data, tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("analysis")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results = run_analyses(pretrained_tiny, str(shared_data), str(output_dir), max_seq_length=32,
-                               max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
+        results = run_analyses(
+            pretrained_tiny,
+            str(shared_data),
+            str(output_dir),
+            max_seq_length=32,
+            max_sentences=SENTENCES,
+            blimp_pairs_per_paradigm=PAIRS,
+            representation_words=WORDS,
+        )
     return results, output_dir, caught
 
 
@@ -116,10 +123,22 @@ def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shar
     from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
     loaded = load_checkpoint(pretrained_tiny, "discriminator")
-    save_checkpoint(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
-               tokenizer_settings=loaded.tokenizer_settings)
-    results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
-                           max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS, representation_words=WORDS)
+    save_checkpoint(
+        loaded.model,
+        str(tmp_path / "hf"),
+        "hf",
+        vocab_file=loaded.vocab_file,
+        tokenizer_settings=loaded.tokenizer_settings,
+    )
+    results = run_analyses(
+        str(tmp_path / "hf"),
+        str(shared_data),
+        str(tmp_path / "out"),
+        max_seq_length=32,
+        max_sentences=SENTENCES,
+        blimp_pairs_per_paradigm=PAIRS,
+        representation_words=WORDS,
+    )
     assert results["checkpoint_format"] != analysis[0]["checkpoint_format"]
     assert results["blimp"]["by_paradigm"] == pytest.approx(analysis[0]["blimp"]["by_paradigm"])
     for split in ("dev", "test"):
@@ -130,15 +149,18 @@ def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shar
         for tag, values in by_tag.items():
             assert results["pos"][corpus][tag]["mean_p_clean"] == pytest.approx(values["mean_p_clean"], abs=1e-5)
     assert results["disfluency"]["disfluent"]["auroc_vs_fluent"] == pytest.approx(
-        analysis[0]["disfluency"]["disfluent"]["auroc_vs_fluent"], abs=1e-4)
-    for converted, original in zip(results["representations"]["by_model"]["checkpoint"],
-                                   analysis[0]["representations"]["by_model"]["checkpoint"]):
+        analysis[0]["disfluency"]["disfluent"]["auroc_vs_fluent"], abs=1e-4
+    )
+    for converted, original in zip(
+        results["representations"]["by_model"]["checkpoint"], analysis[0]["representations"]["by_model"]["checkpoint"]
+    ):
         assert converted["anisotropy"] == pytest.approx(original["anisotropy"], abs=1e-4)
         assert converted["probe_accuracy"] == original["probe_accuracy"]
 
 
-def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recomputes(analysis, pretrained_tiny,
-                                                                                   shared_data):
+def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recomputes(
+    analysis, pretrained_tiny, shared_data
+):
     from electra_tf.scoring import load_scorer, score_texts
 
     results, output_dir, _ = analysis
@@ -156,29 +178,48 @@ def test_blimp_pairs_are_scored_as_the_scorer_scores_them_and_accuracy_recompute
         by_paradigm.setdefault(pair["paradigm"], []).append(pair["score_good"] > pair["score_bad"])
     assert results["blimp"]["by_paradigm"] == {name: np.mean(values) for name, values in by_paradigm.items()}
     assert results["blimp"]["accuracy"] == pytest.approx(
-        np.mean([v for values in by_paradigm.values() for v in values]))
+        np.mean([v for values in by_paradigm.values() for v in values])
+    )
 
 
 def test_bad_arguments_are_one_line_errors(pretrained_tiny, tmp_path):
-    with pytest.raises(ConfigError, match="analyses=syntax: unknown \\(available: ged, calibration, pos, blimp, "
-                                          "representations\\)"):
+    with pytest.raises(
+        ConfigError, match="analyses=syntax: unknown \\(available: ged, calibration, pos, blimp, representations\\)"
+    ):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["syntax"])
-    with pytest.raises(ConfigError, match="^compare_checkpoint is read by the representations analysis, which does "
-                                          "not run here \\(analyses=ged\\)$"):
-        run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["ged"],
-                     compare_checkpoint=pretrained_tiny)
-    with pytest.raises(CheckpointError, match=f"^compare_checkpoint={tmp_path}/mlm does not exist: pass a "
-                                              "model directory"):
+    with pytest.raises(
+        ConfigError,
+        match="^compare_checkpoint is read by the representations analysis, which does "
+        "not run here \\(analyses=ged\\)$",
+    ):
+        run_analyses(
+            pretrained_tiny, str(tmp_path), str(tmp_path / "out"), analyses=["ged"], compare_checkpoint=pretrained_tiny
+        )
+    with pytest.raises(
+        CheckpointError, match=f"^compare_checkpoint={tmp_path}/mlm does not exist: pass a model directory"
+    ):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"), compare_checkpoint=str(tmp_path / "mlm"))
     with pytest.raises(DataError, match=f"{tmp_path}/ged/fce/en_fce_dev.tsv does not exist"):
         run_analyses(pretrained_tiny, str(tmp_path), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
-    result = subprocess.run([sys.executable, "-m", "finetune.experiments.discriminator_analysis",
-                             f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"], cwd=REPO_ROOT,
-                            capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "finetune.experiments.discriminator_analysis",
+            f"--data_dir={tmp_path}",
+            f"--output_dir={tmp_path / 'out'}",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        timeout=300,
+    )
     assert result.returncode == 2
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [
-        "error: --init_checkpoint is required"]
+        "error: --init_checkpoint is required"
+    ]
 
 
 def test_analyses_needing_a_package_that_is_not_installed_are_refused_before_any_work(monkeypatch, tmp_path):
@@ -188,22 +229,42 @@ def test_analyses_needing_a_package_that_is_not_installed_are_refused_before_any
     monkeypatch.setitem(sys.modules, "sklearn", None)
     with pytest.raises(ConfigError) as probes:
         check_arguments(missing, missing, ["pos", "representations"])
-    assert str(probes.value) == ("analyses=representations needs scikit-learn, which is not installed: pip install "
-                                 "'electra-tf[analysis]' (or run the others alone: analyses=pos)")
+    assert str(probes.value) == (
+        "analyses=representations needs scikit-learn, which is not installed: pip install "
+        "'electra-tf[analysis]' (or run the others alone: analyses=pos)"
+    )
     assert probes.value.arguments == ("analyses",)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ConfigError, match=r"^analyses=ged needs matplotlib, which is not installed: pip install "
-                                          r"'electra-tf\[analysis\]'$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^analyses=ged needs matplotlib, which is not installed: pip install "
+        r"'electra-tf\[analysis\]'$",
+    ):
         check_arguments(missing, missing, ["ged"])
     # The command, every analysis by default, without matplotlib: one line at once, before TensorFlow.
     (tmp_path / "sitecustomize.py").write_text('import sys\nsys.modules["matplotlib"] = None\n')
-    result = subprocess.run([sys.executable, "-m", "finetune.experiments.discriminator_analysis",
-                             f"--init_checkpoint={missing}", f"--data_dir={missing}", f"--output_dir={tmp_path}/out"],
-                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-                            env=dict(os.environ, PYTHONPATH=str(tmp_path), TF_CPP_MIN_LOG_LEVEL="3"))
-    assert (result.returncode, result.stderr.splitlines()) == (2, [
-        "error: --analyses=ged,representations need matplotlib, which is not installed: pip install "
-        "'electra-tf[analysis]' (or run the others alone: --analyses=calibration,pos,blimp)"])
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "finetune.experiments.discriminator_analysis",
+            f"--init_checkpoint={missing}",
+            f"--data_dir={missing}",
+            f"--output_dir={tmp_path}/out",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(tmp_path), TF_CPP_MIN_LOG_LEVEL="3"),
+    )
+    assert (result.returncode, result.stderr.splitlines()) == (
+        2,
+        [
+            "error: --analyses=ged,representations need matplotlib, which is not installed: pip install "
+            "'electra-tf[analysis]' (or run the others alone: --analyses=calibration,pos,blimp)"
+        ],
+    )
 
 
 def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
@@ -214,13 +275,16 @@ def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tin
     rng = np.random.default_rng(0)
     lengths = rng.integers(3, 33, size=20)  # batched out of order by length, cut to each batch's longest
     padding_mask = (np.arange(32)[None, :] < lengths[:, None]).astype(np.int32)
-    inputs = {"token_ids": rng.integers(5, 50, size=(20, 32)).astype(np.int32) * padding_mask,
-              "segment_ids": np.zeros((20, 32), np.int32), "padding_mask": padding_mask}
+    inputs = {
+        "token_ids": rng.integers(5, 50, size=(20, 32)).astype(np.int32) * padding_mask,
+        "segment_ids": np.zeros((20, 32), np.int32),
+        "padding_mask": padding_mask,
+    }
     logits = window_logits(discriminator, inputs, batch_size=6)
     for row in range(20):
-        single = {name: value[row:row + 1] for name, value in inputs.items()}
-        expected = np.asarray(discriminator(single, training=False))[0, :lengths[row]]
-        np.testing.assert_allclose(logits[row, :lengths[row]], expected, atol=1e-5)
+        single = {name: value[row : row + 1] for name, value in inputs.items()}
+        expected = np.asarray(discriminator(single, training=False))[0, : lengths[row]]
+        np.testing.assert_allclose(logits[row, : lengths[row]], expected, atol=1e-5)
 
 
 LATIN1_PAIR = '{"UID": "island", "pairID": "0", "sentence_good": "Un caf\u00e9.", "sentence_bad": "Caf\u00e9 un."}\n'
@@ -232,9 +296,12 @@ def test_blimp_and_switchboard_decode_with_the_shared_reader(shared_data, tmp_pa
 
     (tmp_path / "blimp").mkdir()
     (tmp_path / "blimp" / "island.jsonl").write_bytes(LATIN1_PAIR.encode("latin-1"))
-    with pytest.raises(DataError, match=f"^{tmp_path}/blimp/island.jsonl line 1 is not valid utf-8 \\(byte 0xe9 at "
-                                        "column 58\\); pass input_encoding=latin-1 \\(or the file's encoding\\) or "
-                                        "encoding_errors=replace$"):
+    with pytest.raises(
+        DataError,
+        match=f"^{tmp_path}/blimp/island.jsonl line 1 is not valid utf-8 \\(byte 0xe9 at "
+        "column 58\\); pass input_encoding=latin-1 \\(or the file's encoding\\) or "
+        "encoding_errors=replace$",
+    ):
         read_pairs(str(tmp_path))
     assert read_pairs(str(tmp_path), encoding="latin-1") == [("island", "0", "Un caf\u00e9.", "Caf\u00e9 un.")]
     assert read_pairs(str(tmp_path), encoding_errors="replace")[0][2] == "Un caf\ufffd."
@@ -245,8 +312,7 @@ def test_blimp_and_switchboard_decode_with_the_shared_reader(shared_data, tmp_pa
     switchboard.mkdir(parents=True)
     (switchboard / "tagged").write_bytes("A.1: caf\u00e9/NN\n".encode("latin-1"))
     (switchboard / "disfluency").write_bytes("A.1: caf\u00e9\n".encode("latin-1"))
-    with pytest.raises(DataError, match=f"^{switchboard}/tagged line 1 is not valid utf-8 \\(byte 0xe9 at "
-                                        "column 9\\)"):
+    with pytest.raises(DataError, match=f"^{switchboard}/tagged line 1 is not valid utf-8 \\(byte 0xe9 at column 9\\)"):
         read_switchboard(str(tmp_path))
     turns, _ = read_switchboard(str(tmp_path), encoding="latin-1")
     assert [turn["words"] for turn in turns] == [("caf\u00e9",)]
@@ -272,8 +338,9 @@ def test_the_inputs_are_read_before_any_model_is_loaded(tmp_path, monkeypatch):
     with pytest.raises(DataError) as columns:
         run_analyses(str(checkpoint), str(tmp_path / "data"), str(tmp_path / "out"), analyses=["ged"])
     assert str(columns.value) == f"{fce}/en_fce_dev.tsv line 1 has 1 columns, so tag_column=1 is out of range"
-    with pytest.raises(DataError, match=f"^{blimp}/island.jsonl line 1 is not valid utf-8 \\(byte 0xe9 at column "
-                                        "58\\)"):
+    with pytest.raises(
+        DataError, match=f"^{blimp}/island.jsonl line 1 is not valid utf-8 \\(byte 0xe9 at column 58\\)"
+    ):
         run_analyses(str(checkpoint), str(tmp_path / "data"), str(tmp_path / "out"), analyses=["blimp"])
     assert sorted(os.listdir(tmp_path)) == ["checkpoint", "data"]
 
@@ -299,13 +366,32 @@ def test_a_failed_run_leaves_the_previous_report_whole(pretrained_tiny, shared_d
     with monkeypatch.context() as patched:
         patched.setattr(blimp, "run_blimp", fails)
         with pytest.raises(DataError, match="^blimp failed$"):
-            run_analyses(pretrained_tiny, str(data_dir), str(output_dir), analyses=["ged", "blimp"],
-                         max_seq_length=32, max_sentences=5, input_encoding="latin-1")
+            run_analyses(
+                pretrained_tiny,
+                str(data_dir),
+                str(output_dir),
+                analyses=["ged", "blimp"],
+                max_seq_length=32,
+                max_sentences=5,
+                input_encoding="latin-1",
+            )
     assert os.listdir(output_dir) == ["report.md"]
     assert (output_dir / "report.md").read_text(encoding="utf-8") == "the previous report\n"
     assert sorted(os.listdir(tmp_path)) == ["data", "out"]
-    results = run_analyses(pretrained_tiny, str(data_dir), str(output_dir), analyses=["ged", "blimp"],
-                           max_seq_length=32, max_sentences=5, input_encoding="latin-1")
+    results = run_analyses(
+        pretrained_tiny,
+        str(data_dir),
+        str(output_dir),
+        analyses=["ged", "blimp"],
+        max_seq_length=32,
+        max_sentences=5,
+        input_encoding="latin-1",
+    )
     assert results["blimp"]["num_pairs"] == 1
-    assert sorted(os.listdir(output_dir)) == ["blimp_pairs.jsonl", "ged_reliability.png", "ged_tokens.jsonl",
-                                              "report.md", "results.json"]
+    assert sorted(os.listdir(output_dir)) == [
+        "blimp_pairs.jsonl",
+        "ged_reliability.png",
+        "ged_tokens.jsonl",
+        "report.md",
+        "results.json",
+    ]

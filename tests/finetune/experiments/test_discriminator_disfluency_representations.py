@@ -19,11 +19,24 @@ WORDS = 300
 
 def test_markup_classes_follow_braces_brackets_and_the_interruption_point():
     spelled, classes = disfluency.markup_classes(
-        "{D Well, } {F um, } [ I wouldn't, + {F uh, } I definitely wouldn't ] <laughter>. / [ [ a, + a ] + a ] cat -/")
+        "{D Well, } {F um, } [ I wouldn't, + {F uh, } I definitely wouldn't ] <laughter>. / [ [ a, + a ] + a ] cat -/"
+    )
     words = ["well", "um", "i", "wouldnt", "uh", "i", "definitely", "wouldnt", "a", "a", "a", "cat"]
     assert spelled == "".join(words)
-    expected = ["discourse_marker", "filled_pause", "reparandum", "reparandum", "filled_pause", "fluent", "fluent",
-                "fluent", "reparandum", "reparandum", "fluent", "fluent"]
+    expected = [
+        "discourse_marker",
+        "filled_pause",
+        "reparandum",
+        "reparandum",
+        "filled_pause",
+        "fluent",
+        "fluent",
+        "fluent",
+        "reparandum",
+        "reparandum",
+        "fluent",
+        "fluent",
+    ]
     assert classes == [label for word, label in zip(words, expected) for _ in word]
     # A restart with an empty repair, an editing term, an unmatched "]" (a repair begun in an earlier turn).
     _, classes = disfluency.markup_classes("[ wh-, + ] {E I mean } rather ] than")
@@ -37,11 +50,15 @@ def test_turns_are_paired_by_spelling_and_a_differently_spelled_turn_is_skipped(
         "A.1: Uh/UH ,/, I/PRP ,/, I/PRP would/MD n't/RB ./.\n\n"
         "B.2: Yeah/UH ./.\n"
         "A.3: It/PRP 's/BES MUMBLEx/XX fine/JJ ./.\n"
-        "B.4: So/RB ,/, uh/UH ./.\n", encoding="utf-8")
+        "B.4: So/RB ,/, uh/UH ./.\n",
+        encoding="utf-8",
+    )
     (folder / "disfluency").write_text(
         "\nA.1: {F Uh, } [ I, + I ] wouldn't. /\n"
         "A.3: It's (( )) fine <Laughter>. /\n"
-        "B.4: {C So, } {F uh. } -/ and more\n", encoding="utf-8")
+        "B.4: {C So, } {F uh. } -/ and more\n",
+        encoding="utf-8",
+    )
     turns, unaligned = disfluency.read_switchboard(str(tmp_path))
     assert [(turn["turn"], turn["line"]) for turn in turns] == [("A.1", 1), ("A.3", 4)]
     assert unaligned == 2  # B.2 is missing from the markup, B.4 is spelled differently
@@ -53,9 +70,18 @@ def test_turns_are_paired_by_spelling_and_a_differently_spelled_turn_is_skipped(
 def run_dir_analysis(pretrained_tiny, shared_data, tmp_path_factory):
     run_dir = os.path.dirname(pretrained_tiny)  # the pre-training run: discriminator and generator
     output_dir = tmp_path_factory.mktemp("disfluency_representations")
-    results = run_analyses(run_dir, str(shared_data), str(output_dir), analyses=["pos", "blimp", "representations"],
-                           max_seq_length=32, max_sentences=SENTENCES, blimp_pairs_per_paradigm=PAIRS,
-                           bootstrap_resamples=20, compare_checkpoint=pretrained_tiny, representation_words=WORDS)
+    results = run_analyses(
+        run_dir,
+        str(shared_data),
+        str(output_dir),
+        analyses=["pos", "blimp", "representations"],
+        max_seq_length=32,
+        max_sentences=SENTENCES,
+        blimp_pairs_per_paradigm=PAIRS,
+        bootstrap_resamples=20,
+        compare_checkpoint=pretrained_tiny,
+        representation_words=WORDS,
+    )
     return results, output_dir
 
 
@@ -77,16 +103,17 @@ def test_disfluency_summary_recomputes_with_scikit_learn(run_dir_analysis):
         entry = summary["by_class"][name]
         assert entry["words"] == len(ours) and entry["flagged_rate"] == pytest.approx(np.mean(np.array(ours) > 0.5))
         assert entry["auroc_vs_fluent"] == pytest.approx(
-            roc_auc_score([1] * len(ours) + [0] * len(fluent), ours + fluent))
+            roc_auc_score([1] * len(ours) + [0] * len(fluent), ours + fluent)
+        )
     disfluent = [word["p_replaced"] for word in words if word["disfluency"] in disfluency.DISFLUENT]
     assert summary["disfluent"]["auroc_vs_fluent"] == pytest.approx(
-        roc_auc_score([1] * len(disfluent) + [0] * len(fluent), disfluent + fluent))
+        roc_auc_score([1] * len(disfluent) + [0] * len(fluent), disfluent + fluent)
+    )
     assert all(word["disfluency"] is None for word in words if word["word"] in (",", "."))
     assert "## Switchboard disfluencies" in (output_dir / "report.md").read_text()
 
 
-def test_blimp_pseudo_log_likelihoods_are_the_generator_s_and_recompute(run_dir_analysis, pretrained_tiny,
-                                                                        shared_data):
+def test_blimp_pseudo_log_likelihoods_are_the_generator_s_and_recompute(run_dir_analysis, pretrained_tiny, shared_data):
     from electra_tf.scoring import load_scorer, pseudo_log_likelihoods
 
     results, output_dir = run_dir_analysis
@@ -120,8 +147,7 @@ def test_probe_accuracies_recompute_and_a_model_matches_itself(run_dir_analysis)
             assert -1 < entry["anisotropy"] < 1
     # The compared checkpoint is the same discriminator: the same states, probes and CKA.
     assert values["by_model"]["checkpoint"] == values["by_model"]["compare"]
-    np.testing.assert_allclose(values["cka"]["checkpoint|compare"], values["cka"]["checkpoint|checkpoint"],
-                               atol=1e-6)
+    np.testing.assert_allclose(values["cka"]["checkpoint|compare"], values["cka"]["checkpoint|checkpoint"], atol=1e-6)
     np.testing.assert_allclose(np.diag(values["cka"]["checkpoint|compare"]), 1.0, atol=1e-6)
     for corpus, counts in values["words"].items():
         assert counts["train"] + counts["test"] <= WORDS

@@ -23,8 +23,9 @@ class _ConstantGenerator:
 
     def __init__(self, token, vocab_size=50):
         self.token, self.vocab_size = token, vocab_size
-        self.electra_config = ElectraConfig(vocab_size=vocab_size, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4,
-                                            mask_prob=0.25)
+        self.electra_config = ElectraConfig(
+            vocab_size=vocab_size, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4, mask_prob=0.25
+        )
 
     def __call__(self, inputs, training=False):
         batch, predictions = inputs["mask_positions"].shape
@@ -37,8 +38,11 @@ def test_corruption_writes_the_sample_at_chosen_positions_only_and_labels_real_c
     token_ids = np.zeros((3, 24), np.int32)
     for row, length in enumerate(lengths):
         token_ids[row, :length] = [2] + list(rng.integers(5, 12, length - 2)) + [3]
-    inputs = {"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
-              "padding_mask": (token_ids > 0).astype(np.int32)}
+    inputs = {
+        "token_ids": token_ids,
+        "segment_ids": np.zeros_like(token_ids),
+        "padding_mask": (token_ids > 0).astype(np.int32),
+    }
     corruption = corrupt(_ConstantGenerator(token=7), inputs, seed=3, batch_size=2)
     chosen = corruption.chosen.astype(bool)
     assert not chosen[token_ids == 0].any(), "padding is never chosen"
@@ -56,9 +60,17 @@ def test_corruption_writes_the_sample_at_chosen_positions_only_and_labels_real_c
 def run_dir_analysis(pretrained_tiny, pretraining_data, shared_data, tmp_path_factory):
     run_dir = os.path.dirname(pretrained_tiny)  # the pre-training run: discriminator and generator
     output_dir = tmp_path_factory.mktemp("pos_analysis")
-    results = run_analyses(run_dir, str(shared_data), str(output_dir), analyses=["pos", "calibration"],
-                           max_seq_length=32, max_sentences=SENTENCES, bootstrap_resamples=50,
-                           heldout_tfrecords=pretraining_data[0], max_heldout_windows=HELDOUT_WINDOWS)
+    results = run_analyses(
+        run_dir,
+        str(shared_data),
+        str(output_dir),
+        analyses=["pos", "calibration"],
+        max_seq_length=32,
+        max_sentences=SENTENCES,
+        bootstrap_resamples=50,
+        heldout_tfrecords=pretraining_data[0],
+        max_heldout_windows=HELDOUT_WINDOWS,
+    )
     with open(output_dir / "pos_words.jsonl", encoding="utf-8") as handle:
         words = [json.loads(line) for line in handle]
     return results, words, output_dir
@@ -121,16 +133,29 @@ def test_in_domain_calibration_recomputes_with_scikit_learn(run_dir_analysis):
     assert "### ewt" in report
 
 
-def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(run_dir_analysis, pretrained_tiny,
-                                                                             shared_data, tmp_path):
+def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(
+    run_dir_analysis, pretrained_tiny, shared_data, tmp_path
+):
     from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 
     loaded = load_checkpoint(os.path.dirname(pretrained_tiny), "pretrainer")
-    save_checkpoint(loaded.model, str(tmp_path / "hf"), "hf", vocab_file=loaded.vocab_file,
-               tokenizer_settings=loaded.tokenizer_settings)
-    results = run_analyses(str(tmp_path / "hf"), str(shared_data), str(tmp_path / "out"), max_seq_length=32,
-                           max_sentences=SENTENCES, bootstrap_resamples=50, blimp_pairs_per_paradigm=1,
-                           representation_words=200)  # every analysis, the generator's halves included
+    save_checkpoint(
+        loaded.model,
+        str(tmp_path / "hf"),
+        "hf",
+        vocab_file=loaded.vocab_file,
+        tokenizer_settings=loaded.tokenizer_settings,
+    )
+    results = run_analyses(
+        str(tmp_path / "hf"),
+        str(shared_data),
+        str(tmp_path / "out"),
+        max_seq_length=32,
+        max_sentences=SENTENCES,
+        bootstrap_resamples=50,
+        blimp_pairs_per_paradigm=1,
+        representation_words=200,
+    )  # every analysis, the generator's halves included
     expected = run_dir_analysis[0]
     assert results["has_generator"] and results["checkpoint_format"] != expected["checkpoint_format"]
     assert results["analyses"] == list(ANALYSES) and not results["skipped"]
@@ -140,19 +165,32 @@ def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(ru
             assert results["calibration"]["in_domain"][corpus]["held_out"][key] == pytest.approx(value, abs=1e-4), key
 
 
-def test_calibration_needs_a_generator_unless_left_to_the_default(pretrained_tiny, pretraining_data, shared_data,
-                                                                  tmp_path):
-    with pytest.raises(ConfigError, match="analyses=calibration needs the checkpoint's generator, and .* holds a "
-                                          "discriminator only"):
+def test_calibration_needs_a_generator_unless_left_to_the_default(
+    pretrained_tiny, pretraining_data, shared_data, tmp_path
+):
+    with pytest.raises(
+        ConfigError, match="analyses=calibration needs the checkpoint's generator, and .* holds a discriminator only"
+    ):
         run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "out"), analyses=["calibration"])
     records, _ = pretraining_data  # real held-out shards: a missing file is refused first, before any model loads
-    with pytest.raises(ConfigError, match="^heldout_tfrecords is read by the calibration analysis, which does not run "
-                                          "here \\(.*pretrained holds no generator\\)$"):
-        run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "out"), heldout_tfrecords=records,
-                     max_seq_length=32)
-    results = run_analyses(pretrained_tiny, str(shared_data), str(tmp_path / "default"), max_seq_length=32,
-                           max_sentences=15, blimp_pairs_per_paradigm=1, bootstrap_resamples=10,
-                           representation_words=200)
+    with pytest.raises(
+        ConfigError,
+        match="^heldout_tfrecords is read by the calibration analysis, which does not run "
+        "here \\(.*pretrained holds no generator\\)$",
+    ):
+        run_analyses(
+            pretrained_tiny, str(shared_data), str(tmp_path / "out"), heldout_tfrecords=records, max_seq_length=32
+        )
+    results = run_analyses(
+        pretrained_tiny,
+        str(shared_data),
+        str(tmp_path / "default"),
+        max_seq_length=32,
+        max_sentences=15,
+        blimp_pairs_per_paradigm=1,
+        bootstrap_resamples=10,
+        representation_words=200,
+    )
     assert results["skipped"] == {"calibration": f"{pretrained_tiny} holds no generator"}
     assert "calibration" not in results and results["pos"]["ptb"]["NN"]["words"] >= 20
     assert not [values for by_tag in results["pos"].values() for values in by_tag.values() if "replaced_rate" in values]
@@ -167,11 +205,14 @@ def test_a_corrupt_heldout_record_names_the_shard_before_any_model_runs(pretrain
     records, _ = pretraining_data
     data = bytearray(open(records, "rb").read())
     middle = len(data) // 2
-    data[middle:middle + 4] = bytes(255 - byte for byte in data[middle:middle + 4])
+    data[middle : middle + 4] = bytes(255 - byte for byte in data[middle : middle + 4])
     shard = tmp_path / "heldout.tfrecord"
     shard.write_bytes(bytes(data))
     generator = SimpleNamespace(electra_config=None)  # never called: the records are read first
-    with pytest.raises(DataError, match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
-                                        r"match\): .* or leave it out of heldout_tfrecords$"):
+    with pytest.raises(
+        DataError,
+        match=rf"^{shard} holds a corrupt record at byte \d+ \(its checksum does not "
+        r"match\): .* or leave it out of heldout_tfrecords$",
+    ):
         run_heldout(None, generator, str(shard), str(tmp_path / "out"), max_seq_length=32)
     assert not (tmp_path / "out").exists()

@@ -30,7 +30,7 @@ def _bert_truncate_seq_pair(tokens_a, tokens_b, max_length):
 def _bert_encode(tokens_a, tokens_b, max_seq_length):
     """BERT's convert_single_example layout for one example, as lists."""
     if tokens_b is None:
-        tokens_a = list(tokens_a)[:max_seq_length - 2]
+        tokens_a = list(tokens_a)[: max_seq_length - 2]
         ids, segments = [CLS] + tokens_a + [SEP], [0] * (len(tokens_a) + 2)
     else:
         tokens_a, tokens_b = _bert_truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
@@ -60,11 +60,14 @@ def test_truncated_lengths_equal_berts_loop_exhaustively():
 
 
 def test_pair_layout_by_hand():
-    ids, mask, segments = encode_token_ids(_ragged([[11, 12, 13], [21, 22, 23, 24, 25, 26]]),
-                                           _ragged([[14, 15], [27, 28]]), 10, CLS, SEP)
-    assert ids.tolist() == [[CLS, 11, 12, 13, SEP, 14, 15, SEP, PAD, PAD],
-                            # budget 7 for 6 + 2 tokens: the longer A loses its last token
-                            [CLS, 21, 22, 23, 24, 25, SEP, 27, 28, SEP]]
+    ids, mask, segments = encode_token_ids(
+        _ragged([[11, 12, 13], [21, 22, 23, 24, 25, 26]]), _ragged([[14, 15], [27, 28]]), 10, CLS, SEP
+    )
+    assert ids.tolist() == [
+        [CLS, 11, 12, 13, SEP, 14, 15, SEP, PAD, PAD],
+        # budget 7 for 6 + 2 tokens: the longer A loses its last token
+        [CLS, 21, 22, 23, 24, 25, SEP, 27, 28, SEP],
+    ]
     assert mask.tolist() == [[1] * 8 + [0] * 2, [1] * 10]
     assert segments.tolist() == [[0] * 5 + [1] * 3 + [0] * 2, [0] * 7 + [1] * 3]
     assert ids.dtype == mask.dtype == segments.dtype == np.int32
@@ -87,6 +90,7 @@ def test_random_token_rows_equal_the_per_example_reference():
 @pytest.fixture(scope="module")
 def tokenizer(shared_data):
     from electra_tf.tokenizer import ElectraTokenizer
+
     return ElectraTokenizer(str(shared_data / "vocab" / "bert-uncased-vocab.txt"))
 
 
@@ -106,7 +110,7 @@ def test_real_mrpc_dev_encoding(shared_data, tokenizer):
     assert full.input_ids.shape == (1, 128)
     assert tokens[:5] == ["[CLS]", "he", "said", "the", "foods"]
     assert tokens.count("[SEP]") == 2 and tokens[-1] == "[SEP]"
-    assert tokens[tokens.index("[SEP]") + 1:][:4] == ['"', "the", "foods", "##er"]
+    assert tokens[tokens.index("[SEP]") + 1 :][:4] == ['"', "the", "foods", "##er"]
 
 
 def test_real_cola_single_sentences(shared_data, tokenizer):
@@ -122,15 +126,21 @@ def test_swapped_pairs_follow_the_originals():
     examples = [Example("train-0", "a0", "b0", "1"), Example("train-1", "a1", "b1", "0")]
     doubled = with_swapped_pairs(examples)
     assert [(e.guid, e.text_a, e.text_b, e.label) for e in doubled] == [
-        ("train-0", "a0", "b0", "1"), ("train-1", "a1", "b1", "0"),
-        ("train-0-swapped", "b0", "a0", "1"), ("train-1-swapped", "b1", "a1", "0")]
+        ("train-0", "a0", "b0", "1"),
+        ("train-1", "a1", "b1", "0"),
+        ("train-0-swapped", "b0", "a0", "1"),
+        ("train-1-swapped", "b1", "a1", "0"),
+    ]
     with pytest.raises(ValueError, match="sentence pairs"):
         with_swapped_pairs([Example("train-0", "a", None, "1")])
 
 
 def test_label_ids():
-    examples = [Example("dev-0", "a", "b", "not_entailment"), Example("dev-1", "a", "b", "entailment"),
-                Example("test-0", "a", "b", None)]
+    examples = [
+        Example("dev-0", "a", "b", "not_entailment"),
+        Example("dev-1", "a", "b", "entailment"),
+        Example("test-0", "a", "b", None),
+    ]
     assert label_ids(examples, "RTE").tolist() == [1, 0, -1]
     scores = label_ids([Example("dev-0", "a", "b", 3.8), Example("test-0", "a", "b", None)], "STS-B")
     assert scores.dtype == np.float32 and scores[0] == np.float32(3.8) and np.isnan(scores[1])

@@ -28,14 +28,16 @@ def test_classification_metrics_equal_sklearn_on_real_dev_labels(shared_data, ta
     labels = _dev_label_ids(shared_data, task)
     rng = np.random.default_rng(seed)
     # Random predictions, and predictions that agree with the labels 80% of the time (a non-trivial correlation).
-    for predictions in (rng.integers(0, 2, len(labels)),
-                        np.where(rng.random(len(labels)) < 0.8, labels, 1 - labels)):
+    for predictions in (rng.integers(0, 2, len(labels)), np.where(rng.random(len(labels)) < 0.8, labels, 1 - labels)):
         assert metrics.accuracy(labels, predictions) == pytest.approx(
-            100 * sklearn_metrics.accuracy_score(labels, predictions), abs=1e-9)
+            100 * sklearn_metrics.accuracy_score(labels, predictions), abs=1e-9
+        )
         assert metrics.f1(labels, predictions) == pytest.approx(
-            100 * sklearn_metrics.f1_score(labels, predictions), abs=1e-9)
+            100 * sklearn_metrics.f1_score(labels, predictions), abs=1e-9
+        )
         assert metrics.matthews_corrcoef(labels, predictions) == pytest.approx(
-            100 * sklearn_metrics.matthews_corrcoef(labels, predictions), abs=1e-9)
+            100 * sklearn_metrics.matthews_corrcoef(labels, predictions), abs=1e-9
+        )
 
 
 def test_three_class_mcc_and_accuracy_equal_sklearn():
@@ -43,7 +45,8 @@ def test_three_class_mcc_and_accuracy_equal_sklearn():
     labels, predictions = rng.integers(0, 3, 500), rng.integers(0, 3, 500)
     predictions[:200] = labels[:200]
     assert metrics.matthews_corrcoef(labels, predictions) == pytest.approx(
-        100 * sklearn_metrics.matthews_corrcoef(labels, predictions), abs=1e-9)
+        100 * sklearn_metrics.matthews_corrcoef(labels, predictions), abs=1e-9
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -54,9 +57,11 @@ def test_correlations_equal_scipy_on_real_stsb_dev_scores(shared_data, seed):
     # Rounded predictions tie heavily (as do the labels): Spearman must use average ranks.
     for predictions in (rng.uniform(0, 5, len(scores)), noisy, np.round(noisy)):
         assert metrics.pearson(scores, predictions) == pytest.approx(
-            100 * scipy_stats.pearsonr(scores, predictions)[0], abs=1e-9)
+            100 * scipy_stats.pearsonr(scores, predictions)[0], abs=1e-9
+        )
         assert metrics.spearman(scores, predictions) == pytest.approx(
-            100 * scipy_stats.spearmanr(scores, predictions)[0], abs=1e-9)
+            100 * scipy_stats.spearmanr(scores, predictions)[0], abs=1e-9
+        )
     assert np.array_equal(metrics.average_ranks(np.round(noisy)), scipy_stats.rankdata(np.round(noisy)))
 
 
@@ -89,10 +94,18 @@ def test_score_keys():
 
 def test_glue_leaderboard_convention_reproduces_bert_large_score():
     # BERT-Large on the GLUE test server (Devlin et al. 2019, Table 1 / gluebenchmark.com): score 80.5.
-    results = {"CoLA": {"mcc": 60.5}, "SST-2": {"accuracy": 94.9}, "MRPC": {"f1": 89.3, "accuracy": 85.4},
-               "STS-B": {"pearson": 87.6, "spearman": 86.5}, "QQP": {"f1": 72.1, "accuracy": 89.3},
-               "MNLI-m": {"accuracy": 86.7}, "MNLI-mm": {"accuracy": 85.9}, "QNLI": {"accuracy": 92.7},
-               "RTE": {"accuracy": 70.1}, "WNLI": {"accuracy": 65.1}}
+    results = {
+        "CoLA": {"mcc": 60.5},
+        "SST-2": {"accuracy": 94.9},
+        "MRPC": {"f1": 89.3, "accuracy": 85.4},
+        "STS-B": {"pearson": 87.6, "spearman": 86.5},
+        "QQP": {"f1": 72.1, "accuracy": 89.3},
+        "MNLI-m": {"accuracy": 86.7},
+        "MNLI-mm": {"accuracy": 85.9},
+        "QNLI": {"accuracy": 92.7},
+        "RTE": {"accuracy": 70.1},
+        "WNLI": {"accuracy": 65.1},
+    }
     assert round(metrics.glue_average(results, convention="glue"), 1) == 80.5
     # Same numbers under the paper's convention: 8 tasks, one metric each, MNLI matched, no WNLI.
     paper = (60.5 + 94.9 + 85.4 + 86.5 + 89.3 + 86.7 + 92.7 + 70.1) / 8
@@ -101,8 +114,12 @@ def test_glue_leaderboard_convention_reproduces_bert_large_score():
 
 def test_paper_convention_on_electra_base_dev_numbers():
     # Released ELECTRA-Base GLUE dev (CoLA/SST/MRPC/STS/QQP/MNLI/QNLI/RTE), as in ELECTRA_REFERENCE.md section 5.
-    numbers = dict(zip(["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI-m", "QNLI", "RTE"],
-                       [67.7, 95.1, 89.5, 91.2, 91.5, 88.8, 93.2, 82.7]))
+    numbers = dict(
+        zip(
+            ["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI-m", "QNLI", "RTE"],
+            [67.7, 95.1, 89.5, 91.2, 91.5, 88.8, 93.2, 82.7],
+        )
+    )
     metric = {"CoLA": "mcc", "STS-B": "spearman"}
     results = {key: {metric.get(key, "accuracy"): value} for key, value in numbers.items()}
     assert metrics.glue_average(results) == pytest.approx(699.7 / 8)

@@ -62,7 +62,10 @@ def test_mrpc_bom_header_skipped_and_quotes_kept_verbatim(glue_dir):
 def test_stsb_reads_columns_seven_eight_and_float_score(glue_dir):
     example = read_examples(glue_dir, "STS-B", "dev")[1]
     assert (example.text_a, example.text_b, example.label) == (
-        "A young child is riding a horse.", "A child is riding a horse.", 4.75)
+        "A young child is riding a horse.",
+        "A child is riding a horse.",
+        4.75,
+    )
 
 
 def test_text_tasks_and_sst(glue_dir):
@@ -79,17 +82,22 @@ def _write(path, lines, trailing_newline=True):
 
 
 def test_qqp_skips_and_counts_malformed_lines(tmp_path):
-    path = _write(tmp_path / "train.tsv", [
-        "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate",
-        "0\t1\t2\tHow do I learn?\tWhat is the way to learn?\t1",
-        "1\t3\t4\tA question with a broken",  # a question with an embedded newline splits the row in two
-        "line?\tAnother question\t0",
-        "2\t5\t6\tIs it \"quoted?\tIt is\t0",
-        "3\t7\t8\tLabel is junk\tx\tmaybe",
-    ])
+    path = _write(
+        tmp_path / "train.tsv",
+        [
+            "id\tqid1\tqid2\tquestion1\tquestion2\tis_duplicate",
+            "0\t1\t2\tHow do I learn?\tWhat is the way to learn?\t1",
+            "1\t3\t4\tA question with a broken",  # a question with an embedded newline splits the row in two
+            "line?\tAnother question\t0",
+            '2\t5\t6\tIs it "quoted?\tIt is\t0',
+            "3\t7\t8\tLabel is junk\tx\tmaybe",
+        ],
+    )
     result = read_tsv(path, "QQP", "train")
     assert [(e.text_a, e.text_b, e.label) for e in result.examples] == [
-        ("How do I learn?", "What is the way to learn?", "1"), ('Is it "quoted?', "It is", "0")]
+        ("How do I learn?", "What is the way to learn?", "1"),
+        ('Is it "quoted?', "It is", "0"),
+    ]
     assert [e.guid for e in result.examples] == ["train-0", "train-1"]
     assert result.skipped_lines == [3, 4, 6]
 
@@ -100,8 +108,10 @@ def test_qqp_test_layout(tmp_path):
     assert (example.text_a, example.text_b, example.label) == ("Why?", "Why not?", None)
 
 
-MNLI_TRAIN_HEADER = ("index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
-                     "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tlabel1\tgold_label")
+MNLI_TRAIN_HEADER = (
+    "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+    "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tlabel1\tgold_label"
+)
 MNLI_DEV_HEADER = MNLI_TRAIN_HEADER.replace("label1\tgold_label", "label1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label")
 
 
@@ -120,7 +130,8 @@ def test_mnli_layouts_and_split_names(tmp_path):
     _write(task_dir / "test_matched.tsv", [MNLI_TRAIN_HEADER.rsplit("\t", 2)[0], _mnli_row(0, "Pt", "Ht", [])])
     assert read_examples(str(tmp_path), "MNLI", "train")[0] == read_examples(str(tmp_path), "mnli", "train")[0]
     assert [(e.text_a, e.text_b, e.label) for e in read_examples(str(tmp_path), "MNLI", "train")] == [
-        ("P0", "H0", "neutral")]
+        ("P0", "H0", "neutral")
+    ]
     # "dev" means matched, as in the reference; the gold label is the last column, not an annotator's.
     assert read_examples(str(tmp_path), "MNLI", "dev")[0].label == "entailment"
     assert read_examples(str(tmp_path), "MNLI", "dev_mismatched")[0].label == "contradiction"
@@ -128,8 +139,7 @@ def test_mnli_layouts_and_split_names(tmp_path):
 
 
 def test_strict_tasks_name_the_file_and_line(tmp_path):
-    path = _write(tmp_path / "dev.tsv", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tentailment",
-                                         "1\ta\tb"])
+    path = _write(tmp_path / "dev.tsv", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tentailment", "1\ta\tb"])
     with pytest.raises(DataError, match=r"dev\.tsv, line 3: expected 4 tab-separated columns, found 3"):
         read_tsv(path, "RTE", "dev")
     bad_label = _write(tmp_path / "dev2.tsv", ["index\tsentence1\tsentence2\tlabel", "0\ta\tb\tmaybe"])
@@ -147,8 +157,11 @@ def test_missing_empty_and_non_utf8_files(tmp_path):
         read_tsv(_write(tmp_path / "empty.tsv", ["index\tsentence1\tsentence2\tlabel"]), "RTE", "dev")
     latin1 = tmp_path / "latin1.tsv"
     latin1.write_bytes(b"gj04\t1\t\tC\xe6sar came.\n")
-    with pytest.raises(DataError, match=r"latin1\.tsv line 1 is not valid utf-8 \(byte 0xe6 at column 10\); pass "
-                                        r"input_encoding=latin-1"):
+    with pytest.raises(
+        DataError,
+        match=r"latin1\.tsv line 1 is not valid utf-8 \(byte 0xe6 at column 10\); pass "
+        r"input_encoding=latin-1",
+    ):
         read_tsv(str(latin1), "CoLA", "train")
     assert read_tsv(str(latin1), "CoLA", "train", encoding="latin-1").examples[0].text_a == "C\u00e6sar came."
     replaced = read_tsv(str(latin1), "CoLA", "train", encoding_errors="replace").examples[0].text_a
@@ -171,15 +184,22 @@ def test_tfds_records_map_to_the_tsv_label_strings():
     examples = examples_from_tfds_records(records, "MNLI", "dev", ["entailment", "neutral", "contradiction"])
     assert [(e.guid, e.text_a, e.text_b, e.label) for e in examples] == [
         ("dev_matched-0", "A man sleeps.", "A man is awake.", "contradiction"),
-        ("dev_matched-1", "It rains.", "Water falls.", "entailment")]
-    wnli = examples_from_tfds_records([{"idx": 5, "sentence1": b"a", "sentence2": b"b", "label": 1}], "WNLI",
-                                      "train", ["not_entailment", "entailment"])
+        ("dev_matched-1", "It rains.", "Water falls.", "entailment"),
+    ]
+    wnli = examples_from_tfds_records(
+        [{"idx": 5, "sentence1": b"a", "sentence2": b"b", "label": 1}],
+        "WNLI",
+        "train",
+        ["not_entailment", "entailment"],
+    )
     assert wnli[0].label == "1"  # GLUE's WNLI files write entailment as 1
-    cola_test = examples_from_tfds_records([{"idx": 0, "sentence": b"s", "label": -1}], "CoLA", "test",
-                                           ["unacceptable", "acceptable"])
+    cola_test = examples_from_tfds_records(
+        [{"idx": 0, "sentence": b"s", "label": -1}], "CoLA", "test", ["unacceptable", "acceptable"]
+    )
     assert (cola_test[0].label, cola_test[0].text_b) == (None, None)
-    stsb = examples_from_tfds_records([{"idx": 0, "sentence1": b"a", "sentence2": b"b", "label": np.float32(3.5)}],
-                                      "STS-B", "dev")
+    stsb = examples_from_tfds_records(
+        [{"idx": 0, "sentence1": b"a", "sentence2": b"b", "label": np.float32(3.5)}], "STS-B", "dev"
+    )
     assert stsb[0].label == 3.5
     with pytest.raises(DataError, match="labels .*'other'"):
         examples_from_tfds_records([], "RTE", "dev", ["entailment", "other"])

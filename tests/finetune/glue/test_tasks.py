@@ -12,11 +12,20 @@ def test_registry_holds_the_nine_glue_tasks():
     assert list(TASKS) == GLUE_TASKS
 
 
-@pytest.mark.parametrize("name,metrics,primary", [
-    ("CoLA", ("mcc",), "mcc"), ("SST-2", ("accuracy",), "accuracy"), ("MRPC", ("accuracy", "f1"), "accuracy"),
-    ("STS-B", ("pearson", "spearman"), "spearman"), ("QQP", ("accuracy", "f1"), "accuracy"),
-    ("MNLI", ("accuracy",), "accuracy"), ("QNLI", ("accuracy",), "accuracy"), ("RTE", ("accuracy",), "accuracy"),
-    ("WNLI", ("accuracy",), "accuracy")])
+@pytest.mark.parametrize(
+    "name,metrics,primary",
+    [
+        ("CoLA", ("mcc",), "mcc"),
+        ("SST-2", ("accuracy",), "accuracy"),
+        ("MRPC", ("accuracy", "f1"), "accuracy"),
+        ("STS-B", ("pearson", "spearman"), "spearman"),
+        ("QQP", ("accuracy", "f1"), "accuracy"),
+        ("MNLI", ("accuracy",), "accuracy"),
+        ("QNLI", ("accuracy",), "accuracy"),
+        ("RTE", ("accuracy",), "accuracy"),
+        ("WNLI", ("accuracy",), "accuracy"),
+    ],
+)
 def test_metrics_as_the_paper_reports_them(name, metrics, primary):
     spec = glue_task_spec(name)
     assert (spec.metric_names, spec.primary_metric) == (metrics, primary)
@@ -47,8 +56,12 @@ def test_reference_defaults():
 def test_split_files_and_aliases():
     mnli = glue_task_spec("MNLI")
     assert {name: split.file_name for name, split in mnli.splits.items()} == {
-        "train": "train.tsv", "dev_matched": "dev_matched.tsv", "dev_mismatched": "dev_mismatched.tsv",
-        "test_matched": "test_matched.tsv", "test_mismatched": "test_mismatched.tsv"}
+        "train": "train.tsv",
+        "dev_matched": "dev_matched.tsv",
+        "dev_mismatched": "dev_mismatched.tsv",
+        "test_matched": "test_matched.tsv",
+        "test_mismatched": "test_mismatched.tsv",
+    }
     assert mnli.resolve_split("dev") == "dev_matched" and mnli.resolve_split("test") == "test_matched"
     assert mnli.dev_splits == ("dev_matched", "dev_mismatched")
     assert glue_task_spec("RTE").resolve_split("dev") == "dev" and glue_task_spec("RTE").dev_splits == ("dev",)
@@ -78,6 +91,11 @@ def test_tfds_names_splits_and_label_maps_match_tensorflow_datasets():
             assert set(spec.tfds_label_map) == set(config.label_classes), spec.name
             assert set(spec.tfds_label_map.values()) == set(spec.labels), spec.name
     # The semantic direction of the 0/1 tasks: the positive tfds class is GLUE's "1".
-    for name, positive in (("CoLA", "acceptable"), ("SST-2", "positive"), ("MRPC", "equivalent"),
-                           ("QQP", "duplicate"), ("WNLI", "entailment")):
+    for name, positive in (
+        ("CoLA", "acceptable"),
+        ("SST-2", "positive"),
+        ("MRPC", "equivalent"),
+        ("QQP", "duplicate"),
+        ("WNLI", "entailment"),
+    ):
         assert glue_task_spec(name).tfds_label_map[positive] == "1"

@@ -32,14 +32,18 @@ def assert_outputs_match(served, expected):
 def test_classifier_file_matches_keras(export_format, pretraining_data, tmp_path):
     converter_or_skip(export_format)
     preprocessor = ElectraTextClassifierPreprocessor(pretraining_data[1], max_seq_length=MAX_SEQ_LENGTH)
-    classifier = with_trained_scale(ElectraTextClassifier(build_discriminator(TINY).backbone, preprocessor=preprocessor,
-                                                          labels=["negative", "neutral", "positive"]))
+    classifier = with_trained_scale(
+        ElectraTextClassifier(
+            build_discriminator(TINY).backbone, preprocessor=preprocessor, labels=["negative", "neutral", "positive"]
+        )
+    )
     path = export_classifier(classifier, str(tmp_path / "export"), export_format=export_format)
 
     inputs = fixed_inputs(4, MAX_SEQ_LENGTH, TINY.vocab_size)
     served = RUNTIMES[export_format](path, inputs)
-    np.testing.assert_allclose(served["logits"], classifier(backbone_inputs(inputs), training=False).numpy(), rtol=0,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        served["logits"], classifier(backbone_inputs(inputs), training=False).numpy(), rtol=0, atol=1e-5
+    )
     expected = ClassifierServingModule(classifier, text_pairs=False).serve_ids(**inputs)
     if "labels" in served:  # strings come back as bytes
         served["labels"] = np.char.decode(np.asarray(served["labels"]).astype(bytes))
@@ -51,8 +55,9 @@ def test_classifier_file_matches_keras(export_format, pretraining_data, tmp_path
 def test_tagger_file_matches_keras(export_format, pretraining_data, tmp_path):
     converter_or_skip(export_format)
     preprocessor = ElectraTokenClassifierPreprocessor(pretraining_data[1], max_seq_length=MAX_SEQ_LENGTH)
-    tagger = with_trained_scale(ElectraTokenClassifier(build_discriminator(TINY).backbone, tags=["O", "B-X", "I-X"],
-                                                       preprocessor=preprocessor))
+    tagger = with_trained_scale(
+        ElectraTokenClassifier(build_discriminator(TINY).backbone, tags=["O", "B-X", "I-X"], preprocessor=preprocessor)
+    )
     path = export_tagger(tagger, str(tmp_path / "export"), export_format=export_format)
 
     inputs = fixed_inputs(3, MAX_SEQ_LENGTH, TINY.vocab_size)
@@ -60,7 +65,10 @@ def test_tagger_file_matches_keras(export_format, pretraining_data, tmp_path):
     words = [np.arange(1, length - 1, 2) for length in inputs["input_mask"].sum(axis=1)]
     inputs["word_positions"] = np.array([np.pad(row, (0, MAX_SEQ_LENGTH - len(row))) for row in words], np.int32)
     served = RUNTIMES[export_format](path, inputs)
-    keras_logits = tagger(backbone_inputs({name: value for name, value in inputs.items() if name != "word_positions"})
-                          | {"word_positions": inputs["word_positions"]}, training=False).numpy()
+    keras_logits = tagger(
+        backbone_inputs({name: value for name, value in inputs.items() if name != "word_positions"})
+        | {"word_positions": inputs["word_positions"]},
+        training=False,
+    ).numpy()
     np.testing.assert_allclose(served["logits"], keras_logits, rtol=0, atol=1e-5)
     assert_outputs_match(served, TaggerServingModule(tagger).serve_ids(**inputs))

@@ -21,8 +21,11 @@ def test_label_strings_map_to_ids_and_back():
     assert ids.dtype == np.int32 and ids.tolist() == [2, 0, -1, 1]
     assert mapping.strings(np.array([[2], [0]])) == ["positive", "negative"]
     assert mapping.unknown(["neutral", "bad", None, "worse"]) == [1, 3]
-    with pytest.raises(ConfigError, match=r"^y_train holds labels \['bad', 'worse'\] that are not in "
-                                          r"labels=\['negative', 'neutral', 'positive'\]$") as error:
+    with pytest.raises(
+        ConfigError,
+        match=r"^y_train holds labels \['bad', 'worse'\] that are not in "
+        r"labels=\['negative', 'neutral', 'positive'\]$",
+    ) as error:
         mapping.ids(["worse", "neutral", "bad"], source="y_train")
     assert error.value.arguments == ("y_train", "labels")
     with pytest.raises(ConfigError, match=r"^tags must name two or more distinct labels in id order, got \['O', 'O'\]"):
@@ -65,8 +68,11 @@ def test_labels_give_num_classes_and_survive_the_config(pretraining_data):
     classifier.compile()
     strings, ids = ["positive", "negative", "neutral"], [2, 0, 1]
     expected = classifier.evaluate(texts, ids, return_dict=True, verbose=0)
-    for data in ((texts, strings), (np.array(texts), np.array(strings)),
-                 (tf.data.Dataset.from_tensor_slices((texts, strings)).batch(2), None)):
+    for data in (
+        (texts, strings),
+        (np.array(texts), np.array(strings)),
+        (tf.data.Dataset.from_tensor_slices((texts, strings)).batch(2), None),
+    ):
         assert classifier.evaluate(*data, return_dict=True, verbose=0) == pytest.approx(expected)
     # Without labels the predictions are class ids; a regression gives its scores.
     unnamed = ElectraTextClassifier(classifier.backbone, num_classes=3, preprocessor=preprocessor)
@@ -80,8 +86,11 @@ def test_labels_give_num_classes_and_survive_the_config(pretraining_data):
 
 def test_wrong_label_arguments_are_one_line_errors_naming_them(pretraining_data):
     backbone = _backbone()
-    with pytest.raises(ConfigError, match=r"^num_classes=2 does not match the 3 labels=\['negative', 'neutral', "
-                                          r"'positive'\]; leave num_classes out, labels give it$") as error:
+    with pytest.raises(
+        ConfigError,
+        match=r"^num_classes=2 does not match the 3 labels=\['negative', 'neutral', "
+        r"'positive'\]; leave num_classes out, labels give it$",
+    ) as error:
         ElectraTextClassifier(backbone, num_classes=2, labels=NAMES)
     assert error.value.arguments == ("num_classes", "labels")
     with pytest.raises(ConfigError, match="^a regression model has no labels: pass labels=... or regression=True"):
@@ -91,8 +100,10 @@ def test_wrong_label_arguments_are_one_line_errors_naming_them(pretraining_data)
     preprocessor = ElectraTextClassifierPreprocessor(pretraining_data[1], max_seq_length=8)
     unnamed = ElectraTextClassifier(backbone, preprocessor=preprocessor)
     unnamed.compile()
-    message = (r"^this ElectraTextClassifier has no label names, so y must hold class ids: build it with "
-               r"labels=\[...\] \(the label strings in id order\) to fit it on label strings$")
+    message = (
+        r"^this ElectraTextClassifier has no label names, so y must hold class ids: build it with "
+        r"labels=\[...\] \(the label strings in id order\) to fit it on label strings$"
+    )
     texts, labels = ["w1 w2", "w3"], ["positive", "negative"]
     for data in ((texts, labels), (tf.data.Dataset.from_tensor_slices((texts, labels)).batch(2), None)):
         with pytest.raises(ConfigError, match=message) as error:

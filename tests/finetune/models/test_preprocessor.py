@@ -48,8 +48,9 @@ def test_accepted_input_forms_give_the_same_ids(bert_vocab):
 def test_config_round_trip_and_errors(bert_vocab):
     preprocessor = ElectraTextClassifierPreprocessor(bert_vocab, max_seq_length=16, do_lower_case=True)
     clone = ElectraTextClassifierPreprocessor.from_config(preprocessor.get_config())
-    np.testing.assert_array_equal(clone(["Some text."])["token_ids"].numpy(),
-                                  preprocessor(["Some text."])["token_ids"].numpy())
+    np.testing.assert_array_equal(
+        clone(["Some text."])["token_ids"].numpy(), preprocessor(["Some text."])["token_ids"].numpy()
+    )
     with pytest.raises(ConfigError, match="no vocabulary"):
         ElectraTextClassifierPreprocessor(None)(["text"])
     with pytest.raises(ConfigError, match="one or two text segments"):

@@ -27,8 +27,12 @@ README = Path(__file__).resolve().parents[3] / "README.md"
 
 def _in_fresh_process(path, texts):
     """(class name, predict_labels) of the model at `path`, loaded by a new Python with only `finetune.models`."""
-    result = subprocess.run([sys.executable, "-c", LOAD_AND_PREDICT, str(path), json.dumps(texts)],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_PREDICT, str(path), json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     return loaded["class"], loaded["predictions"]
 
@@ -38,11 +42,11 @@ def test_text_classifier_trained_on_label_strings_reloads_in_a_fresh_process(pre
 
     keras.utils.set_random_seed(0)
     train, dev = keyword_examples(160, seed=20), keyword_examples(40, seed=21)
-    classifier = ElectraTextClassifier.from_preset(pretrained_tiny, labels=["negative", "positive"],
-                                                   max_seq_length=16)
+    classifier = ElectraTextClassifier.from_preset(pretrained_tiny, labels=["negative", "positive"], max_seq_length=16)
     classifier.compile()
-    classifier.fit([text for text, _ in train], [NAMES[label] for _, label in train], batch_size=16, epochs=5,
-                   verbose=0)
+    classifier.fit(
+        [text for text, _ in train], [NAMES[label] for _, label in train], batch_size=16, epochs=5, verbose=0
+    )
     texts = [text for text, _ in dev]
     expected = classifier.predict_labels(texts)
     assert set(expected) == {"negative", "positive"}

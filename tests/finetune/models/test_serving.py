@@ -23,13 +23,15 @@ from tests.serving_session import serve_in_fresh_process
 MAX_SEQ_LENGTH = 16
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
+
 def _save_fine_tuned(vocab, path, regression=False):
     """A model.keras as `run_finetuning.py --save_models` writes it (compiled classifier + preprocessor)."""
     keras.utils.set_random_seed(1)
     config = ElectraConfig.from_preset("tiny", vocab_size=200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
     preprocessor = ElectraTextClassifierPreprocessor(vocab, max_seq_length=MAX_SEQ_LENGTH)
-    classifier = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=3, preprocessor=preprocessor,
-                                       regression=regression)
+    classifier = ElectraTextClassifier(
+        build_discriminator(config).backbone, num_classes=3, preprocessor=preprocessor, regression=regression
+    )
     classifier.compile(optimizer="adam")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     classifier.save(path)
@@ -37,8 +39,14 @@ def _save_fine_tuned(vocab, path, regression=False):
 
 
 def _export_model(*args):
-    return subprocess.run([sys.executable, "export_model.py", "--model=classifier", *args], capture_output=True,
-                          text=True, cwd=REPO_ROOT, env=ENV, timeout=300)
+    return subprocess.run(
+        [sys.executable, "export_model.py", "--model=classifier", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=ENV,
+        timeout=300,
+    )
 
 
 def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_data, tmp_path):
@@ -52,23 +60,34 @@ def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_d
     texts = ["w1 w2 w3", "w7 w9 w1 w100 w2 w3 " * 4]  # the second is truncated to MAX_SEQ_LENGTH
     ids = np.array([[2, 6, 7, 8, 3, 0, 0, 0], [2, 12, 14, 6, 105, 7, 8, 3]], np.int32)
     features = {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32), "segment_ids": np.zeros_like(ids)}
-    by_ids, by_text, by_session = serve_in_fresh_process(export_dir, [
-        ("saved_model", "serving_default", {name: value.tolist() for name, value in features.items()}),
-        ("saved_model", "serve_text", {"texts": texts}), ("session", "serve_text", {"texts": texts})])
+    by_ids, by_text, by_session = serve_in_fresh_process(
+        export_dir,
+        [
+            ("saved_model", "serving_default", {name: value.tolist() for name, value in features.items()}),
+            ("saved_model", "serve_text", {"texts": texts}),
+            ("session", "serve_text", {"texts": texts}),
+        ],
+    )
     served = {"serving_default": by_ids, "serve_text": by_text}
 
     model = keras.saving.load_model(model_file, compile=False)
     keras_logits = model(backbone_inputs(features), training=False).numpy()
     assert np.array(served["serving_default"]["logits"]).shape == (2, 3)
     np.testing.assert_allclose(served["serving_default"]["logits"], keras_logits, atol=1e-5)
-    np.testing.assert_allclose(served["serving_default"]["probabilities"], tf.nn.softmax(keras_logits).numpy(),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        served["serving_default"]["probabilities"], tf.nn.softmax(keras_logits).numpy(), atol=1e-5
+    )
     np.testing.assert_allclose(served["serve_text"]["logits"], model.predict(texts, verbose=0), atol=1e-5)
     text_ids = np.array(served["serve_text"]["input_ids"])
     assert text_ids.shape == (2, MAX_SEQ_LENGTH) and text_ids[0, :8].tolist() == ids[0].tolist()
 
-    listing = subprocess.run([os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir",
-                              export_dir, "--all"], capture_output=True, text=True, env=ENV, timeout=300)
+    listing = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"), "show", "--dir", export_dir, "--all"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert "signature_def['serving_default']" in listing.stdout and "signature_def['serve_text']" in listing.stdout
     assert "inputs['texts']" in listing.stdout and "outputs['probabilities']" in listing.stdout
     # TF Serving's loader (a TF1 session) restores the variables and serves the same logits.
@@ -82,9 +101,10 @@ def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, t
     text_a, text_b = ["w1 w2 w3", "w4 w5 " * 10], ["w9", "w6 w7 w8"]
     # The Keras preprocessor's features: serve_text must make the same, so TF Serving's loader is fed them directly.
     features = {name: np.asarray(value).tolist() for name, value in model.preprocessor.pack((text_a, text_b)).items()}
-    served, by_session = serve_in_fresh_process(export_dir, [
-        ("saved_model", "serve_text", {"text_a": text_a, "text_b": text_b}),
-        ("session", "serving_default", features)])
+    served, by_session = serve_in_fresh_process(
+        export_dir,
+        [("saved_model", "serve_text", {"text_a": text_a, "text_b": text_b}), ("session", "serving_default", features)],
+    )
 
     assert np.array(served["logits"]).shape == (2,) and "probabilities" not in served
     np.testing.assert_allclose(served["logits"], model.predict((text_a, text_b), verbose=0), atol=1e-5)
@@ -93,11 +113,14 @@ def test_pair_regression_serves_text_a_and_text_b_like_keras(pretraining_data, t
     np.testing.assert_allclose(by_session["logits"], served["logits"], atol=1e-5)
 
 
-@pytest.mark.parametrize("case, message", [
-    ("missing", "model.keras does not exist: a classifier is read from the model.keras file"),
-    ("not_a_classifier", "holds a Sequential, not a fine-tuned ElectraTextClassifier"),
-    ("no_results_json", "pass --text_inputs=single or --text_inputs=pair"),
-])
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("missing", "model.keras does not exist: a classifier is read from the model.keras file"),
+        ("not_a_classifier", "holds a Sequential, not a fine-tuned ElectraTextClassifier"),
+        ("no_results_json", "pass --text_inputs=single or --text_inputs=pair"),
+    ],
+)
 def test_bad_classifier_files_give_one_line_errors(pretraining_data, tmp_path, capfd, case, message):
     """The command in this process (`tests.console_commands`): what it prints, not its start-up, is checked here."""
     path = str(tmp_path / "model.keras")
@@ -105,8 +128,9 @@ def test_bad_classifier_files_give_one_line_errors(pretraining_data, tmp_path, c
         keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save(path)
     elif case == "no_results_json":
         _save_fine_tuned(pretraining_data[1], path)
-    status = run_command("electra-export", "--model=classifier", f"--init_checkpoint={path}",
-                         f"--output_dir={tmp_path / 'export'}")
+    status = run_command(
+        "electra-export", "--model=classifier", f"--init_checkpoint={path}", f"--output_dir={tmp_path / 'export'}"
+    )
     stderr = capfd.readouterr().err
     assert status == 2, stderr[-3000:]
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
@@ -118,11 +142,14 @@ def test_a_lora_classifier_is_served_with_merged_kernels_and_its_outputs(pretrai
     from electra_tf.models import ElectraBackbone
 
     keras.utils.set_random_seed(2)
-    backbone = ElectraBackbone(vocab_size=200, embedding_size=16, hidden_size=32, num_layers=1, num_heads=2,
-                               intermediate_size=64)
-    classifier = ElectraTextClassifier(backbone, num_classes=3,
-                                       preprocessor=ElectraTextClassifierPreprocessor(pretraining_data[1],
-                                                                                      max_seq_length=MAX_SEQ_LENGTH))
+    backbone = ElectraBackbone(
+        vocab_size=200, embedding_size=16, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64
+    )
+    classifier = ElectraTextClassifier(
+        backbone,
+        num_classes=3,
+        preprocessor=ElectraTextClassifierPreprocessor(pretraining_data[1], max_seq_length=MAX_SEQ_LENGTH),
+    )
     plain_variables = len(classifier.weights)
     classifier.enable_lora(2, lora_alpha=8)
     rng = np.random.default_rng(0)

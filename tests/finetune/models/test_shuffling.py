@@ -21,15 +21,21 @@ EPOCHS = 3
 
 
 def _classifier(vocab):
-    model = ElectraTextClassifier(build_discriminator(CONFIG).backbone, labels=["no", "yes"],
-                                  preprocessor=ElectraTextClassifierPreprocessor(vocab, max_seq_length=8))
+    model = ElectraTextClassifier(
+        build_discriminator(CONFIG).backbone,
+        labels=["no", "yes"],
+        preprocessor=ElectraTextClassifierPreprocessor(vocab, max_seq_length=8),
+    )
     texts = [f"w{k} w1 w2" for k in FIRST_WORDS]
     return model, texts, ["yes" if k % 2 else "no" for k in FIRST_WORDS]
 
 
 def _tagger(vocab):
-    model = ElectraTokenClassifier(build_discriminator(CONFIG).backbone, tags=["A", "B"],
-                                   preprocessor=ElectraTokenClassifierPreprocessor(vocab, max_seq_length=8))
+    model = ElectraTokenClassifier(
+        build_discriminator(CONFIG).backbone,
+        tags=["A", "B"],
+        preprocessor=ElectraTokenClassifierPreprocessor(vocab, max_seq_length=8),
+    )
     words = [[f"w{k}", "w1"] for k in FIRST_WORDS]
     return model, words, [["A", "B"] for _ in FIRST_WORDS]
 
@@ -51,7 +57,7 @@ def _batch_orders(model, x, y, seed, **fit_kwargs):
         model.fit(x, y, batch_size=4, epochs=EPOCHS, verbose=0, **fit_kwargs)
     assert not [w for w in caught if "shuffle" in str(w.message)], [str(w.message) for w in caught]
     count = len(seen) // EPOCHS
-    return [seen[epoch * count:(epoch + 1) * count] for epoch in range(EPOCHS)]
+    return [seen[epoch * count : (epoch + 1) * count] for epoch in range(EPOCHS)]
 
 
 @pytest.mark.parametrize("build", [_classifier, _tagger])

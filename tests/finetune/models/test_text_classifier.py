@@ -46,8 +46,12 @@ def test_keras_fit_on_raw_strings_reaches_high_dev_accuracy(fine_tuned):
     assert np.mean(predicted == np.array([label for _, label in dev])) == pytest.approx(logs["accuracy"])
     # NumPy arrays of strings and lists of labels are accepted as well, with the same results.
     labels = [label for _, label in dev]
-    np.testing.assert_allclose(model.predict(np.array(texts), batch_size=64, verbose=0),
-                               model.predict(texts, batch_size=64, verbose=0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        model.predict(np.array(texts), batch_size=64, verbose=0),
+        model.predict(texts, batch_size=64, verbose=0),
+        rtol=1e-6,
+        atol=1e-6,
+    )
     from_arrays = model.evaluate(np.array(texts), np.array(labels), batch_size=64, return_dict=True, verbose=0)
     assert from_arrays["accuracy"] == pytest.approx(logs["accuracy"])
 
@@ -75,8 +79,9 @@ def test_exported_saved_model_serves_raw_text(fine_tuned, tmp_path):
     reloaded = tf.saved_model.load(path)  # keep a reference: its variables die with it
     served = reloaded.signatures["serve_text"](texts=texts)
     np.testing.assert_allclose(served["logits"].numpy(), model.predict(texts, verbose=0), rtol=1e-5, atol=1e-5)
-    by_ids = reloaded.signatures["serving_default"](input_ids=served["input_ids"], input_mask=served["input_mask"],
-                                                    segment_ids=served["segment_ids"])
+    by_ids = reloaded.signatures["serving_default"](
+        input_ids=served["input_ids"], input_mask=served["input_mask"], segment_ids=served["segment_ids"]
+    )
     np.testing.assert_allclose(by_ids["logits"].numpy(), served["logits"].numpy(), rtol=1e-6, atol=1e-6)
 
 

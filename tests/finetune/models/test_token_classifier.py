@@ -77,7 +77,7 @@ def test_fit_on_python_lists_of_words_and_tags_learns_the_task(fine_tuned):
     words, tags = _sentences(100, seed=2)
     logits = fine_tuned.predict(words, verbose=0)
     assert logits.shape == (100, MAX_SEQ_LENGTH, len(TAGS)) and logits.dtype == np.float32
-    predicted = [[TAGS[i] for i in row[:len(sentence)]] for row, sentence in zip(np.argmax(logits, -1), words)]
+    predicted = [[TAGS[i] for i in row[: len(sentence)]] for row, sentence in zip(np.argmax(logits, -1), words)]
     accuracy = np.mean([p == g for ps, gs in zip(predicted, tags) for p, g in zip(ps, gs)])
     assert accuracy > 0.9, accuracy
     loss, word_accuracy = fine_tuned.evaluate(words, tags, verbose=0)
@@ -87,7 +87,11 @@ def test_fit_on_python_lists_of_words_and_tags_learns_the_task(fine_tuned):
 def test_tag_returns_words_tags_and_offsets_of_raw_text(fine_tuned):
     (tagged,) = fine_tuned.tag(["w1 w100, w190"])
     assert [(word, start, end) for word, _, start, end in tagged] == [
-        ("w1", 0, 2), ("w100", 3, 7), (",", 7, 8), ("w190", 9, 13)]
+        ("w1", 0, 2),
+        ("w100", 3, 7),
+        (",", 7, 8),
+        ("w190", 9, 13),
+    ]
     assert [tag for word, tag, _, _ in tagged if word != ","] == ["LOW", "MID", "HIGH"]
     (given,) = fine_tuned.tag([["w1", "w100"]])
     assert [tag for _, tag, _, _ in given] == ["LOW", "MID"]
@@ -119,8 +123,8 @@ def test_exported_tagger_serves_raw_text_with_word_tags_and_offsets(fine_tuned, 
     expected = fine_tuned.tag(texts)
     assert outputs["num_words"] == [4, 1]
     for row, tagged in enumerate(expected):
-        assert outputs["words"][row][:len(tagged)] == [word for word, _, _, _ in tagged]
-        assert outputs["tags"][row][:len(tagged)] == [tag for _, tag, _, _ in tagged]
-        assert outputs["word_starts"][row][:len(tagged)] == [start for _, _, start, _ in tagged]
-        assert outputs["word_ends"][row][:len(tagged)] == [end for _, _, _, end in tagged]
+        assert outputs["words"][row][: len(tagged)] == [word for word, _, _, _ in tagged]
+        assert outputs["tags"][row][: len(tagged)] == [tag for _, tag, _, _ in tagged]
+        assert outputs["word_starts"][row][: len(tagged)] == [start for _, _, start, _ in tagged]
+        assert outputs["word_ends"][row][: len(tagged)] == [end for _, _, _, end in tagged]
     assert outputs["tags"][1][1:] == ["", "", ""] and outputs["tag_ids"][1][1:] == [-1, -1, -1]

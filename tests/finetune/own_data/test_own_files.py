@@ -26,14 +26,19 @@ def _write_csv(path, examples):
 
 
 def test_the_three_formats_read_the_same_examples(tmp_path):
-    rows = [("a, \"quoted\" text", "positive"), ("line\nbreak", "negative")]
+    rows = [('a, "quoted" text', "positive"), ("line\nbreak", "negative")]
     _write_csv(tmp_path / "x.csv", [(text, 1 if label == "positive" else 0) for text, label in rows])
-    (tmp_path / "x.tsv").write_text("review\tsentiment\n" + "".join(f"{text.replace(chr(10), ' ')}\t{label}\n"
-                                                                    for text, label in rows), encoding="utf-8")
+    (tmp_path / "x.tsv").write_text(
+        "review\tsentiment\n" + "".join(f"{text.replace(chr(10), ' ')}\t{label}\n" for text, label in rows),
+        encoding="utf-8",
+    )
     (tmp_path / "x.jsonl").write_text(
-        "".join(json.dumps({"review": text, "sentiment": label}) + "\n" for text, label in rows), encoding="utf-8")
-    read = {kind: read_labelled_file(str(tmp_path / f"x.{kind}"), "review", label_column="sentiment")
-            for kind in ("csv", "tsv", "jsonl")}
+        "".join(json.dumps({"review": text, "sentiment": label}) + "\n" for text, label in rows), encoding="utf-8"
+    )
+    read = {
+        kind: read_labelled_file(str(tmp_path / f"x.{kind}"), "review", label_column="sentiment")
+        for kind in ("csv", "tsv", "jsonl")
+    }
     assert [(e.text_a, e.label) for e in read["csv"]] == rows
     assert [(e.text_a, e.label) for e in read["jsonl"]] == rows
     assert [e.label for e in read["tsv"]] == ["positive", "negative"]
@@ -45,12 +50,15 @@ def test_label_order_is_deterministic_and_integer_labels_keep_their_values():
     assert label_names(["10", "2", "1"]) == ["1", "2", "10"]
 
 
-@pytest.mark.parametrize("content, name, message", [
-    ("review,sentiment\n", "empty.csv", "holds no example"),
-    ("review,sentiment\ngood,positive,extra\n", "fields.csv", "line 2 has 3 fields where the header has 2"),
-    ('{"review": "good", "sentiment": "positive"}\n{"review": \n', "bad.jsonl", "line 2 is not valid JSON"),
-    ("review,sentiment\n ,positive\n", "blank.csv", "line 2: empty text"),
-])
+@pytest.mark.parametrize(
+    "content, name, message",
+    [
+        ("review,sentiment\n", "empty.csv", "holds no example"),
+        ("review,sentiment\ngood,positive,extra\n", "fields.csv", "line 2 has 3 fields where the header has 2"),
+        ('{"review": "good", "sentiment": "positive"}\n{"review": \n', "bad.jsonl", "line 2 is not valid JSON"),
+        ("review,sentiment\n ,positive\n", "blank.csv", "line 2: empty text"),
+    ],
+)
 def test_bad_files_name_file_and_line(tmp_path, content, name, message):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
@@ -58,31 +66,43 @@ def test_bad_files_name_file_and_line(tmp_path, content, name, message):
         read_labelled_file(str(path), "review", label_column="sentiment")
 
 
-@pytest.mark.parametrize("content, name, where", [
-    ("text,sentiment\ngood,positive\n", "column.csv", "line 1 (the header)"),
-    ("text,sentiment\n", "header_only.csv", "line 1 (the header)"),
-    ("text\tsentiment\ngood\tpositive\n", "column.tsv", "line 1 (the header)"),
-    ('{"review": "good", "sentiment": "positive"}\n{"text": "bad", "sentiment": "negative"}\n', "column.jsonl",
-     "line 2"),
-])
+@pytest.mark.parametrize(
+    "content, name, where",
+    [
+        ("text,sentiment\ngood,positive\n", "column.csv", "line 1 (the header)"),
+        ("text,sentiment\n", "header_only.csv", "line 1 (the header)"),
+        ("text\tsentiment\ngood\tpositive\n", "column.tsv", "line 1 (the header)"),
+        (
+            '{"review": "good", "sentiment": "positive"}\n{"text": "bad", "sentiment": "negative"}\n',
+            "column.jsonl",
+            "line 2",
+        ),
+    ],
+)
 def test_a_missing_column_names_the_header_and_the_columns_there_are(tmp_path, content, name, where):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DataError) as raised:
         read_labelled_file(str(path), "review", label_column="sentiment")
-    assert str(raised.value) == (f"{path} {where} has no column 'review' (text_column); its columns are 'text', "
-                                 "'sentiment': pass text_column=<one of them>")
+    assert str(raised.value) == (
+        f"{path} {where} has no column 'review' (text_column); its columns are 'text', "
+        "'sentiment': pass text_column=<one of them>"
+    )
     assert raised.value.arguments == ("text_column",)
 
 
 def test_a_missing_label_column_is_named_only_when_labels_are_needed(tmp_path):
     path = tmp_path / "unlabelled.csv"
     path.write_text("review\ngood\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"line 1 \(the header\) has no column 'sentiment' \(label_column\); its "
-                                        r"columns are 'review': pass label_column=<one of them>"):
+    with pytest.raises(
+        DataError,
+        match=r"line 1 \(the header\) has no column 'sentiment' \(label_column\); its "
+        r"columns are 'review': pass label_column=<one of them>",
+    ):
         read_labelled_file(str(path), "review", label_column="sentiment")
-    assert [e.label for e in read_labelled_file(str(path), "review", label_column="sentiment",
-                                                 require_labels=False)] == [None]
+    assert [
+        e.label for e in read_labelled_file(str(path), "review", label_column="sentiment", require_labels=False)
+    ] == [None]
 
 
 def test_regression_labels_must_be_numbers(tmp_path):
@@ -95,8 +115,10 @@ def test_regression_labels_must_be_numbers(tmp_path):
 @pytest.fixture(scope="module")
 def csv_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("own")
-    return (_write_csv(root / "train.csv", keyword_examples(480, seed=0)),
-            _write_csv(root / "dev.csv", keyword_examples(100, seed=1)))
+    return (
+        _write_csv(root / "train.csv", keyword_examples(480, seed=0)),
+        _write_csv(root / "dev.csv", keyword_examples(100, seed=1)),
+    )
 
 
 def test_string_labels_from_csv_to_predictions_and_the_exported_model(pretrained_tiny, csv_files, tmp_path):
@@ -106,10 +128,22 @@ def test_string_labels_from_csv_to_predictions_and_the_exported_model(pretrained
 
     train, dev = csv_files
     # No model_size: the checkpoint's architecture says "tiny".
-    job = FinetuningJob(task="classification", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
-                        train_file=train, dev_file=dev, text_column="review",
-                        label_column="sentiment", learning_rate=1e-3, num_train_epochs=3, train_batch_size=16,
-                        max_seq_length=16, save_models=True, progress_bar=False, keep_best_epoch=True)
+    job = FinetuningJob(
+        task="classification",
+        init_checkpoint=pretrained_tiny,
+        output_dir=str(tmp_path / "out"),
+        train_file=train,
+        dev_file=dev,
+        text_column="review",
+        label_column="sentiment",
+        learning_rate=1e-3,
+        num_train_epochs=3,
+        train_batch_size=16,
+        max_seq_length=16,
+        save_models=True,
+        progress_bar=False,
+        keep_best_epoch=True,
+    )
     results = run(job)
     assert results["job"]["model_size"] == "tiny" and results["hyperparameters"]["layerwise_lr_decay"] == 0.8
     # Dev evaluated after every epoch; the kept epoch is the one of lowest dev loss, and its weights are the ones
@@ -136,17 +170,30 @@ def test_string_labels_from_csv_to_predictions_and_the_exported_model(pretrained
 def test_a_dev_label_never_seen_in_training_is_refused(pretrained_tiny, csv_files, tmp_path):
     dev = tmp_path / "dev.csv"
     dev.write_text("review,sentiment\nw1 w2,positive\nw3 w4,neutral\n", encoding="utf-8")
-    job = FinetuningJob(task="classification", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path / "out"),
-                        model_size="tiny", train_file=csv_files[0], dev_file=str(dev), text_column="review",
-                        label_column="sentiment")
+    job = FinetuningJob(
+        task="classification",
+        init_checkpoint=pretrained_tiny,
+        output_dir=str(tmp_path / "out"),
+        model_size="tiny",
+        train_file=csv_files[0],
+        dev_file=str(dev),
+        text_column="review",
+        label_column="sentiment",
+    )
     with pytest.raises(DataError, match=f"{dev} line 3: label 'neutral' never occurs in train_file"):
         run(job)
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("task, job, pair", [
-    ("classification", {"text_pair_column": None}, False), ("regression", {"text_pair_column": "sentence2"}, True),
-    ("SST-2", {}, False), ("MRPC", {}, True)])
+@pytest.mark.parametrize(
+    "task, job, pair",
+    [
+        ("classification", {"text_pair_column": None}, False),
+        ("regression", {"text_pair_column": "sentence2"}, True),
+        ("SST-2", {}, False),
+        ("MRPC", {}, True),
+    ],
+)
 def test_export_tells_single_from_pair_inputs_by_the_runs_results(tmp_path, task, job, pair):
     from finetune.models.saved_classifier import is_pair_classifier
 
@@ -156,18 +203,24 @@ def test_export_tells_single_from_pair_inputs_by_the_runs_results(tmp_path, task
     assert is_pair_classifier(str(tmp_path / "trial_0" / "model.keras"), "single") is False
 
 
-@pytest.mark.parametrize("name, content, column", [
-    ("train.csv", b"review,sentiment\n\"Tr\xe8s bien\",positive\n", 4),
-    ("train.tsv", b"review\tsentiment\nTr\xe8s bien\tpositive\n", 3),
-    ("train.jsonl", b'{"review": "Tr\xe8s bien", "sentiment": "positive"}\n', 15),
-])
+@pytest.mark.parametrize(
+    "name, content, column",
+    [
+        ("train.csv", b'review,sentiment\n"Tr\xe8s bien",positive\n', 4),
+        ("train.tsv", b"review\tsentiment\nTr\xe8s bien\tpositive\n", 3),
+        ("train.jsonl", b'{"review": "Tr\xe8s bien", "sentiment": "positive"}\n', 15),
+    ],
+)
 def test_latin1_files_name_file_line_column_and_read_with_their_encoding(tmp_path, name, content, column):
     path = tmp_path / name
     path.write_bytes(content)
     line = 1 if name.endswith(".jsonl") else 2
-    with pytest.raises(DataError, match=rf"{name} line {line} is not valid utf-8 \(byte 0xe8 at column {column}\); "
-                                        r"pass input_encoding=latin-1 \(or the file's encoding\) or "
-                                        r"encoding_errors=replace"):
+    with pytest.raises(
+        DataError,
+        match=rf"{name} line {line} is not valid utf-8 \(byte 0xe8 at column {column}\); "
+        r"pass input_encoding=latin-1 \(or the file's encoding\) or "
+        r"encoding_errors=replace",
+    ):
         read_labelled_file(str(path), "review", label_column="sentiment")
     [example] = read_labelled_file(str(path), "review", label_column="sentiment", encoding="latin-1")
     assert (example.text_a, example.label, example.line) == ("Tr\u00e8s bien", "positive", line)

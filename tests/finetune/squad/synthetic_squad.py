@@ -25,9 +25,12 @@ def make_dataset(num_questions, seed, version_2=False, context_words=(30, 60), q
         for _ in range(min(questions_per_context, num_questions - made)):
             position = int(rng.integers(1, len(words) - 2))
             length = int(rng.integers(1, 3))
-            answer = " ".join(words[position:position + length])
-            qa = {"id": f"q{made}", "question": words[position - 1],
-                  "answers": [{"text": answer, "answer_start": int(starts[position])}]}
+            answer = " ".join(words[position : position + length])
+            qa = {
+                "id": f"q{made}",
+                "question": words[position - 1],
+                "answers": [{"text": answer, "answer_start": int(starts[position])}],
+            }
             if version_2:
                 qa["is_impossible"] = bool(rng.random() < 0.3)
                 if qa["is_impossible"]:

@@ -46,7 +46,7 @@ def test_token_spans_are_the_raw_characters(tokenizer):
     assert "".join(texts) == "".join(context.split()).replace("\u00a0", "")
     row = 0
     start, end = features.start_positions[row], features.end_positions[row]
-    assert context[features.token_char_start[row, start]:features.token_char_end[row, end]] == "Müller"
+    assert context[features.token_char_start[row, start] : features.token_char_end[row, end]] == "Müller"
 
 
 def test_answer_inside_word_pieces_maps_to_the_covering_pieces(tokenizer):
@@ -55,7 +55,7 @@ def test_answer_inside_word_pieces_maps_to_the_covering_pieces(tokenizer):
     features = featurize(data, tokenizer, max_seq_length=64, max_query_length=8)
     for row, covering in ((0, "unaffordable"), (1, "housingcrisis")):
         s, e = features.start_positions[row], features.end_positions[row]
-        span = context[features.token_char_start[row, s]:features.token_char_end[row, e]]
+        span = context[features.token_char_start[row, s] : features.token_char_end[row, e]]
         # The answer lies inside the span of whole word pieces that cover it.
         assert data.questions[row].answer_text in span and span in covering
 
@@ -66,15 +66,21 @@ def test_windows_follow_bert_and_each_token_is_max_context_once(tokenizer):
     data = SquadData("1.1", [context], [_question(context, "word3 alpha", occurrence=10)])
     features = featurize(data, tokenizer, max_seq_length=48, doc_stride=16, max_query_length=8)
     assert len(features) > 3
-    num_context_tokens = len({(s, e) for row in range(len(features)) for s, e in
-                              zip(features.token_char_start[row], features.token_char_end[row]) if s >= 0})
+    num_context_tokens = len(
+        {
+            (s, e)
+            for row in range(len(features))
+            for s, e in zip(features.token_char_start[row], features.token_char_end[row])
+            if s >= 0
+        }
+    )
     max_context = features.token_is_max_context.sum()
     assert max_context == num_context_tokens  # every context token is max-context in exactly one window
     answer_rows = np.nonzero(features.is_impossible == 0)[0]
     assert len(answer_rows) >= 1
     for row in answer_rows:
         s, e = features.start_positions[row], features.end_positions[row]
-        assert context[features.token_char_start[row, s]:features.token_char_end[row, e]] == "word3 alpha"
+        assert context[features.token_char_start[row, s] : features.token_char_end[row, e]] == "word3 alpha"
     # [CLS] question [SEP] context [SEP]; segment 1 covers the context and its [SEP].
     first = features.input_ids[0]
     assert first[0] == tokenizer.cls_id and tokenizer.sep_id in first[1:5]

@@ -22,8 +22,10 @@ def dev_v1(shared_data):
     data = read_squad_json(str(path))
     started = time.perf_counter()
     features = featurize(data, tokenizer)
-    print(f"featurised {len(data.questions)} questions into {len(features)} windows in "
-          f"{time.perf_counter() - started:.1f} s")
+    print(
+        f"featurised {len(data.questions)} questions into {len(features)} windows in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     return data, features, json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -38,8 +40,7 @@ def _gold_logits(features, peak=10.0):
 
 def _token_grid_limit(question, index, features):
     """Why the gold span cannot be produced from whole tokens, or None if it could be."""
-    rows = np.nonzero((features.question_index == index)
-                      & (features.is_impossible == 0))[0]
+    rows = np.nonzero((features.question_index == index) & (features.is_impossible == 0))[0]
     if not len(rows):
         return "no window contains the whole answer"
     row = rows[0]
@@ -47,8 +48,10 @@ def _token_grid_limit(question, index, features):
     if end - start + 1 > MAX_ANSWER_LENGTH:
         return f"answer is {end - start + 1} word pieces, over max_answer_length={MAX_ANSWER_LENGTH}"
     answer_end = question.answer_start + len(question.answer_text)
-    if (features.token_char_start[row, start] != question.answer_start
-            or features.token_char_end[row, end] != answer_end):
+    if (
+        features.token_char_start[row, start] != question.answer_start
+        or features.token_char_end[row, end] != answer_end
+    ):
         return "answer starts or ends inside a word piece"
     return None
 
@@ -62,16 +65,22 @@ def test_gold_spans_recover_gold_answers_on_dev_v1(dev_v1):
             k = 20
             start_top = np.argsort(-start_logits, axis=1, kind="stable")[:, :k]
             end_top = np.repeat(np.argsort(-end_logits, axis=1, kind="stable")[:, None, :k], k, axis=1)
-            candidates = beam_pairs(np.take_along_axis(start_logits, start_top, 1), start_top,
-                                    np.take_along_axis(end_logits, end_top[:, 0], 1)[:, None].repeat(k, 1), end_top)
+            candidates = beam_pairs(
+                np.take_along_axis(start_logits, start_top, 1),
+                start_top,
+                np.take_along_axis(end_logits, end_top[:, 0], 1)[:, None].repeat(k, 1),
+                end_top,
+            )
         predictions = postprocess(data, features, candidates).predictions
         scores = evaluate_v1(dataset_json, predictions)
         answerable = len(data.questions)
         misses = [q for q in data.questions if predictions[q.qas_id] != q.answer_text]
         # The 41 misses on dev 1.1: gold answers that start or end inside a word piece ("Japan" in "Japanese",
         # "8" in "18"), and answers over max_answer_length=30 word pieces.
-        print(f"{name} head: EM {scores['exact_match']:.2f} F1 {scores['f1']:.2f}; {len(misses)} of {answerable} "
-              f"differ from the first gold answer")
+        print(
+            f"{name} head: EM {scores['exact_match']:.2f} F1 {scores['f1']:.2f}; {len(misses)} of {answerable} "
+            f"differ from the first gold answer"
+        )
         assert scores["exact_match"] >= 99.0
         unexplained = []
         for index, q in enumerate(data.questions):
@@ -84,7 +93,6 @@ def test_gold_spans_recover_gold_answers_on_dev_v1(dev_v1):
                 unexplained.append(q.qas_id)
         assert not unexplained, f"misses not explained by the token grid: {unexplained}"
     print(f"post-processing and scoring both heads: {time.perf_counter() - started:.1f} s")
-
 
 
 def test_gold_spans_and_null_answers_on_derived_dev_v2(shared_data, dev_v1, tmp_path):

@@ -22,8 +22,11 @@ def _inputs(seed=0):
     segment[:, 4:10] = 1
     mask = np.ones((BATCH, SEQ), np.int32)
     mask[:, 10:] = 0
-    return {"input_ids": rng.integers(5, 64, (BATCH, SEQ)).astype(np.int32), "input_mask": mask,
-            "segment_ids": segment * mask}
+    return {
+        "input_ids": rng.integers(5, 64, (BATCH, SEQ)).astype(np.int32),
+        "input_mask": mask,
+        "segment_ids": segment * mask,
+    }
 
 
 def test_joint_beam_agrees_with_teacher_forcing():
@@ -39,9 +42,11 @@ def test_joint_beam_agrees_with_teacher_forcing():
         expected = np.take_along_axis(end_log_probs, np.asarray(beam["end_top_index"])[:, rank], axis=1)
         np.testing.assert_allclose(np.asarray(beam["end_top_log_probs"])[:, rank], expected, atol=1e-5)
         start_log_probs = keras.ops.convert_to_numpy(keras.ops.log_softmax(forced["start_logits"], axis=-1))
-        np.testing.assert_allclose(np.asarray(beam["start_top_log_probs"])[:, rank],
-                                   np.take_along_axis(start_log_probs, top_start[:, rank:rank + 1], 1)[:, 0],
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            np.asarray(beam["start_top_log_probs"])[:, rank],
+            np.take_along_axis(start_log_probs, top_start[:, rank : rank + 1], 1)[:, 0],
+            atol=1e-5,
+        )
     assert beam["impossible_logits"].shape == (BATCH,)
 
 
@@ -50,8 +55,11 @@ def test_saved_model_round_trip_and_loss(head, version_2, tmp_path):
     keras.utils.set_random_seed(1)
     model = ElectraSquadModel(build_discriminator(CONFIG).backbone, head=head, version_2=version_2, beam_size=3)
     inputs = _inputs()
-    labels = {"start_positions": np.array([5, 0, 7], np.int32), "end_positions": np.array([6, 0, 9], np.int32),
-              "is_impossible": np.array([0, 1, 0], np.int32)}
+    labels = {
+        "start_positions": np.array([5, 0, 7], np.int32),
+        "end_positions": np.array([6, 0, 9], np.int32),
+        "is_impossible": np.array([0, 1, 0], np.int32),
+    }
     model.compile(optimizer=keras.optimizers.Adam(1e-3))
     x = dict(inputs, start_positions=labels["start_positions"]) if model.uses_teacher_forcing else inputs
     losses = model.fit(x, labels, epochs=8, verbose=0).history["loss"]

@@ -37,14 +37,14 @@ def _random_predictions(dataset_json, seed, missing_fraction=0.0):
                     text = f"The {gold.upper()}." if rng.random() < 0.5 else f"  an {gold.lower()} !"
                 elif kind == 2:
                     start = int(rng.integers(len(context)))
-                    text = context[start:start + int(rng.integers(1, 60))]
+                    text = context[start : start + int(rng.integers(1, 60))]
                 elif kind == 3:
                     words = gold.split()
                     text = " ".join(words[: max(1, len(words) // 2)] + ["extra"] * int(rng.integers(2)))
                 elif kind == 4:
                     text = ""
                 else:
-                    text = "a the , ."  if rng.random() < 0.3 else "unrelated words here"
+                    text = "a the , ." if rng.random() < 0.3 else "unrelated words here"
                 predictions[qa["id"]] = text
     return predictions
 
@@ -84,11 +84,29 @@ def test_normalisation_matches_the_official_one():
 
 def _crafted_v2():
     """Four questions: q1, q2 answerable; q3, q4 not."""
+
     def qa(qid, answer):
-        return {"id": qid, "question": "?", "answers": [{"text": answer, "answer_start": 0}] if answer else [],
-                "is_impossible": not answer}
-    return {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": "alpha beta gamma", "qas": [
-        qa("q1", "alpha"), qa("q2", "beta gamma"), qa("q3", None), qa("q4", None)]}]}]}
+        return {
+            "id": qid,
+            "question": "?",
+            "answers": [{"text": answer, "answer_start": 0}] if answer else [],
+            "is_impossible": not answer,
+        }
+
+    return {
+        "version": "v2.0",
+        "data": [
+            {
+                "title": "t",
+                "paragraphs": [
+                    {
+                        "context": "alpha beta gamma",
+                        "qas": [qa("q1", "alpha"), qa("q2", "beta gamma"), qa("q3", None), qa("q4", None)],
+                    }
+                ],
+            }
+        ],
+    }
 
 
 def test_best_threshold_search_on_crafted_cases():

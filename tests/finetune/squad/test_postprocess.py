@@ -56,8 +56,9 @@ def test_answerability_classifier_logit_is_the_null_odds(tokenizer):
     log_probs = np.log(np.tile(np.array([[0.6, 0.3, 0.1]]), (len(features), 1)))
     end_log_probs = np.tile(log_probs[:, None], (1, k, 1))
     for impossible_logit, expected in ((0.7, ""), (-0.2, "beta, gamma")):
-        candidates = beam_pairs(log_probs, start_index, end_log_probs, end_index,
-                                np.full(len(features), impossible_logit))
+        candidates = beam_pairs(
+            log_probs, start_index, end_log_probs, end_index, np.full(len(features), impossible_logit)
+        )
         result = postprocess(data, features, candidates)
         assert result.null_odds["q"] == pytest.approx(impossible_logit)
         assert result.predictions["q"] == expected

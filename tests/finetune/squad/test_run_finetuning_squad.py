@@ -19,8 +19,14 @@ from tests.finetune.squad.synthetic_squad import write_task
 
 def _run(*args, timeout=400, env=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3") if env is None else env
-    return subprocess.run([sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.parametrize("task, head", [("squadv1", "simple"), ("squad", "joint")])
@@ -29,11 +35,23 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
     (tmp_path / "data").mkdir()
     data_dir = write_task(tmp_path / "data", version_2=version_2)
     output_dir = tmp_path / "out"
-    result = _run(f"--flagfile={REPO_ROOT / 'configs' / ('squad.flags' if version_2 else 'squadv1.flags')}",
-                  f"--init_checkpoint={pretrained_tiny}", f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-                  "--model_size=tiny", f"--squad_head={head}", "--learning_rate=5e-4", "--num_train_epochs=5",
-                  "--train_batch_size=16", "--max_seq_length=40", "--doc_stride=16", "--max_query_length=8",
-                  "--max_eval_examples=40", "--noprogress_bar", env=users_environment())
+    result = _run(
+        f"--flagfile={REPO_ROOT / 'configs' / ('squad.flags' if version_2 else 'squadv1.flags')}",
+        f"--init_checkpoint={pretrained_tiny}",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        "--model_size=tiny",
+        f"--squad_head={head}",
+        "--learning_rate=5e-4",
+        "--num_train_epochs=5",
+        "--train_batch_size=16",
+        "--max_seq_length=40",
+        "--doc_stride=16",
+        "--max_query_length=8",
+        "--max_eval_examples=40",
+        "--noprogress_bar",
+        env=users_environment(),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     # Keras warned that fit ignores shuffle=True on a dataset: the runner shuffles each epoch's batches itself.
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
@@ -41,8 +59,9 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
     assert results["version"] == ("2.0" if version_2 else "1.1") and results["job"]["doc_stride"] == 16
     trial = results["trials"][0]
     losses = trial["train_loss_per_epoch"]
-    print(f"{task} ({head} head): train windows {results['num_train_windows']}, losses {losses}, "
-          f"dev {trial['metrics']}")
+    print(
+        f"{task} ({head} head): train windows {results['num_train_windows']}, losses {losses}, dev {trial['metrics']}"
+    )
     assert results["num_train_windows"] > results["num_train_questions"]  # contexts span several windows
     assert losses[-1] < 0.9 * losses[0]
     trial_dir = output_dir / "trial_0"
@@ -57,34 +76,59 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
     # The evaluation CLI on the whole dev file scores the 40 questions the run evaluated, as results.json says.
     key = "SQuAD2.0" if version_2 else "SQuAD1.1"
     dev_file = data_dir / ("dev-v2.0.json" if version_2 else "dev-v1.1.json")
-    total = sum(len(paragraph["qas"]) for article in json.loads(dev_file.read_text())["data"]
-                for paragraph in article["paragraphs"])
+    total = sum(
+        len(paragraph["qas"])
+        for article in json.loads(dev_file.read_text())["data"]
+        for paragraph in article["paragraphs"]
+    )
     assert total > 40
     evaluation = subprocess.run(
-        [sys.executable, "-m", "finetune.squad_eval", str(dev_file), str(trial_dir / "predictions.json"),
-         *([f"--na_prob_file={null_odds_file}"] if version_2 else [])],
-        cwd=REPO_ROOT, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "finetune.squad_eval",
+            str(dev_file),
+            str(trial_dir / "predictions.json"),
+            *([f"--na_prob_file={null_odds_file}"] if version_2 else []),
+        ],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert evaluation.returncode == 0, evaluation.stderr
     assert evaluation.stderr.splitlines() == [
         f"{trial_dir / 'predictions.json'} answers the first 40 of the {total} questions of {dev_file} (a run with "
-        "--max_eval_examples=40): scoring those 40"]
+        "--max_eval_examples=40): scoring those 40"
+    ]
     scored = json.loads(evaluation.stdout)
     assert scored == pytest.approx(trial["metrics"][key])
-    assert scored == pytest.approx(evaluate_files(str(dev_file), str(trial_dir / "predictions.json"),
-                                                  str(null_odds_file) if version_2 else None))
+    assert scored == pytest.approx(
+        evaluate_files(str(dev_file), str(trial_dir / "predictions.json"), str(null_odds_file) if version_2 else None)
+    )
     if version_2:
         assert {"best_exact", "best_f1", "HasAns_exact", "NoAns_exact"} <= set(scored)
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--task=squad", "--data_dir={tmp}"], "train-v2.0.json does not exist"),
-    (["--task=squadv1", "--data_dir={tmp}", "--data_source=json", "--squad_head=simple", "--doc_stride=0"],
-     "train-v1.1.json does not exist"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--task=squad", "--data_dir={tmp}"], "train-v2.0.json does not exist"),
+        (
+            ["--task=squadv1", "--data_dir={tmp}", "--data_source=json", "--squad_head=simple", "--doc_stride=0"],
+            "train-v1.1.json does not exist",
+        ),
+    ],
+)
 def test_bad_squad_input_gives_one_line_error(pretrained_tiny, tmp_path, capfd, extra, message):
     """The command in this process (`tests.console_commands`): what it prints, not its start-up, is checked here."""
-    status = run_command("electra-finetune", f"--init_checkpoint={pretrained_tiny}", f"--output_dir={tmp_path / 'out'}",
-                         *[arg.format(tmp=tmp_path) for arg in extra])
+    status = run_command(
+        "electra-finetune",
+        f"--init_checkpoint={pretrained_tiny}",
+        f"--output_dir={tmp_path / 'out'}",
+        *[arg.format(tmp=tmp_path) for arg in extra],
+    )
     stderr = capfd.readouterr().err
     assert status == 2, stderr[-3000:]
     assert "Traceback" not in stderr
@@ -107,11 +151,23 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
     (data_dir / "train-v1.1.json").write_text(json.dumps({"version": "1.1", "data": squad["data"][:1]}))
     (data_dir / "dev-v1.1.json").write_text(json.dumps({"version": "1.1", "data": squad["data"][1:2]}))
     output_dir = tmp_path / "out"
-    result = _run(f"--flagfile={REPO_ROOT / 'configs' / 'squadv1.flags'}", f"--init_checkpoint={tmp_path / 'model'}",
-                  f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--model_size=tiny", "--squad_head=simple",
-                  "--learning_rate=1e-3", "--num_train_epochs=4", "--train_batch_size=16", "--max_seq_length=128",
-                  "--doc_stride=64", "--max_query_length=32", "--max_train_examples=64", "--max_eval_examples=16",
-                  "--noprogress_bar")
+    result = _run(
+        f"--flagfile={REPO_ROOT / 'configs' / 'squadv1.flags'}",
+        f"--init_checkpoint={tmp_path / 'model'}",
+        f"--data_dir={data_dir}",
+        f"--output_dir={output_dir}",
+        "--model_size=tiny",
+        "--squad_head=simple",
+        "--learning_rate=1e-3",
+        "--num_train_epochs=4",
+        "--train_batch_size=16",
+        "--max_seq_length=128",
+        "--doc_stride=64",
+        "--max_query_length=32",
+        "--max_train_examples=64",
+        "--max_eval_examples=16",
+        "--noprogress_bar",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     losses = results["trials"][0]["train_loss_per_epoch"]

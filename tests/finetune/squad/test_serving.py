@@ -17,8 +17,14 @@ from tests.serving_session import serve_in_fresh_process
 
 def _export(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, str(REPO_ROOT / "export_model.py"), "--model=squad", *args], cwd=REPO_ROOT,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "export_model.py"), "--model=squad", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data, tmp_path):
@@ -29,17 +35,29 @@ def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data
     os.makedirs(os.path.dirname(model_file))
     model.save(model_file)
     export_dir = str(tmp_path / "export" / "1")
-    result = _export(f"--init_checkpoint={model_file}", f"--vocab_file={vocab}", f"--output_dir={export_dir}",
-                     "--max_seq_length=16", "--max_query_length=3")
+    result = _export(
+        f"--init_checkpoint={model_file}",
+        f"--vocab_file={vocab}",
+        f"--output_dir={export_dir}",
+        "--max_seq_length=16",
+        "--max_query_length=3",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
 
     # The question is cut to 3 pieces: [CLS] w1 w2 w3 [SEP] w5 w6 w7 w8 [SEP], padded to 16.
     ids = np.array([[2, 6, 7, 8, 3, 10, 11, 12, 13, 3] + [0] * 6], np.int32)
-    features = {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32),
-                "segment_ids": np.array([[0] * 5 + [1] * 5 + [0] * 6], np.int32)}
-    served, by_ids = serve_in_fresh_process(export_dir, [
-        ("session", "serve_text", {"question": ["w1 w2 w3 w4"], "context": ["w5 w6 w7 w8"]}),
-        ("session", "serving_default", {name: value.tolist() for name, value in features.items()})])
+    features = {
+        "input_ids": ids,
+        "input_mask": (ids > 0).astype(np.int32),
+        "segment_ids": np.array([[0] * 5 + [1] * 5 + [0] * 6], np.int32),
+    }
+    served, by_ids = serve_in_fresh_process(
+        export_dir,
+        [
+            ("session", "serve_text", {"question": ["w1 w2 w3 w4"], "context": ["w5 w6 w7 w8"]}),
+            ("session", "serving_default", {name: value.tolist() for name, value in features.items()}),
+        ],
+    )
     for name, value in features.items():
         assert served[name] == value.tolist(), name
     expected = keras.saving.load_model(model_file, compile=False)(features, training=False)
@@ -52,8 +70,10 @@ def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data
 def test_squad_export_errors_are_one_line(tmp_path, capfd):
     """The command in this process (`tests.console_commands`): what it prints, not its start-up, is checked here."""
     (tmp_path / "model.h5").write_text("not a keras file")
-    for args, message in ([f"--init_checkpoint={tmp_path / 'model.h5'}", "is not a .keras file"],
-                          [f"--init_checkpoint={tmp_path / 'missing.keras'}", "is not a .keras file"]):
+    for args, message in (
+        [f"--init_checkpoint={tmp_path / 'model.h5'}", "is not a .keras file"],
+        [f"--init_checkpoint={tmp_path / 'missing.keras'}", "is not a .keras file"],
+    ):
         status = run_command("electra-export", "--model=squad", args, f"--output_dir={tmp_path / 'out'}")
         stderr = capfd.readouterr().err
         errors = [line for line in stderr.splitlines() if line.startswith("error:")]

@@ -11,6 +11,7 @@ def conlleval(lines):
     """conlleval.pl's main loop, transcribed statement by statement (its own state machine: `inCorrect`, the last
     tags and types, chunk counting at starts): `lines` are (gold tag, guessed tag) pairs with None for a blank line.
     Returns (precision, recall, FB1) as its "accuracy ... FB1" summary line computes them."""
+
     def split(tag):
         if "-" in tag:
             prefix, kind = tag.split("-", 1)
@@ -113,8 +114,12 @@ def test_span_f1_equals_conlleval_on_random_tag_sequences(alphabet):
     for _ in range(300):
         lengths = rng.integers(0, 12, size=rng.integers(1, 6))
         gold = [random_tags(length) for length in lengths]
-        predicted = [random_tags(len(sentence)) if rng.random() < 0.5 else
-                     [tag if rng.random() < 0.8 else random_tags(1)[0] for tag in sentence] for sentence in gold]
+        predicted = [
+            random_tags(len(sentence))
+            if rng.random() < 0.5
+            else [tag if rng.random() < 0.8 else random_tags(1)[0] for tag in sentence]
+            for sentence in gold
+        ]
         _assert_conlleval(gold, predicted)
 
 
@@ -123,8 +128,9 @@ def test_span_f1_equals_conlleval_on_conll2000_with_perturbed_predictions(shared
     gold = [list(sentence.tags) for sentence in sentences]
     tags = sorted({tag for sentence in gold for tag in sentence})
     rng = np.random.default_rng(0)
-    predicted = [[tag if rng.random() > 0.1 else tags[rng.integers(len(tags))] for tag in sentence]
-                 for sentence in gold]
+    predicted = [
+        [tag if rng.random() > 0.1 else tags[rng.integers(len(tags))] for tag in sentence] for sentence in gold
+    ]
     _assert_conlleval(gold, predicted)
     perfect = span_f1(gold, gold)
     assert perfect["f1"] == 100.0
@@ -134,7 +140,11 @@ def test_span_f1_equals_conlleval_on_conll2000_with_perturbed_predictions(shared
 
 def test_hand_checked_spans_and_scores():
     assert spans(["B-NP", "I-NP", "O", "I-VP", "B-VP", "I-NP"]) == [
-        ("NP", 0, 2), ("VP", 3, 4), ("VP", 4, 5), ("NP", 5, 6)]
+        ("NP", 0, 2),
+        ("VP", 3, 4),
+        ("VP", 4, 5),
+        ("NP", 5, 6),
+    ]
     # IOB1: I- opens a chunk after O or another type; B- only separates two chunks of one type.
     assert spans(["I-PER", "I-PER", "B-PER", "I-LOC", "O"]) == [("PER", 0, 2), ("PER", 2, 3), ("LOC", 3, 4)]
     gold, predicted = [["B-NP", "I-NP", "O", "B-VP"]], [["B-NP", "O", "O", "B-VP"]]

@@ -27,8 +27,11 @@ def test_fce_counts_and_its_unlabelled_tokens(shared_data):
         tags = [tag for sentence in sentences for tag in sentence.tags]
         counts[split] = (*_counts(sentences), tags.count("i"), tags.count("NA"))
     # Counted independently in SOURCES.md (sentences, tokens, i labels, NA labels).
-    assert counts == {"train": (28356, 454730, 42899, 5522), "dev": (2191, 34748, 3460, 372),
-                      "test": (2695, 41932, 4501, 593)}
+    assert counts == {
+        "train": (28356, 454730, 42899, 5522),
+        "dev": (2191, 34748, 3460, 372),
+        "test": (2695, 41932, 4501, 593),
+    }
 
 
 def test_ptb_sample_and_ud_english_ewt(shared_data):
@@ -39,8 +42,24 @@ def test_ptb_sample_and_ud_english_ewt(shared_data):
     ud = read_conllu(str(shared_data / "tagging" / "ud_english_ewt" / "en_ewt-ud-dev.conllu"))
     assert _counts(ud) == (2001, 25147)
     assert set(tag for sentence in ud for tag in sentence.tags) <= {
-        "ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT", "SCONJ",
-        "SYM", "VERB", "X"}
+        "ADJ",
+        "ADP",
+        "ADV",
+        "AUX",
+        "CCONJ",
+        "DET",
+        "INTJ",
+        "NOUN",
+        "NUM",
+        "PART",
+        "PRON",
+        "PROPN",
+        "PUNCT",
+        "SCONJ",
+        "SYM",
+        "VERB",
+        "X",
+    }
 
 
 def test_docstart_bom_crlf_and_a_missing_final_newline(tmp_path):
@@ -48,13 +67,18 @@ def test_docstart_bom_crlf_and_a_missing_final_newline(tmp_path):
     path.write_bytes("\ufeff-DOCSTART- -X- O\r\n\r\nEU NNP B-ORG\r\nrejects VBZ O\r\n\r\nPeter NNP B-PER".encode())
     sentences = read_conll(str(path))
     assert [(s.words, s.tags, s.line) for s in sentences] == [
-        (("EU", "rejects"), ("B-ORG", "O"), 3), (("Peter",), ("B-PER",), 6)]
+        (("EU", "rejects"), ("B-ORG", "O"), 3),
+        (("Peter",), ("B-PER",), 6),
+    ]
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "holds no tagged sentence"),
-    ("a B\nb B C\n", "line 2 has 3 columns where the file's first word line has 2"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "holds no tagged sentence"),
+        ("a B\nb B C\n", "line 2 has 3 columns where the file's first word line has 2"),
+    ],
+)
 def test_bad_column_files_name_file_and_line(tmp_path, content, message):
     path = tmp_path / "bad.txt"
     path.write_text(content, encoding="utf-8")
@@ -82,17 +106,23 @@ def test_missing_files_and_bad_labels(tmp_path):
         read_ptb_pos(str(path))
 
 
-@pytest.mark.parametrize("reader, content, column", [
-    (read_conll, b"Der DET\nK\xf6nig NOUN\n", 2),
-    (read_fce, b"Der\tc\nK\xf6nig\ti\n", 2),
-    (read_conllu, b"1\tDer\tder\tDET\t_\t_\t2\tdet\t_\t_\n2\tK\xf6nig\tK\xf6nig\tNOUN\t_\t_\t0\troot\t_\t_\n", 4),
-    (read_ptb_pos, b"Der/DT\nK\xf6nig/NN ./.\n", 2),
-])
+@pytest.mark.parametrize(
+    "reader, content, column",
+    [
+        (read_conll, b"Der DET\nK\xf6nig NOUN\n", 2),
+        (read_fce, b"Der\tc\nK\xf6nig\ti\n", 2),
+        (read_conllu, b"1\tDer\tder\tDET\t_\t_\t2\tdet\t_\t_\n2\tK\xf6nig\tK\xf6nig\tNOUN\t_\t_\t0\troot\t_\t_\n", 4),
+        (read_ptb_pos, b"Der/DT\nK\xf6nig/NN ./.\n", 2),
+    ],
+)
 def test_every_reader_takes_an_encoding_and_names_file_line_and_column(tmp_path, reader, content, column):
     path = tmp_path / "latin1.txt"
     path.write_bytes(content)
-    with pytest.raises(DataError, match=rf"latin1\.txt line 2 is not valid utf-8 \(byte 0xf6 at column {column}\); "
-                                        r"pass input_encoding=latin-1"):
+    with pytest.raises(
+        DataError,
+        match=rf"latin1\.txt line 2 is not valid utf-8 \(byte 0xf6 at column {column}\); "
+        r"pass input_encoding=latin-1",
+    ):
         reader(str(path))
     words = [word for sentence in reader(str(path), encoding="latin-1") for word in sentence.words]
     assert words == ["Der", "K\u00f6nig"] + (["."] if reader is read_ptb_pos else [])

@@ -53,9 +53,19 @@ def conll_files(tmp_path_factory):
 
 def _job(pretrained_tiny, conll_files, output_dir, **overrides):
     train, dev, _ = conll_files
-    settings = dict(task="chunk", init_checkpoint=pretrained_tiny, output_dir=str(output_dir), model_size="tiny",
-                    train_file=train, dev_file=dev, learning_rate=1e-3, num_train_epochs=3, train_batch_size=16,
-                    max_seq_length=16, progress_bar=False)
+    settings = dict(
+        task="chunk",
+        init_checkpoint=pretrained_tiny,
+        output_dir=str(output_dir),
+        model_size="tiny",
+        train_file=train,
+        dev_file=dev,
+        learning_rate=1e-3,
+        num_train_epochs=3,
+        train_batch_size=16,
+        max_seq_length=16,
+        progress_bar=False,
+    )
     settings.update(overrides)
     return FinetuningJob(**settings)
 
@@ -105,9 +115,19 @@ def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path):
     _, output_dir = chunk_run
     model_file = output_dir / "trial_0" / "model.keras"
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "export_model.py"), f"--init_checkpoint={model_file}", "--model=tagger",
-         f"--output_dir={tmp_path / 'export'}"], cwd=REPO_ROOT, env=users_environment(), capture_output=True,
-        text=True, timeout=300)
+        [
+            sys.executable,
+            str(REPO_ROOT / "export_model.py"),
+            f"--init_checkpoint={model_file}",
+            "--model=tagger",
+            f"--output_dir={tmp_path / 'export'}",
+        ],
+        cwd=REPO_ROOT,
+        env=users_environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     # The trained model.keras holds its optimizer's state, which an export (compile=False) leaves unread, unwarned.
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
@@ -119,8 +139,9 @@ def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path):
         load_text_classifier(str(model_file))
 
 
-def test_a_dev_tag_never_seen_in_training_is_scored_as_a_miss_and_reported(pretrained_tiny, conll_files, tmp_path,
-                                                                           caplog):
+def test_a_dev_tag_never_seen_in_training_is_scored_as_a_miss_and_reported(
+    pretrained_tiny, conll_files, tmp_path, caplog
+):
     # As CoNLL-2000's test set does (I-LST): the benchmark must still run, and the miss must count.
     from finetune.tagging.metrics import span_f1
 
@@ -128,8 +149,10 @@ def test_a_dev_tag_never_seen_in_training_is_scored_as_a_miss_and_reported(pretr
     dev.write_text("w1 NN B-LOW\nw2 NN B-ODD\n\nw3 NN B-ODD\n", encoding="utf-8")
     results = run(_job(pretrained_tiny, conll_files, tmp_path / "out", dev_file=str(dev), num_train_epochs=1))
     assert results["unseen_tags"] == {"dev": {"B-ODD": 2}}
-    assert any(f"tag 'B-ODD' on 2 word(s) (first at {dev} line 2) never occurs in train_file" in record.getMessage()
-               for record in caplog.records)
+    assert any(
+        f"tag 'B-ODD' on 2 word(s) (first at {dev} line 2) never occurs in train_file" in record.getMessage()
+        for record in caplog.records
+    )
     lines = (tmp_path / "out" / "trial_0" / "dev_predictions.txt").read_text(encoding="utf-8").split("\n")
     predicted = [line.split(" ")[2] for line in lines if line]
     assert [line.split(" ")[1] for line in lines if line] == ["B-LOW", "B-ODD", "B-ODD"]
@@ -149,22 +172,51 @@ def test_run_finetuning_tags_from_the_command_line(pretrained_tiny, conll_files,
     train, dev, _ = conll_files
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--task=tagging", f"--init_checkpoint={pretrained_tiny}",
-         f"--train_file={train}", f"--dev_file={dev}", f"--test_file={dev}", "--tag_column=2", "--word_column=0",
-         f"--output_dir={tmp_path / 'out'}", "--model_size=tiny", "--num_train_epochs=1", "--max_seq_length=16",
-         "--noprogress_bar"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            str(REPO_ROOT / "run_finetuning.py"),
+            "--task=tagging",
+            f"--init_checkpoint={pretrained_tiny}",
+            f"--train_file={train}",
+            f"--dev_file={dev}",
+            f"--test_file={dev}",
+            "--tag_column=2",
+            "--word_column=0",
+            f"--output_dir={tmp_path / 'out'}",
+            "--model_size=tiny",
+            "--num_train_epochs=1",
+            "--max_seq_length=16",
+            "--noprogress_bar",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert set(results["trials"][0]["metrics"]) == {"tagging", "tagging-test"}
     assert (tmp_path / "out" / "trial_0" / "test_predictions.txt").exists()
     missing = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "run_finetuning.py"), "--task=ged", f"--init_checkpoint={pretrained_tiny}",
-         f"--train_file={train}", f"--output_dir={tmp_path / 'out2'}"], cwd=REPO_ROOT, env=env, capture_output=True,
-        text=True, timeout=300)
+        [
+            sys.executable,
+            str(REPO_ROOT / "run_finetuning.py"),
+            "--task=ged",
+            f"--init_checkpoint={pretrained_tiny}",
+            f"--train_file={train}",
+            f"--output_dir={tmp_path / 'out2'}",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert missing.returncode == 2
     assert [line for line in missing.stderr.splitlines() if line.startswith("error:")] == [
-        "error: --task=ged needs --dev_file: a CoNLL-style file of grammatical error detection (c/i labels per "
-        "token)"]
+        "error: --task=ged needs --dev_file: a CoNLL-style file of grammatical error detection (c/i labels per token)"
+    ]
 
 
 def _mock_conll2003(num_sentences):
@@ -179,11 +231,24 @@ def _mock_conll2003(num_sentences):
 
     def as_dataset(self, *args, **kwargs):
         names = self.info.features["ner"].names
-        records = [{"tokens": words, "pos": [0] * len(words), "chunks": [0] * len(words),
-                    "ner": [names.index(entity[tag]) for tag in tags]} for words, tags in sentences]
-        return tf.data.Dataset.from_generator(lambda: iter(records), output_signature={
-            "tokens": tf.TensorSpec([None], tf.string), "pos": tf.TensorSpec([None], tf.int64),
-            "chunks": tf.TensorSpec([None], tf.int64), "ner": tf.TensorSpec([None], tf.int64)})
+        records = [
+            {
+                "tokens": words,
+                "pos": [0] * len(words),
+                "chunks": [0] * len(words),
+                "ner": [names.index(entity[tag]) for tag in tags],
+            }
+            for words, tags in sentences
+        ]
+        return tf.data.Dataset.from_generator(
+            lambda: iter(records),
+            output_signature={
+                "tokens": tf.TensorSpec([None], tf.string),
+                "pos": tf.TensorSpec([None], tf.int64),
+                "chunks": tf.TensorSpec([None], tf.int64),
+                "ner": tf.TensorSpec([None], tf.int64),
+            },
+        )
 
     gold = [(words, [entity[tag] for tag in tags]) for words, tags in sentences]
     return tfds.testing.mock_data(as_dataset_fn=as_dataset), gold
@@ -200,8 +265,16 @@ def test_the_tfds_reader_maps_class_ids_to_conll2003_tag_names():
 
 
 def test_ner_reads_conll2003_from_tensorflow_datasets(pretrained_tiny, tmp_path):
-    job = FinetuningJob(task="ner", data_source="tfds", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path),
-                        model_size="tiny", num_train_epochs=1, max_seq_length=16, progress_bar=False)
+    job = FinetuningJob(
+        task="ner",
+        data_source="tfds",
+        init_checkpoint=pretrained_tiny,
+        output_dir=str(tmp_path),
+        model_size="tiny",
+        num_train_epochs=1,
+        max_seq_length=16,
+        progress_bar=False,
+    )
     job.validate()
     mock, gold = _mock_conll2003(40)
     with mock:
@@ -210,7 +283,9 @@ def test_ner_reads_conll2003_from_tensorflow_datasets(pretrained_tiny, tmp_path)
     assert {"precision", "recall", "f1"} <= set(results["trials"][0]["metrics"]["ner"])
     written = (tmp_path / "trial_0" / "dev_predictions.txt").read_text(encoding="utf-8").strip().split("\n\n")
     assert [[line.split(" ")[:2] for line in sentence.split("\n")] for sentence in written] == [
-        [[word, tag] for word, tag in zip(words, tags)] for words, tags in gold]
+        [[word, tag] for word, tag in zip(words, tags)] for words, tags in gold
+    ]
     with pytest.raises(ConfigError, match="task=ged has no tensorflow-datasets source"):
-        FinetuningJob(task="ged", data_source="tfds", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path),
-                      model_size="tiny").validate()
+        FinetuningJob(
+            task="ged", data_source="tfds", init_checkpoint=pretrained_tiny, output_dir=str(tmp_path), model_size="tiny"
+        ).validate()

@@ -22,8 +22,8 @@ def test_ties_go_to_the_recognisers_earlier_hypothesis_and_short_lists_never_pic
     evidence = combine.padded([[0, -1, -2], [0, -1]], -np.inf)
     lm = combine.padded([[1.0, 2.0, 2.0], [5.0, 5.0]], 0.0)
     lengths = combine.padded([[3, 3, 3], [2, 2]], 0.0)
-    assert list(combine.choose(lm, evidence, lengths, 1.0, 0.0)) == [0, 0]   # 1 = 2 - 1 ties with the first
-    assert list(combine.choose(lm, evidence, lengths, 3.0, 0.0)) == [1, 0]   # combined 3, 5, 4 and 15, 14
+    assert list(combine.choose(lm, evidence, lengths, 1.0, 0.0)) == [0, 0]  # 1 = 2 - 1 ties with the first
+    assert list(combine.choose(lm, evidence, lengths, 3.0, 0.0)) == [1, 0]  # combined 3, 5, 4 and 15, 14
     assert list(combine.choose(lm, evidence, lengths, 0.0, 10.0)) == [0, 0]  # lm weight 0 with padding stays finite
 
 
@@ -51,6 +51,13 @@ def test_tuning_finds_the_weight_that_the_construction_needs():
 @pytest.mark.parametrize("weights", [(0.5,), (2.0, 3.0)])
 def test_a_fixed_grid_is_searched_as_given(weights):
     lm = np.array([[0.0, 1.0]])
-    result = combine.tune(lm, np.array([[0.0, -1.0]]), np.zeros((1, 2)), np.array([[1.0, 0.0]]), np.array([3.0]),
-                          lm_weights=weights, length_weights=(0.0,))
+    result = combine.tune(
+        lm,
+        np.array([[0.0, -1.0]]),
+        np.zeros((1, 2)),
+        np.array([[1.0, 0.0]]),
+        np.array([3.0]),
+        lm_weights=weights,
+        length_weights=(0.0,),
+    )
     assert result[0] in weights

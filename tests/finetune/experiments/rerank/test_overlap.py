@@ -6,15 +6,16 @@ from electra_tf import text_files
 from electra_tf.errors import DataError
 from finetune.experiments.rerank.overlap import normalise, reference_overlap
 
-CORPUS = ("Chapter One.\n\nHello, World! The quick brown fox -- jumps over\nthe lazy dog's bone. Well-known "
-          "facts.\n")
-REFERENCES = ["the quick brown fox jumps over the lazy dogs bone",   # across a line break, punctuation dropped
-              "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG'S BONE",  # the same after normalisation: counted once
-              "brown fox jumps over the lazy dog",                   # a prefix of "dogs": not a run of whole words
-              "hello world the quick brown fox jumps",
-              "fox jumps over the lazy dogs bone well known facts",   # the hyphen separates words
-              "too short to count",
-              "a reference of many words that is not in the corpus"]
+CORPUS = "Chapter One.\n\nHello, World! The quick brown fox -- jumps over\nthe lazy dog's bone. Well-known facts.\n"
+REFERENCES = [
+    "the quick brown fox jumps over the lazy dogs bone",  # across a line break, punctuation dropped
+    "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG'S BONE",  # the same after normalisation: counted once
+    "brown fox jumps over the lazy dog",  # a prefix of "dogs": not a run of whole words
+    "hello world the quick brown fox jumps",
+    "fox jumps over the lazy dogs bone well known facts",  # the hyphen separates words
+    "too short to count",
+    "a reference of many words that is not in the corpus",
+]
 
 
 def test_normalise():
@@ -30,9 +31,16 @@ def test_references_of_enough_words_found_per_file(tmp_path, monkeypatch, chunk_
     (tmp_path / "corpus" / "b.txt").write_text("the quick brown fox jumps over the lazy dogs\n", encoding="utf-8")
     report = reference_overlap(REFERENCES, str(tmp_path / "corpus"), min_words=6)
     a, b = str(tmp_path / "corpus" / "a.txt"), str(tmp_path / "corpus" / "b.txt")
-    assert report[a] == {"checked": 5, "found": 3, "fraction": 0.6, "examples": [
-        "fox jumps over the lazy dogs bone well known facts", "hello world the quick brown fox jumps",
-        "the quick brown fox jumps over the lazy dogs bone"]}
+    assert report[a] == {
+        "checked": 5,
+        "found": 3,
+        "fraction": 0.6,
+        "examples": [
+            "fox jumps over the lazy dogs bone well known facts",
+            "hello world the quick brown fox jumps",
+            "the quick brown fox jumps over the lazy dogs bone",
+        ],
+    }
     assert report[b]["found"] == 0
 
 

@@ -31,10 +31,17 @@ def recomputed_summary(records):
     test = [index for index, record in enumerate(records) if record["index"] % 2 == 1]
     first = [row[0] for row in errors]
     oracle = [min(row) for row in errors]
-    summary = {"utterances": len(records), "wer_first": wer(first, words), "wer_oracle": wer(oracle, words),
-               "wer_first_test": wer([first[i] for i in test], [words[i] for i in test]),
-               "wer_oracle_test": wer([oracle[i] for i in test], [words[i] for i in test]),
-               "wer_reranked": {}, "wer_reranked_test": {}, "wer_scorer_alone": {}, "wer_scorer_alone_test": {}}
+    summary = {
+        "utterances": len(records),
+        "wer_first": wer(first, words),
+        "wer_oracle": wer(oracle, words),
+        "wer_first_test": wer([first[i] for i in test], [words[i] for i in test]),
+        "wer_oracle_test": wer([oracle[i] for i in test], [words[i] for i in test]),
+        "wer_reranked": {},
+        "wer_reranked_test": {},
+        "wer_scorer_alone": {},
+        "wer_scorer_alone_test": {},
+    }
     for name in records[0]["chosen"]:
         picked = [row[record["chosen"][name]] for row, record in zip(errors, records)]
         summary["wer_reranked"][name] = wer(picked, words)
@@ -54,22 +61,39 @@ def assert_same_summary(summary, recomputed):
 def rechosen(record, name, weights):
     """The hypothesis the combination picks, by the documented formula (ties: the earlier one)."""
     evidence = record["recogniser_scores"] or [-rank for rank in range(len(record["hypotheses"]))]
-    combined = [weights["lm_weight"] * score + value + weights["length_weight"] * len(text.split())
-                for score, value, text in zip(record["scores"][name], evidence, record["hypotheses"])]
+    combined = [
+        weights["lm_weight"] * score + value + weights["length_weight"] * len(text.split())
+        for score, value, text in zip(record["scores"][name], evidence, record["hypotheses"])
+    ]
     return combined.index(max(combined))
 
 
-def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utterances(shared_data, pretrained_tiny,
-                                                                                      tmp_path):
+def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utterances(
+    shared_data, pretrained_tiny, tmp_path
+):
     nbest = shared_data / "asr_nbest" / "test_ls_clean.json"
     if not nbest.is_file():
         pytest.skip(f"{nbest} not present")
     run_dir = os.path.dirname(pretrained_tiny)  # the run directory holds the generator as well
     output = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "finetune.experiments.rerank", f"--nbest={nbest}",
-                             f"--init_checkpoint={run_dir}", f"--output_dir={output}",
-                             f"--max_utterances={UTTERANCES}", "--bootstrap_resamples=100", "--max_seq_length=32"],
-                            cwd=REPO_ROOT, env=users_environment(), capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "finetune.experiments.rerank",
+            f"--nbest={nbest}",
+            f"--init_checkpoint={run_dir}",
+            f"--output_dir={output}",
+            f"--max_utterances={UTTERANCES}",
+            "--bootstrap_resamples=100",
+            "--max_seq_length=32",
+        ],
+        cwd=REPO_ROOT,
+        env=users_environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     summary = json.loads((output / "summary.json").read_text(encoding="utf-8"))
@@ -83,11 +107,18 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
     recomputed = recomputed_summary(records)
     assert_same_summary(summary, recomputed)
     # The length-only baseline: the documented combination with no scorer (lm_weight 0).
-    length_only = [rechosen({**record, "scores": {"none": [0.0] * len(record["hypotheses"])}}, "none",
-                            {"lm_weight": 0.0, "length_weight": summary["weights_length_only"]["length_weight"]})
-                   for record in records]
-    errors = [edit_distance(record["reference"].split(), record["hypotheses"][chosen].split())
-              for record, chosen in zip(records, length_only)]
+    length_only = [
+        rechosen(
+            {**record, "scores": {"none": [0.0] * len(record["hypotheses"])}},
+            "none",
+            {"lm_weight": 0.0, "length_weight": summary["weights_length_only"]["length_weight"]},
+        )
+        for record in records
+    ]
+    errors = [
+        edit_distance(record["reference"].split(), record["hypotheses"][chosen].split())
+        for record, chosen in zip(records, length_only)
+    ]
     assert summary["wer_length_only"] == pytest.approx(wer(errors, [len(r["reference"].split()) for r in records]))
     for record in records:
         for name in summary["scorers"]:
@@ -98,8 +129,9 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
             for text, value in zip(record["hypotheses"], values):
                 assert by_text.setdefault(text, value) == value
     for name in summary["scorers"]:
-        assert summary["cost"][name]["distinct_hypotheses"] == len({text for record in records
-                                                                    for text in record["hypotheses"]})
+        assert summary["cost"][name]["distinct_hypotheses"] == len(
+            {text for record in records for text in record["hypotheses"]}
+        )
         for intervals in ("bootstrap_test", "bootstrap_test_vs_length_only"):
             interval = summary[intervals][name]
             assert interval["low"] <= interval["difference"] <= interval["high"]
@@ -110,17 +142,31 @@ def test_command_reranks_librispeech_lists_and_the_summary_follows_from_the_utte
 
 
 def test_json_lines_with_scores_and_a_missing_reference(pretrained_tiny, tmp_path):
-    lines = [{"hypotheses": ["w1 w2 w3", "w1 w2", "w1 w2 w3"], "scores": [-1.0, -0.5, -2.0], "reference": "w1 w2 w3",
-              "id": "a"},
-             {"hypotheses": ["w4 w5", "w4 w6"], "reference": "w4 w6"},
-             {"hypotheses": ["w7"]},
-             {"hypotheses": ["w8 w9", "w8"], "scores": [0.0, 3.0], "reference": "w8 w9"}]
+    lines = [
+        {
+            "hypotheses": ["w1 w2 w3", "w1 w2", "w1 w2 w3"],
+            "scores": [-1.0, -0.5, -2.0],
+            "reference": "w1 w2 w3",
+            "id": "a",
+        },
+        {"hypotheses": ["w4 w5", "w4 w6"], "reference": "w4 w6"},
+        {"hypotheses": ["w7"]},
+        {"hypotheses": ["w8 w9", "w8"], "scores": [0.0, 3.0], "reference": "w8 w9"},
+    ]
     nbest = tmp_path / "lists.jsonl"
     nbest.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("W1, w2 w3.\nw4 w5 w6\n", encoding="utf-8")
-    summary = run_rerank(str(nbest), pretrained_tiny, str(tmp_path / "out"), ["disc_sum"], max_seq_length=16,
-                         bootstrap_resamples=50, overlap_corpus=str(corpus), overlap_min_words=2)
+    summary = run_rerank(
+        str(nbest),
+        pretrained_tiny,
+        str(tmp_path / "out"),
+        ["disc_sum"],
+        max_seq_length=16,
+        bootstrap_resamples=50,
+        overlap_corpus=str(corpus),
+        overlap_min_words=2,
+    )
     records = [json.loads(line) for line in (tmp_path / "out" / "utterances.jsonl").read_text().splitlines()]
     assert summary["format"] == "jsonl" and summary["scorers"] == ["disc_sum"]
     assert summary["utterances"] == 4 and summary["utterances_with_reference"] == 3
@@ -136,8 +182,12 @@ def test_json_lines_with_scores_and_a_missing_reference(pretrained_tiny, tmp_pat
     for record in records:
         assert record["chosen"]["disc_sum"] == rechosen(record, "disc_sum", summary["weights"]["disc_sum"])
     assert np.isfinite(summary["cost"]["disc_sum"]["seconds_per_hypothesis"])
-    assert summary["overlap"]["files"][str(corpus)] == {"checked": 3, "found": 1, "fraction": 1 / 3,
-                                                        "examples": ["w1 w2 w3"]}
+    assert summary["overlap"]["files"][str(corpus)] == {
+        "checked": 3,
+        "found": 1,
+        "fraction": 1 / 3,
+        "examples": ["w1 w2 w3"],
+    }
     with pytest.raises(Exception, match="scorers=pll needs the checkpoint's generator"):
         run_rerank(str(nbest), pretrained_tiny, str(tmp_path / "pll"), ["pll"])
     assert not (tmp_path / "pll").exists()

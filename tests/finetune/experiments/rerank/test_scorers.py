@@ -26,16 +26,19 @@ def runs(tmp_path_factory):
 def test_an_electra_run_serves_every_scorer_but_electric(runs):
     models, chosen, skipped = load_models(str(runs / "electra"), None)
     assert chosen == ["disc_mean", "disc_sum", "pll"] and sorted(models) == ["discriminator", "generator"]
-    assert skipped == {"electric": f"{runs / 'electra'} holds no Electric model (it was pre-trained with "
-                                   "objective=electra)"}
+    assert skipped == {
+        "electric": f"{runs / 'electra'} holds no Electric model (it was pre-trained with objective=electra)"
+    }
 
 
 def test_an_electric_run_serves_its_one_pass_score_only(runs):
     path = str(runs / "electric")
     models, chosen, skipped = load_models(path, None)
     assert chosen == ["electric"] and list(models) == ["electric"]
-    energies = f"{path} holds an Electric model: its discriminator gives energies, not replaced-token probabilities " \
-               "(score it with electric)"
+    energies = (
+        f"{path} holds an Electric model: its discriminator gives energies, not replaced-token probabilities "
+        "(score it with electric)"
+    )
     assert skipped["disc_mean"] == skipped["disc_sum"] == energies
     assert "two-tower cloze generator" in skipped["pll"]
     model, tokenizer = models["electric"]

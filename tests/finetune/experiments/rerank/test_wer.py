@@ -14,19 +14,20 @@ def edit_distance(reference, hypothesis):
     table[:, 0] = np.arange(len(reference) + 1)
     table[0, :] = np.arange(len(hypothesis) + 1)
     for i, j in itertools.product(range(1, len(reference) + 1), range(1, len(hypothesis) + 1)):
-        table[i, j] = min(table[i - 1, j] + 1, table[i, j - 1] + 1,
-                          table[i - 1, j - 1] + (reference[i - 1] != hypothesis[j - 1]))
+        table[i, j] = min(
+            table[i - 1, j] + 1, table[i, j - 1] + 1, table[i - 1, j - 1] + (reference[i - 1] != hypothesis[j - 1])
+        )
     return int(table[-1, -1])
 
 
 PAIRS = [
     ("the cat sat on the mat", "the cat sat on the mat", 0),
-    ("the cat sat on the mat", "the cat sat on mat", 1),            # deletion
-    ("the cat sat on the mat", "the the cat sat on the mat", 1),    # insertion
-    ("the cat sat on the mat", "the dog sat on the hat", 2),        # substitutions
-    ("The Cat  sat\ton the mat", "the cat sat on the mat", 0),      # case and white space
-    ("a b c d", "", 4),                                             # empty hypothesis
-    ("", "a b", 2),                                                 # empty reference
+    ("the cat sat on the mat", "the cat sat on mat", 1),  # deletion
+    ("the cat sat on the mat", "the the cat sat on the mat", 1),  # insertion
+    ("the cat sat on the mat", "the dog sat on the hat", 2),  # substitutions
+    ("The Cat  sat\ton the mat", "the cat sat on the mat", 0),  # case and white space
+    ("a b c d", "", 4),  # empty hypothesis
+    ("", "a b", 2),  # empty reference
     ("", "", 0),
     ("a b c d e f", "b c x d e f g h", 4),
     ("saatchi officials said", "sachi official said the", 3),
@@ -46,8 +47,10 @@ def test_random_texts_agree_with_the_table():
     for _ in range(200):
         reference = list(rng.choice(vocabulary, rng.integers(0, 9)))
         hypothesis = list(rng.choice(vocabulary, rng.integers(0, 9)))
-        assert word_errors(" ".join(reference), " ".join(hypothesis)) == (edit_distance(reference, hypothesis),
-                                                                          len(reference))
+        assert word_errors(" ".join(reference), " ".join(hypothesis)) == (
+            edit_distance(reference, hypothesis),
+            len(reference),
+        )
 
 
 def test_corpus_wer_is_summed_errors_over_summed_words():

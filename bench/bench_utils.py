@@ -54,15 +54,29 @@ def latency_stats(latencies_s, batch):
     }
 
 
+# The instruction-set extensions that decide which oneDNN (and torch) kernels a host runs.
+ISA_EXTENSIONS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
+
+
 def host_facts():
-    """The CPU model, the CPUs this process may run on and the 1-minute load average (other jobs on the host)."""
+    """The CPU model, the CPUs this process may run on, the 1-minute load average (other jobs on the host) and which
+    of `ISA_EXTENSIONS` the CPU has."""
     import os
 
-    model = "?"
+    model, flags = "?", set()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), "?")
+            for line in cpuinfo:
+                if line.startswith("model name") and model == "?":
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu_model": model, "cpus": cpus, "load_average_1min": os.getloadavg()[0]}
+    return {
+        "cpu_model": model,
+        "cpus": cpus,
+        "load_average_1min": os.getloadavg()[0],
+        "isa": [name for name in ISA_EXTENSIONS if name in flags],
+    }

@@ -18,6 +18,10 @@ ElectraForSequenceClassification at the same sizes, transformers' LengthGroupedS
 longest member, AdamW, the same batch size, steps and threads; under `--mixed_precision=mixed_bfloat16` its forward
 runs under torch.autocast bfloat16.
 
+Each run records its host, so that a figure can be read against it: `host` (CPU model, CPUs, load, the AVX-512 and
+AMX extensions present) and each framework's dense matmul peak measured in the same run (`matmul_peak_flops_per_s`,
+`peer_matmul_peak_flops_per_s`; float32, or bfloat16 under `--mixed_precision=mixed_bfloat16`).
+
 The last line is one JSON object: `examples_per_s_padded`, `examples_per_s` (bucketed), `peer_examples_per_s`,
 `speedup_vs_padded` (bucketed over padded) and `ratio_vs_peer` (bucketed over the peer), with the mean example length
 and batch widths.
@@ -37,7 +41,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner
-from pretrain_throughput import batch_end_clock, cpu_threads
+from bench_utils import host_facts
+from pretrain_throughput import batch_end_clock, cpu_threads, matmul_peak
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "vocab", "bert-uncased-vocab.txt")
@@ -76,6 +81,13 @@ def parse_args(argv=None):
         help="Threads of both sides (TensorFlow's intra-op pool, torch.set_num_threads); default: "
         "the CPUs this process may use. On a host busier than its cores, torch's OpenMP threads "
         "wait on each other for far longer than they compute: 1 keeps the comparison fair.",
+    )
+    parser.add_argument(
+        "--matmul_peak_size",
+        type=int,
+        default=2048,
+        help="Side of the square matmul that measures each framework's GEMM peak on this host, in this run (0: not "
+        "measured). With the host facts it lets a figure be read against its host.",
     )
     peer_runner.add_peer_flags(parser)
     args = parser.parse_args(argv)
@@ -164,7 +176,7 @@ def measure_peer(args, config, features, threads):
             warmup_steps=args.warmup_steps,
             threads=threads,
             seed=args.seed,
-            matmul_peak_size=0,
+            matmul_peak_size=args.matmul_peak_size,
             autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none",
         )
         return peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
@@ -201,7 +213,13 @@ def main(argv=None):
         "mean_batch_width": bucketed_width,
         "peer_examples_per_s": None,
         "ratio_vs_peer": None,
+        "host": host_facts(),
     }
+    if args.matmul_peak_size:
+        import tensorflow as tf
+
+        dtype = tf.bfloat16 if args.mixed_precision == "mixed_bfloat16" else tf.float32
+        result["matmul_peak_flops_per_s"] = matmul_peak(dtype, args.matmul_peak_size)
     # Our figures come first: they survive a peer that fails or times out.
     print(
         json.dumps({name: result[name] for name in ("examples_per_s_padded", "examples_per_s", "speedup_vs_padded")}),
@@ -223,8 +241,14 @@ def main(argv=None):
                 peer_threads=peer["threads"],
                 peer_versions=peer["versions"],
                 peer_precision="bfloat16 autocast" if peer["autocast"] == "bfloat16" else "float32",
+                peer_matmul_peak_flops_per_s=peer.get("matmul_peak_flops_per_s"),
             )
     result["seconds"] = time.perf_counter() - start
+    host = result["host"]
+    print(
+        f"host: {host['cpu_model']}, {host['cpus']} CPUs, load {host['load_average_1min']:.2f}, "
+        f"{' '.join(host['isa']) or 'no AVX2 or newer'}"
+    )
     for name in (
         "examples_per_s_padded",
         "examples_per_s",
@@ -233,8 +257,10 @@ def main(argv=None):
         "ratio_vs_peer",
         "mean_length",
         "mean_batch_width",
+        "matmul_peak_flops_per_s",
+        "peer_matmul_peak_flops_per_s",
     ):
-        value = result[name]
+        value = result.get(name)
         print(f"{name:>24}: {value:.4g}" if isinstance(value, float) else f"{name:>24}: {value}")
     print(json.dumps(result, sort_keys=True))
 

@@ -262,9 +262,20 @@ def run_finetune_throughput(shared_data, capsys, *arguments):
         "--max_seq_length=64",
         "--steps=2",
         "--warmup_steps=1",
+        "--matmul_peak_size=64",
         *arguments,
     )
     assert FINETUNE_KEYS <= set(result), FINETUNE_KEYS - set(result)
+    with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        flags = next(line for line in cpuinfo if line.startswith("flags")).split()
+    host = result["host"]
+    assert host["isa"] == [
+        name
+        for name in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
+        if name in flags
+    ]
+    assert host["cpus"] == len(os.sched_getaffinity(0)) and host["cpu_model"] != "?"
+    assert result["matmul_peak_flops_per_s"] > 1e8
     assert (result["task"], result["batch"], result["num_train_examples"]) == ("RTE", 4, 2490)
     assert result["examples_per_s_padded"] > 0 and result["examples_per_s"] > 0
     assert result["speedup_vs_padded"] == pytest.approx(result["examples_per_s"] / result["examples_per_s_padded"])
@@ -283,6 +294,7 @@ def test_finetune_throughput_smoke(shared_data, capsys):
 def test_finetune_throughput_with_the_peer(shared_data, capsys):
     result = run_finetune_throughput(shared_data, capsys, "--peer=on", f"--peer_python={peer_python()}")
     assert result["peer_examples_per_s"] > 0 and result["peer_threads"] == result["threads"]
+    assert result["peer_matmul_peak_flops_per_s"] > 1e8
     assert result["ratio_vs_peer"] == pytest.approx(result["examples_per_s"] / result["peer_examples_per_s"])
 
 

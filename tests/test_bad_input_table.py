@@ -361,8 +361,8 @@ CASES = [
             f"finetune-latin1-{name}",
             FINETUNE,
             ["--init_checkpoint={pretrained}", "--output_dir={tmp}/out", *args],
-            f"latin1/{path} line {line} is not valid utf-8 (byte 0xe8 at column {column}); pass --input_encoding=latin-1 "
-            "(or the file's encoding) or --encoding_errors=replace",
+            f"latin1/{path} line {line} is not valid utf-8 (byte 0xe8 at column {column}); "
+            "pass --input_encoding=latin-1 (or the file's encoding) or --encoding_errors=replace",
         )
         for name, path, line, column, args in [
             (

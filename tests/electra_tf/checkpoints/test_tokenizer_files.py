@@ -46,7 +46,8 @@ def test_the_files_transformers_5_writes_give_their_vocabulary_and_casing(tmp_pa
 @pytest.mark.parametrize(
     "settings, expected",
     [
-        # w1 is id 6, w4 id 9; "W1" and "ẃ4" are w1 and w4 lower-cased with accents stripped, [UNK] (1) in the cased case.
+        # w1 is id 6, w4 id 9; "W1" and "ẃ4" are w1 and w4 lower-cased with accents stripped, [UNK] (1) in the cased
+        # case.
         (BERT_UNCASED, [[2, 6, 6, 9, 3], [2, 7, 9, 1, 3]]),
         (CASED, [[2, 6, 1, 1, 3], [2, 7, 1, 1, 3]]),
     ],

@@ -327,7 +327,8 @@ def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_p
         result.stderr.strip()
         .splitlines()[-1]
         .startswith(
-            "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and --corpus has 1"
+            "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and "
+            "--corpus has 1"
         )
     )
     result = _cli(

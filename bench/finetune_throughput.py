@@ -4,7 +4,7 @@ length-bucketed batches, and Hugging Face transformers with dynamic padding and 
     .venv/bin/python bench/finetune_throughput.py --task=SST-2 --glue_dir=../shared/data/glue --preset=small
     .venv/bin/python bench/finetune_throughput.py --task=RTE --glue_dir=... --preset=tiny --steps=2 --peer=off  # smoke
 
-Our side: `--steps` training steps (forward, backward, the fine-tuning optimiser of `finetune.optimization`) of
+Our side: `--steps` training steps (forward, backward, the fine-tuning optimizer of `finetune.optimization`) of
 `ElectraTextClassifier` at the preset's sizes (random weights: the speed does not depend on them) in Keras `fit`, on
 the first batches of a training epoch of `--task`'s train.tsv (tokenised with `--vocab_file`, cut to
 `--max_seq_length`), as `finetune.glue.features.features_to_dataset` builds them for the runner: padded to the

@@ -6,7 +6,7 @@
 Each measurement is a fresh interpreter (this script with `--mode=full` or `--mode=lora`), so its peak RSS is its
 own: `ElectraTextClassifier` at the preset's sizes (random weights and token ids, no padding: the speed does not
 depend on them), with `enable_lora(--rank, lora_alpha=--alpha)` in LoRA mode (query and value of every layer, the
-head trainable), compiled with the reference's fine-tuning optimiser (`finetune.optimization`) as the runner does, and
+head trainable), compiled with the reference's fine-tuning optimizer (`finetune.optimization`) as the runner does, and
 trained in Keras `fit` for `--steps` steps after two untimed ones (tracing). The step time is the median interval
 between batch ends; the peak RSS is VmHWM at the end (`bench_utils.peak_rss_mb`), `rss_before_training_mb` the
 resident memory with the model built and compiled, before the first step. `--repeats` alternates the two modes that

@@ -1,4 +1,4 @@
-"""The fine-tuning optimiser: the reference's Adam with weight decay, with a learning rate per variable from its depth.
+"""The fine-tuning optimizer: the reference's Adam with weight decay, with a learning rate per variable from its depth.
 
 `create_finetuning_optimizer` gives the reference's setup: peak learning rate with warm-up over the first 10 % of
 steps multiplied by linear decay to 0, Adam (no bias correction) with epsilon 1e-6, decoupled weight decay 0.01 except
@@ -118,7 +118,7 @@ def create_finetuning_optimizer(
 
 
 def reference_finetuning_optimizer(backbone, num_train_steps=None):
-    """The reference's fine-tuning optimiser for `backbone`'s size (`ElectraTextClassifier.compile()`'s default):
+    """The reference's fine-tuning optimizer for `backbone`'s size (`ElectraTextClassifier.compile()`'s default):
     learning rate 3e-4 up to hidden size 256, 1e-4 up to 768, else 5e-5; layer-wise decay 0.9 from 24 layers, else 0.8;
     warm-up and linear decay over `num_train_steps` when given, a constant rate otherwise."""
     size = size_family_of_width(backbone.hidden_size)

@@ -2,7 +2,7 @@
 
 `electra-finetune` turns its flags into a `FinetuningJob` and calls `run()`; tests and notebooks can do the same.
 The task (`finetune.registry.get_task(job.task)`) supplies data, model head, loss and scorer; this module owns what
-every task shares: validation, hyperparameters, strategy, the trial loop with its seeds, the optimiser and the
+every task shares: validation, hyperparameters, strategy, the trial loop with its seeds, the optimizer and the
 results. Outputs in `output_dir`:
 
 * `results.json`: the task, the job, the hyperparameters used, facts about the data, each trial's seed, official
@@ -266,7 +266,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     keras.utils.set_random_seed(seed)
     with strategy.scope():
         model = task.build_model(pretrained.model, hyperparameters, job, data)
-        if job.lora_rank:  # before compile: the optimiser gets slots for the trainable variables only
+        if job.lora_rank:  # before compile: the optimizer gets slots for the trainable variables only
             model.enable_lora(job.lora_rank, lora_alpha=job.lora_alpha)
         examples = task.train_examples(model, data)
         bucketing = dict(task.bucketing(model), pad_to_max_length=job.pad_to_max_length)

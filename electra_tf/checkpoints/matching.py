@@ -215,7 +215,7 @@ def check_shared_embeddings(
 def assign_weights(model, kind, weights, source, allow_missing_head=False):
     """Write canonical `weights` into `model`; every variable of the model must be present with its shape.
 
-    Extra checkpoint variables (the other network of a pre-training checkpoint, optimiser slots) are ignored.
+    Extra checkpoint variables (the other network of a pre-training checkpoint, optimizer slots) are ignored.
     With `allow_missing_head`, head variables absent from the checkpoint keep their current values.
     Raises CheckpointError naming the variable, both shapes and the likely cause.
     """

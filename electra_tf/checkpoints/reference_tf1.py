@@ -1,6 +1,6 @@
 """The reference's TF1 checkpoints (`electra_small`, `electra_base`, `electra_large` and its pre-training runs).
 
-Read with `tf.train.load_checkpoint` (a name-based reader: no TF1 graph is rebuilt); optimiser slots
+Read with `tf.train.load_checkpoint` (a name-based reader: no TF1 graph is rebuilt); optimizer slots
 (`.../adam_m`, `.../adam_v`) and `global_step` are skipped. Written with `tf.raw_ops.SaveV2`, which produces the same
 V2 checkpoint files a `tf.compat.v1.train.Saver` writes, under the exact reference names.
 """

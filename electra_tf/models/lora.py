@@ -13,7 +13,7 @@ class BackboneLora:
 
     def enable_lora(self, rank, target_layer_names=None, lora_alpha=None):
         """Trains only the LoRA weights of the backbone's `target_layer_names` projections (default query and value)
-        and the head: see `ElectraBackbone.enable_lora`. Call it before `compile`, which builds the optimiser's slots
+        and the head: see `ElectraBackbone.enable_lora`. Call it before `compile`, which builds the optimizer's slots
         for the trainable variables only."""
         self.backbone.enable_lora(rank, target_layer_names=target_layer_names, lora_alpha=lora_alpha)
 
@@ -24,7 +24,7 @@ class BackboneLora:
 
 def merged_lora(model):
     """`model` (a task model, see `BackboneLora`) without LoRA: each adapted kernel replaced by W + (lora_alpha / rank)
-    A B and no LoRA weights, every layer trainable, without the optimiser's state; `model` itself when it has no LoRA
+    A B and no LoRA weights, every layer trainable, without the optimizer's state; `model` itself when it has no LoRA
     weights.
 
     This is the model that Keras writes for a LoRA model (`Dense.save_own_variables` saves the merged kernel) read

@@ -2,7 +2,7 @@
 raw-text preprocessor) and the SQuAD span model.
 
 Importing this package registers with Keras every class a saved task model holds (the task models, their
-preprocessors, the backbone and its layers, the SQuAD heads and the fine-tuning optimiser), so that in a fresh process
+preprocessors, the backbone and its layers, the SQuAD heads and the fine-tuning optimizer), so that in a fresh process
 
     import finetune.models
     model = keras.saving.load_model("model.keras")
@@ -10,7 +10,7 @@ preprocessors, the backbone and its layers, the SQuAD heads and the fine-tuning 
 restores any of them, trained or not.
 """
 
-# A saved model's compile state holds its optimiser (and schedule): register them too.
+# A saved model's compile state holds its optimizer (and schedule): register them too.
 import finetune.optimization  # noqa: F401
 from finetune.models.text_classifier import ElectraTextClassifier
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor

@@ -24,7 +24,7 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
     example, [batch].
 
         classifier = ElectraTextClassifier.from_preset("<model_dir>/pretrained", labels=["negative", "positive"])
-        classifier.compile()                     # the reference's fine-tuning optimiser, see `compile`
+        classifier.compile()                     # the reference's fine-tuning optimizer, see `compile`
         classifier.fit(sentences, ["positive", ...], batch_size=32, epochs=3)  # lists, NumPy arrays or tf.data
         classifier.predict_labels(["a new sentence"])   # ["positive"]; pairs: predict_labels((texts_a, texts_b))
         classifier.save("finetuned.keras")       # keras.saving.load_model after `import finetune.models`
@@ -174,7 +174,7 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
 
     def compile(self, optimizer="auto", loss="auto", *, metrics="auto", num_train_steps=None, **kwargs):
         """keras-hub's `compile` with the reference's defaults: `optimizer="auto"` is the reference's fine-tuning
-        optimiser for the backbone's size (`finetune.optimization.reference_finetuning_optimizer`: Adam without bias
+        optimizer for the backbone's size (`finetune.optimization.reference_finetuning_optimizer`: Adam without bias
         correction, weight decay 0.01, layer-wise decay 0.8 (0.9 for 24 layers), learning rate 3e-4 / 1e-4 / 5e-5 for
         small / base / large widths; with `num_train_steps`, 10 % warm-up and linear decay to 0 over them, otherwise
         constant). `loss="auto"`: sparse categorical cross-entropy on logits, mean squared error for regression;

@@ -25,7 +25,7 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
     padding). The other pieces of a word carry no label and no loss, as in the reference.
 
         tagger = ElectraTokenClassifier.from_preset("<model_dir>/pretrained", tags=["B-NP", "I-NP", "O"])
-        tagger.compile()                          # the reference's fine-tuning optimiser, see `compile`
+        tagger.compile()                          # the reference's fine-tuning optimizer, see `compile`
         tagger.fit([["He", "reckons", "..."], ...], [["B-NP", "B-VP", ...], ...], batch_size=32, epochs=3)
         tagger.predict_labels(["He reckons the deficit will narrow."])  # [["B-NP", "B-VP", "B-NP", ...]]
         tagger.tag(["He reckons the current account deficit will narrow."])   # words, tags and byte offsets
@@ -109,7 +109,7 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
 
     def compile(self, optimizer="auto", loss="auto", *, metrics="auto", num_train_steps=None, **kwargs):
         """keras-hub's `compile` with the reference's defaults (as `ElectraTextClassifier.compile`): the reference's
-        fine-tuning optimiser for the backbone's size; cross-entropy of each packed word's tag averaged over the
+        fine-tuning optimizer for the backbone's size; cross-entropy of each packed word's tag averaged over the
         packed words (`mean_with_sample_weight`); word accuracy; `gradient_accumulation_steps` as
         `GradientAccumulation` says."""
         if optimizer == "auto":

@@ -1,4 +1,4 @@
-"""The fine-tuning optimiser: per-variable layer-wise learning rates really scale each update; reference schedule."""
+"""The fine-tuning optimizer: per-variable layer-wise learning rates really scale each update; reference schedule."""
 
 import keras
 import numpy as np

@@ -148,7 +148,7 @@ def test_each_epoch_has_its_own_order_and_a_resumed_one_goes_on_where_it_stopped
 
 
 def _lora_classifier(seed):
-    """A LoRA classifier set up as the runner sets up a trial: LoRA, then the optimiser, built before any restore."""
+    """A LoRA classifier set up as the runner sets up a trial: LoRA, then the optimizer, built before any restore."""
     import keras
 
     from electra_tf.models import ElectraBackbone

@@ -29,7 +29,7 @@ def fine_tuned(pretrained_tiny):
     keras.utils.set_random_seed(0)
     train, dev = keyword_examples(480, seed=10), keyword_examples(200, seed=11)
     model = ElectraTextClassifier.from_preset(pretrained_tiny, num_classes=2, max_seq_length=MAX_SEQ_LENGTH)
-    model.compile()  # the reference's fine-tuning optimiser for the backbone's size
+    model.compile()  # the reference's fine-tuning optimizer for the backbone's size
     texts, labels = zip(*train)
     model.fit(list(texts), list(labels), batch_size=BATCH_SIZE, epochs=EPOCHS, verbose=0)
     return model, dev

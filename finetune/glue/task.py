@@ -98,16 +98,9 @@ class GlueTask(Task):
         )
 
     def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
-        import keras
-
-        if self.spec.is_regression:
-            loss, metrics = keras.losses.MeanSquaredError(), []
-        else:
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-            metrics = [keras.metrics.SparseCategoricalAccuracy("accuracy")]
-        model.compile(
-            optimizer=optimizer, loss=loss, metrics=metrics, gradient_accumulation_steps=gradient_accumulation_steps
-        )
+        # The classifier's own loss and metrics (`ElectraTextClassifier.compile`): build_model made it regress or
+        # classify as the task does.
+        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
 
     def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset

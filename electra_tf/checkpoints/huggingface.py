@@ -27,9 +27,13 @@ from electra_tf.checkpoints.naming import (
     GENERATOR,
     HEAD_SCOPES,
     NETWORK_SCOPES,
+    PRETRAINER,
+    collect_weights,
     stored_type_vocab_size,
 )
-from electra_tf.errors import CheckpointError
+from electra_tf.checkpoints.source import HF, CheckpointFormat, Source
+from electra_tf.config import ElectraConfig
+from electra_tf.errors import CheckpointError, ElectraError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text, staged_directory
 from electra_tf.tokenizer import BERT_UNCASED
 
@@ -373,3 +377,92 @@ def model_card(config, network, tokenizer_settings=None):
             "",
         ]
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- the format
+def _detects(path):
+    return is_hf_directory(path) or is_hf_pretraining_directory(path)
+
+
+def _base_fields(config):
+    """The non-size `ElectraConfig` fields an HF config.json records."""
+    base = dict(config.get(ELECTRA_TF_KEY) or {})
+    renames = {
+        "layer_norm_eps": "layer_norm_epsilon",
+        "hidden_dropout_prob": "hidden_dropout",
+        "attention_probs_dropout_prob": "attention_dropout",
+        "initializer_range": "initializer_range",
+    }
+    for hf_key, field in renames.items():
+        if hf_key in config:
+            base[field] = config[hf_key]
+    base["hidden_activation"] = HIDDEN_ACTS[config.get("hidden_act", "gelu")]
+    return base
+
+
+def _stored_config(config):
+    values = config.get(ELECTRA_TF_KEY)
+    if not values:
+        return None
+    try:
+        return ElectraConfig.from_dict(values)
+    except ElectraError:
+        return None
+
+
+def _read_source(path, allow_embedding_mismatch=False):
+    if is_hf_pretraining_directory(path) and not is_hf_directory(path):
+        weights, discriminator_config, generator_config = read_hf_pretraining_directory(path, allow_embedding_mismatch)
+        discriminator_dir = os.path.join(path, DISCRIMINATOR)
+        return Source(
+            path,
+            HF,
+            weights,
+            base=_base_fields(discriminator_config),
+            stored_config=_stored_config(discriminator_config),
+            num_heads=discriminator_config.get("num_attention_heads"),
+            generator_num_heads=generator_config.get("num_attention_heads"),
+            vocab_file=tokenizer_files.vocab_file_of(path, discriminator_dir),
+            tokenizer_settings=(
+                tokenizer_files.read_hf_tokenizer(path) or tokenizer_files.read_hf_tokenizer(discriminator_dir)
+            ),
+        )
+    weights, config = read_hf_directory(path)
+    heads = config.get("num_attention_heads")
+    is_generator = network_of_weights(weights) == GENERATOR
+    return Source(
+        path,
+        HF,
+        weights,
+        base=_base_fields(config),
+        stored_config=_stored_config(config),
+        num_heads=None if is_generator else heads,
+        generator_num_heads=heads if is_generator else None,
+        vocab_file=tokenizer_files.vocab_file_of(path),
+        tokenizer_settings=tokenizer_files.read_hf_tokenizer(path),
+    )
+
+
+def _write_model(model, kind, path, vocab_file=None, tokenizer_settings=None):
+    weights, config = collect_weights(model, kind), model.electra_config
+    if kind != PRETRAINER:
+        return write_hf_directory(weights, config, kind, path, vocab_file, tokenizer_settings)
+    if model.objective.cloze_generator:
+        raise CheckpointError(
+            "Hugging Face has no model for Electric's two-tower cloze generator: write the "
+            "pre-training model as tf1 or ours, or its discriminator as hf",
+            arguments=("format",),
+        )
+    with staged_directory(path) as staging:
+        for network in (DISCRIMINATOR, GENERATOR):
+            write_hf_directory(weights, config, network, os.path.join(staging, network), vocab_file, tokenizer_settings)
+    return path
+
+
+FORMAT = CheckpointFormat(
+    HF,
+    "a Hugging Face ELECTRA directory (config.json + model.safetensors) or a discriminator/ + generator/ pair of them",
+    _detects,
+    _read_source,
+    _write_model,
+)

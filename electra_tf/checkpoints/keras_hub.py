@@ -14,18 +14,24 @@ import json
 import os
 import re
 
+from absl import logging
+
 from electra_tf.checkpoints import tokenizer_files
 from electra_tf.checkpoints.naming import (
     DISCRIMINATOR,
     EMBEDDINGS_SCOPE,
+    GENERATOR,
     HEADS_BIAS,
     HEADS_IN,
     HEADS_OUT,
     NETWORK_SCOPES,
+    PRETRAINER,
     SAME_LAYOUT,
     Slot,
+    collect_weights,
     stored_type_vocab_size,
 )
+from electra_tf.checkpoints.source import KERAS_HUB, CheckpointFormat, Source
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import staged_directory
 from electra_tf.tokenizer import BERT_UNCASED
@@ -133,3 +139,50 @@ def write_keras_hub_preset(weights, config, directory, vocab_file=None, tokenize
         if vocab_file:
             tokenizer_files.write_keras_hub_tokenizer(staging, vocab_file, tokenizer_settings or BERT_UNCASED)
     return directory
+
+
+# ---------------------------------------------------------------------------------------------- the format
+def _read_source(path, allow_embedding_mismatch=False):
+    weights, backbone = read_keras_hub_preset(path)
+    return Source(
+        path,
+        KERAS_HUB,
+        weights,
+        num_heads=backbone["num_heads"],
+        base={
+            "hidden_dropout": backbone["dropout"],
+            "attention_dropout": backbone["dropout"],
+            # keras-hub's ELECTRA computes the tanh GELU: so does the imported model, to give its outputs.
+            "hidden_activation": "gelu_approximate",
+        },
+        vocab_file=tokenizer_files.vocab_file_of(path),
+        tokenizer_settings=tokenizer_files.read_tokenizer_json(path),
+    )
+
+
+def _write_model(model, kind, path, vocab_file=None, tokenizer_settings=None):
+    if kind == GENERATOR:
+        raise CheckpointError(
+            "keras-hub has no ELECTRA generator model: only a discriminator (or the "
+            "discriminator of a pre-training model) converts to an ElectraBackbone",
+            arguments=("format",),
+        )
+    written = write_keras_hub_preset(
+        collect_weights(model, kind), model.electra_config, path, vocab_file, tokenizer_settings
+    )
+    logging.warning(
+        "%s is a keras-hub ElectraBackbone preset, which holds the encoder only: the discriminator's "
+        "replaced-token head%s not in it; write another format (ours, hf or tf1) to keep it",
+        path,
+        " and the generator are" if kind == PRETRAINER else " is",
+    )
+    return written
+
+
+FORMAT = CheckpointFormat(
+    KERAS_HUB,
+    "a keras-hub ElectraBackbone preset",
+    is_keras_hub_preset,
+    _read_source,
+    _write_model,
+)

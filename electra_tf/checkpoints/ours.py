@@ -22,7 +22,8 @@ import os
 import tensorflow as tf
 
 from electra_tf.checkpoints import tokenizer_files
-from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER
+from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, collect_weights, encoder_slots
+from electra_tf.checkpoints.source import OURS, CheckpointFormat, Source
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import staged_directory
@@ -190,6 +191,37 @@ def _run_tokenizer(directory):
     return (vocab if vocab and os.path.isfile(vocab) else None), settings
 
 
+def _read_source(path, allow_embedding_mismatch=False):
+    kind, model, vocab, settings = read(path)
+    if kind == BACKBONE:
+        # An encoder without a head, read as a discriminator's (as a keras-hub backbone): its sizes from the weights,
+        # its other fields as the backbone records them.
+        weights = {slot.name: slot.read() for slot in encoder_slots(model, DISCRIMINATOR)}
+        return Source(
+            path,
+            OURS,
+            weights,
+            base=model.architecture(),
+            num_heads=model.num_heads,
+            vocab_file=vocab,
+            kind=DISCRIMINATOR,
+            tokenizer_settings=settings,
+        )
+    # A pre-training model without the reference's variables (e.g. objective=mlm) has no canonical weights: its parts
+    # come from the model itself (`model_part`).
+    weights = collect_weights(model, kind) if kind != PRETRAINER or model.electra_config.reference_layout else {}
+    return Source(
+        path,
+        OURS,
+        weights,
+        vocab_file=vocab,
+        config=model.electra_config,
+        kind=kind,
+        model=model,
+        tokenizer_settings=settings,
+    )
+
+
 # ---------------------------------------------------------------------------------------------- writing
 def save_preset(model, directory, vocab_file=None, tokenizer_settings=None):
     """`model` (an `ElectraDiscriminator` or `ElectraGenerator`) as a preset in `directory`, written atomically; with
@@ -213,3 +245,13 @@ def write(model, kind, directory, vocab_file=None, tokenizer_settings=None):
             model.pretrained_discriminator(), os.path.join(staging, PRETRAINED_DIR), vocab_file, tokenizer_settings
         )
     return directory
+
+
+FORMAT = CheckpointFormat(
+    OURS,
+    "a model directory of ours (<model_dir>/pretrained, or an ElectraBackbone's "
+    "save_to_preset) or a pre-training run's model_dir",
+    detects,
+    _read_source,
+    write,
+)

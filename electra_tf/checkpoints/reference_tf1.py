@@ -5,12 +5,19 @@ Read with `tf.train.load_checkpoint` (a name-based reader: no TF1 graph is rebui
 V2 checkpoint files a `tf.compat.v1.train.Saver` writes, under the exact reference names.
 """
 
+import filecmp
 import os
+import shutil
 
 import numpy as np
 import tensorflow as tf
+from absl import logging
 
+from electra_tf.checkpoints import tokenizer_files
+from electra_tf.checkpoints.naming import collect_weights
+from electra_tf.checkpoints.source import TF1, CheckpointFormat, Source
 from electra_tf.errors import CheckpointError
+from electra_tf.tokenizer import BERT_UNCASED
 
 SKIPPED_SUFFIXES = ("/adam_m", "/adam_v")
 SKIPPED_NAMES = ("global_step",)
@@ -113,3 +120,55 @@ def _write_state_file(directory, basename):
         os.path.join(directory, "checkpoint"),
         f'model_checkpoint_path: "{basename}"\nall_model_checkpoint_paths: "{basename}"\n',
     )
+
+
+# ---------------------------------------------------------------------------------------------- the format
+def _detects(path):
+    prefix = tf.train.latest_checkpoint(path) if os.path.isdir(path) else path
+    return prefix is not None and os.path.exists(prefix + ".index") and not is_object_based(prefix)
+
+
+def _read_source(path, allow_embedding_mismatch=False):
+    prefix = resolve_prefix(path)
+    return Source(
+        path,
+        TF1,
+        read_tf1_checkpoint(prefix),
+        vocab_file=tokenizer_files.vocab_file_of(os.path.dirname(prefix)),
+    )
+
+
+def _write_model(model, kind, path, vocab_file=None, tokenizer_settings=None):
+    """The reference's TF1 format has no place for the tokenizer settings: only vocab.txt goes beside it (a
+    different vocab.txt already there would be read with the checkpoint: refused), and settings other than the ones
+    a TF1 checkpoint is read with (BERT uncased) are named in a notice."""
+    target_vocab = os.path.join(os.path.dirname(os.path.abspath(path)), tokenizer_files.VOCAB_NAME)
+    if vocab_file and os.path.exists(target_vocab) and not filecmp.cmp(vocab_file, target_vocab, shallow=False):
+        raise CheckpointError(
+            f"{target_vocab} is not the vocabulary of the model being written ({vocab_file}), and "
+            "a TF1 checkpoint is read with the vocab.txt beside it: write the checkpoint into "
+            "another directory, or remove that vocab.txt"
+        )
+    write_tf1_checkpoint(collect_weights(model, kind), path)
+    if vocab_file and not os.path.exists(target_vocab):
+        shutil.copyfile(vocab_file, target_vocab)
+    if vocab_file and tokenizer_settings is not None and tokenizer_settings != BERT_UNCASED:
+        logging.warning(
+            "%s keeps the vocabulary but not the tokenizer's casing, which the reference's TF1 format has "
+            "no place for: it reads as lower-cased unless read with do_lower_case=%s and "
+            "strip_accents=%s",
+            path,
+            tokenizer_settings.do_lower_case,
+            tokenizer_settings.strip_accents,
+            extra={"arguments": ("do_lower_case", "strip_accents")},
+        )
+    return path
+
+
+FORMAT = CheckpointFormat(
+    TF1,
+    "a reference TF1 checkpoint (a prefix such as electra_small/electra_small, or its directory)",
+    _detects,
+    _read_source,
+    _write_model,
+)

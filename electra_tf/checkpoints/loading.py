@@ -1,9 +1,9 @@
 """The one way to load and save a model in any checkpoint format: `load_checkpoint` and `save_checkpoint`.
 
 Every reader of the project goes through `load_checkpoint` (fine-tuning, every model's `from_preset`, the scorer,
-export, conversion, continued pre-training, the analyses); the formats themselves are `checkpoints.formats`.
-Errors about the path speak of the caller's argument (`argument="init_checkpoint"` gives "init_checkpoint=... does
-not exist", with `arguments=("init_checkpoint",)` for an entry point to show as a flag).
+export, conversion, continued pre-training, the analyses); the formats, each in a module of its own, are registered
+in `checkpoints.formats`. Errors about the path speak of the caller's argument (`argument="init_checkpoint"` gives
+"init_checkpoint=... does not exist", with `arguments=("init_checkpoint",)` for an entry point to show as a flag).
 """
 
 import dataclasses

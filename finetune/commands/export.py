@@ -199,7 +199,8 @@ def _writing():
 
 
 def _export_classifier():
-    from finetune.models.saved_classifier import is_pair_classifier, load_text_classifier
+    from finetune.classifier_text_inputs import is_pair_classifier
+    from finetune.models.saved_classifier import load_text_classifier
     from finetune.models.serving import export_classifier
 
     with _loading():
@@ -229,7 +230,7 @@ def _export_tagger():
 
 
 def _export_squad():
-    from finetune.squad.serving import export_squad, load_squad_model, squad_model_tokenizer
+    from finetune.models.squad_serving import export_squad, load_squad_model, squad_model_tokenizer
 
     with _loading():
         model = load_squad_model(FLAGS.init_checkpoint)

@@ -12,11 +12,11 @@ restores any of them, trained or not.
 
 # A saved model's compile state holds its optimizer (and schedule): register them too.
 import finetune.optimization  # noqa: F401
+from finetune.models.squad_model import ElectraSquadModel
 from finetune.models.text_classifier import ElectraTextClassifier
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
 from finetune.models.token_classifier import ElectraTokenClassifier
 from finetune.models.token_classifier_preprocessor import ElectraTokenClassifierPreprocessor
-from finetune.squad.model import ElectraSquadModel
 
 __all__ = [
     "ElectraSquadModel",

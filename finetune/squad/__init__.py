@@ -1,2 +1,2 @@
-"""SQuAD 1.1 / 2.0 question answering: readers, sliding-window features, heads, post-processing, official metrics and
+"""SQuAD 1.1 / 2.0 question answering: readers, sliding-window features, post-processing, official metrics and
 `task.SquadTask`."""

@@ -38,7 +38,7 @@ def training_examples(model, features):
 def span_candidates(model, features, batch_size, pad_to_max_length=False):
     """The model's candidate spans for every window of `features` (`postprocess.SpanCandidates`)."""
     from finetune.batching import predict_in_buckets
-    from finetune.squad.heads import MASKED_LOGIT
+    from finetune.models.squad_heads import MASKED_LOGIT
     from finetune.squad.postprocess import beam_pairs, top_k_pairs
 
     outputs = predict_in_buckets(
@@ -92,7 +92,7 @@ class SquadTask(Task):
         return size_defaults(model_size, SQUAD_EPOCHS, features_lib.MAX_SEQ_LENGTH)
 
     def validate(self, job):
-        from finetune.squad.heads import HEADS
+        from finetune.models.squad_heads import HEADS
 
         if job.squad_head not in HEADS:
             raise ConfigError(

@@ -10,8 +10,8 @@ from electra_tf.models import build_discriminator
 from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.models import ElectraTextClassifier
+from finetune.models.squad_model import ElectraSquadModel
 from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer
-from finetune.squad.model import ElectraSquadModel
 from tests.electra_tf.training.reference_optimizer import decayed_by, reference_adam_weight_decay
 
 CONFIG = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)

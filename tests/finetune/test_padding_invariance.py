@@ -12,8 +12,8 @@ from electra_tf.config import PRESETS
 from electra_tf.models import build_discriminator
 from finetune.batching import predict_in_buckets
 from finetune.models import ElectraTextClassifier, ElectraTokenClassifier
-from finetune.squad.heads import MASKED_LOGIT
-from finetune.squad.model import ElectraSquadModel
+from finetune.models.squad_heads import MASKED_LOGIT
+from finetune.models.squad_model import ElectraSquadModel
 
 CONFIG = dataclasses.replace(PRESETS["tiny"], vocab_size=64, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
 MAX_SEQ_LENGTH = 128

@@ -125,8 +125,8 @@ def test_dev_evaluation_path_on_real_text_writes_scorable_files(shared_data, dev
     from electra_tf.config import PRESETS
     from electra_tf.models import build_discriminator
     from electra_tf.tokenizer import ElectraTokenizer
+    from finetune.models.squad_model import ElectraSquadModel
     from finetune.squad.features import featurize
-    from finetune.squad.model import ElectraSquadModel
     from finetune.squad.postprocess import postprocess
     from finetune.squad.readers import read_squad_json, restrict_dataset_json
     from finetune.squad.task import span_candidates

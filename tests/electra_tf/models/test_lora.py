@@ -228,7 +228,7 @@ def test_other_targets_and_refusals():
 def _task_models(backbone_factory):
     """(model, number of head weights) for each task model on a fresh backbone."""
     from finetune.models import ElectraTextClassifier, ElectraTokenClassifier
-    from finetune.squad.model import ElectraSquadModel
+    from finetune.models.squad_model import ElectraSquadModel
 
     return [
         (ElectraTextClassifier(backbone_factory(), num_classes=3), HIDDEN * 3 + 3),

@@ -186,24 +186,6 @@ def test_a_dev_label_never_seen_in_training_is_refused(pretrained_tiny, csv_file
 
 
 @pytest.mark.parametrize(
-    "task, job, pair",
-    [
-        ("classification", {"text_pair_column": None}, False),
-        ("regression", {"text_pair_column": "sentence2"}, True),
-        ("SST-2", {}, False),
-        ("MRPC", {}, True),
-    ],
-)
-def test_export_tells_single_from_pair_inputs_by_the_runs_results(tmp_path, task, job, pair):
-    from finetune.models.saved_classifier import is_pair_classifier
-
-    (tmp_path / "trial_0").mkdir()
-    (tmp_path / "results.json").write_text(json.dumps({"task": task, "job": {"task": task, **job}}))
-    assert is_pair_classifier(str(tmp_path / "trial_0" / "model.keras")) is pair
-    assert is_pair_classifier(str(tmp_path / "trial_0" / "model.keras"), "single") is False
-
-
-@pytest.mark.parametrize(
     "name, content, column",
     [
         ("train.csv", b'review,sentiment\n"Tr\xe8s bien",positive\n', 4),

@@ -9,7 +9,7 @@ import numpy as np
 
 from electra_tf.config import ElectraConfig
 from electra_tf.models import build_discriminator
-from finetune.squad.model import ElectraSquadModel
+from finetune.models.squad_model import ElectraSquadModel
 from tests.conftest import REPO_ROOT
 from tests.console_commands import run_command
 from tests.serving_session import serve_in_fresh_process

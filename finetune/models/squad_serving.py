@@ -17,6 +17,7 @@ from electra_tf.errors import CheckpointError
 from electra_tf.export import write_model
 from electra_tf.inputs import pack_segment_pairs
 from electra_tf.models.lora import merged_lora
+from finetune.models.squad_model import ElectraSquadModel
 
 
 class SquadServingModule(tf.Module):
@@ -55,15 +56,13 @@ class SquadServingModule(tf.Module):
 
 def load_squad_model(path):
     """The `ElectraSquadModel` saved at `path` (a .keras file)."""
-    from finetune.squad import model  # noqa: F401  (registers the classes the file refers to)
-
     if not (os.path.isfile(path) and path.endswith(".keras")):
         raise CheckpointError(
             f"{path} is not a .keras file: a SQuAD model is read from the model.keras that "
             "electra-finetune --task=squad|squadv1 --save_models writes"
         )
     loaded = keras.saving.load_model(path, compile=False)
-    if type(loaded).__name__ != "ElectraSquadModel":
+    if not isinstance(loaded, ElectraSquadModel):
         raise CheckpointError(f"{path} holds a {type(loaded).__name__}, not a fine-tuned SQuAD model")
     return loaded
 

@@ -7,7 +7,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.models.backbone import backbone_inputs
 from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
-from finetune.squad.heads import HEADS, JointSpanHead, SpanHead
+from finetune.models.squad_heads import HEADS, JointSpanHead, SpanHead
 
 IMPOSSIBLE_LOSS_WEIGHT = 0.5  # the answerability classifier's share of the loss (ELECTRA's SQuAD 2.0 setting)
 

@@ -10,7 +10,7 @@ import pytest
 from electra_tf.config import PRESETS
 from electra_tf.errors import ConfigError
 from electra_tf.models import build_discriminator
-from finetune.squad.model import ElectraSquadModel
+from finetune.models.squad_model import ElectraSquadModel
 
 CONFIG = dataclasses.replace(PRESETS["tiny"], vocab_size=64, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
 BATCH, SEQ = 3, 12

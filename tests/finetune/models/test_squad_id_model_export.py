@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from electra_tf.models import build_discriminator
-from finetune.squad.model import ElectraSquadModel
-from finetune.squad.serving import export_squad
+from finetune.models.squad_model import ElectraSquadModel
+from finetune.models.squad_serving import export_squad
 from tests.electra_tf.checkpoints.models import TINY
 from tests.id_model_runtimes import RUNTIMES, converter_or_skip, fixed_inputs, with_trained_scale
 

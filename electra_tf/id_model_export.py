@@ -94,7 +94,8 @@ def write_id_model(module, serve_ids, output_dir, export_format, max_seq_length,
     check_export_format(export_format, quantize=quantize)
     if export_format not in FILE_NAMES:
         raise ConfigError(
-            f"export_format={export_format} is not a single-file format: use electra_tf.export.write_model",
+            f"export_format={export_format} is not a single-file format: "
+            "use electra_tf.serving_module.ServingModule.write",
             arguments=("export_format",),
         )
     function = fixed_length_function(serve_ids, max_seq_length)

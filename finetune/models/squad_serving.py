@@ -11,34 +11,25 @@ id signature) -> the same outputs plus the packed inputs.
 import os
 
 import keras
-import tensorflow as tf
 
 from electra_tf.errors import CheckpointError
-from electra_tf.export import write_model
 from electra_tf.inputs import pack_segment_pairs
 from electra_tf.models.lora import merged_lora
+from electra_tf.serving_module import ServingModule, served_outputs
 from finetune.models.squad_model import ElectraSquadModel
 
 
-class SquadServingModule(tf.Module):
+class SquadServingModule(ServingModule):
     def __init__(self, squad_model, tokenizer, max_seq_length, max_query_length):
-        super().__init__(name="electra_squad")
+        super().__init__("electra_squad", tokenizer, max_seq_length)
         self.squad_model = squad_model
-        self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length
-        id_spec = tf.TensorSpec([None, None], tf.int32)
-        text_spec = tf.TensorSpec([None], tf.string)
-        self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec, id_spec, id_spec])
-        self.serve_text = tf.function(self._serve_text, input_signature=[text_spec, text_spec])
 
     def _serve_ids(self, input_ids, input_mask, segment_ids):
-        outputs = self.squad_model(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}, training=False
+        # The SQuAD model takes the reference's feature names, as its windows are built.
+        return served_outputs(
+            self.squad_model, {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
         )
-        return {
-            name: tf.cast(value, tf.float32) if value.dtype.is_floating else value for name, value in outputs.items()
-        }
 
     def _serve_text(self, question, context):
         question_ids = self.tokenizer.tokenize(question)[:, : self.max_query_length]
@@ -49,9 +40,7 @@ class SquadServingModule(tf.Module):
             self.tokenizer.cls_id,
             self.tokenizer.sep_id,
         )
-        outputs = self._serve_ids(**features)
-        outputs.update(features)
-        return outputs
+        return self._serve_packed(features)
 
 
 def load_squad_model(path):
@@ -99,11 +88,4 @@ def export_squad(
     or with `export_format` "litert" / "onnx" its token-id signature at `max_seq_length` as model.tflite / model.onnx
     (`tokenizer` and `max_query_length` are then unused), with `quantize="int8"` int8 weights."""
     module = SquadServingModule(merged_lora(squad_model), tokenizer, max_seq_length, max_query_length)
-    return write_model(
-        module,
-        output_dir,
-        {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-        export_format,
-        max_seq_length,
-        quantize,
-    )
+    return module.write(output_dir, export_format, quantize)

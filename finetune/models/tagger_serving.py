@@ -3,11 +3,11 @@ word-level outputs (TF Serving returns dense tensors only, so per-word outputs a
 
 import tensorflow as tf
 
-from electra_tf.export import write_model
 from electra_tf.models.lora import merged_lora
+from electra_tf.serving_module import ServingModule, id_model_inputs, served_outputs
 
 
-class TaggerServingModule(tf.Module):
+class TaggerServingModule(ServingModule):
     """The tagger, its tokenizer's tables, its tag names and two signatures.
 
     `serving_default`: int32 `input_ids`, `input_mask`, `segment_ids`, `word_positions` [batch, seq] (as
@@ -18,28 +18,15 @@ class TaggerServingModule(tf.Module):
     """
 
     def __init__(self, tagger):
-        super().__init__(name="electra_tagger")
+        preprocessor = tagger.preprocessor
+        super().__init__("electra_tagger", preprocessor.text_tokenizer, preprocessor.max_seq_length)
         self.tagger = tagger
-        self.preprocessor = tagger.preprocessor
-        self.tokenizer = self.preprocessor.text_tokenizer
+        self.preprocessor = preprocessor
         self.label_mapping = tagger.label_mapping
-        id_spec = tf.TensorSpec([None, None], tf.int32)
-        self.serve_ids = tf.function(self._serve_ids, input_signature=[id_spec] * 4)
-        self.serve_text = tf.function(self._serve_text, input_signature=[tf.TensorSpec([None], tf.string)])
 
     def _serve_ids(self, input_ids, input_mask, segment_ids, word_positions):
-        logits = tf.cast(
-            self.tagger(
-                {
-                    "token_ids": input_ids,
-                    "padding_mask": input_mask,
-                    "segment_ids": segment_ids,
-                    "word_positions": word_positions,
-                },
-                training=False,
-            ),
-            tf.float32,
-        )
+        inputs = id_model_inputs(input_ids, input_mask, segment_ids, word_positions=word_positions)
+        logits = served_outputs(self.tagger, inputs)
         return {"logits": logits, "tag_ids": tf.argmax(logits, axis=-1, output_type=tf.int32)}
 
     def _serve_text(self, texts):
@@ -68,12 +55,4 @@ def export_tagger(tagger, output_dir, export_format="saved_model", quantize=None
     """Write the tagger to `output_dir` atomically (a LoRA tagger's kernels merged: `merged_lora`): a SavedModel, or
     with `export_format` "litert" / "onnx" its token-id signature (with `word_positions`) at the preprocessor's
     `max_seq_length` as model.tflite / model.onnx, with `quantize="int8"` int8 weights."""
-    module = TaggerServingModule(merged_lora(tagger))
-    return write_model(
-        module,
-        output_dir,
-        {"serving_default": module.serve_ids, "serve_text": module.serve_text},
-        export_format,
-        tagger.preprocessor.max_seq_length,
-        quantize,
-    )
+    return TaggerServingModule(merged_lora(tagger)).write(output_dir, export_format, quantize)

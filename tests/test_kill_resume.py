@@ -73,6 +73,9 @@ def test_sigterm_then_kill_9_and_restarts_end_exactly_as_an_uninterrupted_run(
 
 
 # Electric: its two-tower generator and NCE logits add state (two towers, the cloze head) that must resume exactly.
+# A benchmark (`pytest -m benchmark`): the ELECTRA run above checks the kill/resume path every objective shares, and
+# this one's minute of runs keeps the suite within its time budget.
+@pytest.mark.benchmark
 def test_electric_killed_with_9_and_restarted_ends_exactly_as_an_uninterrupted_run(
     pretraining_data, uninterrupted_runs, tmp_path
 ):

@@ -81,6 +81,9 @@ def test_accumulated_classifier_update_equals_the_whole_batch(whole_batch_runs):
     _assert_same_run(train_classifier(ACCUMULATION), whole_batch_runs["classifier"])
 
 
+# A benchmark (`pytest -m benchmark`): XLA's compilation is most of its half-minute; the accumulation it compiles is
+# checked without XLA above.
+@pytest.mark.benchmark
 def test_accumulation_compiles_with_xla(whole_batch_runs):
     """Under XLA a micro-batch is a slice of a size known when compiling: the classifier's last batch of 5 runs as
     micro-batches of 2, 2 and 2 (one copied row, left out of the loss), and the run ends as the whole batches without

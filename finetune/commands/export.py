@@ -26,6 +26,7 @@ from absl import flags
 
 from electra_tf import cli, progress
 from electra_tf.export_formats import EXPORT_FORMATS, FILE_NAMES, QUANTIZATIONS
+from finetune.classifier_text_inputs import TEXT_INPUTS
 
 FLAGS = flags.FLAGS
 # The library's names for what this program calls --model, --checkpoint_format and --format.
@@ -112,7 +113,7 @@ flags.DEFINE_integer("max_query_length", 64, "SQuAD only: question word pieces k
 flags.DEFINE_enum(
     "text_inputs",
     "auto",
-    ["auto", "single", "pair"],
+    TEXT_INPUTS,
     "Classifier only: whether the raw-text signature takes one string vector (`texts`) or sentence "
     "pairs (`text_a`, `text_b`); auto reads the task from the fine-tuning run's results.json.",
 )

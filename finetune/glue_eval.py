@@ -11,14 +11,12 @@ STS-B). `electra-finetune` writes this format with `finetune.glue.predictions.wr
 import json
 import math
 
-import numpy as np
 from absl import flags
 
 from electra_tf import cli  # defines --verbose; must precede the flag definitions below
-from electra_tf.errors import ConfigError
 from finetune.glue.metrics import task_metrics
 from finetune.glue.predictions import read_predictions
-from finetune.glue.readers import read_tsv, task_file
+from finetune.glue.readers import split_labels
 from finetune.glue.tasks import TASKS, glue_task_spec
 
 flags.DEFINE_string("task", None, f"GLUE task: one of {', '.join(TASKS)}.")
@@ -32,19 +30,8 @@ flags.DEFINE_string(
 def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
     """The task's metrics ({name: value in 0-100}) for a GLUE-format predictions file against `split`'s labels."""
     spec = glue_task_spec(task)
-    split = spec.resolve_split(split)
-    if not spec.splits[split].labelled:
-        raise ConfigError(
-            f"split={split} of {spec.name} has no labels to score against; use a dev split "
-            f"({', '.join(spec.dev_splits)})",
-            arguments=("split",),
-        )
-    examples = read_tsv(task_file(data_dir, spec, split), spec, split).examples
-    if spec.is_regression:
-        labels = np.array([example.label for example in examples], dtype=np.float64)
-    else:
-        labels = np.array([spec.labels.index(example.label) for example in examples], dtype=np.int64)
-    predictions = read_predictions(predictions_path, spec, len(examples))
+    labels = split_labels(data_dir, spec, split)
+    predictions = read_predictions(predictions_path, spec, len(labels))
     return task_metrics(spec, labels, predictions)
 
 

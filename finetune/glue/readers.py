@@ -10,9 +10,10 @@ import math
 import os
 from typing import List, Optional
 
+import numpy as np
 from absl import logging
 
-from electra_tf.errors import DataError
+from electra_tf.errors import ConfigError, DataError
 from electra_tf.text_files import read_text
 from finetune.glue.tasks import glue_task_spec
 
@@ -77,6 +78,23 @@ def read_examples(
     if source == "tfds":
         return read_tfds(task, split, data_dir=tfds_data_dir, download=tfds_download)
     raise DataError(f"unknown GLUE data source {source!r}; choose 'tsv' or 'tfds'")
+
+
+def split_labels(data_dir, task, split="dev"):
+    """The labels of a labelled split of `task` in `data_dir` (its TSV file): label ids (int64), or scores
+    (float64) for STS-B."""
+    spec = glue_task_spec(task)
+    split = spec.resolve_split(split)
+    if not spec.splits[split].labelled:
+        raise ConfigError(
+            f"split={split} of {spec.name} has no labels to score against; use a dev split "
+            f"({', '.join(spec.dev_splits)})",
+            arguments=("split",),
+        )
+    examples = read_examples(data_dir, spec, split)
+    if spec.is_regression:
+        return np.array([example.label for example in examples], dtype=np.float64)
+    return np.array([spec.labels.index(example.label) for example in examples], dtype=np.int64)
 
 
 def read_tsv(path, task, split, encoding="utf-8", encoding_errors="strict"):

@@ -4,11 +4,32 @@ flags and validate them before TensorFlow is imported, and `--help` answers with
 import numbers
 
 from electra_tf.errors import ConfigError
+from electra_tf.job_flags import flag_field
 
 STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 OPTIMIZERS = ("adam_weight_decay", "keras_adamw", "lamb")
 NONFINITE_LOSS_POLICIES = ("stop", "skip")  # see callbacks.NonFiniteLossGuard
+
+# {name: (default, help, choices)} of the settings that place a training job on its devices, alike in every job.
+_DISTRIBUTION_SETTINGS = {
+    "strategy": ("default", "tf.distribute strategy.", STRATEGIES),
+    "tpu": (None, "TPU name or grpc:// address, with --strategy=tpu.", None),
+    "num_cpu_devices": (
+        0,
+        "Split the CPU into this many logical devices (for --strategy=mirrored on a CPU-only machine).",
+        None,
+    ),
+    "mixed_precision": ("float32", "Keras dtype policy.", PRECISIONS),
+}
+
+
+def distribution_field(name):
+    """The dataclass field (`job_flags.flag_field`) of the distribution setting `name`: strategy, tpu, num_cpu_devices
+    or mixed_precision."""
+    default, help_text, choices = _DISTRIBUTION_SETTINGS[name]
+    return flag_field(default, help_text, choices)
+
 
 # No limit by default: TensorFlow's coordination service already stops the survivors within about 10 seconds when a
 # worker dies or freezes (missed heartbeats, closed connections), and TensorFlow implements a collective's timeout

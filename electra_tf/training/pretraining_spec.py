@@ -7,11 +7,14 @@ import os
 from electra_tf import preflight
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
+from electra_tf.job_flags import flag_field
 from electra_tf.training.choices import (
     DEFAULT_COLLECTIVE_TIMEOUT_SECONDS,
     NONFINITE_LOSS_POLICIES,
+    OPTIMIZERS,
     check_collective_timeout,
     check_gradient_accumulation,
+    distribution_field,
 )
 
 MODES = ("train", "eval")
@@ -19,63 +22,135 @@ MODES = ("train", "eval")
 
 @dataclasses.dataclass
 class PretrainingJob:
-    """Everything a pre-training run needs; field names are the flag names of `electra-pretrain`."""
+    """Everything a pre-training run needs; each field but `model_overrides` is a flag of `electra-pretrain` with the
+    field's name, default, help and choices (`electra_tf.job_flags`)."""
 
-    pretrain_tfrecords: str
-    model_dir: str
-    model_size: str = "small"
-    max_seq_length: int = 128
-    train_batch_size: int = 128  # the global batch of one optimizer update
-    # Each replica runs its share of a batch as this many micro-batches in turn (training.gradient_accumulation).
-    gradient_accumulation_steps: int = 1
-    learning_rate: float = 5e-4
-    num_train_steps: int = 1_000_000
-    num_warmup_steps: int = 10_000
-    save_checkpoints_steps: int = 1000
-    checkpoint_steps: tuple = ()  # further steps to checkpoint at (e.g. the evaluation points of an experiment)
-    keep_checkpoint_max: int = 5
-    log_every_steps: int = 100
-    seed: int = 0
-    strategy: str = "default"
-    tpu: str = None
-    num_cpu_devices: int = 0
-    mixed_precision: str = "float32"
-    jit_compile: bool = False
-    steps_per_execution: int = 1
-    vocab_file: str = None
-    # The tokenizer's casing and accent handling, saved with the model; default: what the data's manifest records.
-    do_lower_case: bool = None
-    strip_accents: bool = None
-    optimizer: str = "adam_weight_decay"
-    weight_decay: float = 0.01
-    adam_epsilon: float = 1e-6
-    bias_correction: bool = False
-    lr_schedule: str = "multiply"
-    clip_norm: float = 1.0
-    model_overrides: dict = dataclasses.field(default_factory=dict)  # ElectraConfig fields, e.g. mask_prob
-    progress_bar: bool = True
-    nonfinite_loss: str = "stop"  # stop | skip, see callbacks.NonFiniteLossGuard
-    deterministic: bool = False  # TensorFlow op determinism (seeds are always fixed by `seed`)
-    worker_hosts: str = None  # host:port,... writes TF_CONFIG for strategy=multi_worker
-    task_index: int = 0
-    # strategy=multi_worker: how long a collective waits for the other workers before the run stops (0: forever).
-    collective_timeout_seconds: float = DEFAULT_COLLECTIVE_TIMEOUT_SECONDS
-    # Continued pre-training: weights to start from (any format electra-convert reads); a model_dir that already
-    # holds a checkpoint resumes from it instead.
-    init_checkpoint: str = None
-    init_generator_checkpoint: str = None  # a generator for an init_checkpoint that holds only a discriminator
-    init_checkpoint_format: str = "auto"
-    # A discriminator and generator whose copies of the shared embeddings differ: keep the discriminator's.
-    allow_embedding_mismatch: bool = False
+    pretrain_tfrecords: str = flag_field(help_text="Glob(s) of pre-training TFRecord shards, comma-separated.")
+    model_dir: str = flag_field(help_text="Directory for checkpoints, logs and the pre-trained model.")
+    model_size: str = flag_field("small", "Preset: tiny, cpu, small, small++, base or large.")
+    max_seq_length: int = flag_field(128, "Length of the pre-training examples.")
+    train_batch_size: int = flag_field(
+        128, "Global batch size of one optimizer update (over all replicas and workers)."
+    )
+    # training.gradient_accumulation
+    gradient_accumulation_steps: int = flag_field(
+        1,
+        "Run each replica's share of a batch as this many micro-batches of --train_batch_size / (this x replicas) "
+        "examples in turn, adding up their gradients: the update of the whole batch with the activation memory of a "
+        "micro-batch. Steps, checkpoints and the learning-rate schedule count updates.",
+    )
+    learning_rate: float = flag_field(5e-4, "Peak learning rate.")
+    num_train_steps: int = flag_field(1_000_000, "Total optimizer steps.")
+    num_warmup_steps: int = flag_field(10_000, "Linear warm-up steps.")
+    save_checkpoints_steps: int = flag_field(1000, "Checkpoint every this many steps.")
+    # Further steps to checkpoint at (e.g. the evaluation points of an experiment); electra-pretrain's
+    # --checkpoint_steps is a comma-separated list.
+    checkpoint_steps: tuple = ()
+    keep_checkpoint_max: int = flag_field(5, "Checkpoints to keep (0 keeps all).")
+    log_every_steps: int = flag_field(100, "Append to metrics.jsonl and TensorBoard every this many steps.")
+    seed: int = flag_field(0, "Seed of the initialisation, data order, masking and sampling.")
+    strategy: str = distribution_field("strategy")
+    tpu: str = distribution_field("tpu")
+    num_cpu_devices: int = distribution_field("num_cpu_devices")
+    mixed_precision: str = distribution_field("mixed_precision")
+    jit_compile: bool = flag_field(False, "Compile the train step with XLA.")
+    steps_per_execution: int = flag_field(1, "Train steps per tf.function call.")
+    vocab_file: str = flag_field(
+        None,
+        "The vocabulary the TFRecords were built with (sets vocab size and special token ids; without it the BERT "
+        "uncased ids are assumed).",
+    )
+    do_lower_case: bool = flag_field(
+        None,
+        "The tokenizer's casing, saved with the model for fine-tuning and serving (default: what the data's "
+        "manifest.json records; lower-case for data without one).",
+    )
+    strip_accents: bool = flag_field(
+        None, "Strip accents when tokenising (default: the data's manifest, else --do_lower_case)."
+    )
+    optimizer: str = flag_field("adam_weight_decay", "Optimizer.", choices=OPTIMIZERS)
+    weight_decay: float = flag_field(0.01, "Decoupled weight decay (not on LayerNorm and biases).")
+    adam_epsilon: float = flag_field(1e-6, "Adam epsilon.")
+    bias_correction: bool = flag_field(False, "Adam bias correction (the reference has none).")
+    lr_schedule: str = flag_field(
+        "multiply",
+        "multiply: warm-up x linear decay as the reference; sequential: warm-up then decay.",
+        choices=("multiply", "sequential"),
+    )
+    clip_norm: float = flag_field(1.0, "Clip the cross-replica gradient to this global norm (0: no clipping).")
+    # ElectraConfig fields, e.g. mask_prob: electra-pretrain's model flags.
+    model_overrides: dict = dataclasses.field(default_factory=dict)
+    progress_bar: bool = flag_field(True, "Keras progress bar (otherwise one line per logged step).")
+    nonfinite_loss: str = flag_field(
+        "stop",
+        "On a NaN/inf loss: stop naming the step (the last good checkpoint is kept), or skip that update and count it "
+        "as skipped_steps in the metrics.",
+        choices=NONFINITE_LOSS_POLICIES,
+    )
+    deterministic: bool = flag_field(
+        False,
+        "TensorFlow op determinism: two runs with the same --seed give identical losses, and a resumed run ends with "
+        "the weights of an uninterrupted one.",
+    )
+    worker_hosts: str = flag_field(
+        None,
+        "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, comma-separated, the same on "
+        "every worker (worker 0 is the chief).",
+    )
+    task_index: int = flag_field(0, "This worker's position in --worker_hosts.")
+    collective_timeout_seconds: float = flag_field(
+        DEFAULT_COLLECTIVE_TIMEOUT_SECONDS,
+        "With --strategy=multi_worker: stop when one exchange between the workers (an all-reduce of a step) waits "
+        "longer than this, naming the workers and the checkpoint to resume from. 0 (default): no limit; a worker that "
+        "dies or freezes is still noticed within about 10 seconds by TensorFlow's own heartbeats, and this limit only "
+        "adds a bound for a worker that is alive but never joins the exchange. It costs one sleeping thread per "
+        "exchange for the whole timeout (about 100 per step), so use it only while looking for such a hang.",
+    )
+    init_checkpoint: str = flag_field(
+        None,
+        "Start from these weights (continued pre-training): a reference TF1 checkpoint, a Hugging Face discriminator "
+        "directory (or discriminator/ + generator/), a keras-hub preset, a pretrained/ directory or another run's "
+        "--model_dir. The architecture comes from it; the optimizer and the step start fresh. Ignored when "
+        "--model_dir already holds a checkpoint.",
+    )
+    init_generator_checkpoint: str = flag_field(
+        None,
+        "A generator for an --init_checkpoint that holds only a discriminator (e.g. a Hugging Face generator "
+        "directory); without one a new generator is built.",
+    )
+    init_checkpoint_format: str = flag_field(
+        "auto",
+        "Format of --init_checkpoint (auto: detected).",
+        choices=("auto", "ours", "tf1", "hf", "keras_hub"),
+    )
+    allow_embedding_mismatch: bool = flag_field(
+        False,
+        "For a discriminator and generator whose copies of the shared embeddings differ (a Hugging Face "
+        "discriminator/ + generator/ pair, or --init_generator_checkpoint beside --init_checkpoint): keep the "
+        "discriminator's.",
+    )
     # Held-out evaluation of the pre-training objective (see training.evaluation).
-    mode: str = "train"  # train, or eval: evaluate the latest checkpoint (or init_checkpoint) once
-    eval_tfrecords: str = None
-    eval_every_steps: int = 0  # 0: only at the end of training
-    num_eval_steps: int = 100
-    eval_batch_size: int = None  # default: train_batch_size
-    # Check each shard's sha256 against its manifest before anything is written (None: when the data is at most
-    # manifest.VERIFY_DATA_MAX_BYTES, one to two seconds of hashing).
-    verify_data: bool = None
+    mode: str = flag_field(
+        "train",
+        "train (evaluating on --eval_tfrecords along the way when given), or eval: evaluate the latest checkpoint of "
+        "--model_dir (else --init_checkpoint) once.",
+        choices=MODES,
+    )
+    eval_tfrecords: str = flag_field(
+        None,
+        "Glob(s) of held-out TFRecord shards for evaluation of the pre-training objective (dropout off, the same "
+        "masking and sampling at every evaluation).",
+    )
+    eval_every_steps: int = flag_field(0, "Evaluate every this many steps (0: only at the end of training).")
+    num_eval_steps: int = flag_field(100, "Batches per evaluation (at most; fewer if the held-out set is smaller).")
+    eval_batch_size: int = flag_field(None, "Evaluation batch size (default: --train_batch_size).")
+    # None: on when the data is at most manifest.VERIFY_DATA_MAX_BYTES.
+    verify_data: bool = flag_field(
+        None,
+        "Check every shard's sha256 against its manifest.json before anything is written to --model_dir (a corrupt "
+        "shard is otherwise found only when its record is read). Default: on when the matched shards hold at most "
+        "512 MiB, about one to two seconds of hashing at the 300-450 MB/s sha256 runs at on one core.",
+    )
 
     def validate(self):
         positive = ("max_seq_length", "train_batch_size", "num_train_steps", "log_every_steps", "steps_per_execution")

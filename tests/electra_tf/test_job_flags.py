@@ -1,11 +1,14 @@
 import dataclasses
 import sys
+from typing import List, Optional
 
 import pytest
 from absl import flags
 
+from electra_tf.errors import ConfigError
 from electra_tf.job_flags import define_job_flags, flag_field, job_arguments
 from electra_tf.training.pretraining_spec import PretrainingJob
+from finetune.experiments.compute_matched.plan import Settings
 from finetune.runner import FinetuningJob
 from tests.console_commands import command_module
 
@@ -124,3 +127,38 @@ def test_every_job_field_is_a_flag_of_its_command_with_the_field_default(program
             assert default == _field_default(field), field.name
             if "choices" in field.metadata:
                 assert flag.parser.enum_values == list(field.metadata["choices"]), field.name
+
+
+@dataclasses.dataclass
+class _Listed:
+    names: List[str] = flag_field(["a", "b"], "Names.")
+    seeds: List[int] = flag_field([0, 1], "Seeds.")
+    fractions: List[float] = flag_field([0.5, 1.0], "Fractions.")
+    budget: Optional[float] = flag_field(None, "Budget.")
+
+
+def _listed(argv=()):
+    flag_values = flags.FlagValues()
+    define_job_flags(_Listed, flag_values=flag_values)
+    flag_values(["program", *argv])
+    return _Listed(**job_arguments(_Listed, flag_values=flag_values))
+
+
+def test_list_fields_are_comma_separated_flags_of_their_item_kind():
+    assert _listed() == _Listed()
+    assert _Listed().names is not _Listed().names  # a list default is each job's own copy
+    job = _listed(["--names= x,, y ", "--seeds=3,4", "--fractions=0.25", "--budget=1e12"])
+    assert job == _Listed(names=["x", "y"], seeds=[3, 4], fractions=[0.25], budget=1e12)
+    with pytest.raises(ConfigError, match=r"^seeds=1,two must be a comma-separated list of ints$") as error:
+        _listed(["--seeds=1,two"])
+    assert error.value.arguments == ("seeds",)
+
+
+def test_every_compute_matched_setting_is_a_flag_with_its_default():
+    flag_values = flags.FlagValues()
+    define_job_flags(Settings, flag_values=flag_values)
+    flag_values(["program"])
+    required = {"output_dir": None, "corpus": None, "glue_dir": None}
+    assert Settings(**job_arguments(Settings, flag_values=flag_values)) == Settings(**required)
+    assert flag_values["eval_fractions"].default == ["0.25", "0.5", "1.0"]
+    assert flag_values["mixed_precision"].parser.enum_values == ["float32", "mixed_bfloat16"]

@@ -10,6 +10,7 @@ from typing import List, Optional
 from electra_tf import flops as flops_lib
 from electra_tf.config import PRESETS, ElectraConfig
 from electra_tf.errors import ConfigError, DataError
+from electra_tf.job_flags import flag_field
 
 LOG_POINTS = 25  # metrics.jsonl entries per pre-training run (plus step 1)
 
@@ -32,43 +33,103 @@ PRECISIONS = ("float32", "mixed_bfloat16")
 
 @dataclasses.dataclass
 class Settings:
-    """Everything the experiment depends on; field names are the flag names."""
+    """Everything the experiment depends on; each field is a flag of the entry point, with its default and help."""
 
-    output_dir: str
-    corpus: str
-    glue_dir: str
-    model_size: str = "tiny"
-    objectives: List[str] = dataclasses.field(default_factory=lambda: ["electra", "mlm"])
-    electra_steps: int = 2000
-    budget_flops: Optional[float] = None
-    eval_fractions: List[float] = dataclasses.field(default_factory=lambda: [0.25, 0.5, 1.0])
-    max_seq_length: int = 128
-    train_batch_size: int = 32
-    learning_rate: float = 1e-3
-    warmup_fraction: float = 0.1
-    warmup_steps: Optional[int] = None
-    bias_correction: bool = True
-    mixed_precision: str = "float32"
-    budget_minutes: Optional[float] = None
-    seed: int = 0
-    vocab_size: int = 8192
-    vocab_file: Optional[str] = None
-    document_mode: str = "file"
-    input_encoding: str = "utf-8"
-    encoding_errors: str = "replace"
-    heldout_files: int = 1
-    eval_every_steps: Optional[int] = None
-    num_eval_steps: int = 20
-    tasks: List[str] = dataclasses.field(default_factory=lambda: ["sst-2"])
-    train_examples: int = 2000
-    eval_examples: int = 0
-    seeds: List[int] = dataclasses.field(default_factory=lambda: [0, 1, 2])
-    finetune_learning_rate: Optional[float] = None
-    finetune_epochs: Optional[int] = None
-    finetune_batch_size: Optional[int] = None
-    finetune_max_seq_length: Optional[int] = None
-    random_init_baseline: bool = True
-    dry_run: bool = False
+    output_dir: str = flag_field(help_text="Directory for the data, runs, results.json, results.md and plots.")
+    corpus: str = flag_field(
+        help_text="Pre-training text: files, globs or directories (every file in them), "
+        "comma-separated, plain or gzip, e.g. ../shared/data/corpus/nltk-gutenberg or "
+        "'../shared/data/corpus/wikipedia/*.txt.gz' (with --document_mode=blank_line)."
+    )
+    glue_dir: str = flag_field(
+        help_text="GLUE directory holding <TASK>/train.tsv and dev.tsv (download_glue_data.py layout), e.g. "
+        "../shared/data/glue."
+    )
+    model_size: str = flag_field("tiny", "Preset pre-trained by every objective: " + ", ".join(PRESETS) + ".")
+    objectives: List[str] = flag_field(
+        ["electra", "mlm"], "Pre-training objectives to compare: " + ", ".join(flops_lib.FLOPS_OBJECTIVES) + "."
+    )
+    electra_steps: int = flag_field(
+        2000,
+        "The FLOP budget, as this many steps of ELECTRA pre-training "
+        "(with --model_size, --max_seq_length and --train_batch_size).",
+    )
+    budget_flops: Optional[float] = flag_field(None, "The FLOP budget directly (overrides --electra_steps).")
+    eval_fractions: List[float] = flag_field(
+        [0.25, 0.5, 1.0], "Fractions of the budget at which every objective's checkpoint is fine-tuned."
+    )
+    max_seq_length: int = flag_field(128, "Pre-training sequence length (the paper's 128).")
+    train_batch_size: int = flag_field(32, "Pre-training batch size.")
+    learning_rate: float = flag_field(1e-3, "Peak pre-training learning rate.")
+    warmup_fraction: float = flag_field(0.1, "Share of each run's steps with linear warm-up.")
+    warmup_steps: Optional[int] = flag_field(None, "Linear warm-up steps of every run (overrides --warmup_fraction).")
+    bias_correction: bool = flag_field(
+        True,
+        "Adam with bias correction in pre-training (as configs/tiny.flags; the "
+        "reference has none, which a run this short cannot afford).",
+    )
+    mixed_precision: str = flag_field(
+        "float32",
+        "Pre-training dtype policy: float32, or "
+        "mixed_bfloat16 (bfloat16 compute, float32 variables). Fine-tuning stays float32.",
+        choices=PRECISIONS,
+    )
+    budget_minutes: Optional[float] = flag_field(
+        None,
+        "The FLOP budget as wall time (overrides --electra_steps): the ELECTRA "
+        "steps whose estimated pre-training time is nearest this many minutes, by the plan's time model "
+        f"(a job's ~{PRETRAINING_JOB_SECONDS:g} s start, {STEP_OVERHEAD_SECONDS:g} s + FLOPs / "
+        f"{FLOPS_PER_SECOND:.2g} per step, the held-out evaluations' forward passes; measured on an "
+        "idle 2-core CPU in float32), printed with the plan.",
+    )
+    seed: int = flag_field(0, "Pre-training seed (initialisation, data order, masking).")
+    vocab_size: int = flag_field(8192, "Size of the WordPiece vocabulary learned from --corpus.")
+    vocab_file: Optional[str] = flag_field(None, "Use this vocab.txt instead of learning one.")
+    document_mode: str = flag_field(
+        "file",
+        "file: each corpus file is one document (books); "
+        "blank_line: blank lines separate documents, as in Wikipedia-style text (examples never cross "
+        "documents).",
+        choices=("file", "blank_line"),
+    )
+    input_encoding: str = flag_field("utf-8", "Encoding of the corpus files.")
+    encoding_errors: str = flag_field(
+        "replace",
+        "Undecodable bytes (the Gutenberg corpus has two Latin-1 bytes): replace, drop or stop.",
+        choices=("strict", "replace", "ignore"),
+    )
+    heldout_files: int = flag_field(
+        1,
+        "Hold out the last N corpus files by name: held-out TFRecords built with the "
+        "training vocabulary, on which every objective's pre-training is evaluated along the way "
+        "(needs N + 1 files or more; 0: no held-out evaluation).",
+    )
+    eval_every_steps: Optional[int] = flag_field(
+        None,
+        "Held-out evaluation every this many pre-training steps, and at the "
+        "end (default: each run's log interval, 1/25 of its steps).",
+    )
+    num_eval_steps: int = flag_field(
+        20, "Batches (of --train_batch_size) of the held-out set read per evaluation, the same first ones every time."
+    )
+    tasks: List[str] = flag_field(
+        ["sst-2"],
+        "GLUE tasks every checkpoint is fine-tuned on, comma-separated (CoLA, SST-2, "
+        "MRPC, STS-B, QQP, MNLI, QNLI, RTE, WNLI).",
+    )
+    train_examples: int = flag_field(2000, "Fine-tuning examples drawn (seeded) from the task's train split; 0 = all.")
+    eval_examples: int = flag_field(0, "Dev examples drawn (seeded) from each dev split; 0 = all.")
+    seeds: List[int] = flag_field([0, 1, 2], "Fine-tuning seeds; the median over them is reported, with mean and std.")
+    finetune_learning_rate: Optional[float] = flag_field(
+        None, "Fine-tuning learning rate (default: the reference's for the preset's size family)."
+    )
+    finetune_epochs: Optional[int] = flag_field(
+        None, "Fine-tuning epochs (default: the reference's, 3 for most tasks)."
+    )
+    finetune_batch_size: Optional[int] = flag_field(None, "Fine-tuning batch size (default 32).")
+    finetune_max_seq_length: Optional[int] = flag_field(None, "Fine-tuning sequence length (default: the task's, 128).")
+    random_init_baseline: bool = flag_field(True, "Also fine-tune a randomly initialised network (FLOPs 0).")
+    dry_run: bool = flag_field(False, "Print the plan and the time estimate, then stop.")
 
 
 def validate(settings):

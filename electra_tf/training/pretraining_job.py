@@ -17,11 +17,28 @@ from electra_tf import progress
 from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAME
 from electra_tf.config import ElectraConfig
+from electra_tf.data.pretraining_dataset import (
+    check_pretraining_data,
+    corrupt_records_reported,
+    make_pretraining_dataset,
+)
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution, preemption
 from electra_tf.training.choices import check_gradient_accumulation
+from electra_tf.training.evaluation import (
+    EVAL_METRICS_FILE,
+    PeriodicEvaluation,
+    PretrainingEvaluator,
+    format_evaluation,
+    write_evaluation,
+)
+from electra_tf.training.initialization import (
+    check_data_vocabulary,
+    initialize_positions_sinusoidally,
+    read_initial_weights,
+)
 from electra_tf.training.optimizers import create_optimizer
 from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.pretraining_spec import PretrainingJob
@@ -87,8 +104,6 @@ def build_model(job, config, strategy):
         model.compile(optimizer=optimizer, jit_compile=job.jit_compile, steps_per_execution=job.steps_per_execution)
         model.optimizer.build(model.trainable_variables)
         if config.sinusoidal_position_init:
-            from electra_tf.training.initialization import initialize_positions_sinusoidally
-
             for embeddings in filter(None, (model.embeddings, model.generator_embeddings)):
                 initialize_positions_sinusoidally(embeddings, config.initializer_range)
     return model
@@ -116,13 +131,13 @@ def run(job, extra_files=None):
     chief = distribution.is_chief()
     checkpoint_dir = _checkpoint_directory(job, chief)
     new_model_dir = not tf.io.gfile.exists(job.model_dir)
-    progress = callbacks_lib.StepProgress()
+    step_progress = callbacks_lib.StepProgress()
     try:
-        return _run(job, chief, checkpoint_dir, extra_files or {}, progress)
+        return _run(job, chief, checkpoint_dir, extra_files or {}, step_progress)
     except tf.errors.OpError as error:
         if job.strategy == "multi_worker" and distribution.is_lost_worker_error(error):
             raise distribution.lost_worker_error(
-                error, progress.step, job.model_dir, job.collective_timeout_seconds
+                error, step_progress.step, job.model_dir, job.collective_timeout_seconds
             ) from error
         raise
     except DataError as error:
@@ -138,6 +153,66 @@ def run(job, extra_files=None):
     finally:
         if checkpoint_dir != job.model_dir:
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
+
+
+def _run(job, chief, checkpoint_dir, extra_files, step_progress):
+    """The run's steps in order; `run` handles what they raise."""
+    distribution.set_precision(job.mixed_precision)
+    strategy = distribution.create_strategy(
+        job.strategy, job.tpu, job.num_cpu_devices, collective_timeout_seconds=job.collective_timeout_seconds
+    )
+    resolved = _resolve_and_check_inputs(job, strategy)
+    print(f"model config: {json.dumps(resolved.config.to_dict(), sort_keys=True)}", flush=True)
+    print(f"job: {json.dumps(dataclasses.asdict(job), sort_keys=True)}", flush=True)
+    model, checkpoint = _build_or_restore_model(job, resolved, strategy)
+    evaluator = _make_evaluator(job, model) if job.eval_tfrecords else None
+    sources = {
+        "pretrain_tfrecords": job.pretrain_tfrecords if job.mode == "train" else None,
+        "eval_tfrecords": job.eval_tfrecords,
+    }
+    if job.mode == "eval":
+        with corrupt_records_reported(sources):
+            return _evaluate_once(job, chief, evaluator)
+
+    if chief:
+        _write_run_files(job, resolved, extra_files)
+    # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
+    # saving leaves the state file naming the previous complete checkpoint: that is what a restart restores.
+    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=job.keep_checkpoint_max or None)
+    initial_step = callbacks_lib.current_step(model)
+    if chief:
+        _truncate_logs_to(job.model_dir, initial_step)
+    logs = _train(job, model, manager, evaluator, step_progress, sources, chief, initial_step)
+    if chief:
+        _export_pretrained(job, model, resolved)
+    keras.backend.clear_session(free_memory=False)
+    return logs
+
+
+@dataclasses.dataclass(frozen=True)
+class ResolvedInputs:
+    """What a run settled on from its flags, its model_dir and its data, before anything is written."""
+
+    latest_checkpoint: str  # None in a model_dir without one
+    config: ElectraConfig
+    initial: object  # `InitialWeights` read from init_checkpoint, or None
+    vocab_file: str
+    tokenizer_settings: object  # `TokenizerSettings`
+
+
+def _resolve_and_check_inputs(job, strategy):
+    """The run's `ResolvedInputs`, every input checked (so that a rejected run leaves nothing behind)."""
+    if job.mode == "train":
+        check_gradient_accumulation(
+            job.gradient_accumulation_steps, job.train_batch_size, strategy.num_replicas_in_sync
+        )
+    latest = tf.train.latest_checkpoint(job.model_dir)
+    config, initial, vocab_file = _resolve_model(job, latest)
+    manifest, eval_manifest = _check_data(job, config, initial, vocab_file)
+    tokenizer_settings = _resolve_tokenizer_settings(job, manifest or eval_manifest, initial)
+    config.check_sequence_length(job.max_seq_length)
+    _check_same_run(job, config)
+    return ResolvedInputs(latest, config, initial, vocab_file, tokenizer_settings)
 
 
 def _resolve_model(job, latest):
@@ -160,8 +235,6 @@ def _resolve_model(job, latest):
         vocab_file = job.vocab_file or _saved_job(job.model_dir).get("vocab_file")
         return config, None, vocab_file
     if job.init_checkpoint:
-        from electra_tf.training.initialization import read_initial_weights
-
         with progress.step(f"loading {job.init_checkpoint}"):
             initial = read_initial_weights(
                 job.init_checkpoint,
@@ -190,37 +263,9 @@ def _saved_job(model_dir):
         return {}
 
 
-def _resolve_tokenizer_settings(job, manifest, initial):
-    settings = job.tokenizer_settings(manifest, default=initial.tokenizer_settings if initial else None)
-    if initial is not None and initial.tokenizer_settings and settings != initial.tokenizer_settings:
-        raise DataError(
-            f"the pre-training data is tokenised with {settings} but init_checkpoint="
-            f"{job.init_checkpoint} records {initial.tokenizer_settings}: rebuild the data with the "
-            "checkpoint's do_lower_case and strip_accents",
-            arguments=("init_checkpoint",),
-        )
-    return settings
-
-
-def _run(job, chief, checkpoint_dir, extra_files, progress):
-    from electra_tf.data.pretraining_dataset import (
-        check_pretraining_data,
-        corrupt_records_reported,
-        make_pretraining_dataset,
-    )
-    from electra_tf.training.evaluation import EVAL_METRICS_FILE, PeriodicEvaluation, PretrainingEvaluator
-
-    distribution.set_precision(job.mixed_precision)
-    strategy = distribution.create_strategy(
-        job.strategy, job.tpu, job.num_cpu_devices, collective_timeout_seconds=job.collective_timeout_seconds
-    )
-    if job.mode == "train":
-        check_gradient_accumulation(
-            job.gradient_accumulation_steps, job.train_batch_size, strategy.num_replicas_in_sync
-        )
-    latest = tf.train.latest_checkpoint(job.model_dir)
-    config, initial, vocab_file = _resolve_model(job, latest)
-    # Every input is checked before anything is written to model_dir.
+def _check_data(job, config, initial, vocab_file):
+    """The manifests of the training data (mode=train) and of the evaluation data ({} for none), each checked
+    against the run's vocabulary: the config's, or with init_checkpoint the checkpoint's."""
     manifest = {}
     if job.mode == "train":
         manifest = check_pretraining_data(
@@ -241,135 +286,64 @@ def _run(job, chief, checkpoint_dir, extra_files, progress):
             vocab_file=None if initial else vocab_file,
         )
     if initial is not None:
-        from electra_tf.training.initialization import check_data_vocabulary
-
         for data_manifest, argument in ((manifest, "pretrain_tfrecords"), (eval_manifest, "eval_tfrecords")):
             check_data_vocabulary(data_manifest, getattr(job, argument), config, vocab_file, job.init_checkpoint)
-    tokenizer_settings = _resolve_tokenizer_settings(job, manifest or eval_manifest, initial)
-    config.check_sequence_length(job.max_seq_length)
-    _check_same_run(job, config)
-    print(f"model config: {json.dumps(config.to_dict(), sort_keys=True)}", flush=True)
-    print(f"job: {json.dumps(dataclasses.asdict(job), sort_keys=True)}", flush=True)
+    return manifest, eval_manifest
 
+
+def _resolve_tokenizer_settings(job, manifest, initial):
+    settings = job.tokenizer_settings(manifest, default=initial.tokenizer_settings if initial else None)
+    if initial is not None and initial.tokenizer_settings and settings != initial.tokenizer_settings:
+        raise DataError(
+            f"the pre-training data is tokenised with {settings} but init_checkpoint="
+            f"{job.init_checkpoint} records {initial.tokenizer_settings}: rebuild the data with the "
+            "checkpoint's do_lower_case and strip_accents",
+            arguments=("init_checkpoint",),
+        )
+    return settings
+
+
+def _build_or_restore_model(job, resolved, strategy):
+    """(model, its `tf.train.Checkpoint`): new, initialised from init_checkpoint, and restored from model_dir's
+    latest checkpoint when there is one."""
     keras.utils.set_random_seed(job.seed)
-    model = build_model(job, config, strategy)
+    model = build_model(job, resolved.config, strategy)
     checkpoint = tf.train.Checkpoint(
         model=model, optimizer=model.optimizer, seed_generators=tf.train.Checkpoint(**seed_generator_states(model))
     )
+    initial = resolved.initial
     if initial is not None:
         initial.assign_to(model)
         print(f"initialised from {initial.description}", flush=True)
         if not initial.has_generator:
-            generator = config.generator_architecture()
+            generator = resolved.config.generator_architecture()
             print(
                 f"{job.init_checkpoint} holds no generator: a new generator (hidden {generator.hidden_size}, "
                 f"{generator.num_layers} layers, by the sizing rule) starts from random weights and shares "
                 "the discriminator's embeddings",
                 flush=True,
             )
-    if latest:
-        checkpoint.restore(latest).assert_existing_objects_matched()
-        print(f"resumed from {latest}", flush=True)
-    evaluator = None
-    if job.eval_tfrecords:
-        eval_dataset = make_pretraining_dataset(
-            job.eval_tfrecords,
-            job.max_seq_length,
-            job.eval_batch_size or job.train_batch_size,
-            seed=job.seed,
-            is_training=False,
-            validate=False,
-            argument="eval_tfrecords",
-        )
-        evaluator = PretrainingEvaluator(model, eval_dataset, job.num_eval_steps)
-    sources = {
-        "pretrain_tfrecords": job.pretrain_tfrecords if job.mode == "train" else None,
-        "eval_tfrecords": job.eval_tfrecords,
-    }
-    if job.mode == "eval":
-        with corrupt_records_reported(sources):
-            return _evaluate_once(job, chief, evaluator)
+    if resolved.latest_checkpoint:
+        checkpoint.restore(resolved.latest_checkpoint).assert_existing_objects_matched()
+        print(f"resumed from {resolved.latest_checkpoint}", flush=True)
+    return model, checkpoint
 
-    if chief:
-        os.makedirs(job.model_dir, exist_ok=True)
-        write_text_files(job.model_dir, extra_files)
-        config.save(os.path.join(job.model_dir, CONFIG_FILE))
-        # With the vocabulary and the tokenizer settings resolved, so that a conversion of the run
-        # (electra-convert) finds them.
-        atomic_write_json(
-            os.path.join(job.model_dir, JOB_FILE),
-            dataclasses.asdict(dataclasses.replace(job, vocab_file=vocab_file, **tokenizer_settings.to_dict())),
-        )
-    # TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a crash while
-    # saving leaves the state file naming the previous complete checkpoint: that is what a restart restores.
-    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir, max_to_keep=job.keep_checkpoint_max or None)
-    initial_step = callbacks_lib.current_step(model)
-    metrics_path = os.path.join(job.model_dir, METRICS_FILE)
-    if chief:
-        callbacks_lib.truncate_metrics_log(metrics_path, initial_step)
-        callbacks_lib.truncate_metrics_log(os.path.join(job.model_dir, EVAL_METRICS_FILE), initial_step)
 
-    logs = {}
-    remaining = job.num_train_steps - initial_step
-    if remaining > 0:
-        dataset = make_pretraining_dataset(
-            job.pretrain_tfrecords,
-            job.max_seq_length,
-            job.train_batch_size,
-            seed=job.seed,
-            is_training=True,
-            skip_batches=initial_step,
-            validate=False,
-        )  # checked above
-        stop_on_sigterm = preemption.StopOnSigterm()
-        callbacks = [
-            progress,
-            stop_on_sigterm,
-            callbacks_lib.NonFiniteLossGuard(job.model_dir, job.nonfinite_loss),
-            callbacks_lib.LossScaleMonitor(),
-            callbacks_lib.MetricsLogger(
-                metrics_path,
-                os.path.join(job.model_dir, "train"),
-                job.log_every_steps,
-                enabled=chief,
-                expected_initial_loss=model.expected_initial_loss(),
-            ),
-            callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps, job.checkpoint_steps),
-        ]
-        if evaluator is not None:
-            callbacks.append(PeriodicEvaluation(evaluator, job.model_dir, job.eval_every_steps, enabled=chief))
-        with corrupt_records_reported(sources):
-            history = model.fit(
-                dataset,
-                epochs=1,
-                steps_per_epoch=remaining,
-                callbacks=callbacks,
-                shuffle=False,
-                verbose=1 if job.progress_bar else 2,
-            )
-        logs = {name: values[-1] for name, values in history.history.items()}
-        if stop_on_sigterm.requested:
-            keras.backend.clear_session(free_memory=False)
-            raise preemption.TrainingPreempted(callbacks_lib.current_step(model), job.model_dir)
-    else:
-        print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
-
-    if chief:
-        save_checkpoint(
-            model.pretrained_discriminator(),
-            os.path.join(job.model_dir, PRETRAINED_DIR),
-            "ours",
-            vocab_file,
-            tokenizer_settings,
-        )
-    keras.backend.clear_session(free_memory=False)
-    return logs
+def _make_evaluator(job, model):
+    eval_dataset = make_pretraining_dataset(
+        job.eval_tfrecords,
+        job.max_seq_length,
+        job.eval_batch_size or job.train_batch_size,
+        seed=job.seed,
+        is_training=False,
+        validate=False,
+        argument="eval_tfrecords",
+    )
+    return PretrainingEvaluator(model, eval_dataset, job.num_eval_steps)
 
 
 def _evaluate_once(job, chief, evaluator):
     """mode=eval: one evaluation of the restored (or initialised) model, appended to eval_metrics.jsonl."""
-    from electra_tf.training.evaluation import format_evaluation, write_evaluation
-
     result = evaluator.evaluate()
     if chief:
         os.makedirs(job.model_dir, exist_ok=True)
@@ -377,3 +351,83 @@ def _evaluate_once(job, chief, evaluator):
     print(format_evaluation(result), flush=True)
     keras.backend.clear_session(free_memory=False)
     return result
+
+
+def _write_run_files(job, resolved, extra_files):
+    """`extra_files`, the model config and the job in model_dir."""
+    os.makedirs(job.model_dir, exist_ok=True)
+    write_text_files(job.model_dir, extra_files)
+    resolved.config.save(os.path.join(job.model_dir, CONFIG_FILE))
+    # With the vocabulary and the tokenizer settings resolved, so that a conversion of the run
+    # (electra-convert) finds them.
+    atomic_write_json(
+        os.path.join(job.model_dir, JOB_FILE),
+        dataclasses.asdict(
+            dataclasses.replace(job, vocab_file=resolved.vocab_file, **resolved.tokenizer_settings.to_dict())
+        ),
+    )
+
+
+def _truncate_logs_to(model_dir, step):
+    """Drop the metrics logged after `step` by a run that stopped later than its last checkpoint."""
+    callbacks_lib.truncate_metrics_log(os.path.join(model_dir, METRICS_FILE), step)
+    callbacks_lib.truncate_metrics_log(os.path.join(model_dir, EVAL_METRICS_FILE), step)
+
+
+def _train(job, model, manager, evaluator, step_progress, sources, chief, initial_step):
+    """Train from `initial_step` to num_train_steps; returns the logs of the last step ({} when already there).
+    Raises `preemption.TrainingPreempted` once the checkpoint of a SIGTERM is saved."""
+    remaining = job.num_train_steps - initial_step
+    if remaining <= 0:
+        print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
+        return {}
+    dataset = make_pretraining_dataset(
+        job.pretrain_tfrecords,
+        job.max_seq_length,
+        job.train_batch_size,
+        seed=job.seed,
+        is_training=True,
+        skip_batches=initial_step,
+        validate=False,
+    )  # checked by _check_data
+    stop_on_sigterm = preemption.StopOnSigterm()
+    callbacks = [
+        step_progress,
+        stop_on_sigterm,
+        callbacks_lib.NonFiniteLossGuard(job.model_dir, job.nonfinite_loss),
+        callbacks_lib.LossScaleMonitor(),
+        callbacks_lib.MetricsLogger(
+            os.path.join(job.model_dir, METRICS_FILE),
+            os.path.join(job.model_dir, "train"),
+            job.log_every_steps,
+            enabled=chief,
+            expected_initial_loss=model.expected_initial_loss(),
+        ),
+        callbacks_lib.CheckpointSaver(manager, job.save_checkpoints_steps, job.checkpoint_steps),
+    ]
+    if evaluator is not None:
+        callbacks.append(PeriodicEvaluation(evaluator, job.model_dir, job.eval_every_steps, enabled=chief))
+    with corrupt_records_reported(sources):
+        history = model.fit(
+            dataset,
+            epochs=1,
+            steps_per_epoch=remaining,
+            callbacks=callbacks,
+            shuffle=False,
+            verbose=1 if job.progress_bar else 2,
+        )
+    if stop_on_sigterm.requested:
+        keras.backend.clear_session(free_memory=False)
+        raise preemption.TrainingPreempted(callbacks_lib.current_step(model), job.model_dir)
+    return {name: values[-1] for name, values in history.history.items()}
+
+
+def _export_pretrained(job, model, resolved):
+    """The trained discriminator in model_dir/pretrained/, with the run's vocabulary and tokenizer settings."""
+    save_checkpoint(
+        model.pretrained_discriminator(),
+        os.path.join(job.model_dir, PRETRAINED_DIR),
+        "ours",
+        resolved.vocab_file,
+        resolved.tokenizer_settings,
+    )

@@ -331,11 +331,28 @@ class PretrainingSettings:
         two-tower generator, to Hugging Face's)."""
         return (
             self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric")
-            and not self.untied_embeddings
+            and not self.generator_has_own_embeddings
             and not self.uniform_generator
-            and self.two_stage_steps == 0
             and self.embedding_sharing == "shared"
         )
+
+    @property
+    def generator_has_own_embeddings(self):
+        """Whether the generator has an embedding block of its own: untied, or two-stage training's (copied into the
+        discriminator's when the second stage starts)."""
+        return self.untied_embeddings or self.two_stage_steps > 0
+
+    @property
+    def generator_learns_adversarially(self):
+        """Whether the discriminator's loss reaches the generator with its sign reversed (generator_training
+        adversarial, or annealed towards it)."""
+        return self.generator_training in ("adversarial", "annealed")
+
+    @property
+    def generator_learns_by_likelihood(self):
+        """Whether the generator's MLM loss is in the training loss (under generator_training=annealed with a weight
+        that falls to 0)."""
+        return self.generator_training != "adversarial"
 
     @property
     def generator_same_size(self):

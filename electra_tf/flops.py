@@ -160,9 +160,9 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
 
     Not modelled (cost as `electra`): untied embeddings and gradient-disentangled sharing (lookup costs do not depend
     on which table is read), adversarial generator training (the Gumbel-softmax relaxation's extra [N, V] x [V, E]
-    product is left out). Fields are read with `getattr` defaults, so configs without them count as ELECTRA.
+    product is left out).
     """
-    objective = getattr(config, "objective", "electra")
+    objective = config.objective
     if objective not in FLOPS_OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; choose one of {list(FLOPS_OBJECTIVES)}")
     if objective == "mlm":
@@ -180,13 +180,13 @@ def objective_pretraining_flops(config, seq_len, batch_size, train_steps=1, outp
         ) + 2 * batch_size * steps * discriminator_head_flops(every_position)
 
     def generator_flops(steps):
-        if getattr(config, "uniform_generator", False):
+        if not config.has_generator_network:
             return 0.0
         if objective == "electric":
             return two_tower_generator_training_flops(generator, batch_size, steps)
         return network_training_flops(generator, batch_size, steps, discriminator=False)
 
-    two_stage_steps = min(getattr(config, "two_stage_steps", 0) or 0, train_steps)
+    two_stage_steps = min(config.two_stage_steps, train_steps)
     if two_stage_steps:
         second_stage = train_steps - two_stage_steps
         return generator_flops(two_stage_steps) + model_flops(second_stage) + generator_flops(second_stage) / 2

@@ -76,7 +76,7 @@ class ElectraPretrainingModel(keras.Model):
         # copies the generator's into it when the second stage starts).
         self.embeddings = ElectraEmbeddings.for_architecture(config, dtype=dtype)
         self.generator_embeddings = None
-        if config.untied_embeddings or config.two_stage_steps:
+        if config.generator_has_own_embeddings:
             self.generator_embeddings = ElectraEmbeddings.for_architecture(
                 config, dtype=dtype, name="generator_embeddings"
             )
@@ -200,7 +200,7 @@ class ElectraPretrainingModel(keras.Model):
             labels = self.objective.detection_labels(labels, masked)
             outputs.update(mlm_logits=mlm_logits, sampled_ids=sampled_ids, corrupted_ids=corrupted_ids, labels=labels)
             model_inputs["input_ids"] = corrupted_ids
-            if config.generator_training in ("adversarial", "annealed"):
+            if config.generator_learns_adversarially:
                 offsets = self._adversarial_offsets(sampling_logits, sampling_noise, masked, step, sequence_length)
                 if config.generator_training == "annealed":
                     # The offsets are zero-valued: scaling them scales only the reversed gradient.

@@ -112,8 +112,8 @@ class ElectraPretrainer(ElectraPretrainingModel):
         if config.two_stage_steps:
             step = self.steps_trained if step is None else step
             return tf.where(self._in_first_stage(step), terms["generator"], terms["model"])
-        if config.generator_training == "adversarial":
-            # The generator learns only from the reversed discriminator loss, not by maximum likelihood.
+        if not config.generator_learns_by_likelihood:
+            # The generator learns only from the reversed discriminator loss.
             terms.pop("generator")
         if config.generator_training == "annealed":
             # The reversed discriminator loss reaches the generator with weight share (`pretraining_outputs`).
@@ -140,7 +140,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         config = self.electra_config
         if config.two_stage_steps:
             return config.gen_weight * math.log(config.vocab_size)
-        if config.generator_training == "adversarial":
+        if not config.generator_learns_by_likelihood:
             return config.disc_weight * math.log(2.0)
         return self.objective.expected_initial_loss(config)
 

@@ -91,6 +91,31 @@ def test_same_size_generator_variants_ignore_the_fractions():
     assert PretrainingSettings().reference_layout and not PretrainingSettings(untied_embeddings=True).reference_layout
 
 
+def test_generator_variants_decide_its_embedding_block_and_its_losses():
+    own_embeddings = {
+        "untied": PretrainingSettings(untied_embeddings=True),
+        "two-stage": PretrainingSettings(two_stage_steps=3),
+        "default": PretrainingSettings(),
+        "tied": PretrainingSettings(tie_all_weights=True),
+        "gdes": PretrainingSettings(embedding_sharing="gdes"),
+    }
+    assert {name: settings.generator_has_own_embeddings for name, settings in own_embeddings.items()} == {
+        "untied": True,
+        "two-stage": True,
+        "default": False,
+        "tied": False,
+        "gdes": False,
+    }
+    assert not PretrainingSettings(two_stage_steps=3).reference_layout
+
+    def losses(generator_training):
+        """(MLM loss, reversed discriminator loss): what the generator learns from."""
+        settings = PretrainingSettings(generator_training=generator_training)
+        return settings.generator_learns_by_likelihood, settings.generator_learns_adversarially
+
+    assert [losses(name) for name in ("mle", "adversarial", "annealed")] == [(True, False), (False, True), (True, True)]
+
+
 def test_architecture_and_pretraining_settings_partition_the_run_config():
     import dataclasses
 

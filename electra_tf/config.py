@@ -329,12 +329,19 @@ class PretrainingSettings:
         """Whether the pre-training model has the reference's variables (one shared embedding block, a generator and a
         discriminator with their heads), so that it converts to the reference's checkpoints (and, but for Electric's
         two-tower generator, to Hugging Face's)."""
-        return (
-            self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric")
-            and not self.generator_has_own_embeddings
-            and not self.uniform_generator
-            and self.embedding_sharing == "shared"
-        )
+        return not self.non_reference_choices()
+
+    def non_reference_choices(self):
+        """The chosen objective and variants, labelled as in `CHOICE_EFFECTS`, that give the pre-training model
+        variables other than the reference's: none exactly when `reference_layout`."""
+        labels = [] if self.objective in (*DISCRIMINATIVE_OBJECTIVES, "electric") else [f"objective={self.objective}"]
+        # A generator without a network, or with an embedding block of its own.
+        labels += [
+            name for name in ("uniform_generator", "untied_embeddings", "two_stage_steps") if getattr(self, name)
+        ]
+        if self.embedding_sharing != "shared":
+            labels.append(f"embedding_sharing={self.embedding_sharing}")
+        return labels
 
     @property
     def generator_has_own_embeddings(self):

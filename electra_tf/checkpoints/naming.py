@@ -200,10 +200,8 @@ def model_slots(model, kind):
         config = model.electra_config
         if not config.reference_layout:
             raise CheckpointError(
-                f"a pre-training model with objective={config.objective!r}, untied_embeddings="
-                f"{config.untied_embeddings}, uniform_generator={config.uniform_generator}, two_stage_steps="
-                f"{config.two_stage_steps}, embedding_sharing={config.embedding_sharing!r} has no reference checkpoint "
-                "layout; use its discriminator instead: the run's <model_dir>/pretrained directory"
+                f"a pre-training model with {' and '.join(config.non_reference_choices())} has no reference "
+                "checkpoint layout; use its discriminator instead: the run's <model_dir>/pretrained directory"
             )
         discriminator = (
             embedding_slots(model.embeddings)

@@ -186,11 +186,11 @@ def read_initial_weights(
     overrides = {name: value for name, value in (architecture_overrides or {}).items() if name in ARCHITECTURE_FIELDS}
     config = _run_config(checkpoint_config, job_config, has_generator, overrides)
     if not config.reference_layout:
+        choices = config.non_reference_choices()
         raise ConfigError(
             "init_checkpoint starts the reference's generator and discriminator; it does not combine "
-            f"with objective={config.objective}, untied_embeddings, uniform_generator, two_stage_steps "
-            "or embedding_sharing=gdes",
-            arguments=("init_checkpoint",),
+            f"with {' or '.join(choices)}",
+            arguments=("init_checkpoint", *(label.split("=")[0] for label in choices)),
         )
     return InitialWeights(
         path=init_checkpoint,

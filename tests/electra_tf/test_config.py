@@ -116,6 +116,25 @@ def test_generator_variants_decide_its_embedding_block_and_its_losses():
     assert [losses(name) for name in ("mle", "adversarial", "annealed")] == [(True, False), (False, True), (True, True)]
 
 
+@pytest.mark.parametrize(
+    "overrides, labels",
+    [
+        ({}, []),
+        ({"objective": "electra_15", "generator_training": "adversarial"}, []),
+        ({"objective": "electric"}, []),
+        ({"tie_all_weights": True}, []),
+        ({"objective": "replace_mlm"}, ["objective=replace_mlm"]),
+        ({"uniform_generator": True}, ["uniform_generator"]),
+        ({"untied_embeddings": True, "two_stage_steps": 3}, ["untied_embeddings", "two_stage_steps"]),
+        ({"embedding_sharing": "gdes"}, ["embedding_sharing=gdes"]),
+    ],
+)
+def test_the_choices_that_leave_the_reference_layout_are_named(overrides, labels):
+    settings = PretrainingSettings(**overrides)
+    assert settings.non_reference_choices() == labels
+    assert settings.reference_layout == (not labels)
+
+
 def test_architecture_and_pretraining_settings_partition_the_run_config():
     import dataclasses
 

@@ -76,3 +76,19 @@ def test_reference_names_cover_every_weight_once(kind):
     slots = model_slots(model, kind)
     assert len({slot.name for slot in slots}) == len(slots)
     assert sorted(id(slot.variable) for slot in slots) == sorted(id(v) for v in model_weights(model))
+
+
+def test_a_pretrainer_without_the_reference_layout_names_the_choices_that_keep_it_from_it():
+    import dataclasses
+
+    from electra_tf.checkpoints.naming import model_slots
+    from electra_tf.errors import CheckpointError
+    from tests.electra_tf.checkpoints.models import TINY
+
+    model = tiny_model("pretrainer", dataclasses.replace(TINY, untied_embeddings=True, two_stage_steps=2))
+    with pytest.raises(CheckpointError) as raised:
+        model_slots(model, "pretrainer")
+    assert str(raised.value) == (
+        "a pre-training model with untied_embeddings and two_stage_steps has no reference checkpoint layout; use its "
+        "discriminator instead: the run's <model_dir>/pretrained directory"
+    )

@@ -375,6 +375,18 @@ def test_bad_sources_fail_in_one_line_and_write_nothing(
     assert not (tmp_path / "run").exists()
 
 
+def test_init_checkpoint_names_the_variant_whose_variables_it_cannot_start(data, hf_pair, tmp_path):
+    discriminator = os.path.join(hf_pair["root"], "discriminator")
+    job = _job(data, tmp_path / "run", init_checkpoint=discriminator, model_overrides={"uniform_generator": True})
+    with pytest.raises(ConfigError) as raised:
+        run(job)
+    assert str(raised.value) == (
+        "init_checkpoint starts the reference's generator and discriminator; it does not combine with uniform_generator"
+    )
+    assert raised.value.arguments == ("init_checkpoint", "uniform_generator")
+    assert not (tmp_path / "run").exists()
+
+
 def test_eval_mode_without_a_checkpoint_and_eval_steps_without_data_are_refused(data, tmp_path):
     with pytest.raises(ConfigError, match="mode=eval evaluates a checkpoint, and model_dir=.* holds none"):
         run(_job(data, tmp_path / "empty", mode="eval", eval_tfrecords=data["eval"]))

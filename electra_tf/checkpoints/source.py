@@ -9,7 +9,9 @@ module (`ours`, `huggingface`, `keras_hub`, `reference_tf1`) can build its `FORM
 import dataclasses
 from typing import Callable
 
-OURS, TF1, HF, KERAS_HUB = "ours", "tf1", "hf", "keras_hub"
+from electra_tf.training.choices import CHECKPOINT_FORMATS
+
+OURS, TF1, HF, KERAS_HUB = CHECKPOINT_FORMATS
 
 
 @dataclasses.dataclass

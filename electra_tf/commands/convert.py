@@ -21,8 +21,9 @@ import sys
 from absl import flags
 
 from electra_tf import cli, progress
+from electra_tf.training.choices import CHECKPOINT_FORMATS
 
-FORMATS = ["auto", "ours", "tf1", "hf", "keras_hub"]
+FORMATS = ["auto", *CHECKPOINT_FORMATS]
 FLAGS = flags.FLAGS
 # The library's names for what this program calls --model and --from_format.
 FLAG_NAMES = {"kind": "model", "format": "from_format"}

@@ -9,6 +9,7 @@ from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
 from electra_tf.job_flags import flag_field
 from electra_tf.training.choices import (
+    CHECKPOINT_FORMATS,
     DEFAULT_COLLECTIVE_TIMEOUT_SECONDS,
     NONFINITE_LOSS_POLICIES,
     OPTIMIZERS,
@@ -121,7 +122,7 @@ class PretrainingJob:
     init_checkpoint_format: str = flag_field(
         "auto",
         "Format of --init_checkpoint (auto: detected).",
-        choices=("auto", "ours", "tf1", "hf", "keras_hub"),
+        choices=("auto", *CHECKPOINT_FORMATS),
     )
     allow_embedding_mismatch: bool = flag_field(
         False,

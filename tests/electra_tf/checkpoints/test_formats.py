@@ -5,9 +5,10 @@ import os
 
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
+from electra_tf.checkpoints import FORMAT_NAMES, load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError
 from electra_tf.tokenizer import BERT_UNCASED, TokenizerSettings
+from electra_tf.training.choices import CHECKPOINT_FORMATS
 from tests.electra_tf.checkpoints.models import tiny_model
 
 
@@ -75,3 +76,7 @@ def test_a_keras_hub_preset_comes_with_a_notice_that_the_head_is_not_in_it(kind,
     with pytest.raises(CheckpointError):
         load_checkpoint(target)
     assert load_checkpoint(target, allow_missing_head=True).kind == "discriminator"
+
+
+def test_the_commands_offer_every_registered_format():
+    assert sorted(CHECKPOINT_FORMATS) == sorted(FORMAT_NAMES)

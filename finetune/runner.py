@@ -37,7 +37,7 @@ from electra_tf.training.resumption import dataclass_defaults
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive, model_size_of
 from finetune.layerwise_lr import VARIANTS as LAYERWISE_LR_VARIANTS
 from finetune.layerwise_lr import layerwise_lr_multipliers
-from finetune.registry import get_task, tasks
+from finetune.registry import get_task, reference_hyperparameters, tasks
 from finetune.squad.features import DOC_STRIDE, MAX_QUERY_LENGTH
 from finetune.squad.postprocess import MAX_ANSWER_LENGTH, N_BEST_SIZE
 
@@ -263,16 +263,14 @@ class FinetuningJob:
     def hyperparameters(self):
         """The task's reference hyperparameters for `model_size` with this job's overrides (for a job whose
         `model_size` is still None, those of "small": `run` sets the checkpoint's size before it trains)."""
-        return (
-            get_task(self.task)
-            .default_hyperparameters(self.model_size or "small")
-            .overridden(
-                learning_rate=self.learning_rate,
-                num_train_epochs=self.num_train_epochs,
-                max_seq_length=self.max_seq_length,
-                layerwise_lr_decay=self.layerwise_lr_decay,
-                train_batch_size=self.train_batch_size,
-            )
+        return reference_hyperparameters(
+            self.task,
+            self.model_size or "small",
+            learning_rate=self.learning_rate,
+            num_train_epochs=self.num_train_epochs,
+            max_seq_length=self.max_seq_length,
+            layerwise_lr_decay=self.layerwise_lr_decay,
+            train_batch_size=self.train_batch_size,
         )
 
 

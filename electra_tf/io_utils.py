@@ -2,6 +2,7 @@
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -62,3 +63,13 @@ def write_text_files(directory, files):
     """Write each {name: text} of `files` into `directory`, atomically."""
     for name, text in files.items():
         atomic_write_text(os.path.join(directory, name), text)
+
+
+def json_safe(value):
+    """`value` with every float NaN (an undefined correlation, an interval left open) replaced by None, in nested
+    dicts and lists: JSON has no NaN, so it is written as null."""
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_safe(item) for item in value]
+    return None if isinstance(value, float) and math.isnan(value) else value

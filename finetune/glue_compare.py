@@ -10,10 +10,10 @@ dev_predictions.tsv`, as `--output_dir=<run>/<TASK>` writes). Prints a Markdown 
 
 import json
 
-import numpy as np
 from absl import flags
 
 from electra_tf import cli  # defines --verbose; must precede the flag definitions below
+from electra_tf.io_utils import json_safe
 from finetune.glue.comparison import compare, markdown, parse_runs
 
 flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv.")
@@ -32,16 +32,7 @@ def main(argv):
         values.data_dir, parse_runs(values.runs), values.tasks, values.num_resamples, values.confidence, values.seed
     )
     print(markdown(comparison))
-    # JSON has no NaN (an interval left undefined): printed as null.
-    print(json.dumps(_without_nan(comparison), sort_keys=True))
-
-
-def _without_nan(value):
-    if isinstance(value, dict):
-        return {key: _without_nan(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_without_nan(item) for item in value]
-    return None if isinstance(value, float) and np.isnan(value) else value
+    print(json.dumps(json_safe(comparison), sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ uninterrupted run would.
 
 import dataclasses
 import json
-import math
 import os
 
 from absl import logging
 
 from electra_tf import progress
 from electra_tf.errors import ConfigError
-from electra_tf.io_utils import atomic_write_json, write_text_files
+from electra_tf.io_utils import atomic_write_json, json_safe, write_text_files
 from electra_tf.job_flags import flag_field
 from electra_tf.lora_settings import check_lora_settings
 from electra_tf.text_files import check_encoding
@@ -274,15 +273,6 @@ class FinetuningJob:
         )
 
 
-def _json_safe(value):
-    """JSON has no NaN (an undefined correlation): write null instead."""
-    if isinstance(value, dict):
-        return {key: _json_safe(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(item) for item in value]
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
 def _tokenizer(job, pretrained):
     """The tokenizer of `job`'s vocabulary (default: the checkpoint's), checked against the pre-trained model."""
     settings = tokenizer_settings(job, pretrained)
@@ -470,9 +460,9 @@ def run(job, extra_files=None):
         else:
             print(f"trial {trial}: finished earlier, results from {os.path.join(trial_dir, TRIAL_FILE)}", flush=True)
         results["trials"].append(entry)
-        print(f"trial {trial}: {json.dumps(_json_safe(entry['metrics']), sort_keys=True)}", flush=True)
+        print(f"trial {trial}: {json.dumps(json_safe(entry['metrics']), sort_keys=True)}", flush=True)
         results["summary"] = summarize_trials([entry["metrics"] for entry in results["trials"]])
-        atomic_write_json(os.path.join(job.output_dir, RESULTS_FILE), _json_safe(results))
+        atomic_write_json(os.path.join(job.output_dir, RESULTS_FILE), json_safe(results))
     for line in format_summary(results["summary"]):
         print(line, flush=True)
     keras.backend.clear_session(free_memory=False)

@@ -1,3 +1,4 @@
+import json
 import os
 
 import pytest
@@ -6,6 +7,7 @@ from electra_tf.io_utils import (
     atomic_write_json,
     atomic_write_json_lines,
     atomic_write_text,
+    json_safe,
     read_json_lines,
     staged_directory,
 )
@@ -40,3 +42,9 @@ def test_json_lines_round_trip_one_object_per_line(tmp_path):
     assert text.splitlines() == ['{"word": "café", "p": 0.25}', '{"word": "naïve", "label": null}']
     assert read_json_lines(str(path)) == records
     assert [p.name for p in tmp_path.iterdir()] == ["items.jsonl"]
+
+
+def test_json_safe_writes_nan_as_null_at_any_depth():
+    value = {"a": float("nan"), "b": [1.5, float("nan"), {"c": float("nan")}], "d": "nan"}
+    assert json_safe(value) == {"a": None, "b": [1.5, None, {"c": None}], "d": "nan"}
+    assert json.loads(json.dumps(json_safe(value), allow_nan=False)) == json_safe(value)

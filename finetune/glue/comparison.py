@@ -37,7 +37,7 @@ def trial_predictions(run_dir, task, num_examples):
     paths = sorted(glob.glob(pattern), key=lambda path: int(re.search(r"trial_(\d+)", path).group(1)))
     if not paths:
         raise DataError(
-            f"no {pattern}; fine-tune the network on {spec.name} with --output_dir={os.path.join(run_dir, spec.name)}"
+            f"no {pattern}; fine-tune the network on {spec.name} with its output_dir {os.path.join(run_dir, spec.name)}"
         )
     return [read_predictions(path, spec, num_examples) for path in paths]
 

@@ -84,7 +84,10 @@ def test_interval_leaves_out_undefined_resamples():
 
 def test_missing_trials_and_bad_runs_are_refused(glue_dir, tmp_path):
     _write_run(tmp_path / "a", "RTE", [split_labels(glue_dir, "RTE")])
-    with pytest.raises(DataError, match=r"no .*b/RTE/trial_\*/dev_predictions.tsv; fine-tune the network on RTE with"):
+    with pytest.raises(
+        DataError,
+        match=r"no .*b/RTE/trial_\*/dev_predictions.tsv; fine-tune the network on RTE with its output_dir .*b/RTE",
+    ):
         compare(glue_dir, {"a": str(tmp_path / "a"), "b": str(tmp_path / "b")}, ["RTE"])
     with pytest.raises(ConfigError, match="at least two networks"):
         compare(glue_dir, {"a": str(tmp_path / "a")}, ["RTE"])

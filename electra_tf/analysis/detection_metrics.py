@@ -179,6 +179,12 @@ def bootstrap_interval(statistic, arrays, num_resamples=1000, confidence=0.95, s
             values.append(statistic(*(array[rows] for array in arrays)))
         except ValueError:
             continue
+    return percentile_interval(values, num_resamples, confidence)
+
+
+def percentile_interval(values, num_resamples, confidence=0.95):
+    """Percentile (low, high) of the resampled `values` of a statistic, out of `num_resamples` attempts; (nan, nan)
+    when fewer than half of the attempts gave a value."""
     if len(values) * 2 < num_resamples:
         return float("nan"), float("nan")
     tail = (1 - confidence) / 2 * 100

@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from electra_tf.analysis.detection_metrics import percentile_interval
 from electra_tf.errors import ConfigError, DataError
 from finetune.glue.metrics import CONVENTIONS, task_metrics
 from finetune.glue.predictions import read_predictions
@@ -69,14 +70,10 @@ def bootstrap_differences(tasks, labels, first, second, num_resamples=1000, seed
 
 
 def interval(values, confidence=0.95):
-    """Percentile interval (low, high) of `values`, NaNs left out; (nan, nan) when half or more are NaN."""
+    """Percentile interval (low, high) of `values`, NaNs left out (`percentile_interval`: (nan, nan) when fewer than
+    half are numbers)."""
     values = np.asarray(values, dtype=np.float64)
-    finite = values[~np.isnan(values)]
-    if 2 * len(finite) <= len(values):
-        return float("nan"), float("nan")
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(finite, [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(values[~np.isnan(values)], len(values), confidence)
 
 
 def compare(data_dir, runs, tasks, num_resamples=1000, confidence=0.95, seed=0):

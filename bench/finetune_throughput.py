@@ -24,7 +24,8 @@ AMX extensions present) and each framework's dense matmul peak measured in the s
 
 The last line is one JSON object: `examples_per_s_padded`, `examples_per_s` (bucketed), `peer_examples_per_s`,
 `speedup_vs_padded` (bucketed over padded) and `ratio_vs_peer` (bucketed over the peer), with the mean example length
-and batch widths.
+and batch widths, and `encode_train_seconds`: reading, tokenising and packing the train split
+(`finetune.glue.features.encode_examples`, once per fine-tuning run).
 """
 
 import argparse
@@ -193,6 +194,7 @@ def main(argv=None):
     threads = cpu_threads()
     start = time.perf_counter()
     features = encoded_train_split(args)
+    encode_seconds = time.perf_counter() - start
     lengths = features.input_mask.sum(axis=1)
     config, ours = measure_ours(args, features)
     (padded, padded_width), (bucketed, bucketed_width) = ours["padded"], ours["bucketed"]
@@ -205,6 +207,7 @@ def main(argv=None):
         "mixed_precision": args.mixed_precision,
         "threads": threads,
         "num_train_examples": len(features),
+        "encode_train_seconds": encode_seconds,
         "mean_length": float(lengths.mean()),
         "examples_per_s_padded": padded,
         "examples_per_s": bucketed,

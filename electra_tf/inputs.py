@@ -1,11 +1,18 @@
-"""Turning text into the discriminator's fixed-size inputs, eagerly (NumPy) and in-graph (for SavedModels)."""
+"""Turning text into the discriminator's fixed-size inputs: `[CLS] A [SEP] (B [SEP])`, segment ids, mask, padding.
+
+One packer for every path: the Keras preprocessors and the SavedModels run it in-graph, and the fine-tuning data and
+the scorer call it eagerly through `encode_texts` / `encode_single_segments`.
+"""
 
 import numpy as np
 import tensorflow as tf
 
+# Texts tokenised and packed per call of `encode_texts`: bounds the ragged tensors' memory on large tasks (QQP, MNLI).
+ENCODING_CHUNK = 8192
 
-def pack_single_segments(ragged_ids, max_seq_length, cls_id, sep_id):
-    """[CLS] tokens [SEP], truncated to `max_seq_length` and zero-padded, in-graph.
+
+def pack_single_segments(ragged_ids, max_seq_length, cls_id, sep_id, pad_id=0):
+    """[CLS] tokens [SEP], the first `max_seq_length - 2` tokens kept, padded with `pad_id`, in-graph.
 
     Args:
         ragged_ids: int32 RaggedTensor [batch, (tokens)] of word-piece ids.
@@ -13,12 +20,14 @@ def pack_single_segments(ragged_ids, max_seq_length, cls_id, sep_id):
     Returns:
         dict of int32 [batch, max_seq_length] tensors `input_ids`, `input_mask`, `segment_ids`.
     """
+    if max_seq_length < 3:
+        raise ValueError(f"max_seq_length must be at least 3 for [CLS] A [SEP], got {max_seq_length}")
     body = ragged_ids[:, : max_seq_length - 2]
     batch = body.nrows()
     cls = tf.fill([batch, 1], tf.cast(cls_id, body.dtype))
     sep = tf.fill([batch, 1], tf.cast(sep_id, body.dtype))
     packed = tf.concat([cls, body, sep], axis=1)
-    input_ids = packed.to_tensor(default_value=0, shape=[None, max_seq_length])
+    input_ids = packed.to_tensor(default_value=tf.cast(pad_id, packed.dtype), shape=[None, max_seq_length])
     input_mask = tf.ones_like(packed).to_tensor(default_value=0, shape=[None, max_seq_length])
     return {
         "input_ids": tf.cast(input_ids, tf.int32),
@@ -37,6 +46,29 @@ def encode_single_segments(tokenizer, texts, max_seq_length):
     lengths = pieces.row_lengths().numpy()
     kept = np.minimum(lengths, max_seq_length - 2)
     return features, kept, lengths > kept
+
+
+def encode_texts(tokenizer, texts_a, texts_b=None, max_seq_length=128):
+    """NumPy int32 [n, max_seq_length] `input_ids`, `input_mask`, `segment_ids` of single texts or of pairs.
+
+    `texts_b` None packs `[CLS] A [SEP]`, else `[CLS] A [SEP] B [SEP]` with BERT's longest-first truncation; padding
+    is `tokenizer.pad_id`. Texts go through `tokenizer.tokenize` and the packer `ENCODING_CHUNK` at a time.
+    """
+    texts_a = list(texts_a)
+    texts_b = None if texts_b is None else list(texts_b)
+    if texts_b is not None and len(texts_b) != len(texts_a):
+        raise ValueError(f"texts_b has {len(texts_b)} texts for the {len(texts_a)} of texts_a")
+    special_ids = {"cls_id": tokenizer.cls_id, "sep_id": tokenizer.sep_id, "pad_id": tokenizer.pad_id}
+    chunks = []
+    for start in range(0, max(len(texts_a), 1), ENCODING_CHUNK):
+        ragged_a = tokenizer.tokenize(texts_a[start : start + ENCODING_CHUNK])
+        if texts_b is None:
+            packed = pack_single_segments(ragged_a, max_seq_length, **special_ids)
+        else:
+            ragged_b = tokenizer.tokenize(texts_b[start : start + ENCODING_CHUNK])
+            packed = pack_segment_pairs(ragged_a, ragged_b, max_seq_length, **special_ids)
+        chunks.append({name: value.numpy() for name, value in packed.items()})
+    return {name: np.concatenate([chunk[name] for chunk in chunks]) for name in chunks[0]}
 
 
 def longest_first_lengths(length_a, length_b, max_tokens):
@@ -59,8 +91,8 @@ def _ragged_prefixes(ragged, lengths):
     return tf.ragged.boolean_mask(ragged, positions < tf.expand_dims(lengths, 1))
 
 
-def pack_segment_pairs(ragged_a, ragged_b, max_seq_length, cls_id, sep_id):
-    """[CLS] A [SEP] B [SEP] with longest-first truncation and zero padding, in-graph (BERT's pair layout).
+def pack_segment_pairs(ragged_a, ragged_b, max_seq_length, cls_id, sep_id, pad_id=0):
+    """[CLS] A [SEP] B [SEP] with longest-first truncation and `pad_id` padding, in-graph (BERT's pair layout).
 
     Args:
         ragged_a, ragged_b: int32 RaggedTensors [batch, (tokens)] of word-piece ids of the first and second texts.
@@ -81,7 +113,7 @@ def pack_segment_pairs(ragged_a, ragged_b, max_seq_length, cls_id, sep_id):
     segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
     shape = [None, max_seq_length]
     return {
-        "input_ids": tf.cast(packed.to_tensor(default_value=0, shape=shape), tf.int32),
+        "input_ids": tf.cast(packed.to_tensor(default_value=tf.cast(pad_id, packed.dtype), shape=shape), tf.int32),
         "input_mask": tf.cast(tf.ones_like(packed).to_tensor(default_value=0, shape=shape), tf.int32),
         "segment_ids": tf.cast(segments.to_tensor(default_value=0, shape=shape), tf.int32),
     }

@@ -91,17 +91,13 @@ class OwnDataTask(Task):
         return OwnData(labels, self._encode(train, labels, tokenizer, max_seq_length), evaluation)
 
     def _encode(self, examples, labels, tokenizer, max_seq_length):
-        from finetune.glue.features import GlueFeatures, encode_token_ids, tokenize_to_numpy
+        from finetune.glue.features import GlueFeatures
 
-        ids_a = tokenize_to_numpy(tokenizer, [example.text_a for example in examples])
-        paired = examples[0].text_b is not None
-        ids_b = tokenize_to_numpy(tokenizer, [example.text_b for example in examples]) if paired else None
-        inputs = encode_token_ids(ids_a, ids_b, max_seq_length, tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id)
         if self.regression:
             labels = np.array([np.nan if e.label is None else e.label for e in examples], np.float32)
         else:
             labels = labels.ids([e.label for e in examples])
-        return GlueFeatures(*inputs, labels)
+        return GlueFeatures.of_texts(tokenizer, examples, max_seq_length, labels)
 
     def describe_data(self, data):
         return {"num_train_examples": len(data.train), "label_names": data.labels.names if data.labels else None}

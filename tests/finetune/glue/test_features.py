@@ -1,14 +1,14 @@
-"""Pair encoding `[CLS] A [SEP] B [SEP]` with BERT's longest-first truncation, against a plain per-example version."""
+"""GLUE examples encoded as BERT encodes them (`[CLS] A [SEP] B [SEP]`, longest-first truncation), labels and batches.
+
+The packer itself is checked exhaustively in tests/electra_tf/test_inputs.py."""
 
 import numpy as np
 import pytest
 
 from finetune.glue.features import (
     encode_examples,
-    encode_token_ids,
     features_to_dataset,
     label_ids,
-    truncated_lengths,
     with_swapped_pairs,
 )
 from finetune.glue.readers import Example, read_examples
@@ -38,53 +38,6 @@ def _bert_encode(tokens_a, tokens_b, max_seq_length):
         segments = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
     padding = max_seq_length - len(ids)
     return ids + [PAD] * padding, [1] * len(ids) + [0] * padding, segments + [0] * padding
-
-
-def _ragged(rows):
-    return np.array([token for row in rows for token in row], dtype=np.int32), np.array([len(r) for r in rows])
-
-
-def test_truncated_lengths_equal_berts_loop_exhaustively():
-    grid = [(a, b, m) for a in range(0, 22) for b in range(0, 22) for m in range(0, 30)]
-    length_a, length_b, budget = (np.array(column) for column in zip(*grid))
-    keep_a, keep_b = [], []
-    for a, b, m in grid:
-        kept_a, kept_b = _bert_truncate_seq_pair(range(a), range(b), m)
-        keep_a.append(len(kept_a))
-        keep_b.append(len(kept_b))
-    for m in sorted(set(budget)):
-        rows = budget == m
-        got_a, got_b = truncated_lengths(length_a[rows], length_b[rows], m)
-        assert got_a.tolist() == np.array(keep_a)[rows].tolist(), m
-        assert got_b.tolist() == np.array(keep_b)[rows].tolist(), m
-
-
-def test_pair_layout_by_hand():
-    ids, mask, segments = encode_token_ids(
-        _ragged([[11, 12, 13], [21, 22, 23, 24, 25, 26]]), _ragged([[14, 15], [27, 28]]), 10, CLS, SEP
-    )
-    assert ids.tolist() == [
-        [CLS, 11, 12, 13, SEP, 14, 15, SEP, PAD, PAD],
-        # budget 7 for 6 + 2 tokens: the longer A loses its last token
-        [CLS, 21, 22, 23, 24, 25, SEP, 27, 28, SEP],
-    ]
-    assert mask.tolist() == [[1] * 8 + [0] * 2, [1] * 10]
-    assert segments.tolist() == [[0] * 5 + [1] * 3 + [0] * 2, [0] * 7 + [1] * 3]
-    assert ids.dtype == mask.dtype == segments.dtype == np.int32
-
-
-def test_random_token_rows_equal_the_per_example_reference():
-    rng = np.random.default_rng(0)
-    rows_a = [rng.integers(1000, 2000, rng.integers(0, 40)).tolist() for _ in range(300)]
-    rows_b = [rng.integers(2000, 3000, rng.integers(0, 40)).tolist() for _ in range(300)]
-    for max_seq_length in (5, 16, 64):
-        got = encode_token_ids(_ragged(rows_a), _ragged(rows_b), max_seq_length, CLS, SEP)
-        expected = [_bert_encode(a, b, max_seq_length) for a, b in zip(rows_a, rows_b)]
-        for part, name in enumerate(("input_ids", "input_mask", "segment_ids")):
-            assert got[part].tolist() == [row[part] for row in expected], (max_seq_length, name)
-        single = encode_token_ids(_ragged(rows_a), None, max_seq_length, CLS, SEP)
-        expected = [_bert_encode(a, None, max_seq_length) for a in rows_a]
-        assert [part.tolist() for part in single] == [[row[i] for row in expected] for i in range(3)]
 
 
 @pytest.fixture(scope="module")

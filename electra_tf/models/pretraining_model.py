@@ -5,12 +5,13 @@ import tensorflow as tf
 
 from electra_tf.config import as_config
 from electra_tf.errors import ConfigError
-from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
-from electra_tf.models.backbone import ElectraBackbone
-from electra_tf.models.cloze_generator import TwoTowerClozeGenerator
-from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
-from electra_tf.models.generator import ElectraGenerator
+from electra_tf.models.discriminator import build_discriminator
 from electra_tf.models.presets import checkpoint_model, rebuilt
+from electra_tf.models.pretraining_networks import (
+    PretrainingNetworks,
+    build_pretraining_networks,
+    check_pretraining_networks,
+)
 from electra_tf.pretraining import objectives, randomness
 from electra_tf.pretraining.masking import candidate_mask, mask_inputs
 from electra_tf.pretraining.positions import gather_positions, scatter_vectors
@@ -48,10 +49,17 @@ class ElectraPretrainingModel(keras.Model):
         num_train_steps: length of the run, over which adversarial training anneals its Gumbel-softmax temperature
             (None: no annealing) and annealed training moves from maximum likelihood to the adversarial loss (required
             for generator_training="annealed" without generator_annealing_steps).
+        networks: the `PretrainingNetworks` to train, which must be those `build_pretraining_networks(config)`
+            builds (ConfigError naming what differs); the model then takes their dtype policy unless given `dtype`.
+            None: new ones, in the model's dtype policy. They are not part of `get_config()`: `from_config` builds
+            new ones.
     """
 
-    def __init__(self, config, max_seq_length=128, seed=0, num_train_steps=None, **kwargs):
+    def __init__(self, config, max_seq_length=128, seed=0, num_train_steps=None, networks=None, **kwargs):
         kwargs.setdefault("name", "electra_pretrainer")
+        if isinstance(networks, PretrainingNetworks) and networks.embeddings is not None:
+            # As a keras-hub task follows its backbone: the model computes in the policy of the networks it is given.
+            kwargs.setdefault("dtype", networks.embeddings.dtype_policy)
         super().__init__(**kwargs)
         config = as_config(config)
         config.check_sequence_length(max_seq_length)
@@ -67,68 +75,19 @@ class ElectraPretrainingModel(keras.Model):
                 arguments=("generator_training", "num_train_steps", "generator_annealing_steps"),
             )
         self.objective = objectives.get_objective(config.objective)
-        self._build_networks(config)
+        if networks is None:
+            networks = build_pretraining_networks(config, dtype=self.dtype_policy)
+        else:
+            check_pretraining_networks(networks, config, self.dtype_policy)
+        # Tracked in this order, which fixes the order of the weights and the checkpoints' paths.
+        self.embeddings = networks.embeddings
+        self.generator_embeddings = networks.generator_embeddings
+        self.discriminator = networks.discriminator
+        self.generator = networks.generator
+        self.word_embedding_delta = networks.word_embedding_delta
+        self.model_mlm_head = networks.model_mlm_head
+        self.copy_head = networks.copy_head
         self.built = True
-
-    def _build_networks(self, config):
-        dtype = self.dtype_policy
-        # `embeddings` is the discriminator's block, shared with the generator unless untied (two-stage training
-        # copies the generator's into it when the second stage starts).
-        self.embeddings = ElectraEmbeddings.for_architecture(config, dtype=dtype)
-        self.generator_embeddings = None
-        if config.generator_has_own_embeddings:
-            self.generator_embeddings = ElectraEmbeddings.for_architecture(
-                config, dtype=dtype, name="generator_embeddings"
-            )
-        self.discriminator = ElectraDiscriminator(
-            ElectraBackbone(**config.architecture(), embeddings=self.embeddings, dtype=dtype, name="electra"),
-            electra_config=config,
-        )
-        self.generator = None
-        if config.tie_all_weights:
-            # The generator is the discriminator's backbone with its own MLM head.
-            self.generator = ElectraGenerator(self.discriminator.backbone, electra_config=config)
-        elif self.objective.cloze_generator:
-            self.generator = TwoTowerClozeGenerator(
-                config.generator_architecture().architecture(), embeddings=self.embeddings, dtype=dtype
-            )
-        elif config.has_generator_network:
-            self.generator = ElectraGenerator(
-                ElectraBackbone(
-                    **config.generator_architecture().architecture(),
-                    embeddings=self.generator_embeddings or self.embeddings,
-                    dtype=dtype,
-                    name="generator_backbone",
-                ),
-                electra_config=config,
-            )
-        self.word_embedding_delta = None
-        if config.embedding_sharing == "gdes":
-            # E_delta starts at zero, so the discriminator starts from the generator's table.
-            self.word_embedding_delta = keras.layers.Embedding(
-                config.vocab_size,
-                config.embedding_size,
-                embeddings_initializer="zeros",
-                dtype=dtype,
-                name="word_embeddings_delta",
-            )
-            self.word_embedding_delta.build()
-        self.model_mlm_head = None
-        if objectives.MASKED_LM_HEAD in self.objective.heads:
-            self.model_mlm_head = ElectraMaskedLMHead(
-                self.embeddings.word_embeddings,
-                config.layer_norm_epsilon,
-                config.initializer_range,
-                config.hidden_activation,
-                dtype=dtype,
-                name="model_mlm_predictions",
-            )
-            self.model_mlm_head.build((None, None, config.hidden_size))
-        self.copy_head = None
-        if objectives.COPY_HEAD in self.objective.heads:
-            # Glorot-uniform 1-unit layer, as the reference's heads.
-            self.copy_head = keras.layers.Dense(1, dtype=dtype, name="copy_prediction")
-            self.copy_head.build((None, None, config.hidden_size))
 
     # ------------------------------------------------------------------ forward
     def pretraining_outputs(self, features, step, training=False, draw_index=None):

@@ -24,7 +24,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
     is not finite is not applied; `skipped_steps` and `last_skipped_step` let the callbacks apply the run's policy.
 
     Args:
-        config, max_seq_length, seed, num_train_steps: see `ElectraPretrainingModel`.
+        config, max_seq_length, seed, num_train_steps, networks: see `ElectraPretrainingModel`.
         clip_norm: global-norm clipping threshold; 0 or None disables it.
         gradient_accumulation_steps: N; each replica runs its share of a batch as N equal micro-batches, one after the
             other, and the update is the whole batch's (`accumulated_replica_gradients`).

@@ -326,7 +326,28 @@ def _build_or_restore_model(job, resolved, strategy):
     if resolved.latest_checkpoint:
         checkpoint.restore(resolved.latest_checkpoint).assert_existing_objects_matched()
         print(f"resumed from {resolved.latest_checkpoint}", flush=True)
+        if job.mode == "train":
+            _report_moved_schedule(job, callbacks_lib.current_step(model))
     return model, checkpoint
+
+
+def _report_moved_schedule(job, step):
+    """A resumed run may end at another num_train_steps (to extend it); the learning-rate schedule then ends there
+    too, and the rate from the restored step on is not the one the run had: say so."""
+    saved_steps = _saved_job(job.model_dir).get("num_train_steps")
+    if not saved_steps or saved_steps == job.num_train_steps:
+        return
+
+    def rate(num_train_steps):
+        schedule = WarmupLinearDecay(job.learning_rate, num_train_steps, job.num_warmup_steps, mode=job.lr_schedule)
+        return float(schedule(step))
+
+    print(
+        f"num_train_steps changed from {saved_steps} to {job.num_train_steps}: the learning-rate schedule now ends "
+        f"at step {job.num_train_steps}, and the rate at step {step} moves from {rate(saved_steps):.3g} to "
+        f"{rate(job.num_train_steps):.3g}",
+        flush=True,
+    )
 
 
 def _make_evaluator(job, model):

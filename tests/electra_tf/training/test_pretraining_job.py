@@ -106,6 +106,22 @@ def test_resume_continues_from_the_checkpoint_with_identical_optimizer_state(pre
     assert int(restored_slots["optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"]) == 3
 
 
+def test_a_resumed_run_with_other_num_train_steps_says_its_schedule_moved(
+    pretraining_data, finished_run, tmp_path, capsys
+):
+    """Extending or shortening a run is allowed; the schedule's end moves with it, and the run says so. Linear decay
+    from 1e-3 to 0 at the run's end gives step 3 the rate 1e-3 * (1 - 3/6) in 6 steps and 1e-3 * (1 - 3/5) in 5."""
+    shortened = tmp_path / "shortened"
+    _interrupted_copy(finished_run, shortened, 3)
+    capsys.readouterr()
+    run(_job(pretraining_data, shortened, num_train_steps=5))
+    assert (
+        "num_train_steps changed from 6 to 5: the learning-rate schedule now ends at step 5, and the rate at step 3 "
+        "moves from 0.0005 to 0.0004\n"
+    ) in capsys.readouterr().out
+    assert _logged_steps(shortened) == [1, 2, 3, 4, 5]
+
+
 def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, finished_run, tmp_path):
     """With 4 micro-batches per step, a run killed while step 4's micro-batches were running (nothing of a step is
     saved before it ends: checkpoint 3 is its last state) resumes past 3 batches of 8 examples, 12 micro-batches, and

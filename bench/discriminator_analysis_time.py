@@ -3,7 +3,7 @@
     .venv/bin/python bench/discriminator_analysis_time.py --init_checkpoint=runs/tiny --data_dir=$DATA \
         [--heldout_tfrecords=data/held_out.tfrecord] [--compare_checkpoint=runs/tiny_mlm/pretrained]
 
-Runs `finetune.experiments.discriminator_analysis.run_analyses` with its default settings (every analysis the checkpoint
+Runs `electra_studies.discriminator_analysis.run_analyses` with its default settings (every analysis the checkpoint
 allows, all FCE, POS, Switchboard and BLiMP items, 10,000 words per POS corpus for the representations) into a
 temporary directory (or `--output_dir`) and reports its wall time. The reference, measured
 in the same process first, is the same discriminator scoring `--reference_windows` random windows of
@@ -55,8 +55,8 @@ def main():
     parser.add_argument("--output_dir", default=None, help="Keep the report here (default: a temporary directory).")
     args = parser.parse_args()
 
+    from electra_studies.discriminator_analysis.analysis import run_analyses
     from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
-    from finetune.experiments.discriminator_analysis.analysis import run_analyses
 
     reference = reference_seconds(
         load_checkpoint(args.init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint").model,

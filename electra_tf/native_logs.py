@@ -7,9 +7,9 @@ call to cuInit" when the devices are initialised, "oneDNN supports DT_INT64 only
 time oneDNN meets an int64 op, such as a transpose, whenever that comes). A filter on the descriptor is the only way
 to drop them.
 
-`import electra_tf` calls `quiet_tensorflow()` (`finetune` and `data_prep` import `electra_tf` first, so the entry
-points, the scripts and the Python API all pass here before TensorFlow loads), and every entry point calls
-`quiet_tensorflow(owns_stderr=True)` (`electra_tf.cli.run`) before it imports TensorFlow:
+`import electra_tf` calls `quiet_tensorflow()` (`finetune`, `data_prep` and `electra_studies` import `electra_tf`
+first, so the entry points, the scripts and the Python API all pass here before TensorFlow loads), and every entry
+point calls `quiet_tensorflow(owns_stderr=True)` (`electra_tf.cli.run`) before it imports TensorFlow:
 
 - TF_CPP_MIN_LOG_LEVEL=2 unless it is set (TensorFlow's INFO and WARNING logs; a value of your own is kept, and only
   counts when set before TensorFlow is imported);

@@ -136,7 +136,7 @@ LONGEST_FILES = (
     "tests/electra_tf/training/test_gradient_accumulation.py",
     "tests/electra_tf/training/test_pretraining_job.py",
     "tests/bench/test_benchmarks.py",
-    "tests/finetune/experiments/test_compute_matched.py",
+    "tests/electra_studies/test_compute_matched.py",
     "tests/test_run_finetuning.py",
     "tests/test_kill_resume.py",
     "tests/test_multi_worker.py",

@@ -15,6 +15,9 @@ from absl import logging as absl_logging
 
 from tests.conftest import REPO_ROOT
 
+# Where the flags of this project's modules are defined: its packages, bench/, scripts/ and a program run as __main__.
+PROJECT_MODULES = ("electra_tf", "finetune", "data_prep", "electra_studies", "bench", "scripts", "__main__")
+
 with open(REPO_ROOT / "pyproject.toml", "rb") as _handle:
     # {program: "module:function"}
     SCRIPTS = tomllib.load(_handle)["project"]["scripts"]
@@ -45,7 +48,7 @@ def _remove_project_flags():
     """Removes the flags this project's modules defined from absl's registry; returns [(module name, flag)]."""
     removed = []
     for module_name, module_flags in flags.FLAGS.flags_by_module_dict().items():
-        if module_name.split(".")[0] in ("electra_tf", "finetune", "data_prep", "bench", "scripts", "__main__"):
+        if module_name.split(".")[0] in PROJECT_MODULES:
             removed += [(module_name, flag) for flag in module_flags]
     for _, flag in removed:
         if flag.name in flags.FLAGS:  # an alias goes with the flag it names

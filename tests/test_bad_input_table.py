@@ -25,8 +25,8 @@ FINETUNE = "run_finetuning.py"
 EXPORT = "export_model.py"
 CONVERT = "convert_checkpoint.py"
 SCORE = "-m electra_tf.commands.score"
-ANALYZE = "-m finetune.experiments.discriminator_analysis"
-RERANK = "-m finetune.experiments.rerank"
+ANALYZE = "-m electra_studies.commands.analyze"
+RERANK = "-m electra_studies.commands.rerank"
 # Lines TensorFlow's C++ runtime logs by itself (absl C++ log format), not part of the program's reporting.
 RUNTIME_LOG_LINE = re.compile(r"^([EWIF]\d{4} |WARNING: All log messages before absl)")
 

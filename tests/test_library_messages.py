@@ -8,9 +8,10 @@ import re
 
 from tests.conftest import REPO_ROOT
 
-LIBRARY_PACKAGES = ("electra_tf", "data_prep", "finetune")
-# Programs built on the library rather than library code: their modules check the programs' own flags.
-PROGRAM_PACKAGES = ("finetune/experiments",)
+LIBRARY_PACKAGES = ("electra_tf", "data_prep", "finetune", "electra_studies")
+# Programs built on the library rather than library code: their modules check the programs' own flags (the
+# compute-matched experiment's settings).
+PROGRAM_PACKAGES = ("electra_studies/compute_matched",)
 FLAG = re.compile(r"--\w+")
 # A flag is fine right after a script (and its earlier flags): that is a command to run, written as one types it.
 # A literal command: a script (`x.py`) or a console command (`electra-build-data`) followed by its flags.

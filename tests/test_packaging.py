@@ -1,8 +1,8 @@
 """The project installs as a package: the wheel of `pip install .` holds exactly electra_tf (with the shipped flag
-files), data_prep and finetune (the checkout's launcher scripts stay out), and the console commands, which point into
-them. Installed without dependencies into a fresh virtual environment (the project's environment on PYTHONPATH for
-TensorFlow and the rest, but not the checkout), each command answers --help from a directory outside the checkout
-with exit 0 and no CUDA notices, and `--flagfile=configs/<name>.flags` reads the installed copy there."""
+files), data_prep, finetune and electra_studies (the checkout's launcher scripts stay out), and the console commands,
+which point into them. Installed without dependencies into a fresh virtual environment (the project's environment on
+PYTHONPATH for TensorFlow and the rest, but not the checkout), each command answers --help from a directory outside
+the checkout with exit 0 and no CUDA notices, and `--flagfile=configs/<name>.flags` reads the installed copy there."""
 
 import os
 import shutil
@@ -16,14 +16,16 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
+PACKAGES = ("electra_tf", "data_prep", "finetune", "electra_studies")
 COMMANDS = {
     "electra-pretrain": "electra_tf.commands.pretrain:console_main",
     "electra-convert": "electra_tf.commands.convert:console_main",
     "electra-score": "electra_tf.commands.score:console_main",
     "electra-finetune": "finetune.commands.finetune:console_main",
     "electra-export": "finetune.commands.export:console_main",
-    "electra-analyze": "finetune.experiments.discriminator_analysis.__main__:console_main",
-    "electra-rerank": "finetune.experiments.rerank.__main__:console_main",
+    "electra-analyze": "electra_studies.commands.analyze:console_main",
+    "electra-rerank": "electra_studies.commands.rerank:console_main",
+    "electra-compute-matched": "electra_studies.commands.compute_matched:console_main",
     "electra-build-vocab": "data_prep.build_vocab:console_main",
     "electra-build-data": "data_prep.build_pretraining_dataset:console_main",
 }
@@ -91,15 +93,15 @@ def installed(tmp_path_factory):
     return wheel, venv / "bin", site_packages, env, workdir
 
 
-def test_the_wheel_holds_the_three_packages_the_flag_files_and_the_console_commands(installed):
+def test_the_wheel_holds_the_four_packages_the_flag_files_and_the_console_commands(installed):
     wheel, _, site_packages, _, _ = installed
     with open(REPO_ROOT / "pyproject.toml", "rb") as handle:
         assert tomllib.load(handle)["project"]["scripts"] == COMMANDS
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         (dist_info,) = {name.split("/")[0] for name in names if ".dist-info/" in name}
-        assert {name.split("/")[0] for name in names} - {dist_info} == {"electra_tf", "data_prep", "finetune"}
-        assert archive.read(f"{dist_info}/top_level.txt").decode().split() == ["data_prep", "electra_tf", "finetune"]
+        assert {name.split("/")[0] for name in names} - {dist_info} == set(PACKAGES)
+        assert archive.read(f"{dist_info}/top_level.txt").decode().split() == sorted(PACKAGES)
         entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
         shipped = {name.removeprefix("electra_tf/") for name in names if name.startswith("electra_tf/configs/")}
         for config in (REPO_ROOT / "configs").iterdir():
@@ -107,7 +109,7 @@ def test_the_wheel_holds_the_three_packages_the_flag_files_and_the_console_comma
     assert shipped == {f"configs/{config.name}" for config in (REPO_ROOT / "configs").iterdir()}
     for name, target in COMMANDS.items():
         assert f"{name} = {target}\n" in entry_points
-    assert {path.name for path in site_packages.iterdir()} == {"electra_tf", "data_prep", "finetune", dist_info}
+    assert {path.name for path in site_packages.iterdir()} == {*PACKAGES, dist_info}
 
 
 def test_installed_commands_answer_help_outside_the_checkout(installed):
@@ -116,12 +118,13 @@ def test_installed_commands_answer_help_outside_the_checkout(installed):
         [
             str(bin_dir / "python"),
             "-c",
-            "import data_prep, electra_tf, finetune; print(data_prep.__file__, electra_tf.__file__, finetune.__file__)",
+            f"import {', '.join(PACKAGES)}; print({', '.join(f'{package}.__file__' for package in PACKAGES)})",
         ],
         cwd=workdir,
         env=env,
     )
-    assert [os.path.dirname(os.path.dirname(path)) for path in where.stdout.split()] == [str(site_packages)] * 3
+    directories = [os.path.dirname(os.path.dirname(path)) for path in where.stdout.split()]
+    assert directories == [str(site_packages)] * len(PACKAGES)
     # --helpfull lists the flags of every module the command imports, --help the command's own.
     running = {
         name: subprocess.Popen(

@@ -16,7 +16,7 @@ from tests.conftest import REPO_ROOT
 from tests.console_commands import SCRIPTS, command_module
 from tests.test_library_messages import COMMAND, FLAG, _module_strings, _text
 
-PACKAGES = ("electra_tf", "finetune", "data_prep")
+PACKAGES = ("electra_tf", "finetune", "data_prep", "electra_studies")
 # How a message asks for an argument: "pass vocab_file=<...>", "use kind=generator", "choose num_heads among ...",
 # "pass labels=... or regression=True".
 ASKING = r"\b(?:pass|use|load|set|give|choose)(?: that| the)? (?:\S+ or )?{name}\b"

@@ -1,0 +1,494 @@
+"""electra_studies/compute_matched: planning, the table and plots on a synthetic results dict, and the whole
+experiment end to end on synthetic gzip text (ELECTRA against MLM, held-out evaluation, fine-tuning at two points and
+from random initialisation)."""
+
+import dataclasses
+import gzip
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from electra_studies.compute_matched import experiment as cm
+from electra_studies.compute_matched import plan as planning
+from electra_studies.compute_matched import report
+from electra_tf.errors import ConfigError, DataError
+from tests.conftest import REPO_ROOT
+from tests.console_commands import command_module
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _assert_png(path):
+    import matplotlib.image
+
+    with open(path, "rb") as handle:
+        assert handle.read(8) == PNG_SIGNATURE, path
+    image = matplotlib.image.imread(path)
+    assert image.shape[0] > 100 and image.shape[1] > 100
+
+
+# ---------------------------------------------------------------------- planning
+def test_steps_for_flops_picks_the_nearest_step():
+    assert planning.steps_for_flops(lambda n: 10 * n, 0) == 0
+    assert planning.steps_for_flops(lambda n: 10 * n, 4) == 0
+    assert planning.steps_for_flops(lambda n: 10 * n, 5) == 1
+    assert planning.steps_for_flops(lambda n: 10 * n, 1234) == 123
+    assert planning.steps_for_flops(lambda n: 10 * n, 1236) == 124
+    # Non-linear (two-stage) cumulative counts too.
+    assert planning.steps_for_flops(lambda n: n * n, 50) == 7
+
+
+def test_seed_groups():
+    assert planning.seed_groups([0, 1, 2]) == [(0, 3)]
+    assert planning.seed_groups([3, 0, 1, 7]) == [(3, 1), (0, 2), (7, 1)]
+
+
+def _settings(tmp_path, **overrides):
+    values = dict(output_dir=str(tmp_path / "out"), corpus="unused", glue_dir="unused")
+    values.update(overrides)
+    return planning.Settings(**values)
+
+
+def _configs(settings):
+    return {name: planning.objective_config(settings, name, 8000) for name in settings.objectives}
+
+
+def test_plan_matches_flops_and_gives_mlm_more_steps(tmp_path):
+    settings = _settings(
+        tmp_path,
+        objectives=["electra", "mlm", "replace_mlm", "all_tokens_mlm"],
+        electra_steps=1000,
+        eval_fractions=[0.25, 0.5, 1.0],
+    )
+    plan = planning.plan_runs(settings, _configs(settings))
+    runs = plan["objectives"]
+    assert runs["electra"]["steps"] == 1000
+    assert plan["budget_flops"] == pytest.approx(1000 * runs["electra"]["flops_per_step"])
+    assert runs["mlm"]["steps"] > runs["electra"]["steps"] > runs["all_tokens_mlm"]["steps"]
+    for run in runs.values():
+        assert [point["fraction"] for point in run["eval_points"]] == [0.25, 0.5, 1.0]
+        assert run["eval_points"][-1]["step"] == run["steps"]
+        for point in run["eval_points"]:
+            # Nearest step: within half a step of the fraction of the budget.
+            assert abs(point["flops"] - point["fraction"] * plan["budget_flops"]) <= run["flops_per_step"] / 2 + 1
+
+
+def test_plan_warmup_and_heldout_evaluation_intervals(tmp_path):
+    settings = _settings(tmp_path, objectives=["electra", "mlm"], electra_steps=1000, eval_fractions=[1.0])
+    runs = planning.plan_runs(settings, _configs(settings))["objectives"]
+    for run in runs.values():  # by default: warm-up a tenth of the steps, held-out evaluation at each log
+        assert run["warmup_steps"] == round(0.1 * run["steps"])
+        assert run["eval_every_steps"] == run["log_every_steps"] == round(run["steps"] / planning.LOG_POINTS)
+    settings = dataclasses.replace(settings, warmup_steps=50, eval_every_steps=100)
+    runs = planning.plan_runs(settings, _configs(settings))["objectives"]
+    assert {(run["warmup_steps"], run["eval_every_steps"]) for run in runs.values()} == {(50, 100)}
+    settings = dataclasses.replace(settings, heldout_files=0)
+    assert {
+        run["eval_every_steps"] for run in planning.plan_runs(settings, _configs(settings))["objectives"].values()
+    } == {0}
+    with pytest.raises(ConfigError, match=r"--warmup_steps=1001 is more than objective 'electra''s 1000 steps"):
+        planning.plan_runs(dataclasses.replace(settings, warmup_steps=1001), _configs(settings))
+
+
+def test_budget_minutes_becomes_the_electra_steps_of_that_estimated_time(tmp_path):
+    settings = _settings(tmp_path, objectives=["electra", "mlm"], budget_minutes=10.0)
+    plan = planning.plan_runs(settings, _configs(settings))
+    steps = plan["objectives"]["electra"]["steps"]
+    step_flops = plan["electra_step_flops"]
+    assert plan["budget_flops"] == pytest.approx(steps * step_flops)
+    assert planning.pretraining_seconds(settings, steps, step_flops) == pytest.approx(600, abs=5)
+    assert plan["budget_source"].startswith(f"--budget_minutes=10: {steps} ELECTRA steps")
+    assert plan["objectives"]["mlm"]["steps"] > steps  # still matched in FLOPs
+    with pytest.raises(ConfigError, match="--budget_minutes=0.1 leaves no time for a pre-training step"):
+        planning.plan_runs(dataclasses.replace(settings, budget_minutes=0.1), _configs(settings))
+
+
+def test_split_corpus_holds_out_the_last_files_by_name():
+    files = ["b/2.txt", "a/3.txt", "c/1.txt"]
+    assert planning.split_corpus(files, 1) == (["b/2.txt", "c/1.txt"], ["a/3.txt"])
+    assert planning.split_corpus(files, 2) == (["c/1.txt"], ["b/2.txt", "a/3.txt"])
+    assert planning.split_corpus(files, 0) == (files, [])
+    with pytest.raises(DataError, match=r"^--heldout_files=3 needs at least 4 corpus files .* --corpus has 3"):
+        planning.split_corpus(files, 3)
+
+
+def test_plan_refuses_a_budget_too_small(tmp_path):
+    settings = _settings(tmp_path, objectives=["electra"], electra_steps=1, eval_fractions=[0.1, 1.0])
+    with pytest.raises(ConfigError, match="no step at evaluation fraction 0.1"):
+        planning.plan_runs(settings, _configs(settings))
+
+
+def test_task_subset_samples_rows_and_keeps_the_header(tmp_path, shared_data):
+    settings = _settings(tmp_path, glue_dir=str(shared_data / "glue"), train_examples=50, eval_examples=0)
+    directory, count = cm.task_subset(settings, "sst-2")
+    assert count == 50
+    train = (tmp_path / "out" / directory / "SST-2" / "train.tsv").read_text(encoding="utf-8").splitlines()
+    assert train[0] == "sentence\tlabel" and len(train) == 51
+    dev = (tmp_path / "out" / directory / "SST-2" / "dev.tsv").read_bytes()
+    assert dev == (shared_data / "glue" / "SST-2" / "dev.tsv").read_bytes()
+
+
+# ---------------------------------------------------------------------- table and plots
+def _synthetic_results():
+    def curve(flops_per_step, steps, names, every=5):
+        return [
+            dict(
+                {"step": step, "flops": step * flops_per_step, "wall_seconds": 0.2 * step},
+                **{name: 1.0 / (step + index) for index, name in enumerate(names)},
+            )
+            for step in range(1, steps + 1, every)
+        ]
+
+    def summary(scores):
+        values = [value for value in scores.values() if value is not None]  # None: an undefined metric (NaN)
+        median = sorted(values)[len(values) // 2]
+        mean = sum(values) / len(values)
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        return {"scores": scores, "median": median, "mean": mean, "std": std}
+
+    def point(fraction, step, flops, scores, cola_scores):
+        return {
+            "fraction": fraction,
+            "step": step,
+            "flops": flops,
+            "downstream": {"SST-2": summary(scores), "CoLA": summary(cola_scores)},
+        }
+
+    electra = {
+        "steps": 40,
+        "flops_per_step": 3.0,
+        "total_flops": 120.0,
+        "pretraining_seconds": 10,
+        "finetuning_seconds": 20,
+        "pretraining_curve": curve(3.0, 40, ["loss", "masked_lm_loss", "disc_loss", "disc_auc"]),
+        "heldout_curve": curve(3.0, 40, ["loss", "masked_lm_accuracy", "disc_auc", "disc_recall"], every=10),
+        "eval_points": [
+            point(0.5, 20, 60.0, {"0": 60.0, "1": 62.0, "2": 61.0}, {"0": 1.0, "1": 2.0, "2": 3.0}),
+            point(1.0, 40, 120.0, {"0": 70.0, "1": 71.0, "2": 69.0}, {"0": 4.0, "1": 5.0, "2": 6.0}),
+        ],
+    }
+    mlm = {
+        "steps": 60,
+        "flops_per_step": 2.0,
+        "total_flops": 120.0,
+        "pretraining_curve": curve(2.0, 60, ["loss", "masked_lm_loss"]),
+        "heldout_curve": curve(2.0, 60, ["loss", "masked_lm_accuracy"], every=10),
+        "eval_points": [
+            point(0.5, 30, 60.0, {"0": 58.0, "1": 57.0, "2": None}, {"0": 7.0, "1": 8.0, "2": 9.0}),
+            point(1.0, 60, 120.0, {"0": 65.0, "1": 66.0, "2": 64.0}, {"0": 7.0, "1": 7.0, "2": 7.0}),
+        ],
+    }
+    return {
+        "settings": {"model_size": "tiny", "seeds": [0, 1, 2]},
+        "tasks": {
+            "SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 100},
+            "CoLA": {"primary_metric": ["CoLA", "mcc"], "num_train_examples": 50},
+        },
+        "budget_flops": 120.0,
+        "budget_source": "--electra_steps=40",
+        "heldout": {
+            "files": ["/data/z-book.txt"],
+            "tfrecords": "/out/data/heldout_tfrecords/*.tfrecord*",
+            "num_examples": 300,
+            "num_eval_steps": 20,
+            "eval_batch_size": 32,
+        },
+        "command": "python -m electra_studies.commands.compute_matched --electra_steps=40",
+        "machine": {"cpu_count": 2, "platform": "Linux", "tensorflow": "2.21.0", "keras": "3.15.1"},
+        "wall_seconds": {"total": 600},
+        "estimated_seconds": {"total": 700},
+        "objectives": {"electra": electra, "mlm": mlm},
+        "baseline": {
+            "name": "random_init",
+            "flops": 0,
+            "downstream": {
+                "SST-2": summary({"0": 50.0, "1": 51.0, "2": 52.0}),
+                "CoLA": summary({"0": 0.0, "1": 0.0, "2": 0.0}),
+            },
+        },
+    }
+
+
+def _table_rows(text, heading):
+    """{first cell: row} of the first Markdown table under `heading` in `text`, its header row included."""
+    lines = text.split(heading, 1)[1].splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith("| "))
+    rows = {}
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        if not line.startswith("|---"):
+            rows[line.split(" | ")[0].lstrip("| ")] = line
+    return rows
+
+
+def test_markdown_table_on_synthetic_results():
+    text = report.markdown_table(_synthetic_results())
+    rows = _table_rows(text, "## SST-2 dev accuracy (100 training examples)")
+    assert set(rows) == {"objective", "electra", "mlm"}
+    assert rows["electra"].startswith("| electra | 40 | 120 | loss ")
+    assert "51.00 (51.00 ± 0.82)" in rows["electra"]  # the random-init column, FLOPs 0
+    assert "61.00 (61.00 ± 0.82)" in rows["electra"] and "70.00 (70.00 ± 0.82)" in rows["electra"]
+    assert rows["mlm"].startswith("| mlm | 60 | 120 |")
+    rows = _table_rows(text, "## CoLA dev mcc (50 training examples)")
+    assert "2.00 (2.00 ± 0.82)" in rows["electra"] and "| 7.00 (7.00 ± 0.00) |" in rows["mlm"]
+    # The last held-out evaluation of each objective (step 31 of electra's, 51 of mlm's), metrics it lacks as "–".
+    assert "20 batches of 32 from z-book.txt" in text
+    rows = _table_rows(text, "## Held-out evaluation at the end of pre-training")
+    assert rows["objective"] == (
+        "| objective | step | FLOPs | wall s | loss | masked_lm_accuracy | disc_recall | disc_auc |"
+    )
+    assert rows["electra"].startswith("| electra | 31 | 93 | 6 | 0.0323 | 0.0312 | ")
+    assert rows["mlm"].endswith("| – | – |")
+    assert "python -m electra_studies.commands.compute_matched --electra_steps=40" in text
+    assert "2 CPUs" in text and "TensorFlow 2.21.0" in text
+
+
+def test_plots_on_synthetic_results(tmp_path):
+    results = _synthetic_results()
+    report.write_outputs(results, str(tmp_path))
+    for name in (report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG):
+        _assert_png(tmp_path / name)
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG, report.RESULTS_JSON, report.RESULTS_MD]
+    )  # no temporary files
+
+
+# ---------------------------------------------------------------------- errors
+def _cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "electra_studies.commands.compute_matched", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(tmp_path):
+    from electra_tf.training.pretraining_job import PretrainingJob
+
+    job = PretrainingJob(
+        pretrain_tfrecords="data/*.tfrecord", model_dir=str(tmp_path / "run"), learning_rate=1e-3, progress_bar=False
+    )
+    cm.check_or_record_job(job)
+    path = tmp_path / "run" / "experiment_job.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    assert "progress_bar" not in recorded and recorded["learning_rate"] == 1e-3
+    # Written before these fields existed (a plain default, a tuple's and a default factory's).
+    added = ("allow_embedding_mismatch", "checkpoint_steps", "model_overrides")
+    older = {key: value for key, value in recorded.items() if key not in added}
+    path.write_text(json.dumps(older), encoding="utf-8")
+    cm.check_or_record_job(job)
+    assert json.loads(path.read_text(encoding="utf-8")) == older
+    # Away from its default, a field the file lacks is a change; so is any other setting.
+    for changed, message in (
+        ({"allow_embedding_mismatch": True}, "allow_embedding_mismatch: False -> True"),
+        (
+            {"checkpoint_steps": (10,), "learning_rate": 5e-4},
+            r"checkpoint_steps: \[\] -> \[10\], learning_rate: 0.001 -> 0.0005",
+        ),
+    ):
+        with pytest.raises(
+            ConfigError,
+            match=f"^{tmp_path / 'run'} holds a pre-training run made with other "
+            rf"settings \({message}\); use another output_dir, or the settings of "
+            "that run to resume it$",
+        ):
+            cm.check_or_record_job(dataclasses.replace(job, **changed))
+
+
+def test_unknown_objective_is_a_one_line_error(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Some text.\n", encoding="utf-8")
+    result = _cli(
+        f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}", "--objectives=electra,bert"
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: unknown objective 'bert' in --objectives")
+    assert not any("Traceback" in line for line in lines)
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_path):
+    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={tmp_path / 'missing.txt'}", f"--glue_dir={tmp_path}")
+    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: --corpus entry")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Some text.\n", encoding="utf-8")
+    # One file: nothing to hold out.
+    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}")
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and "
+            "--corpus has 1"
+        )
+    )
+    result = _cli(
+        f"--output_dir={tmp_path / 'out'}",
+        f"--corpus={corpus}",
+        f"--glue_dir={tmp_path}",
+        "--heldout_files=0",
+        "--tasks=sst-2,nope",
+    )
+    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: unknown GLUE task")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_recorded_command_is_the_one_typed():
+    with command_module("electra-compute-matched") as command:
+        typed = command.command_line(["/env/bin/electra-compute-matched", "--verbosity=-1", "--corpus=a b.txt"])
+        assert typed == "electra-compute-matched '--corpus=a b.txt'"
+        module = REPO_ROOT / "electra_studies" / "commands" / "compute_matched.py"
+        typed = command.command_line([str(module), "--electra_steps=5"])
+        assert typed == "python -m electra_studies.commands.compute_matched --electra_steps=5"
+        assert command.command_line(["bench/plan.py", "--electra_steps=5"]) == "python bench/plan.py --electra_steps=5"
+
+
+# ---------------------------------------------------------------------- end to end
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory, keyword_glue_dir):
+    """The experiment on 2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles),
+    the second held out: a budget of 5 ELECTRA steps (8 x 32) in mixed_bfloat16, ELECTRA vs MLM, held-out evaluation
+    every 2 steps on 2 batches, fine-tuning at half and all of the budget and from random initialisation on 32
+    examples of the synthetic keyword SST-2, one seed."""
+    from tests.finetune.synthetic_glue import keyword_examples
+
+    root = tmp_path_factory.mktemp("compute_matched")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    for index in range(2):
+        sentences = [sentence for sentence, _ in keyword_examples(240, seed=100 + index)]
+        articles = ["\n".join(sentences[start : start + 12]) for start in range(0, len(sentences), 12)]
+        with gzip.open(corpus / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
+            handle.write("\n\n".join(articles) + "\n")
+    settings = planning.Settings(
+        output_dir=str(root / "out"),
+        corpus=f"{corpus}/*.txt.gz",
+        glue_dir=str(keyword_glue_dir),
+        document_mode="blank_line",
+        objectives=["electra", "mlm"],
+        electra_steps=5,
+        eval_fractions=[0.5, 1.0],
+        max_seq_length=32,
+        train_batch_size=8,
+        mixed_precision="mixed_bfloat16",
+        warmup_steps=1,
+        vocab_size=300,
+        eval_every_steps=2,
+        num_eval_steps=2,
+        train_examples=32,
+        eval_examples=32,
+        seeds=[0],
+        finetune_max_seq_length=32,
+    )
+    results = cm.run_experiment(settings, command="electra-compute-matched --electra_steps=5")
+    return settings, results
+
+
+def test_end_to_end_results(experiment):
+    settings, results = experiment
+    with open(os.path.join(settings.output_dir, report.RESULTS_JSON), encoding="utf-8") as handle:
+        saved = json.load(handle)
+    assert saved == json.loads(json.dumps(results))
+    for key in (
+        "settings",
+        "command",
+        "machine",
+        "budget_flops",
+        "objectives",
+        "baseline",
+        "wall_seconds",
+        "tasks",
+        "heldout",
+    ):
+        assert key in saved, key
+    assert saved["tasks"] == {"SST-2": {"primary_metric": ["SST-2", "accuracy"], "num_train_examples": 32}}
+    assert {"cpu_count", "platform", "tensorflow"} <= set(saved["machine"])
+    runs = saved["objectives"]
+    assert list(runs) == ["electra", "mlm"]
+    assert (runs["electra"]["steps"], runs["electra"]["warmup_steps"], runs["electra"]["eval_every_steps"]) == (5, 1, 2)
+    assert runs["mlm"]["steps"] > runs["electra"]["steps"]
+    budget = saved["budget_flops"]
+    for fraction_index, fraction in enumerate([0.5, 1.0]):
+        flops = []
+        for run in runs.values():
+            point = run["eval_points"][fraction_index]
+            assert point["fraction"] == fraction
+            assert abs(point["flops"] - fraction * budget) <= run["flops_per_step"]
+            flops.append(point["flops"])
+            assert set(point["downstream"]["SST-2"]["scores"]) == {"0"}
+            assert point["downstream"]["SST-2"]["median"] is not None
+            assert os.path.isfile(os.path.join(point["checkpoint"], "config.json"))
+        # The objectives agree within one step's FLOPs at every evaluation point.
+        assert abs(flops[0] - flops[1]) <= max(run["flops_per_step"] for run in runs.values())
+    for run in runs.values():
+        curve = run["pretraining_curve"]
+        assert curve[0]["step"] == 1 and curve[-1]["step"] == run["steps"]
+        assert curve[-1]["flops"] == pytest.approx(run["total_flops"])
+    assert "disc_loss" in runs["electra"]["pretraining_curve"][-1]
+    assert "disc_loss" not in runs["mlm"]["pretraining_curve"][-1]
+    assert saved["baseline"]["flops"] == 0 and saved["baseline"]["downstream"]["SST-2"]["median"] is not None
+
+
+def test_end_to_end_records_the_heldout_curves(experiment):
+    settings, results = experiment
+    assert [os.path.basename(path) for path in results["heldout"]["files"]] == ["wiki-01.txt.gz"]
+    assert results["heldout"]["num_examples"] > 0
+    runs = results["objectives"]
+    for name, run in runs.items():
+        curve = run["heldout_curve"]
+        # Every 2 steps and at the end.
+        assert [entry["step"] for entry in curve] == [*range(2, run["steps"], 2), run["steps"]], name
+        for entry in curve:
+            assert entry["eval_batches"] == 2
+            assert entry["flops"] == pytest.approx(entry["step"] * run["flops_per_step"])
+            for key in ("loss", "masked_lm_loss", "masked_lm_accuracy"):
+                assert math.isfinite(entry[key]), (name, key)
+        seconds = [entry["wall_seconds"] for entry in curve]
+        assert seconds == sorted(seconds) and seconds[0] > 0
+        assert seconds[-1] == pytest.approx(run["pretraining_curve"][-1]["wall_seconds"], abs=30)
+    assert [entry["step"] for entry in runs["electra"]["heldout_curve"]] == [2, 4, 5]
+    for entry in runs["electra"]["heldout_curve"]:
+        for key in ("disc_loss", "disc_accuracy", "disc_auc"):
+            assert math.isfinite(entry[key]), key
+    assert "disc_auc" not in runs["mlm"]["heldout_curve"][-1]
+
+
+def test_end_to_end_outputs(experiment):
+    settings, _ = experiment
+    for name in (report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG):
+        _assert_png(os.path.join(settings.output_dir, name))
+    with open(os.path.join(settings.output_dir, report.RESULTS_MD), encoding="utf-8") as handle:
+        table = handle.read()
+    for objective in ("electra", "mlm"):
+        assert f"\n| {objective} | " in table
+    assert _table_rows(table, "## Held-out evaluation at the end of pre-training")["electra"].startswith(
+        "| electra | 5 | "
+    )
+    assert "electra-compute-matched --electra_steps=5" in table
+
+
+def test_end_to_end_rerun_skips_finished_stages_and_refuses_other_settings(experiment):
+    settings, results = experiment
+    checkpoints = {path: path.stat().st_mtime_ns for path in pathlib.Path(settings.output_dir).rglob("ckpt-*")}
+    again = cm.run_experiment(settings, command=results["command"])
+    # Nothing was trained again: every checkpoint is the one the first run wrote, and no new one appeared.
+    assert (
+        checkpoints
+        and {path: path.stat().st_mtime_ns for path in pathlib.Path(settings.output_dir).rglob("ckpt-*")} == checkpoints
+    )
+    for name in ("electra", "mlm"):
+        for before, after in zip(results["objectives"][name]["eval_points"], again["objectives"][name]["eval_points"]):
+            assert (after["step"], after["downstream"]) == (before["step"], before["downstream"])
+        assert again["objectives"][name]["heldout_curve"] == results["objectives"][name]["heldout_curve"]
+    with pytest.raises(ConfigError, match="holds a pre-training run made with other settings"):
+        cm.run_experiment(dataclasses.replace(settings, electra_steps=6))

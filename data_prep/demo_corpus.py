@@ -5,16 +5,11 @@ paragraphs, one paragraph per line, with a blank line between documents (the for
 reads). Sources are parsed with `ast`, never imported, so nothing runs and the output depends only on the Python
 installation's files: the same interpreter always gives the same corpus.
 
-    python -m data_prep.demo_corpus --output=demo_output/corpus.txt
+`python -m data_prep.commands.demo_corpus --output=demo_output/corpus.txt` writes it.
 """
 
 import ast
 import os
-import sys
-
-if __package__ in (None, ""):  # Run as a script: make the repository root importable.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 import sysconfig
 
 # Directories of the standard library that are tests, tools or vendored code rather than library documentation.
@@ -91,25 +86,3 @@ def write_demo_corpus(output, max_bytes=DEFAULT_MAX_BYTES, stdlib_dir=None):
         f.write(data)
     os.replace(temporary, output)
     return text.count("\n\n") + 1, len(data)
-
-
-def main(argv):
-    del argv
-    num_documents, num_bytes = write_demo_corpus(FLAGS.output, FLAGS.max_bytes)
-    print(f"wrote {FLAGS.output}: {num_documents} documents, {num_bytes / 1e6:.1f} MB")
-
-
-if __name__ == "__main__":
-    from absl import flags
-
-    import electra_tf.cli  # Defines --verbose; import before defining flags.
-
-    flags.DEFINE_string(
-        "output",
-        None,
-        "Where to write the corpus (one paragraph per line, blank line between documents).",
-        required=True,
-    )
-    flags.DEFINE_integer("max_bytes", DEFAULT_MAX_BYTES, "Stop adding modules once the corpus reaches this size.")
-    FLAGS = flags.FLAGS
-    electra_tf.cli.run(main)

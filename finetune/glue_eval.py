@@ -1,30 +1,11 @@
-"""Scores a GLUE-format predictions file against a task's dev labels and prints the metrics as one JSON object.
+"""A GLUE-format predictions file scored against a task's labels (`python -m finetune.commands.glue_eval` prints
+it): a header `index<TAB>prediction`, one row per example of the split, the prediction a label as written in the
+task's files (a float for STS-B), as `finetune.glue.predictions.write_predictions` writes it."""
 
-    python -m finetune.glue_eval --task=MRPC --data_dir=/path/to/glue --predictions=dev_predictions.tsv
-    {"accuracy": 86.27, "f1": 90.1}
-
-The predictions file has a header `index<TAB>prediction` and one row per dev example, the index being the
-example's 0-based position in the dev file and the prediction a label as written in the task's files (a float for
-STS-B). `electra-finetune` writes this format with `finetune.glue.predictions.write_predictions`.
-"""
-
-import json
-import math
-
-from absl import flags
-
-from electra_tf import cli  # defines --verbose; must precede the flag definitions below
 from finetune.glue.metrics import task_metrics
 from finetune.glue.predictions import read_predictions
 from finetune.glue.readers import split_labels
-from finetune.glue.tasks import TASKS, glue_task_spec
-
-flags.DEFINE_string("task", None, f"GLUE task: one of {', '.join(TASKS)}.")
-flags.DEFINE_string("data_dir", None, "GLUE directory holding <TASK>/dev.tsv (as written by download_glue_data.py).")
-flags.DEFINE_string("predictions", None, "Predictions file: header 'index<TAB>prediction', one row per example.")
-flags.DEFINE_string(
-    "split", "dev", "Labelled split to score against; for MNLI 'dev' (= dev_matched) or 'dev_mismatched'."
-)
+from finetune.glue.tasks import glue_task_spec
 
 
 def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
@@ -33,18 +14,3 @@ def evaluate_predictions_file(task, data_dir, predictions_path, split="dev"):
     labels = split_labels(data_dir, spec, split)
     predictions = read_predictions(predictions_path, spec, len(labels))
     return task_metrics(spec, labels, predictions)
-
-
-def main(argv):
-    del argv
-    cli.require_flags("task", "data_dir", "predictions")
-    metrics = evaluate_predictions_file(
-        flags.FLAGS.task, flags.FLAGS.data_dir, flags.FLAGS.predictions, flags.FLAGS.split
-    )
-    # A correlation of constant predictions is undefined; JSON has no NaN, so it is printed as null.
-    printable = {name: (None if math.isnan(value) else value) for name, value in metrics.items()}
-    print(json.dumps(printable, sort_keys=True))
-
-
-if __name__ == "__main__":
-    cli.run(main)

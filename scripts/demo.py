@@ -50,14 +50,15 @@ def main():
 
     step(
         "demo corpus: docstrings of the Python standard library",
-        [python, "-m", "data_prep.demo_corpus", f"--output={corpus}"],
+        [python, "-m", "data_prep.commands.demo_corpus", f"--output={corpus}"],
         corpus,
     )
     step(
         f"WordPiece vocabulary ({args.vocab_size} pieces)",
         [
             python,
-            "data_prep/build_vocab.py",
+            "-m",
+            "data_prep.commands.build_vocab",
             f"--corpus={corpus}",
             f"--vocab_size={args.vocab_size}",
             f"--output={vocab}",
@@ -68,7 +69,8 @@ def main():
         "pre-training TFRecords (max_seq_length 128)",
         [
             python,
-            "data_prep/build_pretraining_dataset.py",
+            "-m",
+            "data_prep.commands.build_data",
             f"--corpus={corpus}",
             f"--vocab_file={vocab}",
             f"--output_dir={records}",

@@ -19,7 +19,7 @@ import pytest
 from tests import bad_input_files
 from tests.conftest import REPO_ROOT
 
-BUILD = "data_prep/build_pretraining_dataset.py"
+BUILD = "-m data_prep.commands.build_data"
 PRETRAIN = "run_pretraining.py"
 FINETUNE = "run_finetuning.py"
 EXPORT = "export_model.py"
@@ -46,7 +46,7 @@ LISTED_SHARD = "--pretrain_tfrecords={tmp}/listed_shard/train.tfrecord"
 
 CASES = [
     # (id, entry point, args, fragment the error line must contain)
-    # --- build_pretraining_dataset.py
+    # --- data_prep.commands.build_data
     ("build-missing-corpus", BUILD, ["--vocab_file={vocab}", "--output_dir={tmp}/out"], "--corpus"),
     (
         "build-corpus-no-match",

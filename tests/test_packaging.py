@@ -26,8 +26,8 @@ COMMANDS = {
     "electra-analyze": "electra_studies.commands.analyze:console_main",
     "electra-rerank": "electra_studies.commands.rerank:console_main",
     "electra-compute-matched": "electra_studies.commands.compute_matched:console_main",
-    "electra-build-vocab": "data_prep.build_vocab:console_main",
-    "electra-build-data": "data_prep.build_pretraining_dataset:console_main",
+    "electra-build-vocab": "data_prep.commands.build_vocab:console_main",
+    "electra-build-data": "data_prep.commands.build_data:console_main",
 }
 
 

@@ -1,6 +1,6 @@
-"""Comparing networks fine-tuned on GLUE tasks (`python -m finetune.glue_compare` prints it): each task's median
-over trials of the paper's metric (`finetune.glue.metrics.task_scores`: MCC for CoLA, Spearman for STS-B, accuracy
-otherwise), the average over tasks, and paired bootstrap intervals of the differences between networks.
+"""Comparing networks fine-tuned on GLUE tasks (`python -m finetune.commands.glue_compare` prints it): each task's
+median over trials of the paper's metric (`finetune.glue.metrics.task_scores`: MCC for CoLA, Spearman for STS-B,
+accuracy otherwise), the average over tasks, and paired bootstrap intervals of the differences between networks.
 
 An interval resamples the dev examples with replacement, the same rows for every trial and both networks, and
 recomputes the difference of the medians: what another draw of dev examples of the same size would show for these

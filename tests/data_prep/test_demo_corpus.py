@@ -1,9 +1,4 @@
-import os
-import subprocess
-import sys
-
 from data_prep import demo_corpus
-from tests.conftest import REPO_ROOT
 
 
 def test_demo_corpus_is_documents_of_paragraphs(tmp_path):
@@ -35,17 +30,3 @@ def test_docstrings_are_read_without_running_code():
         "First paragraph of f, long enough.",
         "Second paragraph, two lines.",
     ]
-
-
-def test_command_line(tmp_path):
-    output = tmp_path / "corpus.txt"
-    result = subprocess.run(
-        [sys.executable, "-m", "data_prep.demo_corpus", f"--output={output}", "--max_bytes=20000"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    assert output.stat().st_size >= 20000 and f"wrote {output}" in result.stdout
-    assert os.listdir(tmp_path) == ["corpus.txt"]

@@ -243,9 +243,9 @@ def test_help_from_another_directory_exits_0_without_cuda_notices(tmp_path):
         (["export_model.py"], "error: --init_checkpoint and --output_dir are required"),
         (["convert_checkpoint.py"], "error: --from and --to are required"),
         (["-m", "electra_tf.commands.score"], "error: --model_dir is required"),
-        (["data_prep/build_vocab.py"], "error: --output is required"),
+        (["-m", "data_prep.commands.build_vocab"], "error: --output is required"),
         (
-            ["data_prep/build_pretraining_dataset.py", "--corpus=a.txt"],
+            ["-m", "data_prep.commands.build_data", "--corpus=a.txt"],
             "error: --vocab_file and --output_dir are required",
         ),
     ],

@@ -74,8 +74,8 @@ def test_another_backend_in_keras_json_stops_the_import_unless_keras_backend_say
         "electra_studies.commands.analyze",
         "electra_studies.commands.rerank",
         "electra_studies.commands.compute_matched",
-        "data_prep.build_vocab",
-        "data_prep.build_pretraining_dataset",
+        "data_prep.commands.build_vocab",
+        "data_prep.commands.build_data",
         "import keras_hub; electra_tf.models",
     ],
 )

@@ -1,4 +1,4 @@
-"""Predictions files and `python -m finetune.glue_eval` on the real dev sets."""
+"""Predictions files and `python -m finetune.commands.glue_eval` on the real dev sets."""
 
 import json
 import os
@@ -115,7 +115,7 @@ def test_stsb_rejects_non_numbers(glue_dir, tmp_path):
 def _run_cli(*args):
     env = dict(os.environ, PYTHONPATH=REPO_ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "finetune.glue_eval", *args],
+        [sys.executable, "-m", "finetune.commands.glue_eval", *args],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,

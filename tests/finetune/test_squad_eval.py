@@ -1,5 +1,5 @@
-"""`python -m finetune.squad_eval`: the official scripts' JSON for v1.1 and v2.0 (version from the data file), one-line
-errors; and the dev evaluation path on a real dev slice writing the official files it scores."""
+"""`python -m finetune.commands.squad_eval`: the official scripts' JSON for v1.1 and v2.0 (version from the data
+file), one-line errors; and the dev evaluation path on a real dev slice writing the official files it scores."""
 
 import json
 import os
@@ -17,7 +17,7 @@ from tests.finetune.squad.squad_v2_data import make_v2
 def _eval(*args):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     return subprocess.run(
-        [sys.executable, "-m", "finetune.squad_eval", *map(str, args)],
+        [sys.executable, "-m", "finetune.commands.squad_eval", *map(str, args)],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

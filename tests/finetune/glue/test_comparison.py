@@ -106,7 +106,7 @@ def test_command_prints_the_tables_and_json(glue_dir, tmp_path):
         [
             sys.executable,
             "-m",
-            "finetune.glue_compare",
+            "finetune.commands.glue_compare",
             f"--data_dir={glue_dir}",
             "--tasks=RTE",
             f"--runs=a={tmp_path / 'a'},b={tmp_path / 'b'}",

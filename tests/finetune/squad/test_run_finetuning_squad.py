@@ -86,7 +86,7 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
         [
             sys.executable,
             "-m",
-            "finetune.squad_eval",
+            "finetune.commands.squad_eval",
             str(dev_file),
             str(trial_dir / "predictions.json"),
             *([f"--na_prob_file={null_odds_file}"] if version_2 else []),

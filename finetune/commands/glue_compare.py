@@ -1,7 +1,7 @@
 """Compares networks fine-tuned on GLUE tasks: each task's median over trials, the average over tasks, and paired
 bootstrap intervals of the differences from the first network (`finetune.glue.comparison`).
 
-    python -m finetune.glue_compare --data_dir=/path/to/glue \\
+    python -m finetune.commands.glue_compare --data_dir=/path/to/glue \\
         --runs=electra=out/electra,mlm=out/mlm,random=out/random --tasks=CoLA,STS-B,MRPC,RTE,SST-2
 
 Each run directory holds one `electra-finetune` output directory per task (`<run>/<TASK>/trial_<k>/
@@ -35,5 +35,10 @@ def main(argv):
     print(json.dumps(json_safe(comparison), sort_keys=True))
 
 
-if __name__ == "__main__":
+def console_main():
+    """Runs the program (`python -m finetune.commands.glue_compare`)."""
     cli.run(main)
+
+
+if __name__ == "__main__":
+    console_main()

@@ -9,11 +9,7 @@ The learned vocabulary starts with [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0..4), th
 
 import os
 import shutil
-import sys
 import time
-
-if __package__ in (None, ""):  # Run as a script: make the repository root importable.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags
 

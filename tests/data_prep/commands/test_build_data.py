@@ -27,7 +27,7 @@ def _run(args, **kwargs):
     )
 
 
-def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
+def test_command_with_flagfile_builds_shards_and_manifest(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt", 40)
     vocab = write_vocab(tmp_path / "vocab.txt")
     out = tmp_path / "tfrecords"
@@ -36,7 +36,7 @@ def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
         f"--corpus={corpus}\n--vocab_file={vocab}\n--output_dir={out}\n--max_seq_length=64\n"
         "--num_shards=2\n--num_processes=1\n--seed=3\n--noprogress\n"
     )
-    result = _run(["data_prep/build_pretraining_dataset.py", f"--flagfile={flagfile}"])
+    result = _run(["-m", "data_prep.commands.build_data", f"--flagfile={flagfile}"])
     assert result.returncode == 0, result.stderr
     assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
     manifest = json.loads((out / "manifest.json").read_text())
@@ -47,12 +47,12 @@ def test_script_with_flagfile_builds_shards_and_manifest(tmp_path):
     assert check_pretraining_data(f"{out}/*.tfrecord*", 64, vocab_file=vocab)["num_examples"] > 0
 
 
-def test_module_reports_user_errors_in_one_line(tmp_path):
+def test_command_reports_user_errors_in_one_line(tmp_path):
     corpus = write_corpus(tmp_path / "corpus.txt", 5)
     result = _run(
         [
             "-m",
-            "data_prep.build_pretraining_dataset",
+            "data_prep.commands.build_data",
             f"--corpus={corpus}",
             f"--vocab_file={tmp_path}/missing.txt",
             f"--output_dir={tmp_path}/out",
@@ -71,7 +71,8 @@ def test_killed_run_leaves_no_shard_that_looks_complete(tmp_path, shared_data):
     process = subprocess.Popen(
         [
             sys.executable,
-            "data_prep/build_pretraining_dataset.py",
+            "-m",
+            "data_prep.commands.build_data",
             f"--corpus={shared_data}/corpus/nltk-gutenberg/*.txt",
             f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt",
             f"--output_dir={out}",

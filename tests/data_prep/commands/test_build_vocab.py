@@ -10,7 +10,7 @@ from tests.data_prep.helpers import write_corpus
 
 def _run(args):
     return subprocess.run(
-        [sys.executable, "data_prep/build_vocab.py", *args],
+        [sys.executable, "-m", "data_prep.commands.build_vocab", *args],
         cwd=REPO_ROOT,
         env=users_environment(),
         capture_output=True,

@@ -11,10 +11,6 @@ from a file: `--flagfile=data.flags`.
 """
 
 import os
-import sys
-
-if __package__ in (None, ""):  # Run as a script: make the repository root importable.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from absl import flags
 

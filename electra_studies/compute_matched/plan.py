@@ -133,92 +133,118 @@ class Settings:
 
 
 def validate(settings):
-    """One clear ConfigError/DataError for every bad flag, before anything is built or trained."""
+    """One clear ConfigError/DataError for every bad setting, before anything is built or trained; each names the
+    `Settings` fields it is about (an entry point shows them as its flags)."""
     if not settings.output_dir:
-        raise ConfigError("--output_dir is required")
+        raise ConfigError("output_dir is required", arguments=("output_dir",))
     if settings.model_size not in PRESETS:
-        raise ConfigError(f"unknown --model_size={settings.model_size!r}; choose one of {', '.join(PRESETS)}")
+        raise ConfigError(
+            f"unknown model_size={settings.model_size!r}; choose one of {', '.join(PRESETS)}", arguments=("model_size",)
+        )
     if len(settings.objectives) < 1:
-        raise ConfigError("--objectives is empty; name at least one of " + ", ".join(flops_lib.FLOPS_OBJECTIVES))
+        raise ConfigError(
+            "objectives is empty; name at least one of " + ", ".join(flops_lib.FLOPS_OBJECTIVES),
+            arguments=("objectives",),
+        )
     for name in settings.objectives:
         if name not in flops_lib.FLOPS_OBJECTIVES:
             raise ConfigError(
-                f"unknown objective {name!r} in --objectives; choose among {', '.join(flops_lib.FLOPS_OBJECTIVES)}"
+                f"unknown objective {name!r} in objectives; choose among {', '.join(flops_lib.FLOPS_OBJECTIVES)}",
+                arguments=("objectives",),
             )
     if len(set(settings.objectives)) != len(settings.objectives):
-        raise ConfigError(f"--objectives={','.join(settings.objectives)} names an objective twice")
+        raise ConfigError(
+            f"objectives={','.join(settings.objectives)} names an objective twice", arguments=("objectives",)
+        )
     if not settings.eval_fractions or any(not 0 < f <= 1 for f in settings.eval_fractions):
-        raise ConfigError(f"--eval_fractions={settings.eval_fractions} must be fractions in (0, 1]")
+        raise ConfigError(
+            f"eval_fractions={settings.eval_fractions} must be fractions in (0, 1]", arguments=("eval_fractions",)
+        )
     if not settings.seeds:
-        raise ConfigError("--seeds is empty; give at least one fine-tuning seed")
+        raise ConfigError("seeds is empty; give at least one fine-tuning seed", arguments=("seeds",))
     if len(set(settings.seeds)) != len(settings.seeds):
-        raise ConfigError(f"--seeds={settings.seeds} repeats a seed")
+        raise ConfigError(f"seeds={settings.seeds} repeats a seed", arguments=("seeds",))
     for name in ("electra_steps", "max_seq_length", "train_batch_size", "vocab_size", "num_eval_steps"):
         if getattr(settings, name) <= 0:
-            raise ConfigError(f"--{name} must be positive, got {getattr(settings, name)}")
+            raise ConfigError(f"{name} must be positive, got {getattr(settings, name)}", arguments=(name,))
     for name in ("budget_flops", "budget_minutes", "eval_every_steps"):
         if getattr(settings, name) is not None and getattr(settings, name) <= 0:
-            raise ConfigError(f"--{name} must be positive, got {getattr(settings, name)}")
+            raise ConfigError(f"{name} must be positive, got {getattr(settings, name)}", arguments=(name,))
     if settings.budget_flops is not None and settings.budget_minutes is not None:
-        raise ConfigError("--budget_flops and --budget_minutes both set the budget; pass one of them")
+        raise ConfigError(
+            "budget_flops and budget_minutes both set the budget; pass one of them",
+            arguments=("budget_flops", "budget_minutes"),
+        )
     if settings.learning_rate <= 0 or not 0 <= settings.warmup_fraction < 1:
-        raise ConfigError("--learning_rate must be positive and --warmup_fraction in [0, 1)")
+        raise ConfigError(
+            "learning_rate must be positive and warmup_fraction in [0, 1)",
+            arguments=("learning_rate", "warmup_fraction"),
+        )
     if settings.warmup_steps is not None and settings.warmup_steps < 0:
-        raise ConfigError(f"--warmup_steps must be >= 0, got {settings.warmup_steps}")
+        raise ConfigError(f"warmup_steps must be >= 0, got {settings.warmup_steps}", arguments=("warmup_steps",))
     if settings.mixed_precision not in PRECISIONS:
         raise ConfigError(
-            f"unknown --mixed_precision={settings.mixed_precision!r}; choose one of {', '.join(PRECISIONS)}"
+            f"unknown mixed_precision={settings.mixed_precision!r}; choose one of {', '.join(PRECISIONS)}",
+            arguments=("mixed_precision",),
         )
     if settings.train_examples < 0 or settings.eval_examples < 0:
-        raise ConfigError("--train_examples and --eval_examples must be >= 0 (0 = all)")
+        raise ConfigError(
+            "train_examples and eval_examples must be >= 0 (0 = all)", arguments=("train_examples", "eval_examples")
+        )
     if settings.heldout_files < 0:
-        raise ConfigError(f"--heldout_files must be >= 0 (0: no held-out evaluation), got {settings.heldout_files}")
+        raise ConfigError(
+            f"heldout_files must be >= 0 (0: no held-out evaluation), got {settings.heldout_files}",
+            arguments=("heldout_files",),
+        )
     ElectraConfig.from_preset(settings.model_size).check_sequence_length(settings.max_seq_length)
     split_corpus(corpus_files(settings.corpus), settings.heldout_files)
     if settings.vocab_file and not os.path.isfile(settings.vocab_file):
-        raise DataError(f"--vocab_file={settings.vocab_file} does not exist")
+        raise DataError(f"vocab_file={settings.vocab_file} does not exist", arguments=("vocab_file",))
     validate_tasks(settings)
 
 
 def validate_tasks(settings):
-    """Every task of --tasks is a known GLUE task, named once, with its files under --glue_dir."""
+    """Every task of `settings.tasks` is a known GLUE task, named once, with its files under `settings.glue_dir`."""
     from finetune.glue.readers import task_file
     from finetune.glue.tasks import glue_task_spec
 
     if not settings.tasks:
-        raise ConfigError("--tasks is empty; name at least one GLUE task, e.g. --tasks=sst-2")
+        raise ConfigError("tasks is empty; name at least one GLUE task, e.g. tasks=sst-2", arguments=("tasks",))
     specs = [glue_task_spec(task) for task in settings.tasks]  # unknown task: ConfigError naming the known ones
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
-        raise ConfigError(f"--tasks={','.join(settings.tasks)} names a task twice")
+        raise ConfigError(f"tasks={','.join(settings.tasks)} names a task twice", arguments=("tasks",))
     if not settings.glue_dir:
         raise ConfigError(
-            f"--glue_dir is required: the GLUE directory holding {specs[0].directory}/train.tsv "
-            "(e.g. ../shared/data/glue)"
+            f"glue_dir is required: the GLUE directory holding {specs[0].directory}/train.tsv "
+            "(e.g. ../shared/data/glue)",
+            arguments=("glue_dir",),
         )
     for spec in specs:
         for split in ("train",) + spec.dev_splits:
             path = task_file(settings.glue_dir, spec, split)
             if not os.path.isfile(path):
                 raise DataError(
-                    f"GLUE file {path} does not exist: pass --glue_dir=<directory holding {spec.directory}/>"
+                    f"GLUE file {path} does not exist: pass glue_dir=<directory holding {spec.directory}/>",
+                    arguments=("glue_dir",),
                 )
 
 
 def corpus_files(corpus):
-    """The files of `--corpus` (files, globs, or directories standing for every file in them), sorted per entry."""
+    """The files of `corpus` (files, globs, or directories standing for every file in them), sorted per entry."""
     from data_prep.corpus import parse_corpus
 
     if not corpus:
         raise DataError(
-            "--corpus is required: text files, globs or a directory of them (e.g. ../shared/data/corpus/nltk-gutenberg)"
+            "corpus is required: text files, globs or a directory of them (e.g. ../shared/data/corpus/nltk-gutenberg)",
+            arguments=("corpus",),
         )
     entries = []
     for entry in (part.strip() for part in corpus.split(",")):
         if entry and os.path.isdir(entry):
             files = sorted(path for path in glob.glob(os.path.join(entry, "*")) if os.path.isfile(path))
             if not files:
-                raise DataError(f"--corpus entry {entry} is a directory without files")
+                raise DataError(f"corpus entry {entry} is a directory without files", arguments=("corpus",))
             entries.extend(files)
         elif entry:
             entries.append(entry)
@@ -227,12 +253,13 @@ def corpus_files(corpus):
 
 def split_corpus(files, heldout_files):
     """(training files, held-out files): the last `heldout_files` files by name are held out, the others keep their
-    order. DataError naming --heldout_files when that leaves no training file."""
+    order. DataError naming heldout_files when that leaves no training file."""
     if len(files) < heldout_files + 1:
         raise DataError(
-            f"--heldout_files={heldout_files} needs at least {heldout_files + 1} corpus files (the last "
-            f"{heldout_files} by name are held out) and --corpus has {len(files)}; pass more files in "
-            "--corpus, or a smaller --heldout_files (0: no held-out evaluation)"
+            f"heldout_files={heldout_files} needs at least {heldout_files + 1} files (the last "
+            f"{heldout_files} by name are held out) and corpus has {len(files)}; pass more files in "
+            "corpus, or a smaller heldout_files (0: no held-out evaluation)",
+            arguments=("heldout_files", "corpus"),
         )
     heldout = sorted(files, key=lambda path: (os.path.basename(path), path))[len(files) - heldout_files :]
     return [path for path in files if path not in heldout], heldout
@@ -275,7 +302,7 @@ def log_every_steps(steps):
 
 
 def eval_every_steps(settings, steps):
-    """Held-out evaluation interval of a run of `steps` (0: no held-out evaluation): --eval_every_steps, or the run's
+    """Held-out evaluation interval of a run of `steps` (0: no held-out evaluation): `eval_every_steps`, or the run's
     log interval."""
     if not settings.heldout_files:
         return 0
@@ -285,22 +312,23 @@ def eval_every_steps(settings, steps):
 def plan_runs(settings, configs):
     """{objective: run plan} for the FLOP budget: steps, warm-up, log and held-out evaluation intervals, FLOPs per step
     and the evaluation points (fraction, step, cumulative FLOPs). ConfigError when the budget gives some objective no
-    step at some evaluation point, or fewer steps than --warmup_steps."""
+    step at some evaluation point, or fewer steps than `warmup_steps`."""
     length, batch = settings.max_seq_length, settings.train_batch_size
     electra = dataclasses.replace(configs[settings.objectives[0]], objective="electra")
     electra_step_flops = flops_lib.objective_pretraining_flops(electra, length, batch)
     if settings.budget_flops:
-        budget, budget_source = float(settings.budget_flops), f"--budget_flops={settings.budget_flops:g}"
+        budget, budget_argument = float(settings.budget_flops), "budget_flops"
+        budget_setting = f"budget_flops={settings.budget_flops:g}"
     elif settings.budget_minutes:
         steps = steps_for_minutes(settings, electra_step_flops)
-        budget = steps * electra_step_flops
-        budget_source = (
-            f"--budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps by the time model of "
+        budget, budget_argument = steps * electra_step_flops, "budget_minutes"
+        budget_setting = (
+            f"budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps by the time model of "
             f"a step, {_step_seconds(electra_step_flops):.3g} s"
         )
     else:
-        budget = settings.electra_steps * electra_step_flops
-        budget_source = f"--electra_steps={settings.electra_steps}"
+        budget, budget_argument = settings.electra_steps * electra_step_flops, "electra_steps"
+        budget_setting = f"electra_steps={settings.electra_steps}"
     fractions = sorted(set(settings.eval_fractions))
     plans = {}
     for objective in settings.objectives:
@@ -314,16 +342,18 @@ def plan_runs(settings, configs):
             step = steps_for_flops(cumulative, fraction * budget)
             if step < 1:
                 raise ConfigError(
-                    f"the budget ({budget_source}: {budget:.3g} FLOPs) gives objective {objective!r} no "
+                    f"the budget ({budget_setting}: {budget:.3g} FLOPs) gives objective {objective!r} no "
                     f"step at evaluation fraction {fraction:g} (one step costs "
-                    f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest --eval_fractions"
+                    f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest eval_fractions",
+                    arguments=(budget_argument, "eval_fractions"),
                 )
             points.append({"fraction": fraction, "step": step, "flops": cumulative(step)})
         steps = points[-1]["step"] if fractions[-1] == 1.0 else steps_for_flops(cumulative, budget)
         if settings.warmup_steps is not None and settings.warmup_steps > steps:
             raise ConfigError(
-                f"--warmup_steps={settings.warmup_steps} is more than objective {objective!r}'s "
-                f"{steps} steps; lower it, or raise the budget"
+                f"warmup_steps={settings.warmup_steps} is more than objective {objective!r}'s "
+                f"{steps} steps; lower it, or raise the budget",
+                arguments=("warmup_steps",),
             )
         plans[objective] = {
             "steps": steps,
@@ -340,21 +370,23 @@ def plan_runs(settings, configs):
         }
     return {
         "budget_flops": budget,
-        "budget_source": budget_source,
+        # How the budget was set, as the experiment's command line gives it (printed, and in results.md).
+        "budget_source": f"--{budget_setting}",
         "electra_step_flops": electra_step_flops,
         "objectives": plans,
     }
 
 
 def steps_for_minutes(settings, electra_step_flops):
-    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`) is nearest --budget_minutes."""
+    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`) is nearest `budget_minutes`."""
     steps = steps_for_flops(
         lambda n: pretraining_seconds(settings, n, electra_step_flops), 60 * settings.budget_minutes
     )
     if steps < 1:
         raise ConfigError(
-            f"--budget_minutes={settings.budget_minutes:g} leaves no time for a pre-training step "
-            f"(starting a run alone takes about {PRETRAINING_JOB_SECONDS:.0f} s); raise it"
+            f"budget_minutes={settings.budget_minutes:g} leaves no time for a pre-training step "
+            f"(starting a run alone takes about {PRETRAINING_JOB_SECONDS:.0f} s); raise it",
+            arguments=("budget_minutes",),
         )
     return steps
 
@@ -378,7 +410,7 @@ def _step_seconds(step_flops):
 
 def pretraining_seconds(settings, steps, flops_per_step):
     """Estimated wall time of a pre-training run of `steps`: starting the job, the steps, and the held-out evaluations
-    (every `eval_every_steps` and at the end, `--num_eval_steps` forward batches each)."""
+    (every `eval_every_steps` and at the end, `num_eval_steps` forward batches each)."""
     seconds = PRETRAINING_JOB_SECONDS + steps * _step_seconds(flops_per_step)
     every = eval_every_steps(settings, steps)
     if every:

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -18,7 +19,7 @@ from electra_studies.compute_matched import plan as planning
 from electra_studies.compute_matched import report
 from electra_tf.errors import ConfigError, DataError
 from tests.conftest import REPO_ROOT
-from tests.console_commands import command_module
+from tests.console_commands import command_module, run_command
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -91,7 +92,7 @@ def test_plan_warmup_and_heldout_evaluation_intervals(tmp_path):
     assert {
         run["eval_every_steps"] for run in planning.plan_runs(settings, _configs(settings))["objectives"].values()
     } == {0}
-    with pytest.raises(ConfigError, match=r"--warmup_steps=1001 is more than objective 'electra''s 1000 steps"):
+    with pytest.raises(ConfigError, match=r"^warmup_steps=1001 is more than objective 'electra''s 1000 steps"):
         planning.plan_runs(dataclasses.replace(settings, warmup_steps=1001), _configs(settings))
 
 
@@ -104,7 +105,7 @@ def test_budget_minutes_becomes_the_electra_steps_of_that_estimated_time(tmp_pat
     assert planning.pretraining_seconds(settings, steps, step_flops) == pytest.approx(600, abs=5)
     assert plan["budget_source"].startswith(f"--budget_minutes=10: {steps} ELECTRA steps")
     assert plan["objectives"]["mlm"]["steps"] > steps  # still matched in FLOPs
-    with pytest.raises(ConfigError, match="--budget_minutes=0.1 leaves no time for a pre-training step"):
+    with pytest.raises(ConfigError, match="^budget_minutes=0.1 leaves no time for a pre-training step"):
         planning.plan_runs(dataclasses.replace(settings, budget_minutes=0.1), _configs(settings))
 
 
@@ -113,7 +114,7 @@ def test_split_corpus_holds_out_the_last_files_by_name():
     assert planning.split_corpus(files, 1) == (["b/2.txt", "c/1.txt"], ["a/3.txt"])
     assert planning.split_corpus(files, 2) == (["c/1.txt"], ["b/2.txt", "a/3.txt"])
     assert planning.split_corpus(files, 0) == (files, [])
-    with pytest.raises(DataError, match=r"^--heldout_files=3 needs at least 4 corpus files .* --corpus has 3"):
+    with pytest.raises(DataError, match=r"^heldout_files=3 needs at least 4 files .* corpus has 3"):
         planning.split_corpus(files, 3)
 
 
@@ -328,8 +329,7 @@ def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_p
         result.stderr.strip()
         .splitlines()[-1]
         .startswith(
-            "error: --heldout_files=1 needs at least 2 corpus files (the last 1 by name are held out) and "
-            "--corpus has 1"
+            "error: --heldout_files=1 needs at least 2 files (the last 1 by name are held out) and --corpus has 1"
         )
     )
     result = _cli(
@@ -340,6 +340,44 @@ def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_p
         "--tasks=sst-2,nope",
     )
     assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: unknown GLUE task")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp_path, shared_data, capfd):
+    with pytest.raises(ConfigError, match="^output_dir is required$") as raised:
+        planning.validate(_settings(tmp_path, output_dir=""))
+    assert raised.value.arguments == ("output_dir",)
+    corpus = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for path in corpus:
+        path.write_text("Some text.\n", encoding="utf-8")
+    settings = (
+        f"--output_dir={tmp_path / 'out'}",
+        f"--corpus={corpus[0]},{corpus[1]}",
+        f"--glue_dir={shared_data / 'glue'}",
+        "--dry_run",
+    )
+    for arguments, error in (
+        (["--output_dir="], r"--output_dir is required"),
+        (["--warmup_steps=-1"], r"--warmup_steps must be >= 0, got -1"),
+        (
+            ["--heldout_files=2"],
+            r"--heldout_files=2 needs at least 3 files \(the last 2 by name are held out\) and --corpus has 2; pass "
+            r"more files in --corpus, or a smaller --heldout_files \(0: no held-out evaluation\)",
+        ),
+        (
+            ["--electra_steps=1", "--eval_fractions=0.1,1"],
+            r"the budget \(--electra_steps=1: \S+ FLOPs\) gives objective 'electra' no step at evaluation fraction "
+            r"0.1 \(one step costs \S+ FLOPs\); raise the budget or the smallest --eval_fractions",
+        ),
+        (
+            ["--budget_minutes=0.1"],
+            r"--budget_minutes=0.1 leaves no time for a pre-training step \(starting a run alone takes about 15 s\); "
+            "raise it",
+        ),
+    ):
+        assert run_command("electra-compute-matched", *settings, *arguments) == 2
+        errors = [line for line in capfd.readouterr().err.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and re.fullmatch(f"error: {error}", errors[0]), errors
     assert not (tmp_path / "out").exists()
 
 

@@ -3,7 +3,6 @@ prints the result): the version (1.1 or 2.0) comes from the data file; predictio
 questions (a run with `max_eval_examples=N`) are scored against those N, as the run scored them."""
 
 import json
-import sys
 
 from electra_tf.errors import DataError
 from finetune.squad.metrics import evaluate_v1, evaluate_v2
@@ -23,20 +22,18 @@ def _load_mapping(path, what):
     return values
 
 
-def evaluate_files(data_path, predictions_path, na_prob_path=None, na_prob_threshold=1.0):
+def evaluate_files(data_path, predictions_path, na_prob_path=None, na_prob_threshold=1.0, on_first_questions=None):
     """The official result dict for the files (v1.1 or v2.0 by the data file). Predictions of the file's first
-    questions only, as a run with --max_eval_examples writes, are scored against those questions."""
+    questions only, as a run with max_eval_examples writes, are scored against those questions, and
+    `on_first_questions(count, total)` (when given) hears how many of the file's questions that is."""
     dataset_json = load_json(data_path)
     predictions = _load_mapping(predictions_path, "predictions")
     evaluated = evaluated_questions(dataset_json, predictions)
     if evaluated is not None:
-        count = sum(1 for _ in dataset_questions(evaluated))
-        total = sum(1 for _ in dataset_questions(dataset_json))
-        print(
-            f"{predictions_path} answers the first {count} of the {total} questions of {data_path} (a run with "
-            f"--max_eval_examples={count}): scoring those {count}",
-            file=sys.stderr,
-        )
+        if on_first_questions is not None:
+            on_first_questions(
+                sum(1 for _ in dataset_questions(evaluated)), sum(1 for _ in dataset_questions(dataset_json))
+            )
         dataset_json = evaluated
     if file_version(dataset_json) == "1.1":
         return evaluate_v1(dataset_json, predictions)

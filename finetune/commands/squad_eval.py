@@ -12,6 +12,7 @@ against those N, as the run scored them.
 """
 
 import json
+import sys
 
 from absl import app, flags
 
@@ -32,7 +33,18 @@ def main(argv):
             "usage: python -m finetune.commands.squad_eval <data.json> <predictions.json> "
             "[--na_prob_file=<null_odds.json>]"
         )
-    result = evaluate_files(argv[1], argv[2], flags.FLAGS.na_prob_file, flags.FLAGS.na_prob_thresh)
+    data_path, predictions_path = argv[1], argv[2]
+
+    def say_first_questions(count, total):
+        print(
+            f"{predictions_path} answers the first {count} of the {total} questions of {data_path} (a run with "
+            f"--max_eval_examples={count}): scoring those {count}",
+            file=sys.stderr,
+        )
+
+    result = evaluate_files(
+        data_path, predictions_path, flags.FLAGS.na_prob_file, flags.FLAGS.na_prob_thresh, say_first_questions
+    )
     # The official v1.1 script prints one line, the v2.0 script an indented object.
     print(json.dumps(result) if "exact_match" in result else json.dumps(result, indent=2))
 

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from finetune.squad_eval import evaluate_files
 from tests.conftest import REPO_ROOT
 from tests.finetune.squad import official_eval
 from tests.finetune.squad.squad_v2_data import make_v2
@@ -76,7 +77,7 @@ def test_v2_with_null_odds_prints_the_official_object(dev_slice, tmp_path):
     assert "best_f1" not in without and without["total"] == len(predictions)
 
 
-def test_predictions_of_the_first_questions_only_are_scored_against_those(dev_slice, tmp_path):
+def test_predictions_of_the_first_questions_only_are_scored_against_those(dev_slice, tmp_path, capsys):
     from finetune.squad.readers import restrict_dataset_json
 
     dataset = json.loads((dev_slice / "dev-v1.1.json").read_text())
@@ -93,6 +94,14 @@ def test_predictions_of_the_first_questions_only_are_scored_against_those(dev_sl
     assert json.loads(result.stdout) == pytest.approx(
         official_eval.v1_evaluate(restrict_dataset_json(dataset, ids[:30])["data"], first)
     )
+
+    # The library says nothing itself: it tells its caller how many questions it scored.
+    heard = []
+    scored = evaluate_files(
+        str(dev_slice / "dev-v1.1.json"), str(tmp_path / "first.json"), on_first_questions=lambda *n: heard.append(n)
+    )
+    assert heard == [(30, len(ids))] and capsys.readouterr().err == ""
+    assert scored == pytest.approx(json.loads(result.stdout))
 
     # A question missing among the answered ones: the whole file is scored, the missing one as 0 (official).
     gap = {qid: text for qid, text in every.items() if qid != ids[5]}

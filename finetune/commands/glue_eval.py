@@ -9,11 +9,11 @@ STS-B). `electra-finetune` writes this format with `finetune.glue.predictions.wr
 """
 
 import json
-import math
 
 from absl import flags
 
 from electra_tf import cli  # defines --verbose; must precede the flag definitions below
+from electra_tf.io_utils import json_safe
 from finetune.glue.tasks import TASKS
 from finetune.glue_eval import evaluate_predictions_file
 
@@ -31,9 +31,8 @@ def main(argv):
     metrics = evaluate_predictions_file(
         flags.FLAGS.task, flags.FLAGS.data_dir, flags.FLAGS.predictions, flags.FLAGS.split
     )
-    # A correlation of constant predictions is undefined; JSON has no NaN, so it is printed as null.
-    printable = {name: (None if math.isnan(value) else value) for name, value in metrics.items()}
-    print(json.dumps(printable, sort_keys=True))
+    # A correlation of constant predictions is undefined: printed as null.
+    print(json.dumps(json_safe(metrics), sort_keys=True))
 
 
 def console_main():

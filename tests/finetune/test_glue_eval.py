@@ -135,6 +135,12 @@ def test_cli_prints_one_json_object_and_one_line_errors(glue_dir, tmp_path):
     assert json.loads(done.stdout) == pytest.approx(metrics.task_metrics("MRPC", labels, predictions))
     assert json.loads(done.stdout)["accuracy"] == pytest.approx(100 * 400 / 408)
 
+    constant = str(tmp_path / "sts-b.tsv")
+    write_predictions(constant, np.full(len(_dev_labels(glue_dir, "STS-B")), 2.5), "STS-B")
+    done = _run_cli("--task=STS-B", f"--data_dir={glue_dir}", f"--predictions={constant}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"pearson": null, "spearman": null}\n'  # correlations of constant predictions: undefined
+
     broken = _lines(tmp_path, ["0\t1"])
     done = _run_cli("--task=MRPC", f"--data_dir={glue_dir}", f"--predictions={broken}")
     assert done.returncode == 2

@@ -13,6 +13,7 @@ imports this module, and calls `run`, before TensorFlow.
 import logging
 import os
 import re
+import shlex
 import sys
 import traceback
 
@@ -25,6 +26,8 @@ from electra_tf.errors import ConfigError, ElectraError, WorkerLostError
 flags.DEFINE_boolean("verbose", False, "Show full tracebacks for errors.")
 
 USER_ERROR_EXIT_CODE = 2
+# Added by `run` when the user gives no --verbosity: TensorFlow's Python INFO logs stay hidden.
+QUIET_VERBOSITY = "--verbosity=-1"
 
 SHORT_HELP = ("--help", "-h", "-?", "--helpshort")
 FULL_HELP = ("--helpfull",)
@@ -39,9 +42,8 @@ def _answer_help(main):
         return
     module = sys.modules[main.__module__]
     flag_values = flags.FLAGS
-    program = os.path.basename(sys.argv[0])
     flag_help = flag_values.module_help(module) if asked[0] in SHORT_HELP else flag_values.get_help()
-    text = (module.__doc__ or f"USAGE: {program} [flags]\n").rstrip("\n") + "\n\nflags:\n" + flag_help + "\n"
+    text = (module.__doc__ or f"USAGE: {program_name()} [flags]\n").rstrip("\n") + "\n\nflags:\n" + flag_help + "\n"
     if asked[0] in SHORT_HELP:
         text += "\nTry --helpfull to get a list of all flags.\n"
     try:
@@ -70,13 +72,35 @@ def _asks_for(message, name):
     return re.search(rf"\b(?:pass|use|load|set|give|choose)(?: that| the)? (?:\S+ or )?{re.escape(name)}\b", message)
 
 
-def program_name():
-    """How the user started this program: the console command or script name, or `python -m <package>`."""
-    program = os.path.basename(sys.argv[0])
+def _module_run_with_m():
+    """The module `python -m` ran in this process (a package's name for its __main__), None for a script or a
+    console command (run as scripts, without a spec)."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if program == "__main__.py" and spec is not None:
-        return f"python -m {spec.name.removesuffix('.__main__')}"
-    return program
+    return None if spec is None else spec.name.removesuffix(".__main__")
+
+
+def program_name(script=None, module=None):
+    """What the user typed to start this program: `python -m <module>` for a module run with -m, `python <script>`
+    for a script (a path relative to the current directory), or the console command's name. `script` and `module`
+    default to this process's: `sys.argv[0]` and the module -m ran (None when it ran none)."""
+    if script is None:
+        script, module = sys.argv[0], _module_run_with_m()
+    if module:
+        return f"python -m {module}"
+    if script.endswith(".py"):
+        return f"python {shlex.quote(os.path.relpath(script) if os.path.isabs(script) else script)}"
+    return os.path.basename(script)
+
+
+def command_line(argv=None, module=None):
+    """The command as the user typed it, quoted for a shell: `program_name` and the arguments of `argv`, without the
+    --verbosity `run` adds. `argv` and `module` default to this process's, as in `program_name`."""
+    if argv is None:
+        argv, module = sys.argv, _module_run_with_m()
+    arguments = list(argv[1:])
+    if arguments[:1] == [QUIET_VERBOSITY]:
+        arguments.pop(0)
+    return " ".join([program_name(argv[0], module)] + [shlex.quote(argument) for argument in arguments])
 
 
 def _arguments_of(error):
@@ -199,7 +223,7 @@ def run(main, flag_names=None, precheck=None):
     (`electra_tf.flag_files`).
     """
     if not any(arg.startswith(("--verbosity", "-v=")) for arg in sys.argv):
-        sys.argv.insert(1, "--verbosity=-1")
+        sys.argv.insert(1, QUIET_VERBOSITY)
     _answer_help(main)
     native_logs.quiet_tensorflow(owns_stderr=True)
     try:

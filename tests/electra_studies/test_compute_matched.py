@@ -19,7 +19,7 @@ from electra_studies.compute_matched import plan as planning
 from electra_studies.compute_matched import report
 from electra_tf.errors import ConfigError, DataError
 from tests.conftest import REPO_ROOT
-from tests.console_commands import command_module, run_command
+from tests.console_commands import run_command
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -379,16 +379,6 @@ def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp
         errors = [line for line in capfd.readouterr().err.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and re.fullmatch(f"error: {error}", errors[0]), errors
     assert not (tmp_path / "out").exists()
-
-
-def test_the_recorded_command_is_the_one_typed():
-    with command_module("electra-compute-matched") as command:
-        typed = command.command_line(["/env/bin/electra-compute-matched", "--verbosity=-1", "--corpus=a b.txt"])
-        assert typed == "electra-compute-matched '--corpus=a b.txt'"
-        module = REPO_ROOT / "electra_studies" / "commands" / "compute_matched.py"
-        typed = command.command_line([str(module), "--electra_steps=5"])
-        assert typed == "python -m electra_studies.commands.compute_matched --electra_steps=5"
-        assert command.command_line(["bench/plan.py", "--electra_steps=5"]) == "python bench/plan.py --electra_steps=5"
 
 
 # ---------------------------------------------------------------------- end to end

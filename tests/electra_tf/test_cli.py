@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from absl import flags
 
-from electra_tf.cli import NoticeFlags, message_for_command_line
+from electra_tf.cli import QUIET_VERBOSITY, NoticeFlags, command_line, message_for_command_line, program_name
 from electra_tf.errors import CheckpointError, ConfigError, ElectraError
 from tests.conftest import REPO_ROOT
 
@@ -145,6 +145,43 @@ def test_a_library_notice_names_the_programs_flags():
     assert record.getMessage() == "--model_dir=/m holds /m/ckpt-1; --init_checkpoint=/x was not used (num_layers stays)"
     plain = logging.LogRecord("absl", logging.WARNING, __file__, 1, "model_dir %s", ("/m",), None)
     assert NoticeFlags(flag_values=_flag_values("model_dir")).filter(plain) and plain.getMessage() == "model_dir /m"
+
+
+def test_the_program_and_command_line_are_named_as_typed():
+    assert program_name("/repo/electra_tf/commands/score.py", "electra_tf.commands.score") == (
+        "python -m electra_tf.commands.score"
+    )
+    assert program_name("/env/bin/electra-score") == "electra-score"
+    assert program_name("bench/plan.py") == "python bench/plan.py"
+    assert program_name(os.path.abspath("bench/plan.py")) == "python bench/plan.py"
+    typed = command_line(["/env/bin/electra-compute-matched", QUIET_VERBOSITY, "--corpus=a b.txt"])
+    assert typed == "electra-compute-matched '--corpus=a b.txt'"
+    assert command_line(["/repo/x/y.py", "--verbosity=1"], "x.y") == "python -m x.y --verbosity=1"
+
+
+@pytest.mark.parametrize("launch", ["module", "script"])
+def test_a_running_program_knows_how_it_was_started(tmp_path, launch):
+    (tmp_path / "tool").mkdir()
+    (tmp_path / "tool" / "__init__.py").write_text("")
+    (tmp_path / "tool" / "say.py").write_text(
+        textwrap.dedent("""
+        from electra_tf import cli
+
+        cli.run(lambda argv: print(cli.program_name(), "|", cli.command_line()))
+    """)
+    )
+    started = ["-m", "tool.say"] if launch == "module" else ["tool/say.py"]
+    result = subprocess.run(
+        [sys.executable, *started, "--verbose"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO_ROOT), "PATH": ""},
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    program = "python -m tool.say" if launch == "module" else "python tool/say.py"
+    assert result.stdout == f"{program} | {program} --verbose\n"
 
 
 def test_entry_point_prints_the_translated_message_on_one_line(tmp_path):

@@ -1,5 +1,5 @@
-"""Reading a fine-tuned classifier's or tagger's `model.keras` (as `electra-finetune --save_models` writes it) for
-export."""
+"""Reading a fine-tuned classifier's, tagger's or SQuAD model's `model.keras` (as `electra-finetune --save_models`
+writes it) for export."""
 
 import os
 import zipfile

@@ -10,12 +10,11 @@ id signature) -> the same outputs plus the packed inputs.
 
 import os
 
-import keras
-
 from electra_tf.errors import CheckpointError
 from electra_tf.inputs import pack_segment_pairs
 from electra_tf.models.lora import merged_lora
 from electra_tf.serving_module import ServingModule, served_outputs
+from finetune.models.saved_classifier import load_finetuned_model
 from finetune.models.squad_model import ElectraSquadModel
 
 
@@ -44,16 +43,8 @@ class SquadServingModule(ServingModule):
 
 
 def load_squad_model(path):
-    """The `ElectraSquadModel` saved at `path` (a .keras file)."""
-    if not (os.path.isfile(path) and path.endswith(".keras")):
-        raise CheckpointError(
-            f"{path} is not a .keras file: a SQuAD model is read from the model.keras that "
-            "electra-finetune --task=squad|squadv1 --save_models writes"
-        )
-    loaded = keras.saving.load_model(path, compile=False)
-    if not isinstance(loaded, ElectraSquadModel):
-        raise CheckpointError(f"{path} holds a {type(loaded).__name__}, not a fine-tuned SQuAD model")
-    return loaded
+    """The `ElectraSquadModel` saved in the `.keras` file at `path`, or a one-line `CheckpointError` saying why not."""
+    return load_finetuned_model(path, ElectraSquadModel, "SQuAD model")
 
 
 def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accents=None):

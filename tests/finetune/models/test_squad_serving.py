@@ -72,7 +72,7 @@ def test_squad_export_errors_are_one_line(tmp_path, capfd):
     (tmp_path / "model.h5").write_text("not a keras file")
     for args, message in (
         [f"--init_checkpoint={tmp_path / 'model.h5'}", "is not a .keras file"],
-        [f"--init_checkpoint={tmp_path / 'missing.keras'}", "is not a .keras file"],
+        [f"--init_checkpoint={tmp_path / 'missing.keras'}", "missing.keras does not exist: a SQuAD model is read from"],
     ):
         status = run_command("electra-export", "--model=squad", args, f"--output_dir={tmp_path / 'out'}")
         stderr = capfd.readouterr().err

@@ -22,6 +22,8 @@ from electra_tf.export_formats import FILE_NAMES, check_export_format
 from electra_tf.io_utils import staged_directory
 from electra_tf.saved_model_writer import write_serving_model
 
+# tf2onnx and onnxruntime (the optional `onnx` extra) are imported by the functions that convert to ONNX.
+
 # Opset 17: within what tf2onnx 1.17 writes and what every current ONNX Runtime runs; ELECTRA needs no newer op.
 ONNX_OPSET = 17
 

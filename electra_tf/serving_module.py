@@ -6,6 +6,7 @@ import inspect
 import tensorflow as tf
 
 from electra_tf.export_formats import check_export_format
+from electra_tf.id_model_export import write_id_model
 from electra_tf.models import backbone_inputs
 from electra_tf.saved_model_writer import write_serving_model
 
@@ -76,6 +77,4 @@ class ServingModule(tf.Module):
         check_export_format(export_format, quantize=quantize)
         if export_format == "saved_model":
             return write_serving_model(self, output_dir, self.signatures())
-        from electra_tf.id_model_export import write_id_model
-
         return write_id_model(self, self.serve_ids, output_dir, export_format, self.max_seq_length, quantize=quantize)

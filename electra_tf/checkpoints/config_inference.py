@@ -14,6 +14,7 @@ from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENER
 from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from electra_tf.tokenizer import load_vocab
 
 SPECIAL_TOKENS = {"pad_id": "[PAD]", "unk_id": "[UNK]", "cls_id": "[CLS]", "sep_id": "[SEP]", "mask_id": "[MASK]"}
 # Sizes come from the checkpoint; everything else (dropout, masking, special ids) may come from a stored config.
@@ -39,8 +40,6 @@ def default_num_heads(hidden_size):
 def special_token_ids(vocab_file, vocab_size, source):
     """{pad_id, ...} from `vocab_file`; BERT's ids when there is none and the vocabulary is BERT-sized."""
     if vocab_file:
-        from electra_tf.tokenizer import load_vocab
-
         try:
             vocab = load_vocab(vocab_file)
         except DataError as error:

@@ -18,6 +18,7 @@ import os
 import shutil
 
 import numpy as np
+from safetensors.numpy import load_file, save_file
 
 from electra_tf.checkpoints import tokenizer_files
 from electra_tf.checkpoints.matching import check_shared_embeddings
@@ -146,8 +147,6 @@ def read_config(directory):
 
 def read_tensors(directory):
     """{HF key: array} from model.safetensors (or its shards)."""
-    from safetensors.numpy import load_file
-
     index_path = os.path.join(directory, SHARDED_INDEX_NAME)
     files = [os.path.join(directory, WEIGHTS_NAME)]
     if not os.path.isfile(files[0]) and os.path.isfile(index_path):
@@ -285,8 +284,6 @@ def write_hf_directory(weights, config, network, directory, vocab_file=None, tok
     """Write one network as an HF model directory, atomically (staged in a sibling directory, then renamed); with
     `vocab_file`, the tokenizer's files transformers reads (vocab.txt, tokenizer_config.json with
     `tokenizer_settings`, default BERT uncased, and special_tokens_map.json)."""
-    from safetensors.numpy import save_file
-
     with staged_directory(directory) as staging:
         save_file(hf_tensors(weights, network), os.path.join(staging, WEIGHTS_NAME), metadata={"format": "pt"})
         atomic_write_json(os.path.join(staging, CONFIG_NAME), hf_config(config, network))

@@ -14,6 +14,7 @@ import json
 import os
 import re
 
+import keras_hub
 from absl import logging
 
 from electra_tf.checkpoints import tokenizer_files
@@ -101,8 +102,6 @@ def backbone_slots(backbone):
 
 def read_keras_hub_preset(directory):
     """(weights, backbone config dict) of a local ElectraBackbone preset directory."""
-    import keras_hub
-
     try:
         backbone = keras_hub.models.ElectraBackbone.from_preset(directory)
     except Exception as error:  # keras-hub raises several error types for a bad preset
@@ -114,8 +113,6 @@ def read_keras_hub_preset(directory):
 def write_keras_hub_preset(weights, config, directory, vocab_file=None, tokenizer_settings=None):
     """Write the discriminator's embeddings and encoder of `weights` as an ElectraBackbone preset; with `vocab_file`,
     also its keras-hub `ElectraTokenizer` (`tokenizer_settings`, default BERT uncased)."""
-    import keras_hub
-
     backbone = keras_hub.models.ElectraBackbone(
         vocab_size=config.vocab_size,
         num_layers=config.num_layers,

@@ -19,6 +19,8 @@ import dataclasses
 import json
 import os
 
+import keras
+import keras_hub
 import tensorflow as tf
 
 from electra_tf.checkpoints import tokenizer_files
@@ -27,6 +29,15 @@ from electra_tf.checkpoints.source import OURS, CheckpointFormat, Source
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import staged_directory
+from electra_tf.models import (
+    ElectraDiscriminator,
+    ElectraGenerator,
+    ElectraPretrainingModel,
+    build_discriminator,
+    build_generator,
+)
+from electra_tf.models.backbone import ElectraBackbone
+from electra_tf.models.electra_task import ElectraTask
 from electra_tf.tokenizer import TokenizerSettings
 
 CONFIG_NAME = "config.json"
@@ -41,8 +52,6 @@ BACKBONE_REGISTERED_NAME = "electra_tf>ElectraBackbone"
 
 def build_model(kind, config):
     """A freshly initialised (built) model of `kind` for `config`."""
-    from electra_tf.models import ElectraPretrainingModel, build_discriminator, build_generator
-
     if kind == DISCRIMINATOR:
         return build_discriminator(config)
     if kind == GENERATOR:
@@ -54,9 +63,6 @@ def model_part(pretrainer, kind, path):
     """The `kind` part of a pre-training model of ours that has no reference layout (e.g. objective=mlm): the model
     itself, its discriminator-sized network as an `ElectraDiscriminator`, or, for objectives whose network has a
     masked-LM head (mlm), that network with its head as an `ElectraGenerator` (the model's own masked LM)."""
-    from electra_tf.models import ElectraGenerator
-    from electra_tf.models.backbone import ElectraBackbone
-
     if kind == PRETRAINER:
         return pretrainer
     if kind == DISCRIMINATOR:
@@ -119,12 +125,6 @@ def detects(path):
 def load_preset(directory):
     """The `ElectraDiscriminator`, `ElectraGenerator` or `ElectraBackbone` of a preset directory, as keras-hub loads
     it, under the caller's dtype policy."""
-    import keras
-    import keras_hub
-
-    from electra_tf.models import ElectraDiscriminator, ElectraGenerator
-    from electra_tf.models.electra_task import ElectraTask
-
     kind = preset_kind(directory)
     # Under the caller's dtype policy (e.g. mixed_bfloat16 fine-tuning), not the one recorded in the preset.
     dtype = keras.config.dtype_policy().name

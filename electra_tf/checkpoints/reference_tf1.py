@@ -17,6 +17,7 @@ from electra_tf.checkpoints import tokenizer_files
 from electra_tf.checkpoints.naming import collect_weights
 from electra_tf.checkpoints.source import TF1, CheckpointFormat, Source
 from electra_tf.errors import CheckpointError
+from electra_tf.io_utils import atomic_write_text
 from electra_tf.tokenizer import BERT_UNCASED
 
 SKIPPED_SUFFIXES = ("/adam_m", "/adam_v")
@@ -114,8 +115,6 @@ def write_tf1_checkpoint(weights, prefix):
 
 
 def _write_state_file(directory, basename):
-    from electra_tf.io_utils import atomic_write_text
-
     atomic_write_text(
         os.path.join(directory, "checkpoint"),
         f'model_checkpoint_path: "{basename}"\nall_model_checkpoint_paths: "{basename}"\n',

@@ -24,6 +24,8 @@ import os
 import shutil
 import tempfile
 
+import keras_hub
+
 from electra_tf.errors import CheckpointError
 from electra_tf.io_utils import atomic_write_json, atomic_write_text
 from electra_tf.tokenizer import (
@@ -56,8 +58,6 @@ def write_tokenizer_files(directory, vocab_file, settings=None):
 
 def write_keras_hub_tokenizer(directory, vocab_file, settings):
     """`tokenizer.json` + `assets/tokenizer/vocabulary.txt` of a keras-hub `ElectraTokenizer` in `directory`."""
-    import keras_hub
-
     tokenizer = keras_hub.models.ElectraTokenizer(
         vocabulary=vocab_file, lowercase=settings.do_lower_case, strip_accents=settings.strip_accents
     )

@@ -11,6 +11,7 @@ import os
 
 import tensorflow as tf
 
+from electra_tf.data import manifest as manifest_lib
 from electra_tf.data import tfrecord_checks
 from electra_tf.data.keras_input import keras_input_options
 from electra_tf.errors import DataError
@@ -155,8 +156,6 @@ def check_pretraining_data(
     from the manifest's. `verify_data=None` verifies when the matched files hold at most
     `manifest.VERIFY_DATA_MAX_BYTES` (512 MiB, one to two seconds of hashing).
     """
-    from electra_tf.data import manifest as manifest_lib
-
     files = expand_file_patterns(file_patterns, argument)
     if verify_data is None:
         verify_data = sum(tf.io.gfile.stat(path).length for path in files) <= manifest_lib.VERIFY_DATA_MAX_BYTES

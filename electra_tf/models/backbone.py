@@ -210,6 +210,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         same architecture freshly initialised. `format`, `num_heads`, `vocab_file` and `allow_embedding_mismatch`
         are `load_checkpoint`'s.
         """
+        # Not at the top: electra_tf.checkpoints imports electra_tf.models to build what it loads, a cycle.
         from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
 
         load_arguments = {

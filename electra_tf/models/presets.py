@@ -4,6 +4,9 @@ handle (`kaggle://...`, `hf://...`, a built-in preset name) is left to keras-hub
 
 import os
 
+from electra_tf.errors import ConfigError
+from electra_tf.preflight import checkpoint_exists, is_remote
+
 # load_checkpoint's arguments at their defaults: keras-hub's own from_preset takes none of them.
 _UNSET = (None, False, "auto")
 
@@ -16,9 +19,6 @@ def keras_hub_handle(cls, preset, load_arguments):
 
     `load_arguments` ({name: value} of `load_checkpoint`'s arguments the caller was given) must be at their defaults
     for a handle: keras-hub's loader takes none of them (ConfigError)."""
-    from electra_tf.errors import ConfigError
-    from electra_tf.preflight import checkpoint_exists, is_remote
-
     if not isinstance(preset, str):
         return False
     bare_name = "/" not in preset and os.sep not in preset and not checkpoint_exists(preset)
@@ -40,6 +40,7 @@ def loaded_checkpoint(cls, preset, kind=None, **load_arguments):
     `preset`, for `cls.from_preset` (a task model on a pre-trained backbone passes its `kind`): errors speak of
     `preset`, and a checkpoint without such a model is refused naming `cls.from_preset` and the classes that load what
     it holds."""
+    # Not at the top: electra_tf.checkpoints imports electra_tf.models to build what it loads, a cycle.
     from electra_tf.checkpoints import load_checkpoint
     from electra_tf.checkpoints.naming import model_class_kind
 

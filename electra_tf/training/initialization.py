@@ -9,6 +9,9 @@ taken: the optimizer and the step start fresh.
 
 import dataclasses
 
+import keras_hub
+import tensorflow as tf
+
 from electra_tf.checkpoints import collect_weights, load_checkpoint, require_checkpoint
 from electra_tf.checkpoints.config_inference import infer_config
 from electra_tf.checkpoints.matching import assign_weights, check_shared_embeddings, describe
@@ -207,9 +210,6 @@ def initialize_positions_sinusoidally(embeddings, stddev):
     """Overwrite the position table of `embeddings` (an `ElectraEmbeddings`) with Vaswani et al.'s sine/cosine waves,
     scaled to standard deviation `stddev`. The vector of position p + k is then a fixed rotation of that of p for
     every p, so attention can learn "look k tokens back" once instead of once per position."""
-    import keras_hub
-    import tensorflow as tf
-
     table = embeddings.position_embeddings.position_embeddings
     waves = keras_hub.layers.SinePositionEncoding()(tf.zeros([1, *table.shape], tf.float32))[0]
     table.assign(tf.cast(waves * (stddev / tf.math.reduce_std(waves)), table.dtype))

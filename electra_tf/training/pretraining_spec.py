@@ -18,6 +18,9 @@ from electra_tf.training.choices import (
     distribution_field,
 )
 
+# electra_tf.tokenizer and electra_tf.data import TensorFlow: the methods that need them import them, since
+# `electra-pretrain --help` imports this module.
+
 MODES = ("train", "eval")
 
 

@@ -88,6 +88,10 @@ def check_pretrain_result(result, batch, seq_len):
     assert abs(result["first_step_loss"] - result["expected_first_step_loss"]) < 6
 
 
+# Benchmarks (`pytest -m benchmark`) as the scripts they run: each costs CI 20-45 s (a second TensorFlow process for the
+# baseline, SavedModel, LiteRT and ONNX exports, every analysis), while the parts they measure have their own tests
+# (the pretrainer's step, tests/electra_tf/test_id_model_export.py, tests/electra_studies).
+@pytest.mark.benchmark
 def test_pretrain_throughput_smoke(capsys):
     throughput = load_bench_module("pretrain_throughput")
     measured_models, timed_model = [], throughput.timed_model
@@ -175,6 +179,7 @@ def test_inference_latency_smoke(capsys):
     assert result["peak_rss_mb"] > 100 and "peer_peak_rss_mb" not in result
 
 
+@pytest.mark.benchmark  # runs pretrain_throughput's measurement: see test_pretrain_throughput_smoke
 def test_pretrain_scaling_smoke(tmp_path, monkeypatch, capsys):
     """The script's main in this process, each configuration measured here too (pretrain_throughput.py's main on the
     command the script builds) instead of in an interpreter of its own, which would import TensorFlow again."""
@@ -429,6 +434,7 @@ def test_cpu_breakdown_smoke():
     )
 
 
+@pytest.mark.benchmark  # every analysis on a tiny model: see test_pretrain_throughput_smoke
 def test_discriminator_analysis_time_smoke(pretrained_tiny, shared_data, monkeypatch, capsys):
     run_dir = os.path.dirname(pretrained_tiny)  # discriminator and generator: every analysis runs
     module = load_bench_module("discriminator_analysis_time")
@@ -507,6 +513,7 @@ def test_lora_finetune_smoke(monkeypatch, capsys):
     assert all(100 < result[f"{mode}_peak_rss_mb"] < 24_000 for mode in ("full", "lora"))
 
 
+@pytest.mark.benchmark  # four exports and their runtimes: see test_pretrain_throughput_smoke
 def test_int8_serving_smoke(capsys):
     result = run_here("int8_serving", capsys, "--preset=tiny", "--batches=2", "--seq_len=8", "--iterations=1")
     figures = result["batches"]["2"]

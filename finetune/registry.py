@@ -5,6 +5,9 @@ import functools
 
 from electra_tf.errors import ConfigError
 
+# The tasks' modules are imported when the tasks are first asked for: `electra-finetune --help` imports this
+# module and needs none of them.
+
 
 @functools.lru_cache(maxsize=None)
 def tasks():

@@ -25,6 +25,7 @@ import tensorflow as tf
 from electra_tf.data.keras_input import keras_input_options
 from electra_tf.io_utils import atomic_write_json
 from electra_tf.training.resumption import refuse_other_settings, seed_generator_states
+from finetune.batching import length_bucketed_batches
 
 STATE_DIR = "state"
 HISTORY_FILE = "history.json"
@@ -52,8 +53,6 @@ def training_batches(examples, batch_size, seed, first_epoch, num_epochs, skip_b
     `epoch_seed` and batched within length buckets (`finetune.batching.length_bucketed_batches` with `bucketing`,
     e.g. `pad_to_max_length`; every bucket's last batch partial), without the first `skip_batches` batches. An
     epoch's number of batches is `finetune.batching.num_shuffled_batches`."""
-    from finetune.batching import length_bucketed_batches
-
     # Not reshuffled per iteration: Keras and `TrialState.build_metrics` may iterate an epoch's dataset more than once.
     epochs = [
         length_bucketed_batches(

@@ -9,7 +9,10 @@ Pairs too long for `max_seq_length` are cut longest-first from the end, exactly 
 import dataclasses
 
 import numpy as np
+import tensorflow as tf
 
+from electra_tf.inputs import encode_texts
+from finetune.batching import length_bucketed_batches, length_order
 from finetune.glue.tasks import glue_task_spec
 
 
@@ -28,8 +31,6 @@ class GlueFeatures:
     @classmethod
     def of_texts(cls, tokenizer, examples, max_seq_length, label_ids):
         """The features of `examples` (their `text_a` and, when paired, `text_b`) with the given labels."""
-        from electra_tf.inputs import encode_texts  # TensorFlow: imported when examples are encoded
-
         paired = examples[0].text_b is not None
         inputs = encode_texts(
             tokenizer,
@@ -92,10 +93,6 @@ def features_to_dataset(features, batch_size=None, pad_to_max_length=False, in_l
     """(inputs dict, label) from GlueFeatures: unbatched in order without `batch_size`, else in batches cut to their
     bucket width unless `pad_to_max_length` (`finetune.batching.length_bucketed_batches`), in the features' order or
     sorted by length with `in_length_order` (evaluation, where the order does not matter)."""
-    import tensorflow as tf  # only callers that build input pipelines pay for the import
-
-    from finetune.batching import length_bucketed_batches, length_order
-
     inputs, labels = features.inputs(), features.label_ids
     if in_length_order:
         order = length_order(features.input_mask)

@@ -15,6 +15,9 @@ from finetune.glue.readers import task_file
 from finetune.hyperparameters import size_defaults
 from finetune.task import Task
 
+# Loading, training and evaluating import what they need where they start, TensorFlow among it: a job is
+# validated with this module (`finetune.registry`) before TensorFlow is imported.
+
 DATA_SOURCES = ("tsv", "tfds")
 
 

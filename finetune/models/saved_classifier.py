@@ -4,28 +4,26 @@ writes it) for export."""
 import os
 import zipfile
 
+import keras
+
 from electra_tf.errors import CheckpointError
+from finetune.models.text_classifier import ElectraTextClassifier
+from finetune.models.token_classifier import ElectraTokenClassifier
 
 
 def load_text_classifier(path):
     """The `ElectraTextClassifier` in the `.keras` file at `path`, or a one-line `CheckpointError` saying why not."""
-    from finetune.models.text_classifier import ElectraTextClassifier
-
     return load_finetuned_model(path, ElectraTextClassifier, "classifier")
 
 
 def load_token_classifier(path):
     """The `ElectraTokenClassifier` (a tagger) in the `.keras` file at `path`, or a one-line `CheckpointError`."""
-    from finetune.models.token_classifier import ElectraTokenClassifier
-
     return load_finetuned_model(path, ElectraTokenClassifier, "tagger")
 
 
 def load_finetuned_model(path, model_class, what):
     """The `model_class` instance saved in the `.keras` file at `path` (the model.keras of electra-finetune
     --save_models); `what` names it in errors."""
-    import keras
-
     if not os.path.isfile(path):
         state = "is a directory" if os.path.isdir(path) else "does not exist"
         raise CheckpointError(

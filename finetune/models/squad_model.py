@@ -7,6 +7,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.models.backbone import backbone_inputs
 from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
+from finetune.models.pretrained_parts import pretrained_backbone
 from finetune.models.squad_heads import HEADS, JointSpanHead, SpanHead
 
 IMPOSSIBLE_LOSS_WEIGHT = 0.5  # the answerability classifier's share of the loss (ELECTRA's SQuAD 2.0 setting)
@@ -71,8 +72,6 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         (`load_checkpoint(preset).tokenizer()`). `format`, `num_heads` (the reference's TF1 checkpoints do not record
         it) and `allow_embedding_mismatch` are `load_checkpoint`'s; `load_weights=False` gives a freshly initialised
         backbone of the same architecture."""
-        from finetune.models.pretrained_parts import pretrained_backbone
-
         backbone = pretrained_backbone(
             cls,
             preset,

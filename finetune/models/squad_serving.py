@@ -10,10 +10,12 @@ id signature) -> the same outputs plus the packed inputs.
 
 import os
 
+from electra_tf.checkpoints import tokenizer_files
 from electra_tf.errors import CheckpointError
 from electra_tf.inputs import pack_segment_pairs
 from electra_tf.models.lora import merged_lora
 from electra_tf.serving_module import ServingModule, served_outputs
+from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 from finetune.models.saved_classifier import load_finetuned_model
 from finetune.models.squad_model import ElectraSquadModel
 
@@ -50,9 +52,6 @@ def load_squad_model(path):
 def squad_model_tokenizer(path, vocab_file=None, do_lower_case=None, strip_accents=None):
     """The tokenizer the SQuAD model at `path` was fine-tuned with: the vocab.txt and tokenizer.json saved beside it
     (`vocab_file`, `do_lower_case` and `strip_accents` put over them when given)."""
-    from electra_tf.checkpoints import tokenizer_files
-    from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
-
     directory = os.path.dirname(os.path.abspath(path))
     vocab_file = vocab_file or tokenizer_files.vocab_file_of(directory)
     if not vocab_file:

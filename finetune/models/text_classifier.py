@@ -12,7 +12,10 @@ from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.models import labels as label_strings
 from finetune.models.labelled_task import LabelledTask
+from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
+from finetune.models.serving import export_classifier
 from finetune.models.text_classifier_preprocessor import ElectraTextClassifierPreprocessor
+from finetune.optimization import reference_finetuning_optimizer
 
 CLASSIFIER_DROPOUT = 0.1
 
@@ -114,8 +117,6 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         normalises text as the checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other
         values over them). `format`, `num_heads` (the reference's TF1 checkpoints do not record it) and
         `allow_embedding_mismatch` are `load_checkpoint`'s."""
-        from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
-
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
             cls,
             preset,
@@ -181,8 +182,6 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         `metrics="auto"`: accuracy (none for regression). `gradient_accumulation_steps=N` runs each batch of `fit` as N
         micro-batches in turn, with the update of the whole batch (`GradientAccumulation`)."""
         if optimizer == "auto":
-            from finetune.optimization import reference_finetuning_optimizer
-
             optimizer = reference_finetuning_optimizer(self.backbone, num_train_steps)
         if loss == "auto":
             loss = (
@@ -200,8 +199,6 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         (`finetune.models.serving`). Otherwise Keras' own export."""
         if self.preprocessor is None or input_signature is not None or format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs)
-        from finetune.models.serving import export_classifier
-
         return export_classifier(self, filepath, text_pairs=text_pairs)
 
     def get_config(self):

@@ -13,7 +13,10 @@ from electra_tf.models.lora import BackboneLora
 from electra_tf.training.gradient_accumulation import GradientAccumulation
 from finetune.models import labels as label_strings
 from finetune.models.labelled_task import LabelledTask
+from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
+from finetune.models.tagger_serving import export_tagger
 from finetune.models.token_classifier_preprocessor import WORD_POSITIONS, ElectraTokenClassifierPreprocessor
+from finetune.optimization import reference_finetuning_optimizer
 
 TAGGER_DROPOUT = 0.1
 
@@ -81,8 +84,6 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
         """A tagger on the pre-trained backbone at `preset` (any checkpoint `electra_tf.checkpoints.load_checkpoint`
         reads), with a new head and a preprocessor that normalises text as the checkpoint records (see
         `ElectraTextClassifier.from_preset`, also for `format`, `num_heads` and `allow_embedding_mismatch`)."""
-        from finetune.models.pretrained_parts import pretrained_backbone_and_tokenizer
-
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(
             cls,
             preset,
@@ -113,8 +114,6 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
         packed words (`mean_with_sample_weight`); word accuracy; `gradient_accumulation_steps` as
         `GradientAccumulation` says."""
         if optimizer == "auto":
-            from finetune.optimization import reference_finetuning_optimizer
-
             optimizer = reference_finetuning_optimizer(self.backbone, num_train_steps)
         if loss == "auto":
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
@@ -193,8 +192,6 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
         (`finetune.models.tagger_serving`). Otherwise Keras' own export."""
         if self.preprocessor is None or input_signature is not None or format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, input_signature=input_signature, **kwargs)
-        from finetune.models.tagger_serving import export_tagger
-
         return export_tagger(self, filepath)
 
     def get_config(self):

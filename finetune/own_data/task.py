@@ -17,6 +17,10 @@ from electra_tf.errors import ConfigError, DataError
 from finetune.hyperparameters import size_defaults
 from finetune.task import Task, first_examples
 
+# Loading, training and evaluating import what they need where they start, TensorFlow among it: a job is
+# validated with this module (`finetune.registry`) before TensorFlow is imported, and `electra-export --help`
+# imports it.
+
 EPOCHS = 3
 MAX_SEQ_LENGTH = 128
 

@@ -182,7 +182,7 @@ def questions_from_tfds_records(records):
 
 def read_tfds(split, data_dir=None, download=False, config="squad/v1.1"):
     """SQuAD `split` ("train" or "validation") from tensorflow-datasets (imported only when called)."""
-    import tensorflow_datasets as tfds
+    import tensorflow_datasets as tfds  # heavy; only for callers who ask for tfds
 
     builder = tfds.builder(config, data_dir=data_dir)
     if download:

@@ -13,6 +13,9 @@ from finetune.squad import features as features_lib
 from finetune.squad.task_data import SQUAD_TASKS, squad_file
 from finetune.task import Task
 
+# Loading, training and evaluating import what they need where they start, TensorFlow among it: a job is
+# validated with this module (`finetune.registry`) before TensorFlow is imported.
+
 SQUAD_EPOCHS = 2
 FILE_SOURCES = ("json", "tsv")  # "tsv" is electra-finetune's default data_source: files in data_dir
 

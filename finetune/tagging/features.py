@@ -10,6 +10,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from finetune.batching import length_bucketed_batches
+
 
 @dataclasses.dataclass
 class TaggingFeatures:
@@ -38,8 +40,6 @@ class TaggingFeatures:
     def dataset(self, batch_size=None, pad_to_max_length=False):
         """(inputs, tags, weights) of the windows in order: unbatched without `batch_size`, else in batches cut to
         their bucket width unless `pad_to_max_length` (`finetune.batching.length_bucketed_batches`)."""
-        from finetune.batching import length_bucketed_batches
-
         dataset = tf.data.Dataset.from_tensor_slices((self.inputs(), self.tags, self.weights))
         if not batch_size:
             return dataset

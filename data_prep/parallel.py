@@ -10,6 +10,8 @@ they happen to be.
 import multiprocessing
 import queue as queue_lib
 
+import tensorflow as tf
+
 from data_prep import shard_builder
 
 _POLL_SECONDS = 0.5
@@ -23,8 +25,6 @@ def shard_groups(num_shards, num_processes):
 
 
 def _worker_main(config, tasks, results):
-    import tensorflow as tf
-
     # One thread per worker: the processes are the parallelism, and oversubscribed cores only slow them down.
     try:
         tf.config.threading.set_intra_op_parallelism_threads(1)

@@ -10,11 +10,14 @@ import math
 import os
 import time
 
+from keras.utils import Progbar
+
 from data_prep import corpus as corpus_lib
-from data_prep import parallel, shard_builder, shard_writer
+from data_prep import parallel, shard_builder, shard_writer, tfds_corpus
 from electra_tf.data import manifest as manifest_lib
 from electra_tf.data.pretraining_dataset import FEATURE_NAMES
 from electra_tf.errors import DataError
+from electra_tf.tokenizer import ElectraTokenizer
 
 # About 32 MiB of text per shard (~40 MB of TFRecords at L=128) on big corpora, but up to 8 shards of at least 1 MiB
 # on small ones, so that a few processes or training workers still get files of their own. The reference always
@@ -76,8 +79,6 @@ class _Progress:
         self._bytes = 0
         self._bar = None
         if enabled:
-            from keras.utils import Progbar
-
             target = math.ceil(total_bytes / 1024) if total_bytes else None
             # Both values are running totals: shown as they are, not averaged over updates.
             self._bar = Progbar(target, interval=0.5, unit_name="KiB", stateful_metrics=("examples", "examples/s"))
@@ -130,8 +131,6 @@ def _build_pretraining_data(
     Args mirror the flags of `electra-build-data`; `corpus` is a corpus string (see `corpus.parse_corpus`).
     Returns the manifest.
     """
-    from electra_tf.tokenizer import ElectraTokenizer
-
     if max_seq_length < 5:
         raise DataError(
             f"max_seq_length={max_seq_length} is too small; it must be at least 5", arguments=("max_seq_length",)
@@ -148,8 +147,6 @@ def _build_pretraining_data(
     vocab_fingerprint = tokenizer.fingerprint()
     tfds_options = dict(tfds_options or {})
     if spec.tfds_name:
-        from data_prep import tfds_corpus
-
         corpus_bytes = tfds_corpus.prepare(spec.tfds_name, **tfds_options)
     else:
         corpus_bytes = corpus_lib.corpus_num_bytes(spec)

@@ -11,6 +11,7 @@ import random
 from data_prep import corpus as corpus_lib
 from data_prep.example_builder import ExampleBuilder
 from data_prep.shard_writer import ExampleSerializer, ShardWriter
+from electra_tf.tokenizer import ElectraTokenizer
 
 # Lines tokenised per TensorFlow call: large enough to amortise the op dispatch, small enough to bound memory.
 TOKENIZE_BATCH_LINES = 4096
@@ -104,8 +105,6 @@ def _batch_documents(documents):
 
 def build_shards(config, shard_indices, on_progress=None):
     """Writes the given shards of `config`; returns their manifest entries, in shard order."""
-    from electra_tf.tokenizer import ElectraTokenizer
-
     tokenizer = ElectraTokenizer(config.vocab_file, config.do_lower_case, config.strip_accents)
     serializer = ExampleSerializer(tokenizer.vocab_size)
     writers = {index: ShardWriter(config.output_dir, index, config.num_shards, serializer) for index in shard_indices}

@@ -7,9 +7,11 @@ tokenizer applies before WordPiece, so the learned pieces are exactly the units 
 import collections
 import os
 
+import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from data_prep import corpus as corpus_lib
+from data_prep import tfds_corpus
 from electra_tf.errors import DataError
 from electra_tf.tokenizer import SPECIAL_TOKENS, BasicTokenizer, load_vocab
 
@@ -30,12 +32,8 @@ def count_words(
     max_documents=None,
 ):
     """collections.Counter of normalised words in a `corpus` (files or tfds:<name>)."""
-    import tensorflow as tf
-
     spec = corpus_lib.parse_corpus(corpus)
     if spec.tfds_name:
-        from data_prep import tfds_corpus
-
         tfds_corpus.prepare(spec.tfds_name, **(tfds_options or {}))
     basic = BasicTokenizer(do_lower_case, strip_accents)
     split = tf.function(

@@ -9,7 +9,7 @@ module (`ours`, `huggingface`, `keras_hub`, `reference_tf1`) can build its `FORM
 import dataclasses
 from typing import Callable
 
-from electra_tf.training.choices import CHECKPOINT_FORMATS
+from electra_tf.checkpoint_formats import CHECKPOINT_FORMATS
 
 OURS, TF1, HF, KERAS_HUB = CHECKPOINT_FORMATS
 

@@ -21,7 +21,7 @@ import sys
 from absl import flags
 
 from electra_tf import cli, progress
-from electra_tf.training.choices import CHECKPOINT_FORMATS
+from electra_tf.checkpoint_formats import CHECKPOINT_FORMATS
 
 FORMATS = ["auto", *CHECKPOINT_FORMATS]
 FLAGS = flags.FLAGS

@@ -10,8 +10,6 @@ STRATEGIES = ("default", "mirrored", "multi_worker", "tpu")
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 OPTIMIZERS = ("adam_weight_decay", "keras_adamw", "lamb")
 NONFINITE_LOSS_POLICIES = ("stop", "skip")  # see callbacks.NonFiniteLossGuard
-# Checkpoint formats (`electra_tf.checkpoints`): ours, the reference's TF1 checkpoints, Hugging Face, keras-hub.
-CHECKPOINT_FORMATS = ("ours", "tf1", "hf", "keras_hub")
 
 # {name: (default, help, choices)} of the settings that place a training job on its devices, alike in every job.
 _DISTRIBUTION_SETTINGS = {

@@ -5,11 +5,11 @@ import dataclasses
 import os
 
 from electra_tf import preflight
+from electra_tf.checkpoint_formats import CHECKPOINT_FORMATS
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import ConfigError
 from electra_tf.job_flags import flag_field
 from electra_tf.training.choices import (
-    CHECKPOINT_FORMATS,
     DEFAULT_COLLECTIVE_TIMEOUT_SECONDS,
     NONFINITE_LOSS_POLICIES,
     OPTIMIZERS,

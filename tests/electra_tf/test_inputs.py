@@ -6,29 +6,7 @@ import tensorflow as tf
 
 from electra_tf import inputs as inputs_lib
 from electra_tf.inputs import encode_texts, longest_first_lengths, pack_segment_pairs, pack_single_segments
-
-CLS, SEP, PAD = 101, 102, 0
-
-
-def _bert_truncate(a, b, budget):
-    """BERT's _truncate_seq_pair, transcribed: drop the last token of the longer list (B on ties) until it fits."""
-    a, b = list(a), list(b)
-    while len(a) + len(b) > budget:
-        (a if len(a) > len(b) else b).pop()
-    return a, b
-
-
-def _bert_encode(tokens_a, tokens_b, max_seq_length, pad_id=PAD):
-    """BERT's convert_single_example layout for one example, as lists."""
-    if tokens_b is None:
-        tokens_a = list(tokens_a)[: max_seq_length - 2]
-        ids, segments = [CLS] + tokens_a + [SEP], [0] * (len(tokens_a) + 2)
-    else:
-        tokens_a, tokens_b = _bert_truncate(tokens_a, tokens_b, max_seq_length - 3)
-        ids = [CLS] + tokens_a + [SEP] + tokens_b + [SEP]
-        segments = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-    padding = max_seq_length - len(ids)
-    return ids + [pad_id] * padding, [1] * len(ids) + [0] * padding, segments + [0] * padding
+from tests.bert_layout import CLS, PAD, SEP, bert_encode, bert_truncate
 
 
 def _as_lists(packed):
@@ -39,7 +17,7 @@ def test_longest_first_lengths_equal_berts_loop_exhaustively():
     grid = np.array([(a, b) for a in range(22) for b in range(22)])
     for budget in range(30):
         keep_a, keep_b = longest_first_lengths(grid[:, 0], grid[:, 1], budget)
-        expected = [tuple(map(len, _bert_truncate(range(a), range(b), budget))) for a, b in grid]
+        expected = [tuple(map(len, bert_truncate(range(a), range(b), budget))) for a, b in grid]
         assert list(zip(keep_a.numpy().tolist(), keep_b.numpy().tolist())) == expected, budget
 
 
@@ -71,10 +49,10 @@ def test_random_token_rows_equal_berts_per_example_layout(pad_id):
     ragged_a, ragged_b = (tf.ragged.constant(rows, dtype=tf.int32) for rows in (rows_a, rows_b))
     for max_seq_length in (5, 16, 64):
         pairs = _as_lists(pack_segment_pairs(ragged_a, ragged_b, max_seq_length, CLS, SEP, pad_id=pad_id))
-        expected = [_bert_encode(a, b, max_seq_length, pad_id) for a, b in zip(rows_a, rows_b)]
+        expected = [bert_encode(a, b, max_seq_length, pad_id) for a, b in zip(rows_a, rows_b)]
         assert pairs == [[row[part] for row in expected] for part in range(3)], max_seq_length
         singles = _as_lists(pack_single_segments(ragged_a, max_seq_length, CLS, SEP, pad_id=pad_id))
-        expected = [_bert_encode(a, None, max_seq_length, pad_id) for a in rows_a]
+        expected = [bert_encode(a, None, max_seq_length, pad_id) for a in rows_a]
         assert singles == [[row[part] for row in expected] for part in range(3)], max_seq_length
 
 
@@ -109,7 +87,7 @@ def test_encode_texts_packs_tokenised_pairs_in_chunks_as_in_one_call(tokenizer, 
     encoded = encode_texts(tokenizer, texts_a, texts_b, max_seq_length=12)
     for row, (text_a, text_b) in enumerate(zip(texts_a, texts_b)):
         tokens_a, tokens_b = (tokenizer.tokenize([text])[0].numpy().tolist() for text in (text_a, text_b))
-        expected = _bert_encode(tokens_a, tokens_b, 12, tokenizer.pad_id)
+        expected = bert_encode(tokens_a, tokens_b, 12, tokenizer.pad_id)
         assert [encoded[name][row].tolist() for name in ("input_ids", "input_mask", "segment_ids")] == list(expected)
     monkeypatch.setattr(inputs_lib, "ENCODING_CHUNK", 4)
     chunked = encode_texts(tokenizer, texts_a, texts_b, max_seq_length=12)

@@ -12,32 +12,7 @@ from finetune.glue.features import (
     with_swapped_pairs,
 )
 from finetune.glue.readers import Example, read_examples
-
-CLS, SEP, PAD = 101, 102, 0
-
-
-def _bert_truncate_seq_pair(tokens_a, tokens_b, max_length):
-    """BERT's `_truncate_seq_pair`, written out as the reference loop."""
-    tokens_a, tokens_b = list(tokens_a), list(tokens_b)
-    while len(tokens_a) + len(tokens_b) > max_length:
-        if len(tokens_a) > len(tokens_b):
-            tokens_a.pop()
-        else:
-            tokens_b.pop()
-    return tokens_a, tokens_b
-
-
-def _bert_encode(tokens_a, tokens_b, max_seq_length):
-    """BERT's convert_single_example layout for one example, as lists."""
-    if tokens_b is None:
-        tokens_a = list(tokens_a)[: max_seq_length - 2]
-        ids, segments = [CLS] + tokens_a + [SEP], [0] * (len(tokens_a) + 2)
-    else:
-        tokens_a, tokens_b = _bert_truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
-        ids = [CLS] + tokens_a + [SEP] + tokens_b + [SEP]
-        segments = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-    padding = max_seq_length - len(ids)
-    return ids + [PAD] * padding, [1] * len(ids) + [0] * padding, segments + [0] * padding
+from tests.bert_layout import bert_encode
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +28,7 @@ def test_real_mrpc_dev_encoding(shared_data, tokenizer):
     for i, example in enumerate(examples):
         tokens_a = tokenizer.tokenize([example.text_a])[0].numpy().tolist()
         tokens_b = tokenizer.tokenize([example.text_b])[0].numpy().tolist()
-        ids, mask, segments = _bert_encode(tokens_a, tokens_b, 32)
+        ids, mask, segments = bert_encode(tokens_a, tokens_b, 32)
         assert features.input_ids[i].tolist() == ids
         assert features.input_mask[i].tolist() == mask
         assert features.segment_ids[i].tolist() == segments
@@ -71,7 +46,7 @@ def test_real_cola_single_sentences(shared_data, tokenizer):
     features = encode_examples(examples, tokenizer, "CoLA", max_seq_length=8)
     for i, example in enumerate(examples):
         tokens = tokenizer.tokenize([example.text_a])[0].numpy().tolist()
-        assert features.input_ids[i].tolist() == _bert_encode(tokens, None, 8)[0]
+        assert features.input_ids[i].tolist() == bert_encode(tokens, None, 8)[0]
     assert not features.segment_ids.any()
 
 

@@ -9,10 +9,13 @@ import contextlib
 import importlib
 import sys
 import tomllib
+import warnings
 
+import keras
 from absl import flags
 from absl import logging as absl_logging
 
+from electra_tf import native_logs
 from tests.conftest import REPO_ROOT
 
 # Where the flags of this project's modules are defined: its packages, bench/, scripts/ and a program run as __main__.
@@ -56,11 +59,39 @@ def _remove_project_flags():
     return removed
 
 
+# The warnings a fresh Python process ignores (its default filters, less DeprecationWarning's in __main__, which an
+# installed command's module is not).
+IGNORED_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def _show_on_stderr(message, category, filename, lineno, file=None, line=None):
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+@contextlib.contextmanager
+def warnings_as_a_command_shows_them():
+    """Python's warnings written to stderr, once per place, with a fresh process's filters: as the command shows them in
+    a process of its own (pytest would record them for its summary instead)."""
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        for category in IGNORED_WARNINGS:
+            warnings.simplefilter("ignore", category)
+        warnings.showwarning = _show_on_stderr
+        yield
+
+
 def run_command(program, *arguments):
-    """The exit status of `program arguments...` run in this process (its output is the caller's capfd)."""
+    """The exit status of `program arguments...` run in this process (its output is the caller's capfd, absl's log
+    lines and Python's warnings included). What the command sets for its process is undone after: sys.argv, the flags'
+    values, the filters it adds to absl's logger, Keras' global dtype policy (--mixed_precision), and the filter of
+    TensorFlow's notices that it puts on file descriptor 2, stopped once it has passed on what reached it."""
     function = SCRIPTS[program].split(":")[1]
-    argv, filters = sys.argv, list(absl_logging.get_absl_logger().filters)
-    with command_module(program) as module:
+    argv, filters, policy = sys.argv, list(absl_logging.get_absl_logger().filters), keras.config.dtype_policy()
+    # absl writes to the stderr of the time it was imported (pytest's, when a test imported it): the command's is now.
+    log_handler = absl_logging.get_absl_handler().python_handler
+    log_stream = log_handler.stream
+    log_handler.setStream(sys.stderr)
+    with command_module(program) as module, warnings_as_a_command_shows_them():
         sys.argv = [program, *arguments]
         flags.FLAGS.unparse_flags()
         try:
@@ -73,3 +104,6 @@ def run_command(program, *arguments):
             flags.FLAGS.unparse_flags()
             for added in absl_logging.get_absl_logger().filters[len(filters) :]:
                 absl_logging.get_absl_logger().removeFilter(added)
+            keras.config.set_dtype_policy(policy)
+            native_logs.stop_filter()
+            log_handler.setStream(log_stream)

@@ -45,6 +45,12 @@ def unexpected_lines(stderr):
     ]
 
 
+def unexpected_program_lines(stderr):
+    """`unexpected_lines` among what the program itself wrote (`program_lines`): for a command run in the test process
+    (`tests.console_commands`), whose TensorFlow notices are the test process's, written once for all its tests."""
+    return unexpected_lines("\n".join(program_lines(stderr)))
+
+
 def run_with_terminal_stderr(args, timeout=300, **kwargs):
     """`subprocess.run(args, capture_output=True, text=True, ...)` with stderr on a pseudo-terminal (raw: no line
     ending translation) instead of a pipe, as in a user's shell. The terminal's output is read until every process

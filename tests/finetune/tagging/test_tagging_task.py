@@ -1,18 +1,15 @@
 """Tagging through the fine-tuning runner: CoNLL files in, a learnt tagger, windows for long sentences, predictions in
-CoNLL format, errors for bad files; and the same through run_finetuning.py."""
+CoNLL format, errors for bad files; and the same through the electra-finetune and electra-export commands."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from electra_tf.errors import ConfigError, DataError
 from finetune.runner import FinetuningJob, run
-from tests.command_output import unexpected_lines, users_environment
-from tests.conftest import REPO_ROOT
+from tests.command_output import unexpected_program_lines
+from tests.console_commands import run_command
 
 TAGS = ("B-LOW", "I-LOW", "B-HIGH", "I-HIGH", "O")
 
@@ -108,29 +105,20 @@ def test_the_saved_tagger_tags_raw_text(chunk_run):
     assert [tag for _, tag, _, _ in tagged] == ["B-LOW", "I-LOW", "B-HIGH", "I-HIGH", "O"]
 
 
-def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path):
+def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path, capfd):
+    """The command in this process (`tests.console_commands`); what it wrote served in a process of its own."""
     from finetune.models.saved_classifier import load_text_classifier
     from tests.serving_session import run_like_tf_serving
 
     _, output_dir = chunk_run
     model_file = output_dir / "trial_0" / "model.keras"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "export_model.py"),
-            f"--init_checkpoint={model_file}",
-            "--model=tagger",
-            f"--output_dir={tmp_path / 'export'}",
-        ],
-        cwd=REPO_ROOT,
-        env=users_environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
+    status = run_command(
+        "electra-export", f"--init_checkpoint={model_file}", "--model=tagger", f"--output_dir={tmp_path / 'export'}"
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    stderr = capfd.readouterr().err
+    assert status == 0, stderr[-3000:]
     # The trained model.keras holds its optimizer's state, which an export (compile=False) leaves unread, unwarned.
-    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
+    assert unexpected_program_lines(stderr) == [], stderr[-3000:]
     outputs = run_like_tf_serving(str(tmp_path / "export"), "serve_text", {"texts": ["w1 w150  w190"]})
     assert outputs["words"] == [["w1", "w150", "w190"]]
     assert outputs["tags"] == [["B-LOW", "I-HIGH", "O"]]
@@ -168,53 +156,39 @@ def test_missing_files_are_refused_before_anything_is_loaded(pretrained_tiny, co
         _job(pretrained_tiny, conll_files, tmp_path / "out", train_file=str(tmp_path / "missing.txt")).validate()
 
 
-def test_run_finetuning_tags_from_the_command_line(pretrained_tiny, conll_files, tmp_path):
+def test_run_finetuning_tags_from_the_command_line(pretrained_tiny, conll_files, tmp_path, capfd):
+    """The command in this process (`tests.console_commands`)."""
     train, dev, _ = conll_files
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "run_finetuning.py"),
-            "--task=tagging",
-            f"--init_checkpoint={pretrained_tiny}",
-            f"--train_file={train}",
-            f"--dev_file={dev}",
-            f"--test_file={dev}",
-            "--tag_column=2",
-            "--word_column=0",
-            f"--output_dir={tmp_path / 'out'}",
-            "--model_size=tiny",
-            "--num_train_epochs=1",
-            "--max_seq_length=16",
-            "--noprogress_bar",
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    status = run_command(
+        "electra-finetune",
+        "--task=tagging",
+        f"--init_checkpoint={pretrained_tiny}",
+        f"--train_file={train}",
+        f"--dev_file={dev}",
+        f"--test_file={dev}",
+        "--tag_column=2",
+        "--word_column=0",
+        f"--output_dir={tmp_path / 'out'}",
+        "--model_size=tiny",
+        "--num_train_epochs=1",
+        "--max_seq_length=16",
+        "--noprogress_bar",
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert status == 0, capfd.readouterr().err[-3000:]
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert set(results["trials"][0]["metrics"]) == {"tagging", "tagging-test"}
     assert (tmp_path / "out" / "trial_0" / "test_predictions.txt").exists()
-    missing = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "run_finetuning.py"),
-            "--task=ged",
-            f"--init_checkpoint={pretrained_tiny}",
-            f"--train_file={train}",
-            f"--output_dir={tmp_path / 'out2'}",
-        ],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    capfd.readouterr()
+    status = run_command(
+        "electra-finetune",
+        "--task=ged",
+        f"--init_checkpoint={pretrained_tiny}",
+        f"--train_file={train}",
+        f"--output_dir={tmp_path / 'out2'}",
     )
-    assert missing.returncode == 2
-    assert [line for line in missing.stderr.splitlines() if line.startswith("error:")] == [
+    stderr = capfd.readouterr().err
+    assert status == 2
+    assert [line for line in stderr.splitlines() if line.startswith("error:")] == [
         "error: --task=ged needs --dev_file: a CoNLL-style file of grammatical error detection (c/i labels per token)"
     ]
 

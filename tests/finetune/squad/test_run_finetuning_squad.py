@@ -1,7 +1,7 @@
-"""`run_finetuning.py --task=squadv1|squad` fine-tunes the tiny pre-trained model on a synthetic
-SQuAD-format task over its `w*` vocabulary (the BERT vocabulary would make every word [UNK] for this model), the
-training loss falls, and the dev path writes the official files, which `finetune.squad_eval` scores as results.json
-says."""
+"""`electra-finetune --task=squadv1|squad` (run in the test process: `tests.console_commands`) fine-tunes the tiny
+pre-trained model on a synthetic SQuAD-format task over its `w*` vocabulary (the BERT vocabulary would make every word
+[UNK] for this model), the training loss falls, and the dev path writes the official files, which
+`python -m finetune.commands.squad_eval` scores as results.json says."""
 
 import json
 import os
@@ -11,31 +11,20 @@ import sys
 import pytest
 
 from finetune.squad_eval import evaluate_files
-from tests.command_output import unexpected_lines, users_environment
+from tests.command_output import unexpected_program_lines
 from tests.conftest import REPO_ROOT
 from tests.console_commands import run_command
 from tests.finetune.squad.synthetic_squad import write_task
 
 
-def _run(*args, timeout=400, env=None):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3") if env is None else env
-    return subprocess.run(
-        [sys.executable, str(REPO_ROOT / "run_finetuning.py"), *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 @pytest.mark.parametrize("task, head", [("squadv1", "simple"), ("squad", "joint")])
-def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp_path, task, head):
+def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp_path, capfd, task, head):
     version_2 = task == "squad"
     (tmp_path / "data").mkdir()
     data_dir = write_task(tmp_path / "data", version_2=version_2)
     output_dir = tmp_path / "out"
-    result = _run(
+    status = run_command(
+        "electra-finetune",
         f"--flagfile={REPO_ROOT / 'configs' / ('squad.flags' if version_2 else 'squadv1.flags')}",
         f"--init_checkpoint={pretrained_tiny}",
         f"--data_dir={data_dir}",
@@ -50,11 +39,11 @@ def test_squad_fine_tuning_learns_and_writes_official_files(pretrained_tiny, tmp
         "--max_query_length=8",
         "--max_eval_examples=40",
         "--noprogress_bar",
-        env=users_environment(),
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    stderr = capfd.readouterr().err
+    assert status == 0, stderr[-3000:]
     # Keras warned that fit ignores shuffle=True on a dataset: the runner shuffles each epoch's batches itself.
-    assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]  # a normal run, in a user's environment
+    assert unexpected_program_lines(stderr) == [], stderr[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     assert results["version"] == ("2.0" if version_2 else "1.1") and results["job"]["doc_stride"] == 16
     trial = results["trials"][0]
@@ -135,7 +124,7 @@ def test_bad_squad_input_gives_one_line_error(pretrained_tiny, tmp_path, capfd, 
     assert stderr.strip().splitlines()[-1].startswith("error: ") and message in stderr
 
 
-def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
+def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path, capfd):
     """Fine-tuning on real SQuAD text: a tiny model with the BERT vocabulary trains on real 1.1 questions (a slice of
     the dev file stands in for train, which is not in ../shared) and its loss falls; the dev path writes the official
     files. The model is randomly initialised: the pre-trained tiny model only knows the synthetic w* vocabulary."""
@@ -151,7 +140,8 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
     (data_dir / "train-v1.1.json").write_text(json.dumps({"version": "1.1", "data": squad["data"][:1]}))
     (data_dir / "dev-v1.1.json").write_text(json.dumps({"version": "1.1", "data": squad["data"][1:2]}))
     output_dir = tmp_path / "out"
-    result = _run(
+    status = run_command(
+        "electra-finetune",
         f"--flagfile={REPO_ROOT / 'configs' / 'squadv1.flags'}",
         f"--init_checkpoint={tmp_path / 'model'}",
         f"--data_dir={data_dir}",
@@ -168,7 +158,7 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path):
         "--max_eval_examples=16",
         "--noprogress_bar",
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert status == 0, capfd.readouterr().err[-3000:]
     results = json.loads((output_dir / "results.json").read_text())
     losses = results["trials"][0]["train_loss_per_epoch"]
     print(f"real SQuAD slice: {results['num_train_windows']} windows, losses {losses}")

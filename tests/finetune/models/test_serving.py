@@ -1,4 +1,4 @@
-"""Serving classifiers: `export_model.py --model=classifier` on a fine-tuned model.keras writes a
+"""Serving classifiers: `electra-export --model=classifier` on a fine-tuned model.keras writes a
 SavedModel that, in a fresh process importing only tensorflow and tensorflow-text, matches the Keras model on both
 signatures (token ids, and raw text: single sentences or pairs)."""
 
@@ -16,7 +16,6 @@ from electra_tf.config import ElectraConfig
 from electra_tf.models import backbone_inputs, build_discriminator
 from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
 from finetune.models.serving import export_classifier
-from tests.conftest import REPO_ROOT
 from tests.console_commands import run_command
 from tests.serving_session import serve_in_fresh_process
 
@@ -38,24 +37,16 @@ def _save_fine_tuned(vocab, path, regression=False):
     return str(path)
 
 
-def _export_model(*args):
-    return subprocess.run(
-        [sys.executable, "export_model.py", "--model=classifier", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env=ENV,
-        timeout=300,
-    )
-
-
-def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_data, tmp_path):
+def test_single_sentence_classifier_serves_ids_and_text_like_keras(pretraining_data, tmp_path, capfd):
+    """The export command in this process (`tests.console_commands`); what it wrote served in a process of its own."""
     run_dir = tmp_path / "finetuning"
     model_file = _save_fine_tuned(pretraining_data[1], str(run_dir / "trial_0" / "model.keras"))
     (run_dir / "results.json").write_text(json.dumps({"task": "SST-2"}))  # auto: SST-2 is single-sentence
     export_dir = str(tmp_path / "export" / "1")
-    result = _export_model(f"--init_checkpoint={model_file}", f"--output_dir={export_dir}")
-    assert result.returncode == 0, result.stderr[-3000:]
+    status = run_command(
+        "electra-export", "--model=classifier", f"--init_checkpoint={model_file}", f"--output_dir={export_dir}"
+    )
+    assert status == 0, capfd.readouterr().err[-3000:]
 
     texts = ["w1 w2 w3", "w7 w9 w1 w100 w2 w3 " * 4]  # the second is truncated to MAX_SEQ_LENGTH
     ids = np.array([[2, 6, 7, 8, 3, 0, 0, 0], [2, 12, 14, 6, 105, 7, 8, 3]], np.int32)

@@ -1,5 +1,5 @@
-"""convert_checkpoint.py and export_model.py from other formats, run as the user runs them (subprocesses; the
-generator's export runs its command in the test process)."""
+"""convert_checkpoint.py and export_model.py from other formats, run as the user runs them (subprocesses), and their
+commands run in the test process where a process of their own is not what a test is about (`tests.console_commands`)."""
 
 import json
 import os
@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
 from electra_tf.models import backbone_inputs
-from tests.command_output import unexpected_lines, users_environment
+from tests.command_output import unexpected_lines, unexpected_program_lines, users_environment
 from tests.console_commands import run_command
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import tiny_model
@@ -46,7 +46,8 @@ def tf1_pretrainer(tmp_path_factory):
     return str(directory / "model.ckpt"), collect_weights(model, "pretrainer")
 
 
-def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
+def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path, capfd):
+    """The first conversion as the user runs it, the others in the test process (`tests.console_commands`)."""
     prefix, weights = tf1_pretrainer
     steps = [
         (prefix, tmp_path / "ours", "ours"),
@@ -54,17 +55,18 @@ def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
         (tmp_path / "hf", tmp_path / "back" / "model.ckpt", "tf1"),
     ]
     for source, target, to_format in steps:
-        result = _run(
-            "convert_checkpoint.py",
-            f"--from={source}",
-            f"--to={target}",
-            f"--to_format={to_format}",
-            "--num_heads=2",
-            as_a_user=True,
-        )
-        assert result.returncode == 0, result.stderr
-        assert unexpected_lines(result.stderr) == [], result.stderr[-3000:]
-        assert "converted the pretrainer" in result.stdout
+        arguments = (f"--from={source}", f"--to={target}", f"--to_format={to_format}", "--num_heads=2")
+        if source == prefix:
+            result = _run("convert_checkpoint.py", *arguments, as_a_user=True)
+            status, stdout, stderr = result.returncode, result.stdout, result.stderr
+            unexpected = unexpected_lines(stderr)
+        else:
+            status = run_command("electra-convert", *arguments)
+            stdout, stderr = capfd.readouterr()
+            unexpected = unexpected_program_lines(stderr)
+        assert status == 0, stderr
+        assert unexpected == [], stderr[-3000:]
+        assert "converted the pretrainer" in stdout
     # A pre-training model in our format is a run directory: its config, a checkpoint and its pretrained/ preset.
     assert sorted(os.listdir(tmp_path / "ours")) == [
         "checkpoint",
@@ -81,12 +83,13 @@ def test_cli_converts_tf1_to_ours_to_hf_and_back(tf1_pretrainer, tmp_path):
         assert np.array_equal(reader.get_tensor(name), value), name
 
 
-def test_cli_reports_a_missing_path_in_one_line(tmp_path):
-    result = _run("convert_checkpoint.py", f"--from={tmp_path / 'nowhere'}", f"--to={tmp_path / 'out'}")
-    assert result.returncode == 2
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "nowhere" in errors[0] and "does not exist" in errors[0], result.stderr[-2000:]
-    assert "Traceback" not in result.stderr
+def test_cli_reports_a_missing_path_in_one_line(tmp_path, capfd):
+    status = run_command("electra-convert", f"--from={tmp_path / 'nowhere'}", f"--to={tmp_path / 'out'}")
+    stderr = capfd.readouterr().err
+    assert status == 2
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "nowhere" in errors[0] and "does not exist" in errors[0], stderr[-2000:]
+    assert "Traceback" not in stderr
     assert not os.path.exists(tmp_path / "out")
 
 
@@ -199,27 +202,33 @@ def _scores(path):
     return score_texts(*load_scorer(path), SCORED_TEXTS, max_seq_length=16)
 
 
-def test_a_transformers_5_directory_converts_and_scores_as_the_one_with_vocab_txt(transformers_directories, tmp_path):
+def test_a_transformers_5_directory_converts_and_scores_as_the_one_with_vocab_txt(
+    transformers_directories, tmp_path, capfd
+):
     directories, vocab = transformers_directories
     assert "vocab.txt" not in os.listdir(directories[5])
     expected = _scores(directories[4])
     assert expected[0]["tokens"] == ["w1", "[UNK]", "w2", "w3"]
     assert _scores(directories[5]) == expected
 
-    result = _run("convert_checkpoint.py", f"--from={directories[5]}", f"--to={tmp_path / 'ours'}")
-    assert result.returncode == 0, result.stderr
-    assert "note:" not in result.stderr
+    status = run_command("electra-convert", f"--from={directories[5]}", f"--to={tmp_path / 'ours'}")
+    stderr = capfd.readouterr().err
+    assert status == 0, stderr
+    assert "note:" not in stderr
     with open(tmp_path / "ours" / "vocab.txt", encoding="utf-8") as converted, open(vocab, encoding="utf-8") as given:
         assert converted.read() == given.read()
     assert load_checkpoint(str(tmp_path / "ours")).tokenizer_settings.do_lower_case is False
     assert _scores(str(tmp_path / "ours")) == expected
 
-    scored = _run("electra_tf/commands/score.py", f"--model_dir={directories[5]}", "--max_seq_length=16", *SCORED_TEXTS)
-    assert scored.returncode == 0, scored.stderr
-    assert [json.loads(line) for line in scored.stdout.splitlines()] == expected
+    status = run_command("electra-score", f"--model_dir={directories[5]}", "--max_seq_length=16", *SCORED_TEXTS)
+    scored = capfd.readouterr()
+    assert status == 0, scored.err
+    assert [json.loads(line) for line in scored.out.splitlines()] == expected
 
 
-def test_converting_a_model_without_a_vocabulary_says_the_tokenizer_stayed_behind(transformers_directories, tmp_path):
+def test_converting_a_model_without_a_vocabulary_says_the_tokenizer_stayed_behind(
+    transformers_directories, tmp_path, capfd
+):
     import shutil
 
     directories, _ = transformers_directories
@@ -227,11 +236,12 @@ def test_converting_a_model_without_a_vocabulary_says_the_tokenizer_stayed_behin
     shutil.copytree(directories[5], bare)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         os.remove(bare / name)
-    result = _run("convert_checkpoint.py", f"--from={bare}", f"--to={tmp_path / 'ours'}")
-    assert result.returncode == 0, result.stderr
+    status = run_command("electra-convert", f"--from={bare}", f"--to={tmp_path / 'ours'}")
+    stderr = capfd.readouterr().err
+    assert status == 0, stderr
     assert (
         f"note: {tmp_path / 'ours'} has no tokenizer: {bare} holds no vocabulary (no vocab.txt, nor a "
         "tokenizer.json holding one); convert again with --vocab_file=<the vocab.txt it was trained with> to "
-        "write one" in result.stderr.splitlines()
+        "write one" in stderr.splitlines()
     )
     assert "vocab.txt" not in os.listdir(tmp_path / "ours")

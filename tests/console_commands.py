@@ -87,14 +87,15 @@ def run_command(program, *arguments):
     TensorFlow's notices that it puts on file descriptor 2, stopped once it has passed on what reached it."""
     function = SCRIPTS[program].split(":")[1]
     argv, filters, policy = sys.argv, list(absl_logging.get_absl_logger().filters), keras.config.dtype_policy()
-    # absl writes to the stderr of the time it was imported (pytest's, when a test imported it): the command's is now.
     log_handler = absl_logging.get_absl_handler().python_handler
     log_stream = log_handler.stream
-    log_handler.setStream(sys.stderr)
     with command_module(program) as module, warnings_as_a_command_shows_them():
         sys.argv = [program, *arguments]
         flags.FLAGS.unparse_flags()
         try:
+            # absl writes to the stderr of the time it was imported (pytest's, when a test imported it): the
+            # command's is now.
+            log_handler.setStream(sys.stderr)
             getattr(module, function)()
             return 0
         except SystemExit as ended:

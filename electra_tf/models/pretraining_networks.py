@@ -89,23 +89,22 @@ def build_pretraining_networks(config, dtype=None):
         electra_config=config,
     )
     generator = None
-    if config.tie_all_weights:
-        # The generator is the discriminator's backbone with its own MLM head.
-        generator = ElectraGenerator(discriminator.backbone, electra_config=config)
-    elif classes["generator"] is TwoTowerClozeGenerator:
+    if classes["generator"] is TwoTowerClozeGenerator:
         generator = TwoTowerClozeGenerator(
             config.generator_architecture().architecture(), embeddings=embeddings, dtype=dtype
         )
     elif classes["generator"] is ElectraGenerator:
-        generator = ElectraGenerator(
-            ElectraBackbone(
+        if config.tie_all_weights:
+            # The generator is the discriminator's backbone with its own MLM head.
+            backbone = discriminator.backbone
+        else:
+            backbone = ElectraBackbone(
                 **config.generator_architecture().architecture(),
                 embeddings=generator_embeddings or embeddings,
                 dtype=dtype,
                 name="generator_backbone",
-            ),
-            electra_config=config,
-        )
+            )
+        generator = ElectraGenerator(backbone, electra_config=config)
     word_embedding_delta = None
     if classes["word_embedding_delta"]:
         # E_delta starts at zero, so the discriminator starts from the generator's table.

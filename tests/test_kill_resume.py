@@ -3,7 +3,7 @@
 The --deterministic promise: a --deterministic run interrupted by kill -9 (or stopped by SIGTERM) and
 restarted ends with exactly the weights, Adam slots and per-step losses of an uninterrupted run with the same seed,
 dropout on. The uninterrupted run and the restarted one are two separate runs of the tiny preset, so equal losses for
-all 50 steps also pin that --deterministic makes two runs identical.
+all 30 steps also pin that --deterministic makes two runs identical.
 """
 
 import random
@@ -16,7 +16,7 @@ import pytest
 from tests import kill_resume_loop as loop
 from tests.conftest import REPO_ROOT
 
-NUM_STEPS = 50
+NUM_STEPS = 30
 SAVE_EVERY = 4
 
 

@@ -56,7 +56,8 @@ def main():
     args = parser.parse_args()
 
     from electra_studies.discriminator_analysis.analysis import run_analyses
-    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
+    from electra_tf.checkpoints import DISCRIMINATOR
+    from electra_tf.models import load_checkpoint
 
     reference = reference_seconds(
         load_checkpoint(args.init_checkpoint, DISCRIMINATOR, allow_missing_head=True, argument="init_checkpoint").model,

@@ -4,9 +4,10 @@
 import numpy as np
 import tensorflow as tf
 
-from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
+from electra_tf.checkpoints import DISCRIMINATOR
 from electra_tf.errors import ConfigError
 from electra_tf.inputs import encode_single_segments
+from electra_tf.models import load_checkpoint
 from electra_tf.models.backbone import FEATURE_NAMES, backbone_inputs
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
-from electra_tf.models import backbone_inputs
+from electra_tf.checkpoints import collect_weights
+from electra_tf.models import backbone_inputs, load_checkpoint, save_checkpoint
 from tests.command_output import unexpected_lines, unexpected_program_lines, users_environment
 from tests.console_commands import run_command
 from tests.electra_tf.checkpoints import fixtures

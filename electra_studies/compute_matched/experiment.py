@@ -227,7 +227,7 @@ def export_checkpoints(job, run_plan, vocab):
             continue
         import tensorflow as tf
 
-        from electra_tf.checkpoints import save_checkpoint
+        from electra_tf.models import save_checkpoint
         from electra_tf.training.pretrainer import ElectraPretrainer
 
         checkpoint = os.path.join(job.model_dir, f"ckpt-{step}")
@@ -254,8 +254,7 @@ def random_init_checkpoint(settings, vocab):
     if not os.path.isfile(os.path.join(target, "config.json")):
         import keras
 
-        from electra_tf.checkpoints import save_checkpoint
-        from electra_tf.models import build_discriminator
+        from electra_tf.models import build_discriminator, save_checkpoint
         from electra_tf.training.pretraining_job import PretrainingJob
 
         config = PretrainingJob(

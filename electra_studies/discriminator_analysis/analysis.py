@@ -141,7 +141,8 @@ def load_generator(init_checkpoint, allow_embedding_mismatch=False):
     """The generator stored with the discriminator at `init_checkpoint` (a pre-training run directory, a Hugging Face
     discriminator/ + generator/ pair, the reference's TF1 checkpoints), or None when it holds a discriminator only.
     `allow_embedding_mismatch` is `load_checkpoint`'s."""
-    from electra_tf.checkpoints import GENERATOR, load_checkpoint
+    from electra_tf.checkpoints import GENERATOR
+    from electra_tf.models import load_checkpoint
 
     try:
         return load_checkpoint(
@@ -170,7 +171,7 @@ def run_analyses(
     encoding_errors="strict",
     allow_embedding_mismatch=False,
 ):
-    """Loads the discriminator at `init_checkpoint` (any format `electra_tf.checkpoints.load_checkpoint` reads), and its
+    """Loads the discriminator at `init_checkpoint` (any format `electra_tf.models.load_checkpoint` reads), and its
     generator where the checkpoint holds one, runs `analyses`, writes `output_dir/results.json` and `report.md`, and
     returns the results. `heldout_tfrecords` (held-out pre-training shards) adds the in-domain part of `calibration`
     (`heldout.py`, up to `max_heldout_windows` records). `analyses` None: every analysis the checkpoint allows (those
@@ -186,7 +187,8 @@ def run_analyses(
     )
     inputs = read_inputs(analyses, data_dir, max_sentences, blimp_pairs_per_paradigm, input_encoding, encoding_errors)
     from electra_studies.discriminator_analysis import blimp, disfluency, ged, heldout, pos, representations
-    from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint  # TensorFlow: after the checks of the inputs
+    from electra_tf.checkpoints import DISCRIMINATOR
+    from electra_tf.models import load_checkpoint  # TensorFlow: after the checks of the inputs
 
     if heldout_tfrecords:  # sizes, settings and (small data) checksums, before anything is written
         from electra_tf.data.pretraining_dataset import check_pretraining_data

@@ -1,5 +1,5 @@
 """The sentence scorers re-ranking can use, by name: the model each needs (read with
-`electra_tf.checkpoints.load_checkpoint`) and how it scores a list of texts (higher = more likely).
+`electra_tf.models.load_checkpoint`) and how it scores a list of texts (higher = more likely).
 
 Scorers that need the same model share one load and one pass over the texts (`disc_mean` and `disc_sum`). The names
 are known without TensorFlow, which the functions import when they run.
@@ -45,7 +45,7 @@ def load_model(model, init_checkpoint, loaded_kinds=None, allow_embedding_mismat
     serves only its own scorers. `loaded_kinds` ({checkpoint kind: LoadedModel}) keeps what was read for the next
     call: both kinds of discriminator scorers read the checkpoint's discriminator once. `allow_embedding_mismatch` is
     `load_checkpoint`'s (an HF discriminator/ + generator/ pair whose embedding copies differ)."""
-    from electra_tf.checkpoints import load_checkpoint
+    from electra_tf.models import load_checkpoint
 
     kind = GENERATOR if model == GENERATOR else DISCRIMINATOR
     loaded_kinds = {} if loaded_kinds is None else loaded_kinds

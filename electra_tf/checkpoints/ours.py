@@ -13,31 +13,19 @@
   `pretrained/`. Saving a pre-training model writes the same layout: `electra_config.json`, `ckpt-1` holding the
   model alone, and `pretrained/` (its discriminator, with the tokenizer's files). A run's tokenizer is `pretrained/`'s
   when there is one, else the one `pretraining_job.json` names.
+
+This module knows the layout: detection, the run's tokenizer and writing (the models write themselves). Reading one
+builds our models, so it is `electra_tf.models.ours_reading`'s.
 """
 
-import dataclasses
 import json
 import os
 
-import keras
-import keras_hub
 import tensorflow as tf
 
 from electra_tf.checkpoints import tokenizer_files
-from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER, collect_weights, encoder_slots
-from electra_tf.checkpoints.source import OURS, CheckpointFormat, Source
-from electra_tf.config import ElectraConfig
-from electra_tf.errors import CheckpointError
+from electra_tf.checkpoints.naming import DISCRIMINATOR, GENERATOR, PRETRAINER
 from electra_tf.io_utils import staged_directory
-from electra_tf.models import (
-    ElectraDiscriminator,
-    ElectraGenerator,
-    ElectraPretrainingModel,
-    build_discriminator,
-    build_generator,
-)
-from electra_tf.models.backbone import ElectraBackbone
-from electra_tf.models.electra_task import ElectraTask
 from electra_tf.tokenizer import TokenizerSettings
 
 CONFIG_NAME = "config.json"
@@ -48,40 +36,10 @@ PRETRAINED_DIR = "pretrained"
 PRESET_KINDS = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR}
 BACKBONE = "backbone"  # the preset of an ElectraBackbone alone
 BACKBONE_REGISTERED_NAME = "electra_tf>ElectraBackbone"
-
-
-def build_model(kind, config):
-    """A freshly initialised (built) model of `kind` for `config`."""
-    if kind == DISCRIMINATOR:
-        return build_discriminator(config)
-    if kind == GENERATOR:
-        return build_generator(config)
-    return ElectraPretrainingModel(config, max_seq_length=min(128, config.max_position_embeddings))
-
-
-def model_part(pretrainer, kind, path):
-    """The `kind` part of a pre-training model of ours that has no reference layout (e.g. objective=mlm): the model
-    itself, its discriminator-sized network as an `ElectraDiscriminator`, or, for objectives whose network has a
-    masked-LM head (mlm), that network with its head as an `ElectraGenerator` (the model's own masked LM)."""
-    if kind == PRETRAINER:
-        return pretrainer
-    if kind == DISCRIMINATOR:
-        return pretrainer.pretrained_discriminator()
-    config = pretrainer.electra_config
-    if pretrainer.model_mlm_head is None:
-        raise CheckpointError(
-            f"{path} was pre-trained with objective={config.objective} and generator variants that "
-            "have no reference layout; of such runs only a masked LM (objective=mlm) loads as a "
-            "generator: load kind=discriminator or kind=pretrainer"
-        )
-    # Its sizes are the discriminator's: a config whose sizing rule keeps them.
-    masked_lm = ElectraGenerator(
-        ElectraBackbone(**config.architecture(), dtype="float32"),
-        electra_config=dataclasses.replace(config, generator_hidden_fraction=1.0, generator_layers_fraction=1.0),
-    )
-    masked_lm.backbone.set_weights(pretrainer.discriminator.backbone.get_weights())
-    masked_lm.lm_head.set_weights(pretrainer.model_mlm_head.get_weights())
-    return masked_lm
+DESCRIPTION = (
+    "a model directory of ours (<model_dir>/pretrained, or an ElectraBackbone's "
+    "save_to_preset) or a pre-training run's model_dir"
+)
 
 
 # ---------------------------------------------------------------------------------------------- detection
@@ -105,7 +63,7 @@ def preset_kind(directory):
     return PRESET_KINDS.get(_json_field(os.path.join(directory, TASK_CONFIG_NAME), "class_name"))
 
 
-def _run_prefix(path):
+def run_prefix(path):
     """(run directory, checkpoint prefix) of a run directory or one of its ckpt-N prefixes, else None."""
     if os.path.isdir(path):
         directory, prefix = path, tf.train.latest_checkpoint(path)
@@ -118,62 +76,11 @@ def _run_prefix(path):
 
 def detects(path):
     """Whether `path` is a preset of ours, a run directory or a run's checkpoint prefix."""
-    return preset_kind(path) is not None or _run_prefix(path) is not None
+    return preset_kind(path) is not None or run_prefix(path) is not None
 
 
 # ---------------------------------------------------------------------------------------------- reading
-def load_preset(directory):
-    """The `ElectraDiscriminator`, `ElectraGenerator` or `ElectraBackbone` of a preset directory, as keras-hub loads
-    it, under the caller's dtype policy."""
-    kind = preset_kind(directory)
-    # Under the caller's dtype policy (e.g. mixed_bfloat16 fine-tuning), not the one recorded in the preset.
-    dtype = keras.config.dtype_policy().name
-    try:
-        if kind == BACKBONE:
-            # keras-hub's base class takes the class from config.json.
-            return keras_hub.models.Backbone.from_preset(directory, dtype=dtype)
-        model_class = ElectraDiscriminator if kind == DISCRIMINATOR else ElectraGenerator
-        # keras-hub's own Task.from_preset: the models' from_preset reads every format through load_checkpoint, which
-        # comes here for ours.
-        return super(ElectraTask, model_class).from_preset(directory, dtype=dtype)
-    except (ValueError, KeyError, TypeError, OSError) as error:
-        raise CheckpointError(
-            f"the weights in {directory} do not match its {CONFIG_NAME}: "
-            f"{str(error).splitlines()[0]}; write the directory again"
-        ) from error
-
-
-def read(path):
-    """(kind, model, vocab file or None, `TokenizerSettings` or None) of a preset, a run directory or a run's
-    checkpoint prefix; None where the directory does not record them. The kind of a backbone's preset is "backbone",
-    its model the `ElectraBackbone`."""
-    if preset_kind(path) is not None:
-        return (
-            preset_kind(path),
-            load_preset(path),
-            tokenizer_files.vocab_file_of(path),
-            tokenizer_files.read_tokenizer_json(path),
-        )
-    run = _run_prefix(path)
-    if run is None:
-        raise CheckpointError(
-            f"{path} is neither a preset of ours (task.json + config.json, as electra-pretrain "
-            f"writes <model_dir>/pretrained) nor a pre-training run (model_dir with "
-            f"{RUN_CONFIG_NAME} and a checkpoint)"
-        )
-    directory, prefix = run
-    config_path = os.path.join(directory, RUN_CONFIG_NAME)
-    model = build_model(PRETRAINER, ElectraConfig.load(config_path))
-    status = tf.train.Checkpoint(model=model).restore(prefix)
-    try:
-        status.expect_partial().assert_existing_objects_matched()
-    except AssertionError as error:
-        raise CheckpointError(f"{prefix} does not match {config_path}: {error}") from error
-    vocab_file, settings = _run_tokenizer(directory)
-    return PRETRAINER, model, vocab_file, settings
-
-
-def _run_tokenizer(directory):
+def run_tokenizer(directory):
     """(vocab file, `TokenizerSettings`) of a run: its pretrained/'s, else what pretraining_job.json records."""
     pretrained = os.path.join(directory, PRETRAINED_DIR)
     if tokenizer_files.vocab_file_of(pretrained):
@@ -189,37 +96,6 @@ def _run_tokenizer(directory):
     if job.get("do_lower_case") is not None:  # runs before the settings were recorded leave them unset
         settings = TokenizerSettings(job["do_lower_case"], job.get("strip_accents"))
     return (vocab if vocab and os.path.isfile(vocab) else None), settings
-
-
-def _read_source(path, allow_embedding_mismatch=False):
-    kind, model, vocab, settings = read(path)
-    if kind == BACKBONE:
-        # An encoder without a head, read as a discriminator's (as a keras-hub backbone): its sizes from the weights,
-        # its other fields as the backbone records them.
-        weights = {slot.name: slot.read() for slot in encoder_slots(model, DISCRIMINATOR)}
-        return Source(
-            path,
-            OURS,
-            weights,
-            base=model.architecture(),
-            num_heads=model.num_heads,
-            vocab_file=vocab,
-            kind=DISCRIMINATOR,
-            tokenizer_settings=settings,
-        )
-    # A pre-training model without the reference's variables (e.g. objective=mlm) has no canonical weights: its parts
-    # come from the model itself (`model_part`).
-    weights = collect_weights(model, kind) if kind != PRETRAINER or model.electra_config.reference_layout else {}
-    return Source(
-        path,
-        OURS,
-        weights,
-        vocab_file=vocab,
-        config=model.electra_config,
-        kind=kind,
-        model=model,
-        tokenizer_settings=settings,
-    )
 
 
 # ---------------------------------------------------------------------------------------------- writing
@@ -245,13 +121,3 @@ def write(model, kind, directory, vocab_file=None, tokenizer_settings=None):
             model.pretrained_discriminator(), os.path.join(staging, PRETRAINED_DIR), vocab_file, tokenizer_settings
         )
     return directory
-
-
-FORMAT = CheckpointFormat(
-    OURS,
-    "a model directory of ours (<model_dir>/pretrained, or an ElectraBackbone's "
-    "save_to_preset) or a pre-training run's model_dir",
-    detects,
-    _read_source,
-    write,
-)

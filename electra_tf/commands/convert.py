@@ -74,8 +74,8 @@ def _check_flags(argv):
 
 
 def main(argv):
-    from electra_tf.checkpoints import load_checkpoint, save_checkpoint
-    from electra_tf.checkpoints.loading import NO_VOCABULARY
+    from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
+    from electra_tf.models import load_checkpoint, save_checkpoint
 
     _check_flags(argv)
     source, target = getattr(FLAGS, "from"), FLAGS.to

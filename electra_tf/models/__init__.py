@@ -1,7 +1,9 @@
 """ELECTRA models: one `ElectraBackbone` under the discriminator, the generator (or Electric's two-tower cloze
-generator, two of them), the networks of pre-training and the pre-training model."""
+generator, two of them), the networks of pre-training and the pre-training model; and the one way to read a
+checkpoint of any format into one of them (`load_checkpoint`) and to write one (`save_checkpoint`)."""
 
 from electra_tf.models.backbone import ElectraBackbone, backbone_inputs, clone_backbone
+from electra_tf.models.checkpoint_loading import LoadedModel, load_checkpoint, save_checkpoint
 from electra_tf.models.cloze_generator import TwoTowerClozeGenerator
 from electra_tf.models.discriminator import ElectraDiscriminator, build_discriminator
 from electra_tf.models.generator import ElectraGenerator, build_generator
@@ -13,6 +15,7 @@ __all__ = [
     "ElectraDiscriminator",
     "ElectraGenerator",
     "ElectraPretrainingModel",
+    "LoadedModel",
     "PretrainingNetworks",
     "TwoTowerClozeGenerator",
     "backbone_inputs",
@@ -20,4 +23,6 @@ __all__ = [
     "build_generator",
     "build_pretraining_networks",
     "clone_backbone",
+    "load_checkpoint",
+    "save_checkpoint",
 ]

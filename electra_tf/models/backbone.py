@@ -3,6 +3,7 @@
 import keras
 import keras_hub
 
+from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 from electra_tf.errors import ConfigError
 from electra_tf.layers.embeddings import ElectraEmbeddings
@@ -200,7 +201,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         allow_embedding_mismatch=False,
         **kwargs,
     ):
-        """The encoder of the checkpoint at `preset`, in any format `electra_tf.checkpoints.load_checkpoint` reads (a
+        """The encoder of the checkpoint at `preset`, in any format `electra_tf.models.load_checkpoint` reads (a
         preset of ours, this backbone's own `save_to_preset` included, a pre-training run's model_dir, the reference's
         TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone): the discriminator's, or the
         generator's when that is all the checkpoint holds. A keras-hub handle (`kaggle://...`, `hf://...`, a built-in
@@ -210,9 +211,6 @@ class ElectraBackbone(keras_hub.models.Backbone):
         same architecture freshly initialised. `format`, `num_heads`, `vocab_file` and `allow_embedding_mismatch`
         are `load_checkpoint`'s.
         """
-        # Not at the top: electra_tf.checkpoints imports electra_tf.models to build what it loads, a cycle.
-        from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
-
         load_arguments = {
             "format": format,
             "num_heads": num_heads,

@@ -43,7 +43,7 @@ class ElectraTask(keras_hub.models.Task):
         **kwargs,
     ):
         """The model (backbone and head) in the checkpoint at `preset`, in any format
-        `electra_tf.checkpoints.load_checkpoint` reads (a preset of ours, a pre-training run's model_dir, the
+        `electra_tf.models.load_checkpoint` reads (a preset of ours, a pre-training run's model_dir, the
         reference's TF1 checkpoint, a Hugging Face directory or pair, a keras-hub backbone); a checkpoint without
         such a model is refused, naming the class that loads what it holds. A keras-hub handle (`kaggle://...`,
         `hf://...`, a built-in preset name; `presets.keras_hub_handle`) goes to `keras_hub.models.Task.from_preset`.

@@ -1,14 +1,28 @@
 """What every model's `from_preset` shares: the checkpoint at `preset`, in any format, read by
-`electra_tf.checkpoints.load_checkpoint`, and keras-hub's `load_weights` and config overrides applied to it; a keras-hub
-handle (`kaggle://...`, `hf://...`, a built-in preset name) is left to keras-hub's own `from_preset`."""
+`electra_tf.models.load_checkpoint`, and keras-hub's `load_weights` and config overrides applied to it; a keras-hub
+handle (`kaggle://...`, `hf://...`, a built-in preset name) is left to keras-hub's own `from_preset`.
+
+`load_checkpoint` builds the models of the very classes whose `from_preset` comes here (a discriminator for
+`ElectraBackbone.from_preset`), so it stands above them: this module holds the reader, and `checkpoint_loading`
+registers `load_checkpoint` as it (`reads_checkpoints`) when the package imports it, before any `from_preset` can run.
+"""
 
 import os
 
+from electra_tf.checkpoints.naming import model_class_kind
 from electra_tf.errors import ConfigError
 from electra_tf.preflight import checkpoint_exists, is_remote
 
 # load_checkpoint's arguments at their defaults: keras-hub's own from_preset takes none of them.
 _UNSET = (None, False, "auto")
+_reader = None
+
+
+def reads_checkpoints(load_checkpoint):
+    """Make `load_checkpoint` the reader of every model's `from_preset` (a decorator: returns it)."""
+    global _reader
+    _reader = load_checkpoint
+    return load_checkpoint
 
 
 def keras_hub_handle(cls, preset, load_arguments):
@@ -40,11 +54,7 @@ def loaded_checkpoint(cls, preset, kind=None, **load_arguments):
     `preset`, for `cls.from_preset` (a task model on a pre-trained backbone passes its `kind`): errors speak of
     `preset`, and a checkpoint without such a model is refused naming `cls.from_preset` and the classes that load what
     it holds."""
-    # Not at the top: electra_tf.checkpoints imports electra_tf.models to build what it loads, a cycle.
-    from electra_tf.checkpoints import load_checkpoint
-    from electra_tf.checkpoints.naming import model_class_kind
-
-    return load_checkpoint(
+    return _reader(
         preset,
         kind or model_class_kind(cls),
         argument="preset",

@@ -242,7 +242,7 @@ class ElectraPretrainingModel(keras.Model):
         """A standalone `ElectraDiscriminator` (own embedding block) with this model's discriminator weights: what
         fine-tuning starts from. With gradient-disentangled sharing its word table is E_generator + E_delta."""
         # float32 layers: what is saved is the model, not the policy of the run that trained it (a loader applies its
-        # own, see `electra_tf.checkpoints.ours.load_preset`).
+        # own, see `electra_tf.models.ours_reading.load_preset`).
         standalone = build_discriminator(self.electra_config, dtype="float32")
         standalone.set_weights(self.discriminator.get_weights())
         if self.word_embedding_delta is not None:
@@ -279,7 +279,7 @@ class ElectraPretrainingModel(keras.Model):
     ):
         """The generator and discriminator in the checkpoint at `preset`: a pre-training run's model_dir, the
         reference's TF1 pre-training checkpoint or a Hugging Face discriminator/ + generator/ pair (any format
-        `electra_tf.checkpoints.load_checkpoint` reads that holds both); a checkpoint holding one network is refused,
+        `electra_tf.models.load_checkpoint` reads that holds both); a checkpoint holding one network is refused,
         naming the class that loads it.
 
         `kwargs` are the constructor's (`max_seq_length`, default min(128, max_position_embeddings); `seed`;

@@ -12,7 +12,7 @@ import dataclasses
 import keras_hub
 import tensorflow as tf
 
-from electra_tf.checkpoints import collect_weights, load_checkpoint, require_checkpoint
+from electra_tf.checkpoints import collect_weights, require_checkpoint
 from electra_tf.checkpoints.config_inference import infer_config
 from electra_tf.checkpoints.matching import assign_weights, check_shared_embeddings, describe
 from electra_tf.checkpoints.naming import (
@@ -25,6 +25,7 @@ from electra_tf.checkpoints.naming import (
 )
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from electra_tf.models import load_checkpoint
 from electra_tf.tokenizer import vocab_fingerprint
 
 _GENERATOR_PREFIXES = (NETWORK_SCOPES[GENERATOR] + "/", HEAD_SCOPES[GENERATOR] + "/")

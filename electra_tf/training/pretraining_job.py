@@ -14,7 +14,6 @@ import tensorflow as tf
 from absl import logging
 
 from electra_tf import progress
-from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.ours import JOB_NAME, PRETRAINED_DIR, RUN_CONFIG_NAME
 from electra_tf.config import ElectraConfig
 from electra_tf.data.pretraining_dataset import (
@@ -24,6 +23,7 @@ from electra_tf.data.pretraining_dataset import (
 )
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.io_utils import atomic_write_json, write_text_files
+from electra_tf.models import save_checkpoint
 from electra_tf.training import callbacks as callbacks_lib
 from electra_tf.training import distribution, preemption
 from electra_tf.training.choices import check_gradient_accumulation

@@ -140,7 +140,7 @@ def _check_flags(argv):
 
 
 def main(argv):
-    from electra_tf.checkpoints import load_checkpoint
+    from electra_tf.models import load_checkpoint
 
     _check_flags(argv)
     if FLAGS.model == "classifier":

@@ -1,12 +1,13 @@
 """What a fine-tuning model takes from a pre-trained checkpoint: its backbone, vocabulary and tokenizer settings."""
 
-from electra_tf.checkpoints import DISCRIMINATOR, load_checkpoint
+from electra_tf.checkpoints import DISCRIMINATOR
+from electra_tf.models import load_checkpoint
 from electra_tf.models.backbone import ElectraBackbone
 
 
 def load_pretrained(init_checkpoint, argument="init_checkpoint", requested_by=None, **load_arguments):
     """The `LoadedModel` of the discriminator in the checkpoint at `init_checkpoint`: any format
-    `electra_tf.checkpoints.load_checkpoint` reads (`argument`, `requested_by` and `load_arguments`, e.g.
+    `electra_tf.models.load_checkpoint` reads (`argument`, `requested_by` and `load_arguments`, e.g.
     `vocab_file`, are its)."""
     # A task model needs the encoder only: checkpoints without the replaced-token head (HF ElectraModel, keras-hub
     # backbones) are accepted.

@@ -67,7 +67,7 @@ class ElectraSquadModel(BackboneLora, GradientAccumulation, keras.Model):
         **kwargs,
     ):
         """A SQuAD model on the pre-trained backbone at `preset` (any checkpoint
-        `electra_tf.checkpoints.load_checkpoint` reads, as `ElectraTextClassifier.from_preset`), with a new span head;
+        `electra_tf.models.load_checkpoint` reads, as `ElectraTextClassifier.from_preset`), with a new span head;
         `kwargs` are the constructor's. The model takes token ids: its tokenizer is the checkpoint's
         (`load_checkpoint(preset).tokenizer()`). `format`, `num_heads` (the reference's TF1 checkpoints do not record
         it) and `allow_embedding_mismatch` are `load_checkpoint`'s; `load_weights=False` gives a freshly initialised

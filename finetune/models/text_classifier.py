@@ -111,7 +111,7 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         allow_embedding_mismatch=False,
         **kwargs,
     ):
-        """A classifier on the pre-trained backbone at `preset`: any checkpoint `electra_tf.checkpoints.load_checkpoint`
+        """A classifier on the pre-trained backbone at `preset`: any checkpoint `electra_tf.models.load_checkpoint`
         reads (our `<model_dir>/pretrained`, a pre-training run, the reference's TF1 checkpoints, Hugging Face,
         keras-hub), with a new head, and a preprocessor on the checkpoint's vocabulary (or `vocab_file`) that
         normalises text as the checkpoint records (its casing and accents; `do_lower_case` / `strip_accents` put other

@@ -81,7 +81,7 @@ class ElectraTokenClassifier(LabelledTask, BackboneLora, GradientAccumulation, k
         allow_embedding_mismatch=False,
         **kwargs,
     ):
-        """A tagger on the pre-trained backbone at `preset` (any checkpoint `electra_tf.checkpoints.load_checkpoint`
+        """A tagger on the pre-trained backbone at `preset` (any checkpoint `electra_tf.models.load_checkpoint`
         reads), with a new head and a preprocessor that normalises text as the checkpoint records (see
         `ElectraTextClassifier.from_preset`, also for `format`, `num_heads` and `allow_embedding_mismatch`)."""
         backbone, vocab_file, settings = pretrained_backbone_and_tokenizer(

@@ -120,7 +120,7 @@ def test_the_threshold_is_the_best_f0_5_on_dev(analysis):
 
 
 def test_a_hugging_face_conversion_gives_the_same_analysis(pretrained_tiny, shared_data, analysis, tmp_path):
-    from electra_tf.checkpoints import load_checkpoint, save_checkpoint
+    from electra_tf.models import load_checkpoint, save_checkpoint
 
     loaded = load_checkpoint(pretrained_tiny, "discriminator")
     save_checkpoint(
@@ -269,7 +269,7 @@ def test_analyses_needing_a_package_that_is_not_installed_are_refused_before_any
 
 def test_window_logits_equal_the_padded_windows_scored_one_by_one(pretrained_tiny):
     from electra_studies.discriminator_analysis.word_scores import window_logits
-    from electra_tf.checkpoints import load_checkpoint
+    from electra_tf.models import load_checkpoint
 
     discriminator = load_checkpoint(pretrained_tiny, "discriminator").model
     rng = np.random.default_rng(0)
@@ -320,12 +320,12 @@ def test_blimp_and_switchboard_decode_with_the_shared_reader(shared_data, tmp_pa
 
 def test_the_inputs_are_read_before_any_model_is_loaded(tmp_path, monkeypatch):
     """A file in another format or encoding is reported before TensorFlow loads a model, and nothing is written."""
-    from electra_tf import checkpoints
+    from electra_tf import models
 
     def no_model(*args, **kwargs):
         raise AssertionError("a model was loaded before every input was read")
 
-    monkeypatch.setattr(checkpoints, "load_checkpoint", no_model)
+    monkeypatch.setattr(models, "load_checkpoint", no_model)
     checkpoint = tmp_path / "checkpoint"  # exists: the checks of the arguments pass
     checkpoint.mkdir()
     fce = tmp_path / "data" / "ged" / "fce"

@@ -136,7 +136,7 @@ def test_in_domain_calibration_recomputes_with_scikit_learn(run_dir_analysis):
 def test_a_hugging_face_pair_runs_every_analysis_and_the_generator_ones_alike(
     run_dir_analysis, pretrained_tiny, shared_data, tmp_path
 ):
-    from electra_tf.checkpoints import load_checkpoint, save_checkpoint
+    from electra_tf.models import load_checkpoint, save_checkpoint
 
     loaded = load_checkpoint(os.path.dirname(pretrained_tiny), "pretrainer")
     save_checkpoint(

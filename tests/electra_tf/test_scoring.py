@@ -4,9 +4,8 @@ import sys
 
 import numpy as np
 
-from electra_tf.checkpoints import save_checkpoint
 from electra_tf.config import ElectraConfig
-from electra_tf.models import backbone_inputs, build_discriminator, build_generator
+from electra_tf.models import backbone_inputs, build_discriminator, build_generator, save_checkpoint
 from electra_tf.scoring import load_scorer, pseudo_log_likelihoods, score_texts
 from electra_tf.tokenizer import ElectraTokenizer
 from tests import synthetic_data

@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from electra_tf.models import load_checkpoint, save_checkpoint
 from electra_tf.tokenizer import BERT_UNCASED, SPECIAL_TOKENS, ElectraTokenizer, TokenizerSettings
 from tests.console_commands import run_command
 

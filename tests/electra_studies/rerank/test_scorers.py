@@ -8,8 +8,8 @@ import pytest
 
 from electra_studies.rerank.rerank import load_models
 from electra_studies.rerank.scorers import score
-from electra_tf.checkpoints import save_checkpoint
 from electra_tf.errors import CheckpointError
+from electra_tf.models import save_checkpoint
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import TINY, tiny_model
 

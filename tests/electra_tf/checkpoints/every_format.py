@@ -3,8 +3,8 @@ checkpoint, a Hugging Face directory with transformers' own tokenizer files (as 
 write them), a Hugging Face discriminator/ + generator/ pair, a keras-hub ElectraBackbone preset, our `pretrained/`
 preset and our run directory."""
 
-from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.naming import encoder_slots
+from electra_tf.models import save_checkpoint
 from electra_tf.tokenizer import TokenizerSettings
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import tiny_model

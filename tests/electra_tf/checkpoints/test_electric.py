@@ -5,8 +5,9 @@ import dataclasses
 
 import pytest
 
-from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
+from electra_tf.checkpoints import collect_weights
 from electra_tf.errors import CheckpointError
+from electra_tf.models import load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY, model_weights, tiny_model, variables_by_path
 

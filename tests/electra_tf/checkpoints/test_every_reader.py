@@ -13,8 +13,8 @@ import os
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint
 from electra_tf.errors import CheckpointError
+from electra_tf.models import load_checkpoint
 from electra_tf.tokenizer import BERT_UNCASED, load_vocab
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.every_format import (

@@ -6,8 +6,9 @@ import os
 import pytest
 
 from electra_tf.checkpoint_formats import CHECKPOINT_FORMATS
-from electra_tf.checkpoints import FORMAT_NAMES, load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError
+from electra_tf.models import load_checkpoint, save_checkpoint
+from electra_tf.models.format_registry import FORMAT_NAMES
 from electra_tf.tokenizer import BERT_UNCASED, TokenizerSettings
 from tests.electra_tf.checkpoints.models import tiny_model
 

@@ -4,8 +4,7 @@ import os
 
 import numpy as np
 
-from electra_tf.checkpoints import load_checkpoint
-from electra_tf.models import backbone_inputs
+from electra_tf.models import backbone_inputs, load_checkpoint
 from tests.electra_tf.checkpoints import fixtures, hf_reference
 
 TOLERANCE = 1e-4

@@ -5,8 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.errors import CheckpointError
+from electra_tf.models import load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints.models import tiny_model
 
 
@@ -32,7 +32,7 @@ def test_the_task_models_speak_of_preset():
 
 @pytest.mark.parametrize("task_arguments", [{"num_classes": 2}, {"tags": ["O", "X"]}], ids=["text", "token"])
 def test_the_task_models_refuse_a_generator_naming_their_class_and_what_to_pass(hf_pair, task_arguments):
-    from electra_tf.checkpoints.loading import HOLDERS
+    from electra_tf.models.checkpoint_loading import HOLDERS
     from finetune.models import ElectraTextClassifier, ElectraTokenClassifier
 
     model_class = ElectraTextClassifier if "num_classes" in task_arguments else ElectraTokenClassifier

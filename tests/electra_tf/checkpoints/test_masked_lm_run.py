@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
+from electra_tf.checkpoints import collect_weights
 from electra_tf.errors import CheckpointError
+from electra_tf.models import load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import TINY, tiny_model, variables_by_path
 

@@ -6,11 +6,10 @@ import os
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from electra_tf.checkpoints import load_checkpoint
-from electra_tf.checkpoints.formats import read_source
 from electra_tf.checkpoints.matching import assign_weights
 from electra_tf.errors import CheckpointError
-from electra_tf.models import build_discriminator
+from electra_tf.models import build_discriminator, load_checkpoint
+from electra_tf.models.format_registry import read_source
 from electra_tf.training.pretrainer import ElectraPretrainer
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import TINY

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.checkpoints.reference_tf1 import read_tf1_checkpoint
-from electra_tf.models import backbone_inputs
+from electra_tf.models import backbone_inputs, load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints import fixtures, hf_reference
 
 TOLERANCE = 1e-4

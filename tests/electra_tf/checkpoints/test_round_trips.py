@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
+from electra_tf.checkpoints import collect_weights
+from electra_tf.models import load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import NUM_HEADS, tiny_model, variables_by_path
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints.formats import read_source
 from electra_tf.checkpoints.matching import check_shared_embeddings
 from electra_tf.errors import CheckpointError
+from electra_tf.models.format_registry import read_source
 from tests import synthetic_data
 from tests.console_commands import run_command
 from tests.electra_tf.checkpoints import fixtures

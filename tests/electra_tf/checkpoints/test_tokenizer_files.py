@@ -8,9 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint
 from electra_tf.checkpoints.tokenizer_files import read_hf_tokenizer, vocab_file_of
 from electra_tf.errors import CheckpointError
+from electra_tf.models import load_checkpoint
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer, TokenizerSettings, load_vocab
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.fixtures import TRANSFORMERS_5_SAMPLE

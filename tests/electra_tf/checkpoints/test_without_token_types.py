@@ -6,11 +6,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.checkpoints.naming import EMBEDDINGS_SCOPE, embedding_slots
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError
 from electra_tf.layers.embeddings import ElectraEmbeddings
+from electra_tf.models import load_checkpoint, save_checkpoint
 from tests.electra_tf.checkpoints import fixtures
 from tests.electra_tf.checkpoints.models import NUM_HEADS, TINY, tiny_model, variables_by_path
 

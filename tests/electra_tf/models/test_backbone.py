@@ -4,10 +4,9 @@ import keras_hub
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint
 from electra_tf.config import ElectraArchitecture
 from electra_tf.layers import ElectraEmbeddings
-from electra_tf.models import ElectraBackbone
+from electra_tf.models import ElectraBackbone, load_checkpoint
 
 ARCHITECTURE = dict(
     vocab_size=120,

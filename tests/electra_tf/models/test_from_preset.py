@@ -17,10 +17,15 @@ import keras_hub
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import save_checkpoint
 from electra_tf.checkpoints.naming import collect_weights
 from electra_tf.errors import CheckpointError, ConfigError
-from electra_tf.models import ElectraBackbone, ElectraDiscriminator, ElectraGenerator, ElectraPretrainingModel
+from electra_tf.models import (
+    ElectraBackbone,
+    ElectraDiscriminator,
+    ElectraGenerator,
+    ElectraPretrainingModel,
+    save_checkpoint,
+)
 from electra_tf.models.backbone import backbone_inputs
 from electra_tf.training.pretrainer import ElectraPretrainer
 from finetune.models import ElectraSquadModel, ElectraTextClassifier, ElectraTokenClassifier

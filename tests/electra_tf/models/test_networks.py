@@ -4,7 +4,6 @@ import shutil
 import numpy as np
 import pytest
 
-from electra_tf.checkpoints import load_checkpoint, save_checkpoint
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError
 from electra_tf.models import (
@@ -13,6 +12,8 @@ from electra_tf.models import (
     backbone_inputs,
     build_discriminator,
     build_generator,
+    load_checkpoint,
+    save_checkpoint,
 )
 
 

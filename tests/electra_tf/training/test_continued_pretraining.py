@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from data_prep.pipeline import build_pretraining_data
-from electra_tf.checkpoints import collect_weights, load_checkpoint, save_checkpoint
+from electra_tf.checkpoints import collect_weights
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from electra_tf.models import load_checkpoint, save_checkpoint
 from electra_tf.training.pretraining_job import PretrainingJob, run
 from tests.electra_tf.checkpoints import fixtures
 

@@ -211,7 +211,7 @@ def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, 
 
 def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data, tmp_path):
     """The discriminator saved by a gdes run has E_generator + E_delta as its word table."""
-    from electra_tf.checkpoints import load_checkpoint
+    from electra_tf.models import load_checkpoint
     from electra_tf.training.pretrainer import ElectraPretrainer
 
     model_dir = tmp_path / "gdes"
@@ -229,8 +229,8 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
     )
     # The run directory gives the same discriminator; its pre-training model has no reference layout, so converting
     # that to the reference's format names the directory to use instead.
-    from electra_tf.checkpoints import save_checkpoint
     from electra_tf.errors import CheckpointError
+    from electra_tf.models import save_checkpoint
 
     from_run = load_checkpoint(str(model_dir), kind="discriminator").model
     np.testing.assert_allclose(
@@ -255,7 +255,7 @@ def test_gdes_run_exports_a_discriminator_with_the_merged_table(pretraining_data
 def test_other_objectives_run_log_their_metrics_and_save_a_discriminator(
     pretraining_data, tmp_path, objective, logged, absent
 ):
-    from electra_tf.checkpoints import load_checkpoint
+    from electra_tf.models import load_checkpoint
 
     model_dir = tmp_path / objective
     logs = run(

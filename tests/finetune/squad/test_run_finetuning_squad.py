@@ -128,9 +128,8 @@ def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path, capfd):
     """Fine-tuning on real SQuAD text: a tiny model with the BERT vocabulary trains on real 1.1 questions (a slice of
     the dev file stands in for train, which is not in ../shared) and its loss falls; the dev path writes the official
     files. The model is randomly initialised: the pre-trained tiny model only knows the synthetic w* vocabulary."""
-    from electra_tf.checkpoints import save_checkpoint
     from electra_tf.config import ElectraConfig
-    from electra_tf.models import build_discriminator
+    from electra_tf.models import build_discriminator, save_checkpoint
 
     vocab = str(shared_data / "vocab" / "bert-uncased-vocab.txt")
     save_checkpoint(build_discriminator(ElectraConfig.from_preset("tiny")), str(tmp_path / "model"), vocab_file=vocab)

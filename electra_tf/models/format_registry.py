@@ -1,23 +1,24 @@
 """The registry of checkpoint formats (`FORMATS`) and the dispatch over it: detection, reading and writing.
 
 * `ours`: the project's keras-hub presets (`<model_dir>/pretrained`, or an `ElectraBackbone` alone) and the
-  pre-training run holding one (`checkpoints.ours`).
+  pre-training run holding one (`checkpoints.ours`; read by `models.ours_reading`).
 * `tf1`: the reference's TF1 checkpoints, a prefix or its directory (`checkpoints.reference_tf1`).
 * `hf`: a Hugging Face transformers directory (config.json + model.safetensors + tokenizer files), or a
   discriminator/ + generator/ pair of them for the pre-training model (`checkpoints.huggingface`).
 * `keras_hub`: a keras-hub `ElectraBackbone` preset (`checkpoints.keras_hub`).
 
-Each of those modules holds its format's detector, reader and writer as its `FORMAT`; readers return a `Source`
-(`checkpoints.source`). This module is the only one that tells formats apart; `checkpoints.loading` turns a `Source`
-into a model.
+Each of those modules holds its format's detector, reader and writer as its `FORMAT` (ours: `models.ours_reading`,
+as reading it builds our models); readers return a `Source` (`checkpoints.source`). This module is the only one that
+tells formats apart; `models.checkpoint_loading` turns a `Source` into a model.
 """
 
 import json
 import os
 
-from electra_tf.checkpoints import huggingface, keras_hub, ours, reference_tf1
+from electra_tf.checkpoints import huggingface, keras_hub, reference_tf1
 from electra_tf.checkpoints.source import HF, KERAS_HUB, OURS, TF1, CheckpointFormat, Source
 from electra_tf.errors import CheckpointError
+from electra_tf.models import ours_reading
 from electra_tf.preflight import require_checkpoint
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 # Detection tries them in this order: a directory of ours may also hold a TF checkpoint.
-FORMATS = {fmt.name: fmt for fmt in (ours.FORMAT, huggingface.FORMAT, keras_hub.FORMAT, reference_tf1.FORMAT)}
+FORMATS = {fmt.name: fmt for fmt in (ours_reading.FORMAT, huggingface.FORMAT, keras_hub.FORMAT, reference_tf1.FORMAT)}
 FORMAT_NAMES = tuple(FORMATS)
 
 

@@ -1,16 +1,16 @@
 """The one way to load and save a model in any checkpoint format: `load_checkpoint` and `save_checkpoint`.
 
 Every reader of the project goes through `load_checkpoint` (fine-tuning, every model's `from_preset`, the scorer,
-export, conversion, continued pre-training, the analyses); the formats, each in a module of its own, are registered
-in `checkpoints.formats`. Errors about the path speak of the caller's argument (`argument="init_checkpoint"` gives
-"init_checkpoint=... does not exist", with `arguments=("init_checkpoint",)` for an entry point to show as a flag).
+export, conversion, continued pre-training, the analyses); the formats, each in a module of its own in
+`electra_tf.checkpoints`, are registered in `models.format_registry`. Errors about the path speak of the caller's
+argument (`argument="init_checkpoint"` gives "init_checkpoint=... does not exist", with
+`arguments=("init_checkpoint",)` for an entry point to show as a flag).
 """
 
 import dataclasses
 import os
 
-from electra_tf.checkpoints import config_inference, ours
-from electra_tf.checkpoints.formats import FORMATS, OURS, read_source, write_model
+from electra_tf.checkpoints import config_inference
 from electra_tf.checkpoints.matching import assign_weights, cloze_generator_sizes, describe, has_head, network_sizes
 from electra_tf.checkpoints.naming import (
     DISCRIMINATOR,
@@ -22,6 +22,9 @@ from electra_tf.checkpoints.naming import (
 )
 from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
 from electra_tf.errors import CheckpointError
+from electra_tf.models import ours_reading
+from electra_tf.models.format_registry import FORMATS, OURS, read_source, write_model
+from electra_tf.models.presets import reads_checkpoints
 from electra_tf.tokenizer import BERT_UNCASED, ElectraTokenizer
 
 # Each kind of model, and the checkpoints that hold one, for the message refusing a checkpoint without it.
@@ -165,6 +168,7 @@ def source_config(source, kind, num_heads=None, vocab_file=None):
     return _prefer_stored_config(source.stored_config, config, kind)
 
 
+@reads_checkpoints
 def load_checkpoint(
     path,
     kind=None,
@@ -206,7 +210,7 @@ def load_checkpoint(
     kind = requested_kind(source, kind, requested_by, path, argument)
     if source.kind == PRETRAINER and not source.config.reference_layout:
         return LoadedModel(
-            ours.model_part(source.model, kind, path),
+            ours_reading.model_part(source.model, kind, path),
             kind,
             vocab_file or source.vocab_file,
             source.format,
@@ -226,7 +230,7 @@ def load_checkpoint(
     if source.model is not None and source.kind == kind:
         model = source.model
     else:
-        model = ours.build_model(kind, source_config(source, kind, num_heads, vocab_file))
+        model = ours_reading.build_model(kind, source_config(source, kind, num_heads, vocab_file))
         assign_weights(model, kind, source.weights, source.path, allow_missing_head=allow_missing_head)
     return LoadedModel(
         model, kind, vocab_file, source.format, settings or BERT_UNCASED, settings is not None, path, argument

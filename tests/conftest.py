@@ -10,6 +10,13 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
+def pytest_terminal_summary(terminalreporter):
+    # A checkout without ../shared (a worktree elsewhere, say) would otherwise skip the real-data tests without a word.
+    if not SHARED_DATA.is_dir() and terminalreporter.stats.get("skipped"):
+        message = f"{SHARED_DATA} is absent: the tests on real data were among the skipped"
+        terminalreporter.write_line(message, yellow=True)
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     """Path to ../shared/data (real vocab, GLUE, SQuAD, corpus); skips when absent."""

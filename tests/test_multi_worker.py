@@ -92,6 +92,23 @@ def _worker_tmp(tmp_path):
     return worker_tmp
 
 
+def _kill_the_rest(workers):
+    for worker in workers:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()
+
+
+def _outputs_of_a_finished_cluster(workers):
+    """Each worker's output once all have exited 0 (any still running when one fails is killed)."""
+    try:
+        outputs = [worker.communicate(timeout=600)[0] for worker in workers]
+    finally:
+        _kill_the_rest(workers)
+    assert [worker.returncode for worker in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    return outputs
+
+
 def _assert_equal_runs(expected_dir, actual_dir):
     """Same weights, Adam slots and step; the same held-out evaluation (summed over both workers, written once)."""
     expected, actual = _final_weights(expected_dir), _final_weights(actual_dir)
@@ -109,15 +126,7 @@ def test_two_workers_train_as_one_process_and_only_the_chief_writes(pretraining_
     checkpoint directory removed."""
     hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
     model_dir, worker_tmp = tmp_path / "cluster", _worker_tmp(tmp_path)
-    workers = _start_cluster(pretraining_data, model_dir, hosts, worker_tmp)
-    try:
-        outputs = [worker.communicate(timeout=600)[0] for worker in workers]
-    finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-                worker.communicate()
-    assert [worker.returncode for worker in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    _outputs_of_a_finished_cluster(_start_cluster(pretraining_data, model_dir, hosts, worker_tmp))
     _assert_equal_runs(single_process_run, model_dir)
     assert not os.listdir(worker_tmp[1]), "the non-chief's temporary checkpoint directory is removed"
 
@@ -150,10 +159,7 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
         workers[1].communicate()
         output, _ = workers[0].communicate(timeout=COLLECTIVE_TIMEOUT + 60)
     finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-                worker.communicate()
+        _kill_the_rest(workers)
     assert workers[0].returncode == 2, output[-3000:]
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
@@ -170,9 +176,7 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
     # New temporary directories: the killed worker left its own behind.
     (tmp_path / "restart").mkdir()
     worker_tmp = _worker_tmp(tmp_path / "restart")
-    workers = _start_cluster(pretraining_data, model_dir, hosts, worker_tmp, timeout)
-    outputs = [worker.communicate(timeout=600)[0] for worker in workers]
-    assert [worker.returncode for worker in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    outputs = _outputs_of_a_finished_cluster(_start_cluster(pretraining_data, model_dir, hosts, worker_tmp, timeout))
     assert f"resumed from {model_dir / f'ckpt-{resume_step}'}" in outputs[0]
     _assert_equal_runs(single_process_run, model_dir)
     assert not os.listdir(worker_tmp[1]), "the non-chief's temporary checkpoint directory is removed"

@@ -11,7 +11,7 @@ DEMO_DIR ?= demo_output
 TEST_WORKERS ?= 2
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: venv test bench demo clean-demo peer-env
+.PHONY: venv test test-all demo clean-demo peer-env
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ venv: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
+
+# The suite and the tests marked `benchmark`: the slower end-to-end runs (kill and resume, clusters, MirroredStrategy
+# commands, the compute-matched experiment, the documentation's fine-tuning examples).
+test-all: $(STAMP)
+	$(PY) -m pytest -q tests -m "benchmark or not benchmark" -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 demo: $(STAMP)
 	$(PY) scripts/demo.py --output_dir=$(DEMO_DIR)

@@ -140,19 +140,19 @@ def keyword_glue_dir(tmp_path_factory):
 # and ran alone while the other worker idled). Longest first; every other file keeps its place after them.
 LONGEST_FILES = (
     "tests/test_run_pretraining.py",
+    "tests/electra_tf/training/test_continued_pretraining.py",
     "tests/electra_tf/training/test_gradient_accumulation.py",
     "tests/electra_tf/training/test_pretraining_job.py",
-    "tests/bench/test_benchmarks.py",
-    "tests/electra_studies/test_compute_matched.py",
     "tests/test_run_finetuning.py",
-    "tests/test_kill_resume.py",
-    "tests/test_multi_worker.py",
-    "tests/electra_tf/training/test_replica_updates.py",
-    "tests/test_convert_checkpoint.py",
-    "tests/finetune/squad/test_run_finetuning_squad.py",
     "tests/finetune/tagging/test_tagging_task.py",
-    "tests/finetune/test_trial_state.py",
-    "tests/electra_tf/training/test_continued_pretraining.py",
+    "tests/electra_tf/training/test_replica_updates.py",
+    "tests/finetune/squad/test_run_finetuning_squad.py",
+    "tests/electra_tf/training/test_pretrainer.py",
+    "tests/finetune/models/test_token_classifier.py",
+    "tests/finetune/models/test_serving.py",
+    "tests/test_convert_checkpoint.py",
+    "tests/finetune/models/test_saved_models.py",
+    "tests/bench/test_benchmarks.py",
 )
 
 

@@ -10,6 +10,14 @@ PAGES = sorted(path.relative_to(REPO_ROOT).as_posix() for path in (REPO_ROOT / "
 EXAMPLES = [(page, index) for page in PAGES for index in range(len(runnable_blocks(REPO_ROOT / page)))]
 
 
+def _marks(page, index):
+    """Examples that fine-tune, save and export run as benchmarks (`pytest -m benchmark`), about half a minute each:
+    in the suite, the README's example fine-tunes and saves as written (tests/finetune/models/test_saved_models.py),
+    and the task models' exports are served in tests/finetune/models."""
+    example = runnable_blocks(REPO_ROOT / page)[index]
+    return [pytest.mark.benchmark] if ".fit(" in example and ".export(" in example else []
+
+
 def test_every_block_runs_but_those_marked_with_a_reason(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
@@ -25,7 +33,10 @@ def test_every_block_runs_but_those_marked_with_a_reason(tmp_path):
     assert {"docs/finetuning.md", "docs/python_api.md", "docs/PERFORMANCE.md"} <= {page for page, _ in EXAMPLES}
 
 
-@pytest.mark.parametrize("page, index", EXAMPLES, ids=[f"{page}[{index}]" for page, index in EXAMPLES])
+@pytest.mark.parametrize(
+    "page, index",
+    [pytest.param(page, index, id=f"{page}[{index}]", marks=_marks(page, index)) for page, index in EXAMPLES],
+)
 def test_the_python_examples_of_the_docs_run_as_written(request, tmp_path, page, index):
     example = runnable_blocks(REPO_ROOT / page)[index]
     preset = request.getfixturevalue("pretrained_tiny") if EXAMPLE_PRESET in example else None

@@ -1,4 +1,5 @@
-"""Preemption and determinism, CI-sized (the 20-kill version is `python tests/kill_resume_loop.py`).
+"""Preemption and determinism, benchmarks (`pytest -m benchmark`; the 20-kill version is
+`python tests/kill_resume_loop.py`).
 
 The --deterministic promise: a --deterministic run interrupted by kill -9 (or stopped by SIGTERM) and
 restarted ends with exactly the weights, Adam slots and per-step losses of an uninterrupted run with the same seed,
@@ -43,6 +44,11 @@ def uninterrupted_runs(pretraining_data, tmp_path_factory):
     return uninterrupted_run
 
 
+# A benchmark (`pytest -m benchmark`): its four launches of a fresh process take close to two minutes. In the suite,
+# a run resumes from its checkpoint with the optimizer's state and data position
+# (tests/electra_tf/training/test_pretraining_job.py) and SIGTERM stops training at the end of its batch
+# (tests/electra_tf/training/test_preemption.py).
+@pytest.mark.benchmark
 def test_sigterm_then_kill_9_and_restarts_end_exactly_as_an_uninterrupted_run(
     pretraining_data, uninterrupted_runs, tmp_path
 ):

@@ -192,6 +192,11 @@ def _final_weights(model_dir):
     }
 
 
+# A benchmark (`pytest -m benchmark`): a second launch of the command, under MirroredStrategy, takes most of a minute.
+# In the suite, three Mirrored replicas' gradients and updates equal one device's
+# (tests/electra_tf/training/test_replica_updates.py), and the fine-tuning command runs under MirroredStrategy
+# (tests/test_run_finetuning.py).
+@pytest.mark.benchmark
 def test_mirrored_on_two_cpus_equals_the_default_strategy(pretraining_data, default_run, tmp_path):
     """Mirrored on two CPUs: same global batch, same updated weights. Clipping is active (clip_norm 0.05), so
     clipping per replica instead of on the cross-replica gradient would show here. Dropout is off: Keras draws dropout

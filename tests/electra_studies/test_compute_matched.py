@@ -382,6 +382,12 @@ def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp
 
 
 # ---------------------------------------------------------------------- end to end
+# Benchmarks (`pytest -m benchmark`): the experiment's pre-training, held-out evaluation and fine-tuning stages in one
+# run take close to two minutes. The suite keeps the checks above (the plan, the corpus split, a resumed results file,
+# the tables, the plots, the errors); the pre-training and fine-tuning jobs the experiment calls have their own tests.
+end_to_end = pytest.mark.benchmark
+
+
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory, keyword_glue_dir):
     """The experiment on 2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles),
@@ -422,6 +428,7 @@ def experiment(tmp_path_factory, keyword_glue_dir):
     return settings, results
 
 
+@end_to_end
 def test_end_to_end_results(experiment):
     settings, results = experiment
     with open(os.path.join(settings.output_dir, report.RESULTS_JSON), encoding="utf-8") as handle:
@@ -467,6 +474,7 @@ def test_end_to_end_results(experiment):
     assert saved["baseline"]["flops"] == 0 and saved["baseline"]["downstream"]["SST-2"]["median"] is not None
 
 
+@end_to_end
 def test_end_to_end_records_the_heldout_curves(experiment):
     settings, results = experiment
     assert [os.path.basename(path) for path in results["heldout"]["files"]] == ["wiki-01.txt.gz"]
@@ -491,6 +499,7 @@ def test_end_to_end_records_the_heldout_curves(experiment):
     assert "disc_auc" not in runs["mlm"]["heldout_curve"][-1]
 
 
+@end_to_end
 def test_end_to_end_outputs(experiment):
     settings, _ = experiment
     for name in (report.CURVES_PNG, report.HELDOUT_PNG, report.DOWNSTREAM_PNG):
@@ -505,6 +514,7 @@ def test_end_to_end_outputs(experiment):
     assert "electra-compute-matched --electra_steps=5" in table
 
 
+@end_to_end
 def test_end_to_end_rerun_skips_finished_stages_and_refuses_other_settings(experiment):
     settings, results = experiment
     checkpoints = {path: path.stat().st_mtime_ns for path in pathlib.Path(settings.output_dir).rglob("ckpt-*")}

@@ -1,5 +1,6 @@
 """Resumable fine-tuning: a run killed with SIGKILL mid-epoch and rerun ends, under --deterministic, with exactly the
-weights, dev results, predictions and TensorBoard history of an uninterrupted run; the data order behind it."""
+weights, dev results, predictions and TensorBoard history of an uninterrupted run (a benchmark); the data order and
+the saved state behind it."""
 
 import json
 import os
@@ -11,6 +12,7 @@ import zipfile
 
 import h5py
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from finetune.trial_state import epoch_seed, training_batches
@@ -84,6 +86,10 @@ def _tensorboard_scalars(log_dir):
     return sorted(scalars)
 
 
+# A benchmark (`pytest -m benchmark`): two fine-tuning runs in fresh processes, one killed and run again, take most of a
+# minute. In the suite, a resumed epoch's data order (below), a trial's saved state restored into a model (below), and
+# the resume of pre-training from its checkpoint (tests/electra_tf/training/test_pretraining_job.py).
+@pytest.mark.benchmark
 def test_killed_mid_epoch_and_rerun_ends_as_an_uninterrupted_run(pretrained_tiny, keyword_glue_dir, tmp_path):
     uninterrupted_dir, interrupted_dir = tmp_path / "uninterrupted", tmp_path / "interrupted"
     uninterrupted = _start(_command(pretrained_tiny, keyword_glue_dir, uninterrupted_dir))

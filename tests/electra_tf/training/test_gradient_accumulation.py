@@ -1,5 +1,6 @@
 """Gradient accumulation: N micro-batches give the update of the whole batch (weights, optimizer state and logs),
-on one device and under MirroredStrategy, in pre-training (clipping active, AdamW and LAMB) and fine-tuning."""
+on one device and under MirroredStrategy (benchmarks), in pre-training (clipping active, AdamW and LAMB) and
+fine-tuning."""
 
 import os
 import subprocess
@@ -22,35 +23,24 @@ OPTIMIZERS = ("keras_adamw", "lamb")
 
 @pytest.fixture(scope="module")
 def mirrored_runs(tmp_path_factory):
-    """The runs of `tests.accumulation_run` under MirroredStrategy on two logical CPUs, started at once in a process
-    of their own while this one computes the single-device runs."""
+    """The runs of `tests.accumulation_run` under MirroredStrategy on two logical CPUs, in a process of their own."""
     output = tmp_path_factory.mktemp("accumulation") / "mirrored.npz"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    process = subprocess.Popen(
+    result = subprocess.run(
         [sys.executable, "-m", "tests.accumulation_run", str(output)],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        timeout=900,
     )
-    saved = {}
-
-    def wait():
-        if not saved:
-            _, stderr = process.communicate(timeout=900)
-            assert process.returncode == 0, stderr[-3000:]
-            saved.update(np.load(output))
-        return saved
-
-    yield wait
-    if process.poll() is None:  # its tests were not selected
-        process.kill()
-        process.wait()
+    assert result.returncode == 0, result.stderr[-3000:]
+    return dict(np.load(output))
 
 
 @pytest.fixture(scope="module")
-def whole_batch_runs(mirrored_runs):
+def whole_batch_runs():
     """{case: (weights, logs)} without accumulation on one device: what every accumulated run must end with."""
     runs = {f"pretraining_{optimizer}": train_pretrainer(optimizer, 1) for optimizer in OPTIMIZERS}
     runs["classifier"] = train_classifier(1)
@@ -98,19 +88,23 @@ def _saved_run(saved, case):
     return [saved[f"{case}/{index}"] for index in range(count)], logs
 
 
+# Benchmarks (`pytest -m benchmark`): the process of the MirroredStrategy runs costs most of a minute. In the suite, the
+# fine-tuning command accumulates under MirroredStrategy (tests/test_run_finetuning.py), and the replicas' gradients
+# add up to one device's (tests/electra_tf/training/test_replica_updates.py).
+@pytest.mark.benchmark
 def test_accumulated_pretraining_under_mirrored_strategy_equals_the_whole_batch_on_one_device(
     mirrored_runs, whole_batch_runs
 ):
     """Two replicas, each running its 4 examples of a batch as 4 micro-batches of one, end as one device with
     batches of 8."""
     case = "pretraining_keras_adamw"
-    _assert_same_run(_saved_run(mirrored_runs(), case), whole_batch_runs[case])
+    _assert_same_run(_saved_run(mirrored_runs, case), whole_batch_runs[case])
 
 
+@pytest.mark.benchmark
 def test_accumulated_classifier_under_mirrored_strategy_equals_its_whole_batch(mirrored_runs):
-    saved = mirrored_runs()
-    _assert_same_run(_saved_run(saved, "classifier"), _saved_run(saved, "classifier_whole_batch"))
-    assert np.isfinite(saved["dropout/logs/loss"]), "dropout draws its masks inside the micro-batch loop"
+    _assert_same_run(_saved_run(mirrored_runs, "classifier"), _saved_run(mirrored_runs, "classifier_whole_batch"))
+    assert np.isfinite(mirrored_runs["dropout/logs/loss"]), "dropout draws its masks inside the micro-batch loop"
 
 
 def test_tagger_loss_weighted_by_sample_weights_is_the_whole_batch_mean():

@@ -16,8 +16,8 @@ from electra_tf.training.replica_updates import all_reduce_sum, apply_if
 from tests.conftest import REPO_ROOT
 from tests.test_multi_worker import _free_ports
 
-# Two Mirrored replicas are checked end to end (tests/test_run_pretraining.py: the weights after clipped Adam updates
-# equal one device's); a third process here would add half a minute to the suite.
+# Two Mirrored replicas are checked end to end by a benchmark (tests/test_run_pretraining.py: the weights after clipped
+# Adam updates equal one device's); a third process here would add half a minute to the suite.
 LAYOUTS = ("mirrored_3", "workers_2")
 
 

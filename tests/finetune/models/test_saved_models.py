@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import keras
+import pytest
 
 from finetune.models import ElectraTokenClassifier
 from tests.command_output import unexpected_lines, users_environment
@@ -18,6 +19,7 @@ NAMES = {0: "negative", 1: "positive"}
 LOAD_AND_PREDICT = """
 import json, sys
 import keras
+import pytest
 import finetune.models
 model = keras.saving.load_model(sys.argv[1])
 print(json.dumps({"class": type(model).__name__, "predictions": model.predict_labels(json.loads(sys.argv[2]))}))
@@ -55,6 +57,9 @@ def test_text_classifier_trained_on_label_strings_reloads_in_a_fresh_process(pre
     assert _in_fresh_process(tmp_path / "classifier.keras", texts) == ("ElectraTextClassifier", expected)
 
 
+# A benchmark (`pytest -m benchmark`): the classifier above shows that a fresh process finds the task models' classes,
+# and the tagger's reload is checked in process (tests/finetune/models/test_token_classifier.py).
+@pytest.mark.benchmark
 def test_tagger_reloads_in_a_fresh_process(pretrained_tiny, tmp_path):
     keras.utils.set_random_seed(0)
     tagger = ElectraTokenClassifier.from_preset(pretrained_tiny, tags=["LOW", "HIGH"], max_seq_length=16)

@@ -116,6 +116,11 @@ def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_p
     assert "Traceback" not in stderr
 
 
+# A benchmark (`pytest -m benchmark`): a second fine-tuning process, under MirroredStrategy, takes half a minute. In the
+# suite, replicas' gradients add up to one device's (tests/electra_tf/training/test_replica_updates.py), accumulation
+# gives the whole batch's update (tests/electra_tf/training/test_gradient_accumulation.py), and the layers' bfloat16
+# computations are checked against float32 (tests/electra_tf/layers).
+@pytest.mark.benchmark
 def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keyword_glue_dir, tmp_path):
     """The pre-training strategy, precision and gradient accumulation flags work here too (two logical CPUs, bfloat16
     compute, each replica's 16 examples of a batch as 2 micro-batches; a few batches of the data are enough)."""

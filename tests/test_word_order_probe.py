@@ -1,4 +1,5 @@
-"""scripts/word_order_probe.py run as users run it, for a few steps."""
+"""scripts/word_order_probe.py run as users run it, for a few steps: benchmarks (`pytest -m benchmark`), a process of
+its own for each stack; the layers it compares have their own tests."""
 
 import json
 import os
@@ -8,6 +9,8 @@ import sys
 import pytest
 
 from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.benchmark
 
 
 @pytest.mark.parametrize(

@@ -151,6 +151,7 @@ def run_here(name, capsys, *arguments):
     return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
 
 
+@pytest.mark.benchmark  # three serving paths traced and timed: see test_pretrain_throughput_smoke
 def test_inference_latency_smoke(capsys):
     result = run_here(
         "inference_latency",
@@ -478,6 +479,7 @@ def test_peer_sizes_give_the_generator_the_sizing_rule_of_the_config():
     assert sizes["hidden_size"] == config.hidden_size and generator.hidden_size == config.hidden_size // 4
 
 
+@pytest.mark.benchmark  # two fine-tuning modes traced and timed: see test_pretrain_throughput_smoke
 def test_lora_finetune_smoke(monkeypatch, capsys):
     """The script's main in this process, each mode measured here too instead of in an interpreter of its own (which
     would import TensorFlow again): the command `run_mode` builds is parsed back, so every flag must reach the mode."""
@@ -534,6 +536,7 @@ def test_int8_serving_smoke(capsys):
         )
 
 
+@pytest.mark.benchmark  # three exported files scored: see test_pretrain_throughput_smoke
 def test_int8_accuracy_scores_the_dev_set_from_each_file(shared_data, tmp_path, capsys):
     import csv
 

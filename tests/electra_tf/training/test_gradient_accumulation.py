@@ -88,9 +88,9 @@ def _saved_run(saved, case):
     return [saved[f"{case}/{index}"] for index in range(count)], logs
 
 
-# Benchmarks (`pytest -m benchmark`): the process of the MirroredStrategy runs costs most of a minute. In the suite, the
-# fine-tuning command accumulates under MirroredStrategy (tests/test_run_finetuning.py), and the replicas' gradients
-# add up to one device's (tests/electra_tf/training/test_replica_updates.py).
+# Benchmarks (`pytest -m benchmark`): the process of the MirroredStrategy runs costs most of a minute. In the suite,
+# accumulation on one device (above) and the replicas' gradients adding up to one device's
+# (tests/electra_tf/training/test_replica_updates.py).
 @pytest.mark.benchmark
 def test_accumulated_pretraining_under_mirrored_strategy_equals_the_whole_batch_on_one_device(
     mirrored_runs, whole_batch_runs

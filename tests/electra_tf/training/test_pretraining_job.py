@@ -122,6 +122,9 @@ def test_a_resumed_run_with_other_num_train_steps_says_its_schedule_moved(
     assert _logged_steps(shortened) == [1, 2, 3, 4, 5]
 
 
+# A benchmark (`pytest -m benchmark`): three runs take twenty seconds; the resume above and accumulation
+# (tests/electra_tf/training/test_gradient_accumulation.py) are each checked in the suite.
+@pytest.mark.benchmark
 def test_run_killed_mid_accumulation_resumes_to_the_updates_of_whole_batches(pretraining_data, finished_run, tmp_path):
     """With 4 micro-batches per step, a run killed while step 4's micro-batches were running (nothing of a step is
     saved before it ends: checkpoint 3 is its last state) resumes past 3 batches of 8 examples, 12 micro-batches, and

@@ -63,7 +63,9 @@ def _batch_orders(model, x, y, seed, **fit_kwargs):
     return [seen[epoch * count : (epoch + 1) * count] for epoch in range(EPOCHS)]
 
 
-@pytest.mark.parametrize("build", [_classifier, _tagger])
+# The tagger's case is a benchmark (`pytest -m benchmark`): both task models take `fit` from `LabelledTask`, and each
+# case's eager steps take twenty seconds.
+@pytest.mark.parametrize("build", [_classifier, pytest.param(_tagger, marks=pytest.mark.benchmark)])
 def test_fit_on_lists_shuffles_every_epoch_reproducibly(pretraining_data, build):
     model, x, y = build(pretraining_data[1])
     orders = _batch_orders(model, x, y, seed=1)

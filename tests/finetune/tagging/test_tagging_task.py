@@ -106,9 +106,11 @@ def test_the_saved_tagger_tags_raw_text(chunk_run):
 
 
 def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path, capfd):
-    """The command in this process (`tests.console_commands`); what it wrote served in a process of its own."""
+    """The command in this process (`tests.console_commands`), and what it wrote loaded here too: the tagger's export
+    served in a process of its own, as TF Serving loads it, is tests/finetune/models/test_token_classifier.py's."""
+    import tensorflow as tf
+
     from finetune.models.saved_classifier import load_text_classifier
-    from tests.serving_session import run_like_tf_serving
 
     _, output_dir = chunk_run
     model_file = output_dir / "trial_0" / "model.keras"
@@ -119,9 +121,10 @@ def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path, 
     assert status == 0, stderr[-3000:]
     # The trained model.keras holds its optimizer's state, which an export (compile=False) leaves unread, unwarned.
     assert unexpected_program_lines(stderr) == [], stderr[-3000:]
-    outputs = run_like_tf_serving(str(tmp_path / "export"), "serve_text", {"texts": ["w1 w150  w190"]})
-    assert outputs["words"] == [["w1", "w150", "w190"]]
-    assert outputs["tags"] == [["B-LOW", "I-HIGH", "O"]]
+    serve_text = tf.saved_model.load(str(tmp_path / "export")).signatures["serve_text"]
+    outputs = {name: value.numpy().tolist() for name, value in serve_text(texts=tf.constant(["w1 w150  w190"])).items()}
+    assert outputs["words"] == [[b"w1", b"w150", b"w190"]]
+    assert outputs["tags"] == [[b"B-LOW", b"I-HIGH", b"O"]]
     assert outputs["word_starts"] == [[0, 3, 9]]
     with pytest.raises(Exception, match="holds a ElectraTokenClassifier, not a fine-tuned ElectraTextClassifier"):
         load_text_classifier(str(model_file))

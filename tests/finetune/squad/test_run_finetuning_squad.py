@@ -19,7 +19,7 @@ from tests.finetune.squad.synthetic_squad import write_task
 
 # SQuAD 1.1 with the simple head is a benchmark (`pytest -m benchmark`): SQuAD 2.0 with the joint head runs the same
 # command and writes the same files and the null odds besides; the simple head's spans are checked in
-# tests/finetune/squad and on a slice of the real dev set below.
+# tests/finetune/squad.
 @pytest.mark.parametrize(
     "task, head", [pytest.param("squadv1", "simple", marks=pytest.mark.benchmark), ("squad", "joint")]
 )
@@ -129,6 +129,9 @@ def test_bad_squad_input_gives_one_line_error(pretrained_tiny, tmp_path, capfd, 
     assert stderr.strip().splitlines()[-1].startswith("error: ") and message in stderr
 
 
+# A benchmark (`pytest -m benchmark`): the command on real SQuAD text takes a quarter of a minute; in the suite, the
+# features of the real dev sets map back to every gold answer (tests/finetune/squad/test_gold_span_round_trip.py).
+@pytest.mark.benchmark
 def test_fine_tuning_on_a_slice_of_real_squad(shared_data, tmp_path, capfd):
     """Fine-tuning on real SQuAD text: a tiny model with the BERT vocabulary trains on real 1.1 questions (a slice of
     the dev file stands in for train, which is not in ../shared) and its loss falls; the dev path writes the official

@@ -45,11 +45,6 @@ def data(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def hf_pair(tmp_path_factory):
-    return fixtures.build_hf_pair(tmp_path_factory.mktemp("hf_pair"))
-
-
-@pytest.fixture(scope="module")
 def tf1_checkpoint(hf_pair, tmp_path_factory):
     """The HF pair's weights as a reference TF1 checkpoint (tf.compat.v1 variables, Adam slots, global_step)."""
     directory = tmp_path_factory.mktemp("tf1")

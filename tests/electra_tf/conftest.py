@@ -1,3 +1,6 @@
+"""Checkpoint fixtures shared by the tests of `electra_tf`: a Hugging Face discriminator and generator pair, and the
+vocabulary of `tests.electra_tf.checkpoints.fixtures`."""
+
 import pytest
 
 from tests.electra_tf.checkpoints import fixtures

@@ -1,7 +1,8 @@
 """The reference's fine-tuning hyperparameters, shared by every task: defaults per model size, the user's overrides.
 
 A task picks its own epochs and sequence length (`finetune.task.Task.default_hyperparameters`); the learning rate and
-layer-wise decay per model size, the batch size, warm-up, Adam epsilon and weight decay are the same for all of them.
+layer-wise decay per model size, the batch size, warm-up, Adam epsilon, weight decay and gradient clipping are the
+same for all of them.
 """
 
 import dataclasses
@@ -15,6 +16,8 @@ REFERENCE_LEARNING_RATES = {"small": 3e-4, "base": 1e-4, "large": 5e-5}
 LAYERWISE_LR_DECAY = {"small": 0.8, "base": 0.8, "large": 0.9}
 WARMUP_FRACTION = 0.1
 ADAM_EPSILON = 1e-6
+# The global norm the reference clips the gradient to before every update (its `optimization.create_optimizer`).
+CLIP_NORM = 1.0
 TRAIN_BATCH_SIZE = 32
 # The paper fine-tunes without weight decay; the reference code uses 0.01.
 WEIGHT_DECAY = {"paper": 0.0, "reference": 0.01}

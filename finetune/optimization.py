@@ -1,9 +1,9 @@
 """The fine-tuning optimizer: the reference's Adam with weight decay, with a learning rate per variable from its depth.
 
 `create_finetuning_optimizer` gives the reference's setup: peak learning rate with warm-up over the first 10 % of
-steps multiplied by linear decay to 0, Adam (no bias correction) with epsilon 1e-6, decoupled weight decay 0.01 except
-on LayerNorm and bias variables (`electra_tf.training.optimizers.weight_decay_applies`), and layer-wise
-learning-rate decay (`finetune.layerwise_lr`).
+steps multiplied by linear decay to 0, the gradient clipped to global norm 1.0, Adam (no bias correction) with epsilon
+1e-6, decoupled weight decay 0.01 except on LayerNorm and bias variables
+(`electra_tf.training.optimizers.weight_decay_applies`), and layer-wise learning-rate decay (`finetune.layerwise_lr`).
 """
 
 import keras
@@ -13,6 +13,7 @@ from electra_tf.training.optimizers import AdamWeightDecay
 from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.hyperparameters import (
     ADAM_EPSILON,
+    CLIP_NORM,
     LAYERWISE_LR_DECAY,
     REFERENCE_LEARNING_RATES,
     WARMUP_FRACTION,
@@ -48,6 +49,7 @@ class LayerwiseAdamWeightDecay(AdamWeightDecay):
         beta_2=0.999,
         epsilon=1e-6,
         bias_correction=False,
+        clip_norm=None,
         name="layerwise_adam_weight_decay",
         **kwargs,
     ):
@@ -58,6 +60,7 @@ class LayerwiseAdamWeightDecay(AdamWeightDecay):
             beta_2=beta_2,
             epsilon=epsilon,
             bias_correction=bias_correction,
+            clip_norm=clip_norm,
             name=name,
             **kwargs,
         )
@@ -95,6 +98,7 @@ def create_finetuning_optimizer(
     weight_decay=WEIGHT_DECAY["reference"],
     epsilon=ADAM_EPSILON,
     bias_correction=False,
+    clip_norm=CLIP_NORM,
 ):
     """The reference's fine-tuning optimizer for a model with `num_layers` Transformer layers.
 
@@ -114,6 +118,7 @@ def create_finetuning_optimizer(
         weight_decay=weight_decay,
         epsilon=epsilon,
         bias_correction=bias_correction,
+        clip_norm=clip_norm,
     )
 
 
@@ -129,5 +134,9 @@ def reference_finetuning_optimizer(backbone, num_train_steps=None):
             backbone.num_layers, learning_rate, num_train_steps, layerwise_lr_decay=decay
         )
     return LayerwiseAdamWeightDecay(
-        learning_rate, num_layers=backbone.num_layers, layerwise_lr_decay=decay, epsilon=ADAM_EPSILON
+        learning_rate,
+        num_layers=backbone.num_layers,
+        layerwise_lr_decay=decay,
+        epsilon=ADAM_EPSILON,
+        clip_norm=CLIP_NORM,
     )

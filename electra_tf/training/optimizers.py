@@ -9,6 +9,7 @@ from keras import ops
 
 from electra_tf.errors import ConfigError
 from electra_tf.training.choices import OPTIMIZERS
+from electra_tf.training.replica_updates import clip_summed_gradients
 
 # Last parts of the variable paths of LayerNormalization's scale and offset.
 LAYER_NORM_PARAMETERS = ("gamma", "beta")
@@ -47,8 +48,9 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
 
     with no bias correction of m and v unless `bias_correction=True` (then m/(1-b1^t) and v/(1-b2^t) are used). Weight
     decay is decoupled (scaled by the learning rate, not added to the gradient) and applied only where
-    `weight_decay_applies`. Clipping is not done here: `ElectraPretrainer` clips the cross-replica gradient.
-    Subclasses scale each variable's learning rate through `learning_rate_multipliers`.
+    `weight_decay_applies`. With `clip_norm`, `apply` first clips the cross-replica sum of the gradients to that
+    global norm, as the reference's `create_optimizer` does for fine-tuning (`ElectraPretrainer` clips in its own step
+    and leaves it None). Subclasses scale each variable's learning rate through `learning_rate_multipliers`.
     """
 
     def __init__(
@@ -59,16 +61,20 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         beta_2=0.999,
         epsilon=1e-6,
         bias_correction=False,
+        clip_norm=None,
         name="adam_weight_decay",
         **kwargs,
     ):
         # The decay is part of update_step's single pass (the reference's formula), so Keras' own stays off.
         super().__init__(learning_rate=learning_rate, weight_decay=None, name=name, **kwargs)
+        if clip_norm is not None and clip_norm <= 0:
+            raise ConfigError(f"clip_norm must be positive or None, got {clip_norm}", arguments=("clip_norm",))
         self.decoupled_weight_decay = float(weight_decay or 0.0)
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.epsilon = epsilon
         self.bias_correction = bias_correction
+        self.clip_norm = clip_norm
 
     def build(self, var_list):
         if self.built:
@@ -94,6 +100,11 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     def learning_rate_multipliers(self, var_list):
         """The factor of each variable's learning rate (of its whole update, decay included): 1 here."""
         return [1.0] * len(var_list)
+
+    def apply(self, grads, trainable_variables=None):
+        if self.clip_norm:
+            grads = clip_summed_gradients(list(grads), self.clip_norm)
+        return super().apply(grads, trainable_variables)
 
     def update_step(self, gradient, variable, learning_rate):
         position, replica = self.slot_positions[id(variable)]
@@ -134,6 +145,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             beta_2=self.beta_2,
             epsilon=self.epsilon,
             bias_correction=self.bias_correction,
+            clip_norm=self.clip_norm,
         )
         return config
 

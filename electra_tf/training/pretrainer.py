@@ -11,7 +11,7 @@ from electra_tf.pretraining import randomness
 from electra_tf.training.choices import check_gradient_accumulation
 from electra_tf.training.gradient_accumulation import accumulate, dense_gradients
 from electra_tf.training.metrics import make_pretraining_metrics, update_pretraining_metrics
-from electra_tf.training.replica_updates import all_reduce_sum, apply_if
+from electra_tf.training.replica_updates import all_reduce_sum, apply_if, replica_shares
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")
@@ -240,9 +240,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
         if self.clip_norm:
             gradients, _ = tf.clip_by_global_norm(gradients, self.clip_norm * self._loss_scale(), use_norm=global_norm)
         # The optimizer sums gradients over replicas again; hand each replica its share of the (identical) result.
-        num_replicas = self.distribute_strategy.num_replicas_in_sync
-        if num_replicas > 1:
-            gradients = [g / num_replicas for g in gradients]
+        gradients = replica_shares(gradients)
         if self.electra_config.two_stage_steps:
             self._apply_by_stage(step, finite, gradients, variables)
         else:

@@ -1,4 +1,5 @@
-"""Cross-replica helpers of the pre-training step: sums over replicas and a conditional optimizer update."""
+"""Cross-replica helpers of the training steps: sums over replicas, clipping of the sum, and a conditional optimizer
+update."""
 
 import tensorflow as tf
 
@@ -9,6 +10,28 @@ def all_reduce_sum(values):
     if context is None or context.num_replicas_in_sync == 1:
         return values
     return context.all_reduce(tf.distribute.ReduceOp.SUM, values)
+
+
+def replica_shares(gradients):
+    """Each replica's share of cross-replica sums `gradients` (identical on every replica): what a Keras optimizer,
+    which sums the replicas' gradients itself, must receive to apply the sums."""
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return gradients
+    return [None if gradient is None else gradient / context.num_replicas_in_sync for gradient in gradients]
+
+
+def clip_summed_gradients(gradients, clip_norm):
+    """Each replica's share (`replica_shares`) of the cross-replica sum of `gradients` clipped to the global norm
+    `clip_norm`, as the reference clips: clipping each replica's own gradient instead (what Keras' `global_clipnorm`
+    does under a strategy) would let the sum's norm grow with the number of replicas. `None` entries stay `None`."""
+    present = [index for index, gradient in enumerate(gradients) if gradient is not None]
+    summed = all_reduce_sum([tf.convert_to_tensor(gradients[index]) for index in present])
+    clipped, _ = tf.clip_by_global_norm(summed, clip_norm)
+    result = list(gradients)
+    for index, gradient in zip(present, replica_shares(clipped)):
+        result[index] = gradient
+    return result
 
 
 def apply_if(condition, optimizer, gradients, variables):

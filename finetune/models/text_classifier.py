@@ -176,7 +176,8 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
     def compile(self, optimizer="auto", loss="auto", *, metrics="auto", num_train_steps=None, **kwargs):
         """keras-hub's `compile` with the reference's defaults: `optimizer="auto"` is the reference's fine-tuning
         optimizer for the backbone's size (`finetune.optimization.reference_finetuning_optimizer`: Adam without bias
-        correction, weight decay 0.01, layer-wise decay 0.8 (0.9 for 24 layers), learning rate 3e-4 / 1e-4 / 5e-5 for
+        correction, weight decay 0.01, the gradient clipped to global norm 1.0, layer-wise decay 0.8 (0.9 for 24
+        layers), learning rate 3e-4 / 1e-4 / 5e-5 for
         small / base / large widths; with `num_train_steps`, 10 % warm-up and linear decay to 0 over them, otherwise
         constant). `loss="auto"`: sparse categorical cross-entropy on logits, mean squared error for regression;
         `metrics="auto"`: accuracy (none for regression). `gradient_accumulation_steps=N` runs each batch of `fit` as N

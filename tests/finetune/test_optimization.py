@@ -11,7 +11,11 @@ from electra_tf.training.schedules import WarmupLinearDecay
 from finetune.layerwise_lr import layerwise_lr_multipliers
 from finetune.models import ElectraTextClassifier
 from finetune.models.squad_model import ElectraSquadModel
-from finetune.optimization import LayerwiseAdamWeightDecay, create_finetuning_optimizer
+from finetune.optimization import (
+    LayerwiseAdamWeightDecay,
+    create_finetuning_optimizer,
+    reference_finetuning_optimizer,
+)
 from tests.electra_tf.training.reference_optimizer import decayed_by, reference_adam_weight_decay
 
 CONFIG = ElectraConfig.from_preset("tiny").with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
@@ -168,3 +172,13 @@ def test_factory_gives_the_reference_settings_and_serialises():
     )
     assert clone.get_config() == optimizer.get_config()
     assert float(optimizer.learning_rate) == 0.0  # warm-up multiplied: the first step's rate is 0
+
+
+def test_the_fine_tuning_optimizers_clip_the_gradient_at_the_reference_norm():
+    """The reference clips every fine-tuning update's gradient to global norm 1.0 (what clipping does is tested in
+    tests/electra_tf/training/test_optimizers.py, on one device and on two replicas)."""
+    backbone = build_discriminator(CONFIG).backbone
+    assert create_finetuning_optimizer(2, 1e-4, 100).clip_norm == 1.0
+    assert reference_finetuning_optimizer(backbone, 100).clip_norm == 1.0
+    constant_rate = reference_finetuning_optimizer(backbone)
+    assert LayerwiseAdamWeightDecay.from_config(constant_rate.get_config()).clip_norm == 1.0

@@ -7,16 +7,31 @@ import tensorflow as tf
 
 
 def reference_adam_weight_decay(
-    params, grads_per_step, lrs, decayed, multipliers=None, wd=0.01, b1=0.9, b2=0.999, eps=1e-6, bias_correction=False
+    params,
+    grads_per_step,
+    lrs,
+    decayed,
+    multipliers=None,
+    wd=0.01,
+    b1=0.9,
+    b2=0.999,
+    eps=1e-6,
+    bias_correction=False,
+    clip_norm=None,
 ):
     """Parameters after applying `grads_per_step` ([{name: gradient}]) with learning rates `lrs`, in float64.
 
-    `decayed[name]` says whether weight decay applies; `multipliers[name]` scales the variable's learning rate.
+    `decayed[name]` says whether weight decay applies; `multipliers[name]` scales the variable's learning rate; with
+    `clip_norm` each step's gradients are first scaled by clip_norm / max(their global norm, clip_norm), as the
+    reference's `tf.clip_by_global_norm`.
     """
     params = {name: value.astype(np.float64).copy() for name, value in params.items()}
     m = {name: np.zeros_like(value) for name, value in params.items()}
     v = {name: np.zeros_like(value) for name, value in params.items()}
     for t, (grads, lr) in enumerate(zip(grads_per_step, lrs), start=1):
+        if clip_norm:
+            global_norm = np.sqrt(sum(np.sum(np.square(grad, dtype=np.float64)) for grad in grads.values()))
+            grads = {name: grad * clip_norm / max(global_norm, clip_norm) for name, grad in grads.items()}
         for name, grad in grads.items():
             m[name] = b1 * m[name] + (1 - b1) * grad
             v[name] = b2 * v[name] + (1 - b2) * grad**2

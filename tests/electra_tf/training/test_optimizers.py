@@ -57,6 +57,26 @@ def test_matches_numpy_transcription_of_reference_update(bias_correction):
     assert int(optimizer.iterations) == 5
 
 
+def test_clip_norm_clips_the_global_norm_of_each_step_as_the_reference():
+    """Steps whose gradients' global norm is far above `clip_norm` and far below it: the first are scaled down to it,
+    the others are left alone."""
+    model = _model()
+    variables = model.trainable_variables
+    optimizer = AdamWeightDecay(0.1, weight_decay=0.01, clip_norm=1.0)
+    rng = np.random.default_rng(5)
+    initial = {v.path: v.numpy() for v in variables}
+    steps = [{v.path: scale * rng.normal(size=v.shape) for v in variables} for scale in (10.0, 10.0, 1e-2)]
+    for grads in steps:
+        optimizer.apply([grads[v.path].astype(np.float32) for v in variables], variables)
+    expected = reference_adam_weight_decay(initial, steps, [0.1] * 3, _decayed(variables), clip_norm=1.0)
+    _assert_close(variables, expected)
+    unclipped = reference_adam_weight_decay(initial, steps, [0.1] * 3, _decayed(variables))
+    assert max(np.max(np.abs(expected[path] - unclipped[path])) for path in expected) > 1e-2, "clipping acted"
+    assert AdamWeightDecay.from_config(optimizer.get_config()).clip_norm == 1.0
+    with pytest.raises(ConfigError, match="^clip_norm must be positive or None, got 0"):
+        AdamWeightDecay(0.1, clip_norm=0)
+
+
 def test_embedding_gradients_as_indexed_slices_update_like_their_dense_sum():
     keras.utils.set_random_seed(1)
     model = _model()
@@ -92,23 +112,31 @@ from tests.electra_tf.training.test_optimizers import _decayed, _model
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 with strategy.scope():
     model = _model()
-    optimizer = AdamWeightDecay(0.1, weight_decay=0.01, bias_correction=True)
+    optimizer = AdamWeightDecay(0.1, weight_decay=0.01, bias_correction=True, clip_norm=1.0)
     variables = model.trainable_variables
     optimizer.build(variables)
 rng = np.random.default_rng(2)
 initial = {v.path: v.numpy() for v in variables}
-steps = [{v.path: rng.normal(size=v.shape) for v in variables} for _ in range(3)]
+# Global norms ~70, ~70 and ~0.07: clipping each replica's half instead of the sum would double the first two updates'
+# gradients against the third's (Adam is blind to a scale shared by every step, not to one that changes).
+steps = [{v.path: scale * rng.normal(size=v.shape) for v in variables} for scale in (10.0, 10.0, 1e-2)]
 for grads in steps:
     halves = [tf.constant(grads[v.path] / 2, tf.float32) for v in variables]  # the optimizer sums the replicas'
-    tf.function(lambda: strategy.run(optimizer.apply, args=(halves, variables)))()
-expected = reference_adam_weight_decay(initial, steps, [0.1] * 3, _decayed(variables), bias_correction=True)
+    # Each replica its own tensors, as gradients are: one tensor object on both replicas would reach a cross-replica
+    # sum as a single value, which it leaves unsummed.
+    own_halves = lambda: optimizer.apply([tf.identity(half) for half in halves], variables)  # noqa: E731
+    tf.function(lambda: strategy.run(own_halves))()
+expected = reference_adam_weight_decay(
+    initial, steps, [0.1] * 3, _decayed(variables), bias_correction=True, clip_norm=1.0
+)
 print(max(float(np.max(np.abs(copy.numpy() - expected[v.path])))
           for v in variables for copy in strategy.experimental_local_results(v.value)))
 """
 
 
 def test_update_on_two_replicas_equals_the_reference():
-    """Under a strategy update_step receives each replica's copy of a variable, whose slots are that replica's."""
+    """Under a strategy update_step receives each replica's copy of a variable, whose slots are that replica's; the
+    gradient is clipped as the sum over replicas."""
     result = subprocess.run(
         [sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
     )

@@ -7,14 +7,15 @@ from tests.conftest import REPO_ROOT
 from tests.docs_examples import EXAMPLE_PRESET, python_blocks, run_example, runnable_blocks
 
 PAGES = sorted(path.relative_to(REPO_ROOT).as_posix() for path in (REPO_ROOT / "docs").rglob("*.md"))
-EXAMPLES = [(page, index) for page in PAGES for index in range(len(runnable_blocks(REPO_ROOT / page)))]
+BLOCKS = {page: runnable_blocks(REPO_ROOT / page) for page in PAGES}
+EXAMPLES = [(page, index) for page in PAGES for index in range(len(BLOCKS[page]))]
 
 
 def _marks(page, index):
     """Examples that fine-tune, save and export run as benchmarks (`pytest -m benchmark`), about half a minute each:
     in the suite, the README's example fine-tunes and saves as written (tests/finetune/models/test_saved_models.py),
     and the task models' exports are served in tests/finetune/models."""
-    example = runnable_blocks(REPO_ROOT / page)[index]
+    example = BLOCKS[page][index]
     return [pytest.mark.benchmark] if ".fit(" in example and ".export(" in example else []
 
 
@@ -38,7 +39,7 @@ def test_every_block_runs_but_those_marked_with_a_reason(tmp_path):
     [pytest.param(page, index, id=f"{page}[{index}]", marks=_marks(page, index)) for page, index in EXAMPLES],
 )
 def test_the_python_examples_of_the_docs_run_as_written(request, tmp_path, page, index):
-    example = runnable_blocks(REPO_ROOT / page)[index]
+    example = BLOCKS[page][index]
     preset = request.getfixturevalue("pretrained_tiny") if EXAMPLE_PRESET in example else None
     result = run_example(example, preset, tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]

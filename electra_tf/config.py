@@ -114,6 +114,11 @@ class ElectraArchitecture:
 
     `type_vocab_size`: 0 builds the embedding block without a token-type table, as DistilBERT's (segment ids ignored;
     docs/cpu_budget.md says why); formats that always hold the table receive one of zeros.
+
+    `alibi`: every attention adds ALiBi's bias -slope(head) * |query position - key position| to its scores, as the
+    bidirectional MosaicBERT does, on top of the learned position table (`electra_tf.layers.alibi_attention_bias`);
+    not in the paper (docs/cpu_budget.md says why). Only this project's own format holds such a model (Hugging Face,
+    keras-hub and the reference's TF1 checkpoints have no place for the setting).
     """
 
     vocab_size: int = BERT_UNCASED_VOCAB_SIZE
@@ -129,6 +134,7 @@ class ElectraArchitecture:
     layer_norm_epsilon: float = 1e-12
     initializer_range: float = 0.02
     hidden_activation: str = "gelu"
+    alibi: bool = False
 
     def __post_init__(self):
         self.validate()
@@ -158,6 +164,10 @@ class ElectraArchitecture:
                 raise ConfigError(
                     f"{type(self).__name__}.{name} must be in [0, 1), got {getattr(self, name)!r}", arguments=(name,)
                 )
+        if not isinstance(self.alibi, bool):
+            raise ConfigError(
+                f"{type(self).__name__}.alibi must be True or False, got {self.alibi!r}", arguments=("alibi",)
+            )
         if self.hidden_activation not in HIDDEN_ACTIVATIONS:
             raise ConfigError(
                 f"unknown hidden_activation {self.hidden_activation!r}; choose one of {list(HIDDEN_ACTIVATIONS)}",

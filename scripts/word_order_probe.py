@@ -8,8 +8,8 @@ one that reads only the bag of pieces stays at 0.02-0.04. Two layers of 128 (2 h
 global clipping 1.0, batch 32, sequences of 32 from 300 ids, 4 masked. `--stack=electra` is this project's
 `ElectraBackbone` (tiny preset: word, position and token-type embeddings, LayerNorm, dropout); `--stack=keras_hub` is
 keras-hub's `TransformerEncoder` on word + position embeddings and a LayerNorm, to which `--token_type` and
-`--embedding_dropout` add the two parts of BERT's embedding block. Prints the masked accuracy over every 100 steps as
-JSON lines (docs/cpu_budget.md).
+`--embedding_dropout` add the two parts of BERT's embedding block; `--alibi` gives the electra stack ALiBi attention.
+Prints the masked accuracy over every 100 steps as JSON lines (docs/cpu_budget.md).
 """
 
 import json
@@ -29,6 +29,7 @@ flags.DEFINE_integer(
     "electra stack: width of the embedding tables (64, the tiny preset's, is "
     "projected to the hidden 128; 128 has no projection).",
 )
+flags.DEFINE_boolean("alibi", False, "electra stack: add ALiBi's distance bias to the attention.")
 flags.DEFINE_integer("steps", 600, "Optimizer steps.")
 flags.DEFINE_integer("seed", 0, "Seed of the initialisation (the data are the same for every seed).")
 
@@ -68,6 +69,7 @@ def encoder():
             embedding_size=FLAGS.embedding_size,
             hidden_dropout=FLAGS.dropout,
             attention_dropout=FLAGS.dropout,
+            alibi=FLAGS.alibi,
         )
         backbone = ElectraBackbone(**config.architecture())
         return (

@@ -14,7 +14,12 @@ pytestmark = pytest.mark.benchmark
 
 
 @pytest.mark.parametrize(
-    "stack_flags", [("--stack=electra",), ("--stack=keras_hub", "--token_type", "--embedding_dropout=0.1")]
+    "stack_flags",
+    [
+        ("--stack=electra",),
+        ("--stack=electra", "--alibi"),
+        ("--stack=keras_hub", "--token_type", "--embedding_dropout=0.1"),
+    ],
 )
 def test_the_probe_trains_and_reports_its_masked_accuracy(stack_flags):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")

@@ -117,6 +117,12 @@ flags.DEFINE_integer(
     "Rows of the token-type table (2); 0: no table, the segments told apart "
     "by [SEP] alone (docs/cpu_budget.md). Not in the paper.",
 )
+flags.DEFINE_boolean(
+    "alibi",
+    None,
+    "Add ALiBi's distance bias to every attention (False): heads prefer nearby "
+    "tokens from the first step (docs/cpu_budget.md). Not in the paper.",
+)
 flags.DEFINE_float("hidden_dropout", None, "Dropout on hidden states (0.1).")
 flags.DEFINE_float("attention_dropout", None, "Dropout on attention probabilities (0.1; must equal hidden_dropout).")
 
@@ -144,6 +150,7 @@ _MODEL_OVERRIDES = {
         "embedding_sharing",
         "embedding_size",
         "type_vocab_size",
+        "alibi",
     )
 }
 _MODEL_OVERRIDES.update(generator_hidden_size="generator_hidden_fraction", generator_layers="generator_layers_fraction")

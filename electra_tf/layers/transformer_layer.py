@@ -1,5 +1,7 @@
 """One BERT post-LayerNorm Transformer layer with the reference's sub-layers as public attributes."""
 
+import math
+
 import keras
 import tensorflow as tf
 from keras import ops
@@ -34,6 +36,33 @@ def attention_bias_from_padding_mask(padding_mask, dtype, direction=None):
         visible = ops.tril(visible) if direction == "left_to_right" else ops.triu(visible)
         keep = keep * visible[None, None]
     return (1.0 - keep) * PADDING_ATTENTION_BIAS
+
+
+def alibi_slopes(num_heads):
+    """ALiBi's per-head slopes (Press et al., 2022): for a power of two n, the geometric sequence 2^(-8/n), 2^(-16/n),
+    ..., 2^(-8); otherwise the slopes of the power of two below n followed by every other slope of the one above."""
+    if num_heads < 1:
+        raise ValueError(f"num_heads must be positive, got {num_heads}")
+    below = 2 ** math.floor(math.log2(num_heads))
+    slopes = [2.0 ** (-8.0 * (head + 1) / below) for head in range(below)]
+    if below < num_heads:
+        slopes += alibi_slopes(2 * below)[0::2][: num_heads - below]
+    return slopes
+
+
+def alibi_attention_bias(padding_mask, num_heads, dtype):
+    """Additive attention bias -slope(head) * |query position - key position|, [batch, num_heads, length, length]: the
+    symmetric ALiBi of bidirectional encoders (MosaicBERT), with the slopes of `alibi_slopes`.
+
+    Each head prefers keys near its query, the first head most; nothing is learned. Added to
+    `attention_bias_from_padding_mask`'s bias, it gives a fresh encoder a bias towards neighbouring tokens, which it
+    otherwise has to learn (docs/cpu_budget.md measures how long that takes a small one).
+    """
+    # Positions from a cumulative sum rather than a range: keras.ops on the symbolic inputs of the functional graph too.
+    positions = ops.cumsum(ops.ones_like(padding_mask, dtype=dtype), axis=1)
+    distance = ops.abs(ops.expand_dims(positions, 1) - ops.expand_dims(positions, 2))
+    slopes = ops.reshape(ops.convert_to_tensor([-slope for slope in alibi_slopes(num_heads)], dtype), (1, -1, 1, 1))
+    return ops.expand_dims(distance, 1) * slopes
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")

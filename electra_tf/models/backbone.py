@@ -7,7 +7,11 @@ from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
 from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 from electra_tf.errors import ConfigError
 from electra_tf.layers.embeddings import ElectraEmbeddings
-from electra_tf.layers.transformer_layer import ElectraTransformerLayer, attention_bias_from_padding_mask
+from electra_tf.layers.transformer_layer import (
+    ElectraTransformerLayer,
+    alibi_attention_bias,
+    attention_bias_from_padding_mask,
+)
 from electra_tf.lora_settings import check_lora_settings
 from electra_tf.models.presets import checkpoint_model, keras_hub_handle, rebuilt
 
@@ -42,10 +46,11 @@ def encode_tokens(
     word_vectors=None,
     training=None,
     direction=None,
+    alibi=False,
 ):
     """The backbone's computation on explicit layers; `word_vectors` [batch, length, E], when given, replace the word
     table lookup (pre-training variants that modify the looked-up vectors); `direction` makes the attention causal
-    (see `attention_bias_from_padding_mask`)."""
+    (see `attention_bias_from_padding_mask`); `alibi` adds `alibi_attention_bias` to every layer's attention."""
     return encoder_states(
         embeddings,
         embeddings_project,
@@ -56,6 +61,7 @@ def encode_tokens(
         word_vectors,
         training,
         direction,
+        alibi,
     )[-1]
 
 
@@ -69,6 +75,7 @@ def encoder_states(
     word_vectors=None,
     training=None,
     direction=None,
+    alibi=False,
 ):
     """Every hidden state of `encode_tokens`: [the embedding block's output (projected to H), the output of each
     Transformer layer], each [batch, length, H]."""
@@ -77,6 +84,10 @@ def encoder_states(
         hidden = embeddings_project(hidden)
     states = [hidden]
     attention_bias = attention_bias_from_padding_mask(padding_mask, hidden.dtype, direction)
+    if alibi:
+        attention_bias = attention_bias + alibi_attention_bias(
+            padding_mask, transformer_layers[0].num_heads, hidden.dtype
+        )
     for layer in transformer_layers:
         states.append(layer(states[-1], attention_bias, training=training))
     return states
@@ -95,10 +106,10 @@ class ElectraBackbone(keras_hub.models.Backbone):
 
     Args:
         vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
-        type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation:
-            the architecture (the fields of `electra_tf.config.ElectraArchitecture`, which checks them;
+        type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation,
+        alibi: the architecture (the fields of `electra_tf.config.ElectraArchitecture`, which checks them;
             `hidden_activation` "gelu" is the reference's exact GELU, "gelu_approximate" the tanh form of keras-hub's
-            and some Hugging Face ELECTRAs).
+            and some Hugging Face ELECTRAs; `alibi` adds ALiBi's distance bias to the attention, not in the paper).
         embeddings: an `ElectraEmbeddings` to share with another backbone (ELECTRA's generator and discriminator share
             one block); by default the backbone owns a new one. A shared block is not part of `get_config()`.
         dtype: the dtype policy of every layer.
@@ -119,6 +130,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         layer_norm_epsilon=1e-12,
         initializer_range=0.02,
         hidden_activation="gelu",
+        alibi=False,
         embeddings=None,
         dtype=None,
         **kwargs,
@@ -137,6 +149,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
             layer_norm_epsilon,
             initializer_range,
             hidden_activation,
+            alibi,
         )
         if embeddings is None:
             embeddings = ElectraEmbeddings.for_architecture(architecture, dtype=dtype)
@@ -166,7 +179,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         ]
 
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in BACKBONE_INPUTS}
-        sequence_output = encode_tokens(embeddings, embeddings_project, transformer_layers, **inputs)
+        sequence_output = encode_tokens(embeddings, embeddings_project, transformer_layers, **inputs, alibi=alibi)
         super().__init__(inputs=inputs, outputs=sequence_output, dtype=dtype, **kwargs)
 
         self.vocab_size = vocab_size
@@ -182,6 +195,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
         self.hidden_activation = hidden_activation
+        self.alibi = alibi
         self.embeddings = embeddings
         self.embeddings_project = embeddings_project
         # Named attributes rather than only a list: checkpoints then carry the reference's per-layer structure.
@@ -241,6 +255,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
             word_vectors=word_vectors,
             training=training,
             direction=direction,
+            alibi=self.alibi,
         )
 
     def hidden_states(self, inputs, training=False):
@@ -255,6 +270,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
             inputs["segment_ids"],
             inputs["padding_mask"],
             training=training,
+            alibi=self.alibi,
         )
 
     def projections(self):

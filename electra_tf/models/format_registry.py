@@ -87,4 +87,10 @@ def read_source(path, format="auto", allow_embedding_mismatch=False, argument="p
 
 def write_model(model, kind, path, format, vocab_file=None, tokenizer_settings=None):
     """Write `model` (of `kind`) to `path` in `format` (one of `FORMATS`)."""
+    if model.electra_config.alibi and format != OURS:
+        # The other formats' readers (transformers, keras-hub, the reference) would compute without the bias.
+        raise CheckpointError(
+            f"the model uses ALiBi attention (alibi=True), which the {format} format cannot hold: write format={OURS}",
+            arguments=("format",),
+        )
     return FORMATS[format].write(model, kind, path, vocab_file, tokenizer_settings)

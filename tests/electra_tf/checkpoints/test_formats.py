@@ -81,3 +81,17 @@ def test_a_keras_hub_preset_comes_with_a_notice_that_the_head_is_not_in_it(kind,
 
 def test_the_commands_offer_every_registered_format():
     assert sorted(CHECKPOINT_FORMATS) == sorted(FORMAT_NAMES)
+
+
+@pytest.mark.parametrize("format", ["hf", "keras_hub", "tf1"])
+def test_only_our_format_holds_an_alibi_model(format, vocab_file, tmp_path):
+    import dataclasses
+
+    from tests.electra_tf.checkpoints.models import TINY
+
+    model = tiny_model("discriminator", config=dataclasses.replace(TINY, alibi=True), seed=3)
+    with pytest.raises(CheckpointError, match=f"ALiBi attention \\(alibi=True\\), which the {format} format cannot"):
+        save_checkpoint(model, str(tmp_path / "model"), format, vocab_file=vocab_file)
+    assert not os.listdir(tmp_path)
+    written = save_checkpoint(model, str(tmp_path / "ours"), "ours", vocab_file=vocab_file)
+    assert load_checkpoint(written, "discriminator").model.electra_config.alibi is True

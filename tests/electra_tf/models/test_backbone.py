@@ -126,3 +126,44 @@ def test_an_int8_backbone_stays_near_float_and_a_task_model_on_it_saves_and_load
     restored = keras.saving.load_model(str(tmp_path / "int8.keras"), compile=False)
     assert restored.backbone.transformer_layer_1.query_dense.quantization_mode == "int8"
     np.testing.assert_array_equal(restored(inputs, training=False).numpy(), outputs)
+
+
+def _without_position_table(backbone):
+    backbone.embeddings.position_embeddings.set_weights([np.zeros((ARCHITECTURE["max_position_embeddings"], 16))])
+    return backbone
+
+
+def test_alibi_gives_an_encoder_without_a_position_table_the_distances_between_tokens():
+    """Without positions, an encoder is permutation-equivariant: permuting the tokens permutes the outputs. ALiBi's
+    bias depends on where tokens stand, so with it a permutation changes what each token sees."""
+    inputs = {name: value[:1, :10] for name, value in _inputs().items()}
+    inputs["segment_ids"] = np.zeros_like(inputs["segment_ids"])
+    order = np.random.default_rng(1).permutation(10)
+    permuted = {name: value[:, order] for name, value in inputs.items()}
+    plain = _without_position_table(ElectraBackbone(**ARCHITECTURE))
+    alibi = _without_position_table(ElectraBackbone(**ARCHITECTURE, alibi=True))
+    alibi.set_weights(plain.get_weights())
+    np.testing.assert_allclose(plain(permuted).numpy(), plain(inputs).numpy()[:, order], atol=1e-5)
+    # At initialisation attention is near uniform and the values small: the change is small, but 100x the tolerance.
+    assert np.abs(alibi(permuted).numpy() - alibi(inputs).numpy()[:, order]).max() > 1e-3
+    # Every path applies it: the functional graph, encode and hidden_states.
+    np.testing.assert_allclose(alibi.encode(inputs).numpy(), alibi(inputs).numpy(), atol=1e-6)
+    np.testing.assert_allclose(alibi.hidden_states(inputs)[-1].numpy(), alibi(inputs).numpy(), atol=1e-6)
+
+
+def test_an_alibi_backbone_keeps_it_through_a_preset_and_ignores_padding(tmp_path):
+    backbone = ElectraBackbone(**ARCHITECTURE, alibi=True)
+    inputs = _inputs()
+    short = {name: value[1:2, :7] for name, value in inputs.items()}
+    np.testing.assert_allclose(backbone(inputs).numpy()[1, :7], backbone(short).numpy()[0], atol=1e-5)
+    backbone.save_to_preset(str(tmp_path / "preset"))
+    restored = ElectraBackbone.from_preset(str(tmp_path / "preset"))
+    assert restored.alibi is True and restored.get_config()["alibi"] is True
+    np.testing.assert_array_equal(restored(inputs).numpy(), backbone(inputs).numpy())
+
+
+def test_alibi_must_be_a_boolean():
+    from electra_tf.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="ElectraArchitecture.alibi must be True or False, got 'yes'"):
+        ElectraArchitecture(alibi="yes")

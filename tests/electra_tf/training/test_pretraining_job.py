@@ -194,16 +194,19 @@ def test_model_dir_of_another_config_or_training_settings_is_refused(pretraining
     assert _logged_steps(model_dir)[-1] == 7
 
 
-def test_overrides_build_an_embedding_block_without_token_types_or_projection(pretraining_data, tmp_path):
-    """The embedding block as wide as the hidden states and without a token-type table (docs/cpu_budget.md)."""
+def test_overrides_build_an_embedding_block_without_token_types_or_projection_and_alibi(pretraining_data, tmp_path):
+    """The embedding block as wide as the hidden states, without a token-type table, and ALiBi attention in both
+    networks (docs/cpu_budget.md)."""
     from electra_tf.training.pretrainer import ElectraPretrainer
 
     config = _job(
-        pretraining_data, tmp_path, model_overrides={"embedding_size": 128, "type_vocab_size": 0}
+        pretraining_data, tmp_path, model_overrides={"embedding_size": 128, "type_vocab_size": 0, "alibi": True}
     ).model_config()
-    backbone = ElectraPretrainer(config, max_seq_length=32).discriminator.backbone
+    pretrainer = ElectraPretrainer(config, max_seq_length=32)
+    backbone = pretrainer.discriminator.backbone
     assert backbone.embeddings.token_type_embeddings is None and backbone.embeddings_project is None
     assert (backbone.type_vocab_size, backbone.embeddings.embedding_size, backbone.hidden_size) == (0, 128, 128)
+    assert backbone.alibi and pretrainer.generator.backbone.alibi
 
 
 def test_sequence_length_mismatch_is_reported_before_training(pretraining_data, tmp_path):

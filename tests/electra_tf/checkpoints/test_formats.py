@@ -1,5 +1,6 @@
 """What a format has no place for is not dropped silently: the reference's TF1 checkpoint keeps the vocabulary only."""
 
+import dataclasses
 import logging
 import os
 
@@ -10,7 +11,7 @@ from electra_tf.errors import CheckpointError
 from electra_tf.models import load_checkpoint, save_checkpoint
 from electra_tf.models.format_registry import FORMAT_NAMES
 from electra_tf.tokenizer import BERT_UNCASED, TokenizerSettings
-from tests.electra_tf.checkpoints.models import tiny_model
+from tests.electra_tf.checkpoints.models import TINY, tiny_model
 
 
 def _casing_notices(caplog):
@@ -85,10 +86,6 @@ def test_the_commands_offer_every_registered_format():
 
 @pytest.mark.parametrize("format", ["hf", "keras_hub", "tf1"])
 def test_only_our_format_holds_an_alibi_model(format, vocab_file, tmp_path):
-    import dataclasses
-
-    from tests.electra_tf.checkpoints.models import TINY
-
     model = tiny_model("discriminator", config=dataclasses.replace(TINY, alibi=True), seed=3)
     with pytest.raises(CheckpointError, match=f"ALiBi attention \\(alibi=True\\), which the {format} format cannot"):
         save_checkpoint(model, str(tmp_path / "model"), format, vocab_file=vocab_file)

@@ -129,7 +129,8 @@ def test_an_int8_backbone_stays_near_float_and_a_task_model_on_it_saves_and_load
 
 
 def _without_position_table(backbone):
-    backbone.embeddings.position_embeddings.set_weights([np.zeros((ARCHITECTURE["max_position_embeddings"], 16))])
+    shape = (ARCHITECTURE["max_position_embeddings"], ARCHITECTURE["embedding_size"])
+    backbone.embeddings.position_embeddings.set_weights([np.zeros(shape)])
     return backbone
 
 

@@ -391,7 +391,10 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
 
     The generator's architecture derives from the discriminator's with the reference's rule
     (`generator_architecture()`): hidden = round(hidden_size x generator_hidden_fraction), FFN = 4 x hidden,
-    heads = max(1, hidden // 64), same depth unless `generator_layers_fraction` < 1.
+    heads = max(1, hidden // 64), same depth unless `generator_layers_fraction` < 1. With `alibi` the generator keeps
+    the discriminator's head count (narrower heads) when its width allows: ALiBi gives each head one slope, and a single
+    head gets the shallowest (2^-8, a bias of -0.5 across 128 tokens), which leaves a one-head generator blind to
+    word order.
 
     Special token ids default to the BERT uncased vocabulary; `with_vocab()` replaces them from a vocabulary file.
     """
@@ -431,10 +434,13 @@ class ElectraConfig(PretrainingSettings, ElectraArchitecture):
         if self.generator_same_size:
             return architecture
         hidden = max(1, int(round(self.hidden_size * self.generator_hidden_fraction)))
+        num_heads = max(1, hidden // 64)
+        if self.alibi and hidden % self.num_heads == 0:
+            num_heads = max(num_heads, self.num_heads)
         return dataclasses.replace(
             architecture,
             hidden_size=hidden,
-            num_heads=max(1, hidden // 64),
+            num_heads=num_heads,
             intermediate_size=4 * hidden,
             num_layers=max(1, int(round(self.num_layers * self.generator_layers_fraction))),
         )

@@ -161,7 +161,7 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
         num_warmup_steps=run_plan["warmup_steps"],
         save_checkpoints_steps=0,
         checkpoint_steps=tuple(eval_steps),
-        keep_checkpoint_max=0,
+        keep_checkpoint_max=2,
         log_every_steps=run_plan["log_every_steps"],
         seed=settings.seed,
         bias_correction=settings.bias_correction,
@@ -212,7 +212,8 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
 
 def export_checkpoints(job, run_plan, vocab):
     """{step: model directory (save_checkpoint)} for every evaluation step: the run's `pretrained/` for its last step,
-    the discriminator-sized network restored from `ckpt-<step>` for the others."""
+    the discriminator-sized network restored from the run's `kept-<step>` for the others."""
+    from electra_tf.training.callbacks import KEPT_PREFIX
     from electra_tf.training.pretraining_job import CONFIG_FILE, PRETRAINED_DIR
 
     directories, model = {}, None
@@ -230,7 +231,7 @@ def export_checkpoints(job, run_plan, vocab):
         from electra_tf.models import save_checkpoint
         from electra_tf.training.pretrainer import ElectraPretrainer
 
-        checkpoint = os.path.join(job.model_dir, f"ckpt-{step}")
+        checkpoint = os.path.join(job.model_dir, f"{KEPT_PREFIX}{step}")
         if not os.path.exists(checkpoint + ".index"):
             raise DataError(
                 f"{checkpoint} is missing: the pre-training run did not save its evaluation step {step}; "

@@ -24,7 +24,12 @@ FLAG_NAMES = {"format": "init_checkpoint_format"}
 _SKIPPED_FIELDS = ("model_overrides", "checkpoint_steps")
 
 define_job_flags(PretrainingJob, skip=_SKIPPED_FIELDS)
-flags.DEFINE_list("checkpoint_steps", [], "Further steps to checkpoint at, comma-separated (e.g. 25000,50000).")
+flags.DEFINE_list(
+    "checkpoint_steps",
+    [],
+    "Further steps to checkpoint at, comma-separated (e.g. 25000,50000); each is also kept as "
+    "<model_dir>/kept-N, which --keep_checkpoint_max does not delete.",
+)
 # The model: ElectraConfig fields over the preset of --model_size.
 flags.DEFINE_float("mask_prob", None, "Masking rate (preset: 0.15, large 0.25).")
 flags.DEFINE_float("disc_weight", None, "Weight of the discriminator loss (50).")

@@ -104,9 +104,29 @@ class MetricsLogger(keras.callbacks.Callback):
             self._writer.close()
 
 
+KEPT_PREFIX = "kept-"
+
+
+def write_checkpoint_atomically(checkpoint, prefix):
+    """Write `checkpoint` (a `tf.train.Checkpoint`) to `prefix` through a temporary prefix in the same directory.
+
+    The index file is renamed last: readers find a checkpoint by its index, so they see the previous complete one or
+    the new complete one, never data files without their index or an index without its data.
+    """
+    written = checkpoint.write(f"{prefix}.tmp-{os.getpid()}")
+    files = tf.io.gfile.glob(f"{written}.*")
+    for path in sorted(files, key=lambda path: path.endswith(".index")):
+        tf.io.gfile.rename(path, prefix + path[len(written) :], overwrite=True)
+    return prefix
+
+
 class CheckpointSaver(keras.callbacks.Callback):
     """Save a `tf.train.CheckpointManager` checkpoint every `save_every_steps`, at each of `extra_steps` and at the end
-    of training."""
+    of training.
+
+    The manager keeps its newest `max_to_keep` checkpoints, so a checkpoint of one of `extra_steps` is also written
+    as `<directory>/kept-N`, outside its rotation: kept for good, and read wherever a `ckpt-N` prefix is.
+    """
 
     def __init__(self, manager, save_every_steps, extra_steps=()):
         super().__init__()
@@ -118,6 +138,9 @@ class CheckpointSaver(keras.callbacks.Callback):
         step = current_step(self.model)
         if (self.save_every_steps and step % self.save_every_steps == 0) or step in self.extra_steps:
             self.manager.save(checkpoint_number=step)
+        if step in self.extra_steps:
+            kept = os.path.join(self.manager.directory, f"{KEPT_PREFIX}{step}")
+            write_checkpoint_atomically(self.manager.checkpoint, kept)
 
     def on_train_end(self, logs=None):
         step = current_step(self.model)

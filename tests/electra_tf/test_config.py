@@ -16,6 +16,17 @@ def test_generator_sizing_rule(preset, hidden, heads, ffn):
     assert generator.embedding_size == PRESETS[preset].embedding_size
 
 
+@pytest.mark.parametrize(
+    "fraction, heads_without, heads_with",
+    [(0.25, 1, 4), (0.5, 2, 4), (0.3, 1, 1)],  # 0.3: 77 wide, not divisible into 4 heads
+)
+def test_alibi_generator_keeps_the_discriminator_head_count(fraction, heads_without, heads_with):
+    for alibi, heads in ((False, heads_without), (True, heads_with)):
+        generator = ElectraConfig.from_preset("small", alibi=alibi, generator_hidden_fraction=fraction)
+        assert generator.generator_architecture().num_heads == heads
+        assert generator.generator_architecture().hidden_size == round(256 * fraction)
+
+
 def test_paper_sizes_and_mask_rates():
     small, base, large = (ElectraConfig.from_preset(name) for name in ("small", "base", "large"))
     assert (small.num_layers, small.hidden_size, small.intermediate_size, small.num_heads, small.embedding_size) == (

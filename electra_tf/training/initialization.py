@@ -150,7 +150,8 @@ def read_initial_weights(
 
     Args:
         init_checkpoint: a checkpoint holding a discriminator (and possibly its generator), in any format
-            `electra-convert` reads.
+            `electra-convert` reads; of a run of ours whose networks have no reference layout (a masked-LM run, e.g.
+            its `kept-N`), the discriminator-sized network.
         job_config: the `ElectraConfig` the job asks for; its pre-training settings are kept, its sizes are replaced
             by the checkpoint's.
         init_generator_checkpoint: a generator (e.g. a Hugging Face generator directory) to pair with a checkpoint
@@ -174,6 +175,10 @@ def read_initial_weights(
         allow_embedding_mismatch=allow_embedding_mismatch,
         argument="init_checkpoint",
     )
+    if loaded.kind == PRETRAINER and not loaded.model.electra_config.reference_layout:
+        # A run whose networks have no reference layout (e.g. objective=mlm): its discriminator-sized network starts
+        # the discriminator, beside a fresh generator.
+        loaded = dataclasses.replace(loaded, model=loaded.model.pretrained_discriminator(), kind=DISCRIMINATOR)
     if loaded.kind == GENERATOR:
         raise CheckpointError(
             f"init_checkpoint={init_checkpoint} holds a generator, not a discriminator: continued "

@@ -389,3 +389,36 @@ def test_eval_mode_without_a_checkpoint_and_eval_steps_without_data_are_refused(
     with pytest.raises(ConfigError, match="eval_every_steps needs eval_tfrecords"):
         _job(data, tmp_path / "x", eval_every_steps=2).validate()
     assert not (tmp_path / "empty").exists()
+
+
+def test_a_masked_lm_run_kept_checkpoint_starts_the_discriminator(data, tmp_path, capsys):
+    mlm_dir = tmp_path / "mlm"
+    run(
+        _job(
+            data,
+            mlm_dir,
+            vocab_file=data["vocab"],
+            learning_rate=1e-3,
+            num_train_steps=3,
+            save_checkpoints_steps=1,
+            keep_checkpoint_max=1,
+            checkpoint_steps=(2,),
+            model_overrides={"objective": "mlm"},
+        )
+    )
+    kept = str(mlm_dir / "kept-2")
+    assert os.path.exists(kept + ".index") and not os.path.exists(str(mlm_dir / "ckpt-2.index"))
+    masked_lm = load_checkpoint(kept, "discriminator")
+    final = load_checkpoint(str(mlm_dir), "discriminator")
+    backbone = collect_weights(masked_lm.model, "discriminator")
+    assert not all(
+        np.array_equal(value, collect_weights(final.model, "discriminator")[name]) for name, value in backbone.items()
+    )
+
+    run(_job(data, tmp_path / "electra", vocab_file=data["vocab"], init_checkpoint=kept))
+    assert f"initialised from {kept} (ours: a discriminator" in capsys.readouterr().out
+    started = load_checkpoint(str(tmp_path / "electra" / "pretrained"), "discriminator")
+    weights = collect_weights(started.model, "discriminator")
+    # After one step at learning rate 0 the encoder is still the masked LM's at step 2.
+    encoder = {name: value for name, value in backbone.items() if not name.startswith("discriminator_predictions")}
+    _assert_weights_equal({name: weights[name] for name in encoder}, encoder)

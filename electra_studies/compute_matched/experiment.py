@@ -213,7 +213,7 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
 def export_checkpoints(job, run_plan, vocab):
     """{step: model directory (save_checkpoint)} for every evaluation step: the run's `pretrained/` for its last step,
     the discriminator-sized network restored from the run's `kept-<step>` for the others."""
-    from electra_tf.training.callbacks import KEPT_PREFIX
+    from electra_tf.checkpoints.ours import KEPT_PREFIX
     from electra_tf.training.pretraining_job import CONFIG_FILE, PRETRAINED_DIR
 
     directories, model = {}, None

@@ -9,10 +9,11 @@
   (its `save_to_preset`: no `task.json`) reads as an encoder without a head, as a keras-hub backbone does.
 * The run directory (`model_dir` of `electra-pretrain`): `electra_config.json` (the `ElectraConfig`), the
   `tf.train.Checkpoint`s of the pre-training model (`ckpt-N` + the `checkpoint` state file; a `ckpt-N` prefix loads
-  too), `pretraining_job.json` (the vocabulary and tokenizer settings of the run) and, once training ends,
-  `pretrained/`. Saving a pre-training model writes the same layout: `electra_config.json`, `ckpt-1` holding the
-  model alone, and `pretrained/` (its discriminator, with the tokenizer's files). A run's tokenizer is `pretrained/`'s
-  when there is one, else the one `pretraining_job.json` names.
+  too, as does a `kept-N` one: a step the run was asked to keep, outside the rotation), `pretraining_job.json` (the
+  vocabulary and tokenizer settings of the run) and, once training ends, `pretrained/`. Saving a pre-training model
+  writes the same layout: `electra_config.json`, `ckpt-1` holding the model alone, and `pretrained/` (its
+  discriminator, with the tokenizer's files). A run's tokenizer is `pretrained/`'s when there is one, else the one
+  `pretraining_job.json` names.
 
 This module knows the layout: detection, the run's tokenizer and writing (the models write themselves). Reading one
 builds our models, so it is `electra_tf.models.ours_reading`'s.
@@ -32,6 +33,7 @@ CONFIG_NAME = "config.json"
 TASK_CONFIG_NAME = "task.json"
 RUN_CONFIG_NAME = "electra_config.json"  # written by training.pretraining_job
 JOB_NAME = "pretraining_job.json"
+KEPT_PREFIX = "kept-"  # <model_dir>/kept-N: a checkpoint the rotation does not delete
 PRETRAINED_DIR = "pretrained"
 PRESET_KINDS = {"ElectraDiscriminator": DISCRIMINATOR, "ElectraGenerator": GENERATOR}
 BACKBONE = "backbone"  # the preset of an ElectraBackbone alone

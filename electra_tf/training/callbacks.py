@@ -7,6 +7,7 @@ import os
 import keras
 import tensorflow as tf
 
+from electra_tf.checkpoints.ours import KEPT_PREFIX
 from electra_tf.errors import NonFiniteLossError
 from electra_tf.io_utils import atomic_write_text
 from electra_tf.training.choices import NONFINITE_LOSS_POLICIES
@@ -102,9 +103,6 @@ class MetricsLogger(keras.callbacks.Callback):
     def on_train_end(self, logs=None):
         if self._writer is not None:
             self._writer.close()
-
-
-KEPT_PREFIX = "kept-"
 
 
 def write_checkpoint_atomically(checkpoint, prefix):

@@ -13,6 +13,12 @@ fraction, so the objectives agree within half a step), and each checkpoint's dis
 on every GLUE task of `--tasks` (a subset of `--train_examples` each) with the project's fine-tuning job, once per
 seed of `--seeds`; a randomly initialised network (no pre-training, FLOPs 0) is fine-tuned too.
 
+With `--electra_from_mlm_step=S` ELECTRA does not start from random weights: its discriminator starts from the
+masked-LM run's network at step S (kept as `pretraining/mlm/kept-S`) beside a new generator, and those S masked-LM
+steps count in its FLOPs and wall time; `--electra_steps` are then its steps after them, and the masked-LM run, trained
+first, gets the whole budget. This is the two-phase recipe of docs/cpu_budget.md, for which a network has to read word
+order before its discriminator can tell a generator's plausible replacements.
+
 Held-out evaluation: the last `--heldout_files` corpus files by name (default 1: Gutenberg's whitman-leaves.txt) are
 kept out of the vocabulary and the training data and become held-out TFRecords; every run evaluates its pre-training
 objective on their first `--num_eval_steps` batches every `--eval_every_steps` steps (default: at each of its 25 log
@@ -57,7 +63,6 @@ and whole books are split into full-length examples (`--document_mode=file`), so
 """
 
 import dataclasses
-import functools
 import json
 import os
 import random
@@ -66,6 +71,7 @@ import time
 from electra_studies.compute_matched.plan import (
     corpus_files,
     corpus_text_bytes,
+    cumulative_flops,
     estimate_seconds,
     finetune_hyperparameters,
     objective_config,
@@ -75,9 +81,15 @@ from electra_studies.compute_matched.plan import (
     validate,
 )
 from electra_studies.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
-from electra_studies.compute_matched.results import primary_metric, read_metrics, summarize_scores, task_name
+from electra_studies.compute_matched.results import (
+    primary_metric,
+    read_metrics,
+    summarize_scores,
+    task_name,
+    wall_seconds_at,
+)
 from electra_studies.compute_matched.settings_record import check_or_record_job
-from electra_tf import flops as flops_lib
+from electra_tf.checkpoints.ours import KEPT_PREFIX
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_text
@@ -148,10 +160,11 @@ def prepare_data(settings, files, heldout):
 def pretraining_job(settings, objective, run_plan, records, heldout_records, vocab):
     from electra_tf.training.pretraining_job import PretrainingJob
 
-    eval_steps = sorted({point["step"] for point in run_plan["eval_points"]})
+    kept_steps = {point["step"] for point in run_plan["eval_points"]} | set(run_plan.get("handover_steps", ()))
+    starts_from = run_plan.get("starts_from")
     return PretrainingJob(
         pretrain_tfrecords=records,
-        model_dir=os.path.join(settings.output_dir, "pretraining", objective),
+        model_dir=_pretraining_dir(settings, objective),
         model_size=settings.model_size,
         vocab_file=vocab,
         max_seq_length=settings.max_seq_length,
@@ -160,7 +173,7 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
         num_train_steps=run_plan["steps"],
         num_warmup_steps=run_plan["warmup_steps"],
         save_checkpoints_steps=0,
-        checkpoint_steps=tuple(eval_steps),
+        checkpoint_steps=tuple(sorted(kept_steps)),
         keep_checkpoint_max=2,
         log_every_steps=run_plan["log_every_steps"],
         seed=settings.seed,
@@ -171,7 +184,16 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
         eval_tfrecords=heldout_records,
         eval_every_steps=run_plan["eval_every_steps"],
         num_eval_steps=settings.num_eval_steps,
+        init_checkpoint=_pretraining_dir(settings, starts_from["objective"], starts_from["step"])
+        if starts_from
+        else None,
     )
+
+
+def _pretraining_dir(settings, objective, kept_step=None):
+    """An objective's run directory, or with `kept_step` its checkpoint kept at that step."""
+    directory = os.path.join(settings.output_dir, "pretraining", objective)
+    return os.path.join(directory, f"{KEPT_PREFIX}{kept_step}") if kept_step else directory
 
 
 def _final_step_done(model_dir, steps):
@@ -213,7 +235,6 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
 def export_checkpoints(job, run_plan, vocab):
     """{step: model directory (save_checkpoint)} for every evaluation step: the run's `pretrained/` for its last step,
     the discriminator-sized network restored from the run's `kept-<step>` for the others."""
-    from electra_tf.checkpoints.ours import KEPT_PREFIX
     from electra_tf.training.pretraining_job import CONFIG_FILE, PRETRAINED_DIR
 
     directories, model = {}, None
@@ -251,7 +272,7 @@ def export_checkpoints(job, run_plan, vocab):
 
 def random_init_checkpoint(settings, vocab):
     """A model directory (save_checkpoint) of a randomly initialised discriminator (the FLOPs-0 baseline)."""
-    target = os.path.join(settings.output_dir, "pretraining", BASELINE)
+    target = _pretraining_dir(settings, BASELINE)
     if not os.path.isfile(os.path.join(target, "config.json")):
         import keras
 
@@ -408,16 +429,22 @@ def run_experiment(settings, command=""):
             record["finetuning_seconds"] += seconds
 
     checkpoints = {}
-    for name in settings.objectives:
+    # An ELECTRA started from the masked-LM run needs that run's checkpoint first.
+    for name in sorted(settings.objectives, key=lambda name: "starts_from" in results["objectives"][name]):
         run_plan = results["objectives"][name]
         checkpoints[name], seconds = pretrain(settings, name, run_plan, records, heldout_records, vocab)
         run_plan["pretraining_seconds"] = seconds
-        model_dir = os.path.join(settings.output_dir, "pretraining", name)
-        cumulative = functools.partial(
-            flops_lib.objective_pretraining_flops, configs[name], settings.max_seq_length, settings.train_batch_size
+        model_dir = _pretraining_dir(settings, name)
+        cumulative = cumulative_flops(settings, configs, name)
+        # Its wall time counts the masked-LM run's up to the step it started from.
+        start = run_plan.get("starts_from")
+        offset = (
+            wall_seconds_at(results["objectives"][start["objective"]]["pretraining_curve"], start["step"])
+            if start
+            else 0.0
         )
-        run_plan["pretraining_curve"] = read_metrics(model_dir, cumulative)
-        run_plan["heldout_curve"] = read_metrics(model_dir, cumulative, heldout=True)
+        run_plan["pretraining_curve"] = read_metrics(model_dir, cumulative, wall_offset=offset)
+        run_plan["heldout_curve"] = read_metrics(model_dir, cumulative, heldout=True, wall_offset=offset)
         for point in run_plan["eval_points"]:
             point["checkpoint"] = checkpoints[name][point["step"]]
         save()
@@ -476,8 +503,10 @@ def _print_plan(settings, plan, estimate, heldout):
     )
     for name, run in plan["objectives"].items():
         points = ", ".join(f"{p['fraction']:g}: step {p['step']}" for p in run["eval_points"])
+        start = run.get("starts_from")
+        after = f"{start['objective']}'s {start['step']} steps ({start['flops']:.4g} FLOPs) + " if start else ""
         print(
-            f"  {name}: {run['steps']} steps x {run['flops_per_step']:.4g} FLOPs = {run['total_flops']:.4g} "
+            f"  {name}: {after}{run['steps']} steps x {run['flops_per_step']:.4g} FLOPs = {run['total_flops']:.4g} "
             f"(warm-up {run['warmup_steps']} steps; fine-tuned at {points})",
             flush=True,
         )

@@ -55,6 +55,13 @@ class Settings:
         "(with --model_size, --max_seq_length and --train_batch_size).",
     )
     budget_flops: Optional[float] = flag_field(None, "The FLOP budget directly (overrides --electra_steps).")
+    electra_from_mlm_step: int = flag_field(
+        0,
+        "ELECTRA starts from the masked-LM run's network at this step (its discriminator; a new generator) "
+        "instead of from random weights, and those masked-LM steps' FLOPs count in its budget: --electra_steps "
+        "are then the ELECTRA steps after them (docs/cpu_budget.md). Needs electra and mlm in --objectives. "
+        "0: ELECTRA from random weights, as in the paper.",
+    )
     eval_fractions: List[float] = flag_field(
         [0.25, 0.5, 1.0], "Fractions of the budget at which every objective's checkpoint is fine-tuned."
     )
@@ -164,6 +171,18 @@ def validate(settings):
         raise ConfigError("seeds is empty; give at least one fine-tuning seed", arguments=("seeds",))
     if len(set(settings.seeds)) != len(settings.seeds):
         raise ConfigError(f"seeds={settings.seeds} repeats a seed", arguments=("seeds",))
+    if settings.electra_from_mlm_step < 0:
+        raise ConfigError(
+            f"electra_from_mlm_step must be >= 0 (0: ELECTRA from random weights), got "
+            f"{settings.electra_from_mlm_step}",
+            arguments=("electra_from_mlm_step",),
+        )
+    if settings.electra_from_mlm_step and not {"electra", "mlm"} <= set(settings.objectives):
+        raise ConfigError(
+            f"electra_from_mlm_step={settings.electra_from_mlm_step} starts ELECTRA from the masked-LM run: "
+            f"objectives={','.join(settings.objectives)} must include electra and mlm",
+            arguments=("electra_from_mlm_step", "objectives"),
+        )
     for name in ("electra_steps", "max_seq_length", "train_batch_size", "vocab_size", "num_eval_steps"):
         if getattr(settings, name) <= 0:
             raise ConfigError(f"{name} must be positive, got {getattr(settings, name)}", arguments=(name,))
@@ -309,42 +328,63 @@ def eval_every_steps(settings, steps):
     return settings.eval_every_steps or log_every_steps(steps)
 
 
+def handover_flops(settings, configs):
+    """The FLOPs of the masked-LM steps ELECTRA starts from (`electra_from_mlm_step`; 0 without)."""
+    if not settings.electra_from_mlm_step:
+        return 0.0
+    return flops_lib.objective_pretraining_flops(
+        configs["mlm"], settings.max_seq_length, settings.train_batch_size, settings.electra_from_mlm_step
+    )
+
+
+def cumulative_flops(settings, configs, objective):
+    """steps -> the pre-training FLOPs of `objective`'s run after that many of its steps, counting the masked-LM steps
+    an ELECTRA started from the masked-LM run has behind it."""
+    config, offset = configs[objective], handover_flops(settings, configs) if objective == "electra" else 0.0
+    return lambda steps: (
+        offset
+        + flops_lib.objective_pretraining_flops(config, settings.max_seq_length, settings.train_batch_size, steps)
+    )
+
+
 def plan_runs(settings, configs):
     """{objective: run plan} for the FLOP budget: steps, warm-up, log and held-out evaluation intervals, FLOPs per step
-    and the evaluation points (fraction, step, cumulative FLOPs). ConfigError when the budget gives some objective no
-    step at some evaluation point, or fewer steps than `warmup_steps`."""
+    and the evaluation points (fraction, step, cumulative FLOPs); with `electra_from_mlm_step`, ELECTRA's
+    `starts_from` (objective, step, FLOPs) and the masked-LM run's `handover_steps`. ConfigError when the budget gives
+    some objective no step at some evaluation point, or fewer steps than `warmup_steps`."""
     length, batch = settings.max_seq_length, settings.train_batch_size
     electra = dataclasses.replace(configs[settings.objectives[0]], objective="electra")
     electra_step_flops = flops_lib.objective_pretraining_flops(electra, length, batch)
+    start_flops, start_step = handover_flops(settings, configs), settings.electra_from_mlm_step
+    after = f" after {start_step} masked-LM steps" if start_step else ""
     if settings.budget_flops:
         budget, budget_argument = float(settings.budget_flops), "budget_flops"
         budget_setting = f"budget_flops={settings.budget_flops:g}"
     elif settings.budget_minutes:
-        steps = steps_for_minutes(settings, electra_step_flops)
-        budget, budget_argument = steps * electra_step_flops, "budget_minutes"
+        steps = steps_for_minutes(settings, electra_step_flops, configs)
+        budget, budget_argument = start_flops + steps * electra_step_flops, "budget_minutes"
         budget_setting = (
-            f"budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps by the time model of "
+            f"budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps{after} by the time model of "
             f"a step, {_step_seconds(electra_step_flops):.3g} s"
         )
     else:
-        budget, budget_argument = settings.electra_steps * electra_step_flops, "electra_steps"
-        budget_setting = f"electra_steps={settings.electra_steps}"
+        budget, budget_argument = start_flops + settings.electra_steps * electra_step_flops, "electra_steps"
+        budget_setting = f"electra_steps={settings.electra_steps}{after}"
     fractions = sorted(set(settings.eval_fractions))
     plans = {}
     for objective in settings.objectives:
-        config = configs[objective]
-
-        def cumulative(steps, config=config):
-            return flops_lib.objective_pretraining_flops(config, length, batch, steps)
-
+        cumulative = cumulative_flops(settings, configs, objective)
+        starts_from = start_step and objective == "electra"
         points = []
         for fraction in fractions:
             step = steps_for_flops(cumulative, fraction * budget)
             if step < 1:
+                behind = f"; the masked-LM steps it starts from take {start_flops:.3g}" if starts_from else ""
                 raise ConfigError(
                     f"the budget ({budget_setting}: {budget:.3g} FLOPs) gives objective {objective!r} no "
                     f"step at evaluation fraction {fraction:g} (one step costs "
-                    f"{cumulative(1):.3g} FLOPs); raise the budget or the smallest eval_fractions",
+                    f"{cumulative(1) - cumulative(0):.3g} FLOPs{behind}); raise the budget or the smallest "
+                    "eval_fractions",
                     arguments=(budget_argument, "eval_fractions"),
                 )
             points.append({"fraction": fraction, "step": step, "flops": cumulative(step)})
@@ -364,10 +404,14 @@ def plan_runs(settings, configs):
             ),
             "log_every_steps": log_every_steps(steps),
             "eval_every_steps": eval_every_steps(settings, steps),
-            "flops_per_step": cumulative(1),
+            "flops_per_step": cumulative(1) - cumulative(0),
             "total_flops": cumulative(steps),
             "eval_points": points,
         }
+        if starts_from:
+            plans[objective]["starts_from"] = {"objective": "mlm", "step": start_step, "flops": start_flops}
+    if start_step:  # within the masked-LM run: the budget gave ELECTRA steps after it
+        plans["mlm"]["handover_steps"] = [start_step]
     return {
         "budget_flops": budget,
         # How the budget was set, as the experiment's command line gives it (printed, and in results.md).
@@ -377,10 +421,14 @@ def plan_runs(settings, configs):
     }
 
 
-def steps_for_minutes(settings, electra_step_flops):
-    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`) is nearest `budget_minutes`."""
+def steps_for_minutes(settings, electra_step_flops, configs):
+    """The ELECTRA step count whose estimated pre-training time (`pretraining_seconds`, after the masked-LM run's
+    steps to `electra_from_mlm_step` when ELECTRA starts from there) is nearest `budget_minutes`."""
+    start_step, start_seconds = settings.electra_from_mlm_step, 0.0
+    if start_step:
+        start_seconds = pretraining_seconds(settings, start_step, handover_flops(settings, configs) / start_step)
     steps = steps_for_flops(
-        lambda n: pretraining_seconds(settings, n, electra_step_flops), 60 * settings.budget_minutes
+        lambda n: start_seconds + pretraining_seconds(settings, n, electra_step_flops), 60 * settings.budget_minutes
     )
     if steps < 1:
         raise ConfigError(

@@ -47,6 +47,12 @@ def _final_losses(curve):
     return ", ".join(f"{name} {last[name]:.3f}" for name in names if name in last)
 
 
+def _objective_label(name, run):
+    """The objective's name, and the run it started from (its FLOPs are in the run's)."""
+    start = run.get("starts_from")
+    return f"{name} (from {start['objective']} step {start['step']})" if start else name
+
+
 def markdown_table(results):
     """results.md: per task, one row per objective (and the random-init baseline), the headline metric's median (mean
     ± std over seeds) at every evaluation point; the final held-out evaluation of each objective; then the command
@@ -81,7 +87,7 @@ def markdown_table(results):
         for name, run in objectives.items():
             by_fraction = {point["fraction"]: point for point in run["eval_points"]}
             cells = [
-                name,
+                _objective_label(name, run),
                 str(run["steps"]),
                 _format_flops(run["total_flops"]),
                 _final_losses(run.get("pretraining_curve")),
@@ -102,7 +108,7 @@ def markdown_table(results):
     for name, run in objectives.items():
         steps = ", ".join(str(point["step"]) for point in run["eval_points"])
         lines.append(
-            f"| {name} | {_format_flops(run['flops_per_step'])} | {steps} | "
+            f"| {_objective_label(name, run)} | {_format_flops(run['flops_per_step'])} | {steps} | "
             f"{run.get('pretraining_seconds', 0):.0f} | {run.get('finetuning_seconds', 0):.0f} |"
         )
     if baseline:

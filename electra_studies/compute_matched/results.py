@@ -37,10 +37,10 @@ def summarize_scores(per_seed, key, metric):
     return summary
 
 
-def read_metrics(model_dir, cumulative_flops, heldout=False):
+def read_metrics(model_dir, cumulative_flops, heldout=False, wall_offset=0.0):
     """The entries of the run's metrics.jsonl (eval_metrics.jsonl: `heldout`), each with the cumulative training FLOPs
     at its step (`cumulative_flops(step)`) and, where the run's TensorBoard logs have the step, `wall_seconds` since
-    its training started."""
+    its training started, plus `wall_offset` (the time of the run it started from)."""
     from electra_tf.training.evaluation import EVAL_METRICS_FILE, EVAL_TENSORBOARD_DIR
     from electra_tf.training.pretraining_job import METRICS_FILE
 
@@ -55,9 +55,20 @@ def read_metrics(model_dir, cumulative_flops, heldout=False):
                     entry = json.loads(line)
                     entry["flops"] = cumulative_flops(entry["step"])
                     if entry["step"] in wall_seconds:
-                        entry["wall_seconds"] = wall_seconds[entry["step"]]
+                        entry["wall_seconds"] = wall_offset + wall_seconds[entry["step"]]
                     entries.append(entry)
     return entries
+
+
+def wall_seconds_at(curve, step):
+    """The wall seconds of a run at `step`, linear between 0 at step 0 and the entries of its curve (`read_metrics`)
+    that have them; the last entry's past the end."""
+    points = [(0, 0.0)] + sorted((entry["step"], entry["wall_seconds"]) for entry in curve if "wall_seconds" in entry)
+    for (step_before, seconds_before), (step_after, seconds_after) in zip(points, points[1:]):
+        if step_before <= step <= step_after:
+            share = (step - step_before) / (step_after - step_before) if step_after > step_before else 1.0
+            return seconds_before + share * (seconds_after - seconds_before)
+    return points[-1][1]
 
 
 def _event_times(directory):

@@ -396,9 +396,9 @@ def _truncate_logs_to(model_dir, step):
 
 
 def _train(job, model, manager, evaluator, step_progress, sources, chief, initial_step):
-    """Train from `initial_step` to num_train_steps; returns the logs of the last step ({} when already there).
-    Raises `preemption.TrainingPreempted` once the checkpoint of a SIGTERM is saved."""
-    remaining = job.num_train_steps - initial_step
+    """Train from `initial_step` to stop_at_step, else num_train_steps; returns the logs of the last step ({} when
+    already there). Raises `preemption.TrainingPreempted` once the checkpoint of a SIGTERM is saved."""
+    remaining = (job.stop_at_step or job.num_train_steps) - initial_step
     if remaining <= 0:
         print(f"{job.model_dir} is already trained to step {initial_step}", flush=True)
         return {}

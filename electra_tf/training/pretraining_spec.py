@@ -46,6 +46,12 @@ class PretrainingJob:
     learning_rate: float = flag_field(5e-4, "Peak learning rate.")
     num_train_steps: int = flag_field(1_000_000, "Total optimizer steps.")
     num_warmup_steps: int = flag_field(10_000, "Linear warm-up steps.")
+    stop_at_step: int = flag_field(
+        0,
+        "Stop after this step (with a checkpoint there) while the learning-rate schedule still runs to "
+        "--num_train_steps: the first part of a longer run, which a later run with a larger --stop_at_step, or 0, "
+        "continues on the same schedule. 0: train to --num_train_steps.",
+    )
     save_checkpoints_steps: int = flag_field(1000, "Checkpoint every this many steps.")
     # Further steps to checkpoint at (e.g. the evaluation points of an experiment); electra-pretrain's
     # --checkpoint_steps is a comma-separated list.
@@ -161,9 +167,15 @@ class PretrainingJob:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}", arguments=(name,))
-        for name in ("num_warmup_steps", "save_checkpoints_steps", "keep_checkpoint_max"):
+        for name in ("num_warmup_steps", "save_checkpoints_steps", "keep_checkpoint_max", "stop_at_step"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}", arguments=(name,))
+        if self.stop_at_step > self.num_train_steps:
+            raise ConfigError(
+                f"stop_at_step={self.stop_at_step} is past the end of the run, num_train_steps="
+                f"{self.num_train_steps}; use a step within it, or 0 to train to the end",
+                arguments=("stop_at_step", "num_train_steps"),
+            )
         check_gradient_accumulation(self.gradient_accumulation_steps, self.train_batch_size)
         # 0 is allowed: a run at learning rate 0 evaluates or exports a checkpoint through the whole pipeline.
         if self.learning_rate < 0:
@@ -195,7 +207,7 @@ class PretrainingJob:
                 f"steps_per_execution={self.steps_per_execution}",
                 arguments=("checkpoint_steps", "steps_per_execution"),
             )
-        for name in ("save_checkpoints_steps", "log_every_steps"):
+        for name in ("save_checkpoints_steps", "log_every_steps", "stop_at_step"):
             if getattr(self, name) % self.steps_per_execution:
                 raise ConfigError(
                     f"{name}={getattr(self, name)} is not a multiple of steps_per_execution="

@@ -109,6 +109,72 @@ def test_budget_minutes_becomes_the_electra_steps_of_that_estimated_time(tmp_pat
         planning.plan_runs(dataclasses.replace(settings, budget_minutes=0.1), _configs(settings))
 
 
+def test_electra_from_the_masked_lm_run_counts_its_steps_in_the_budget(tmp_path):
+    """With electra_from_mlm_step=300 the budget is 300 masked-LM steps and then 1000 ELECTRA steps; ELECTRA's
+    cumulative FLOPs start at those masked-LM steps', its fractions of the budget fall after them, and the masked-LM
+    run, which gets the whole budget, keeps its step 300 for ELECTRA to start from."""
+    settings = _settings(
+        tmp_path, objectives=["electra", "mlm"], electra_steps=1000, electra_from_mlm_step=300, eval_fractions=[0.5, 1]
+    )
+    configs = _configs(settings)
+    plan = planning.plan_runs(settings, configs)
+    runs = plan["objectives"]
+    mlm_step, electra_step = runs["mlm"]["flops_per_step"], runs["electra"]["flops_per_step"]
+    assert electra_step == plan["electra_step_flops"] > mlm_step
+    assert plan["budget_flops"] == pytest.approx(300 * mlm_step + 1000 * electra_step)
+    assert plan["budget_source"] == "--electra_steps=1000 after 300 masked-LM steps"
+    assert runs["electra"]["starts_from"] == {"objective": "mlm", "step": 300, "flops": pytest.approx(300 * mlm_step)}
+    assert (runs["electra"]["steps"], runs["electra"]["total_flops"]) == (1000, pytest.approx(plan["budget_flops"]))
+    half = runs["electra"]["eval_points"][0]
+    assert half["step"] == round((0.5 * plan["budget_flops"] - 300 * mlm_step) / electra_step)
+    assert half["flops"] == pytest.approx(300 * mlm_step + half["step"] * electra_step)
+    assert runs["mlm"]["steps"] == round(plan["budget_flops"] / mlm_step)
+    assert runs["mlm"]["handover_steps"] == [300] and "starts_from" not in runs["mlm"]
+
+    records, vocab = "data/*.tfrecord", "vocab.txt"
+    electra = cm.pretraining_job(settings, "electra", runs["electra"], records, None, vocab)
+    mlm = cm.pretraining_job(settings, "mlm", runs["mlm"], records, None, vocab)
+    assert electra.init_checkpoint == os.path.join(settings.output_dir, "pretraining", "mlm", "kept-300")
+    assert mlm.init_checkpoint is None
+    assert 300 in mlm.checkpoint_steps and mlm.checkpoint_steps == tuple(sorted(mlm.checkpoint_steps))
+
+    # A budget in minutes counts the masked-LM steps' estimated time first.
+    timed = planning.plan_runs(dataclasses.replace(settings, budget_minutes=30.0), configs)
+    steps = timed["objectives"]["electra"]["steps"]
+    seconds = planning.pretraining_seconds(settings, 300, mlm_step) + planning.pretraining_seconds(
+        settings, steps, electra_step
+    )
+    assert seconds == pytest.approx(1800, abs=5)
+    assert timed["budget_source"].startswith(f"--budget_minutes=30: {steps} ELECTRA steps after 300 masked-LM steps")
+
+
+def test_electra_from_the_masked_lm_run_needs_both_objectives_and_a_budget_past_its_step(tmp_path):
+    settings = _settings(tmp_path, objectives=["electra"], electra_from_mlm_step=300)
+    with pytest.raises(ConfigError, match=r"^electra_from_mlm_step=300 starts ELECTRA from the masked-LM run: .*"):
+        planning.validate(settings)
+    settings = _settings(tmp_path, objectives=["electra", "mlm"], electra_from_mlm_step=-1)
+    with pytest.raises(ConfigError, match=r"^electra_from_mlm_step must be >= 0"):
+        planning.validate(settings)
+    # 5 ELECTRA steps after 300 masked-LM steps: at a tenth of that budget ELECTRA has no step (the masked-LM steps it
+    # starts from take more).
+    settings = _settings(
+        tmp_path, objectives=["electra", "mlm"], electra_steps=5, electra_from_mlm_step=300, eval_fractions=[0.1, 1]
+    )
+    with pytest.raises(
+        ConfigError, match=r"gives objective 'electra' no step at evaluation fraction 0.1 .* the masked-LM steps it "
+    ):
+        planning.plan_runs(settings, _configs(settings))
+
+
+def test_wall_seconds_at_a_step_between_logged_steps():
+    from electra_studies.compute_matched.results import wall_seconds_at
+
+    curve = [{"step": 1}, {"step": 10, "wall_seconds": 20.0}, {"step": 20, "wall_seconds": 40.0}]
+    assert wall_seconds_at(curve, 5) == pytest.approx(10.0)
+    assert wall_seconds_at(curve, 15) == pytest.approx(30.0)
+    assert wall_seconds_at(curve, 20) == 40.0 and wall_seconds_at(curve, 25) == 40.0
+
+
 def test_split_corpus_holds_out_the_last_files_by_name():
     files = ["b/2.txt", "a/3.txt", "c/1.txt"]
     assert planning.split_corpus(files, 1) == (["b/2.txt", "c/1.txt"], ["a/3.txt"])
@@ -388,22 +454,27 @@ def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp
 end_to_end = pytest.mark.benchmark
 
 
+def _write_wiki_corpus(directory):
+    """2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles)."""
+    from tests.finetune.synthetic_glue import keyword_examples
+
+    for index in range(2):
+        sentences = [sentence for sentence, _ in keyword_examples(240, seed=100 + index)]
+        articles = ["\n".join(sentences[start : start + 12]) for start in range(0, len(sentences), 12)]
+        with gzip.open(directory / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
+            handle.write("\n\n".join(articles) + "\n")
+
+
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory, keyword_glue_dir):
     """The experiment on 2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles),
     the second held out: a budget of 5 ELECTRA steps (8 x 32) in mixed_bfloat16, ELECTRA vs MLM, held-out evaluation
     every 2 steps on 2 batches, fine-tuning at half and all of the budget and from random initialisation on 32
     examples of the synthetic keyword SST-2, one seed."""
-    from tests.finetune.synthetic_glue import keyword_examples
-
     root = tmp_path_factory.mktemp("compute_matched")
     corpus = root / "corpus"
     corpus.mkdir()
-    for index in range(2):
-        sentences = [sentence for sentence, _ in keyword_examples(240, seed=100 + index)]
-        articles = ["\n".join(sentences[start : start + 12]) for start in range(0, len(sentences), 12)]
-        with gzip.open(corpus / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
-            handle.write("\n\n".join(articles) + "\n")
+    _write_wiki_corpus(corpus)
     settings = planning.Settings(
         output_dir=str(root / "out"),
         corpus=f"{corpus}/*.txt.gz",
@@ -426,6 +497,66 @@ def experiment(tmp_path_factory, keyword_glue_dir):
     )
     results = cm.run_experiment(settings, command="electra-compute-matched --electra_steps=5")
     return settings, results
+
+
+@pytest.fixture(scope="module")
+def experiment_from_mlm(tmp_path_factory, keyword_glue_dir):
+    """The experiment of `experiment` with ELECTRA started from the masked-LM run at its step 3: 3 masked-LM steps
+    and 3 ELECTRA steps of budget, fine-tuning at its end only, no random-initialisation baseline."""
+    root = tmp_path_factory.mktemp("compute_matched_from_mlm")
+    corpus = root / "corpus"
+    corpus.mkdir()
+    _write_wiki_corpus(corpus)
+    settings = planning.Settings(
+        output_dir=str(root / "out"),
+        corpus=f"{corpus}/*.txt.gz",
+        glue_dir=str(keyword_glue_dir),
+        document_mode="blank_line",
+        objectives=["electra", "mlm"],
+        electra_steps=3,
+        electra_from_mlm_step=3,
+        eval_fractions=[1.0],
+        max_seq_length=32,
+        train_batch_size=8,
+        warmup_steps=1,
+        vocab_size=300,
+        eval_every_steps=1,
+        num_eval_steps=2,
+        train_examples=32,
+        eval_examples=32,
+        seeds=[0],
+        finetune_max_seq_length=32,
+        random_init_baseline=False,
+    )
+    results = cm.run_experiment(settings, command="electra-compute-matched --electra_from_mlm_step=3")
+    return settings, results
+
+
+@end_to_end
+def test_end_to_end_electra_from_the_masked_lm_run(experiment_from_mlm):
+    """ELECTRA's run starts from the masked-LM run's kept step-3 checkpoint; its curves count that run's FLOPs and wall
+    time up to there."""
+    from electra_studies.compute_matched.results import wall_seconds_at
+
+    settings, results = experiment_from_mlm
+    runs = results["objectives"]
+    start = runs["electra"]["starts_from"]
+    assert (start["objective"], start["step"]) == ("mlm", 3)
+    mlm_dir = os.path.join(settings.output_dir, "pretraining", "mlm")
+    assert os.path.isfile(os.path.join(mlm_dir, "kept-3.index"))
+    with open(os.path.join(settings.output_dir, "pretraining", "electra", "pretraining_job.json")) as handle:
+        assert json.load(handle)["init_checkpoint"] == os.path.join(mlm_dir, "kept-3")
+    assert runs["electra"]["steps"] == 3 and runs["mlm"]["steps"] >= 6
+    assert results["budget_flops"] == pytest.approx(start["flops"] + 3 * runs["electra"]["flops_per_step"])
+    curve = runs["electra"]["heldout_curve"]
+    assert [entry["step"] for entry in curve] == [1, 2, 3]
+    for entry in curve:
+        assert entry["flops"] == pytest.approx(start["flops"] + entry["step"] * runs["electra"]["flops_per_step"])
+    started = wall_seconds_at(runs["mlm"]["pretraining_curve"], 3)
+    assert started > 0 and curve[0]["wall_seconds"] > started
+    assert runs["electra"]["eval_points"][0]["downstream"]["SST-2"]["median"] is not None
+    with open(os.path.join(settings.output_dir, report.RESULTS_MD), encoding="utf-8") as handle:
+        assert "\n| electra (from mlm step 3) | 3 | " in handle.read()
 
 
 @end_to_end

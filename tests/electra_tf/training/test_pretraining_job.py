@@ -122,6 +122,29 @@ def test_a_resumed_run_with_other_num_train_steps_says_its_schedule_moved(
     assert _logged_steps(shortened) == [1, 2, 3, 4, 5]
 
 
+def test_a_run_stopped_early_is_the_first_part_of_the_longer_run(pretraining_data, finished_run, tmp_path):
+    """stop_at_step=3 of the 6-step schedule ends at step 3 with the weights and Adam slots the 6-step run had there
+    (the learning rate followed the 6-step schedule, not one ending at step 3), checkpointed and exported."""
+    stopped = tmp_path / "stopped"
+    run(_job(pretraining_data, stopped, stop_at_step=3, save_checkpoints_steps=2))
+    assert _logged_steps(stopped) == [1, 2, 3]
+    assert tf.train.latest_checkpoint(str(stopped)).endswith("ckpt-3")
+    expected = _checkpoint_values(str(finished_run / "ckpt-3"))
+    reached = _checkpoint_values(str(stopped / "ckpt-3"))
+    assert expected.keys() == reached.keys()
+    for name, value in expected.items():
+        if name.startswith("save_counter"):  # this run also saved at step 2
+            continue
+        np.testing.assert_allclose(reached[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert (stopped / "pretrained").is_dir()
+
+
+def test_stop_at_step_past_the_run_is_refused(pretraining_data, tmp_path):
+    with pytest.raises(ConfigError, match=r"stop_at_step=7 is past the end of the run, num_train_steps=6"):
+        run(_job(pretraining_data, tmp_path / "run", stop_at_step=7))
+    assert not (tmp_path / "run").exists()
+
+
 # A benchmark (`pytest -m benchmark`): three runs take twenty seconds; the resume above and accumulation
 # (tests/electra_tf/training/test_gradient_accumulation.py) are each checked in the suite.
 @pytest.mark.benchmark

@@ -89,7 +89,6 @@ from electra_studies.compute_matched.results import (
     wall_seconds_at,
 )
 from electra_studies.compute_matched.settings_record import check_or_record_job
-from electra_tf.checkpoints.ours import KEPT_PREFIX
 from electra_tf.config import ElectraConfig
 from electra_tf.errors import DataError
 from electra_tf.io_utils import atomic_write_text
@@ -192,6 +191,8 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
 
 def _pretraining_dir(settings, objective, kept_step=None):
     """An objective's run directory, or with `kept_step` its checkpoint kept at that step."""
+    from electra_tf.checkpoints.ours import KEPT_PREFIX
+
     directory = os.path.join(settings.output_dir, "pretraining", objective)
     return os.path.join(directory, f"{KEPT_PREFIX}{kept_step}") if kept_step else directory
 
@@ -235,6 +236,7 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
 def export_checkpoints(job, run_plan, vocab):
     """{step: model directory (save_checkpoint)} for every evaluation step: the run's `pretrained/` for its last step,
     the discriminator-sized network restored from the run's `kept-<step>` for the others."""
+    from electra_tf.checkpoints.ours import KEPT_PREFIX
     from electra_tf.training.pretraining_job import CONFIG_FILE, PRETRAINED_DIR
 
     directories, model = {}, None

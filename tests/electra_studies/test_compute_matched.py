@@ -454,46 +454,50 @@ def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp
 end_to_end = pytest.mark.benchmark
 
 
-def _write_wiki_corpus(directory):
-    """2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles)."""
+def _tiny_experiment_settings(root, glue_dir, **overrides):
+    """Settings of an experiment on 2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between
+    articles) written under `root`, the second held out; ELECTRA vs MLM, batches of 8 x 32, held-out evaluation on 2
+    batches, fine-tuning on 32 examples of the synthetic keyword SST-2, one seed; `overrides` on top."""
     from tests.finetune.synthetic_glue import keyword_examples
 
+    corpus = root / "corpus"
+    corpus.mkdir()
     for index in range(2):
         sentences = [sentence for sentence, _ in keyword_examples(240, seed=100 + index)]
         articles = ["\n".join(sentences[start : start + 12]) for start in range(0, len(sentences), 12)]
-        with gzip.open(directory / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
+        with gzip.open(corpus / f"wiki-{index:02d}.txt.gz", "wt", encoding="utf-8") as handle:
             handle.write("\n\n".join(articles) + "\n")
-
-
-@pytest.fixture(scope="module")
-def experiment(tmp_path_factory, keyword_glue_dir):
-    """The experiment on 2 tiny gzip files of Wikipedia-style text (paragraph lines, a blank line between articles),
-    the second held out: a budget of 5 ELECTRA steps (8 x 32) in mixed_bfloat16, ELECTRA vs MLM, held-out evaluation
-    every 2 steps on 2 batches, fine-tuning at half and all of the budget and from random initialisation on 32
-    examples of the synthetic keyword SST-2, one seed."""
-    root = tmp_path_factory.mktemp("compute_matched")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    _write_wiki_corpus(corpus)
-    settings = planning.Settings(
+    values = dict(
         output_dir=str(root / "out"),
         corpus=f"{corpus}/*.txt.gz",
-        glue_dir=str(keyword_glue_dir),
+        glue_dir=str(glue_dir),
         document_mode="blank_line",
         objectives=["electra", "mlm"],
-        electra_steps=5,
-        eval_fractions=[0.5, 1.0],
         max_seq_length=32,
         train_batch_size=8,
-        mixed_precision="mixed_bfloat16",
         warmup_steps=1,
         vocab_size=300,
-        eval_every_steps=2,
         num_eval_steps=2,
         train_examples=32,
         eval_examples=32,
         seeds=[0],
         finetune_max_seq_length=32,
+    )
+    values.update(overrides)
+    return planning.Settings(**values)
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory, keyword_glue_dir):
+    """The tiny experiment with a budget of 5 ELECTRA steps in mixed_bfloat16, held-out evaluation every 2 steps,
+    fine-tuning at half and all of the budget and from random initialisation."""
+    settings = _tiny_experiment_settings(
+        tmp_path_factory.mktemp("compute_matched"),
+        keyword_glue_dir,
+        electra_steps=5,
+        eval_fractions=[0.5, 1.0],
+        mixed_precision="mixed_bfloat16",
+        eval_every_steps=2,
     )
     results = cm.run_experiment(settings, command="electra-compute-matched --electra_steps=5")
     return settings, results
@@ -501,31 +505,16 @@ def experiment(tmp_path_factory, keyword_glue_dir):
 
 @pytest.fixture(scope="module")
 def experiment_from_mlm(tmp_path_factory, keyword_glue_dir):
-    """The experiment of `experiment` with ELECTRA started from the masked-LM run at its step 3: 3 masked-LM steps
-    and 3 ELECTRA steps of budget, fine-tuning at its end only, no random-initialisation baseline."""
-    root = tmp_path_factory.mktemp("compute_matched_from_mlm")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    _write_wiki_corpus(corpus)
-    settings = planning.Settings(
-        output_dir=str(root / "out"),
-        corpus=f"{corpus}/*.txt.gz",
-        glue_dir=str(keyword_glue_dir),
-        document_mode="blank_line",
-        objectives=["electra", "mlm"],
+    """The tiny experiment with ELECTRA started from the masked-LM run at its step 3: 3 masked-LM steps and 3 ELECTRA
+    steps of budget, held-out evaluation every step, fine-tuning at its end only, no random-initialisation
+    baseline."""
+    settings = _tiny_experiment_settings(
+        tmp_path_factory.mktemp("compute_matched_from_mlm"),
+        keyword_glue_dir,
         electra_steps=3,
         electra_from_mlm_step=3,
         eval_fractions=[1.0],
-        max_seq_length=32,
-        train_batch_size=8,
-        warmup_steps=1,
-        vocab_size=300,
         eval_every_steps=1,
-        num_eval_steps=2,
-        train_examples=32,
-        eval_examples=32,
-        seeds=[0],
-        finetune_max_seq_length=32,
         random_init_baseline=False,
     )
     results = cm.run_experiment(settings, command="electra-compute-matched --electra_from_mlm_step=3")

@@ -183,18 +183,20 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
         eval_tfrecords=heldout_records,
         eval_every_steps=run_plan["eval_every_steps"],
         num_eval_steps=settings.num_eval_steps,
-        init_checkpoint=_pretraining_dir(settings, starts_from["objective"], starts_from["step"])
+        init_checkpoint=_kept_checkpoint(_pretraining_dir(settings, starts_from["objective"]), starts_from["step"])
         if starts_from
         else None,
     )
 
 
-def _pretraining_dir(settings, objective, kept_step=None):
-    """An objective's run directory, or with `kept_step` its checkpoint kept at that step."""
-    from electra_tf.checkpoints.ours import KEPT_PREFIX
+def _pretraining_dir(settings, objective):
+    return os.path.join(settings.output_dir, "pretraining", objective)
 
-    directory = os.path.join(settings.output_dir, "pretraining", objective)
-    return os.path.join(directory, f"{KEPT_PREFIX}{kept_step}") if kept_step else directory
+
+def _kept_checkpoint(model_dir, step):
+    from electra_tf.checkpoints.ours import kept_checkpoint  # imports TensorFlow: not for --help and errors
+
+    return kept_checkpoint(model_dir, step)
 
 
 def _final_step_done(model_dir, steps):
@@ -236,7 +238,6 @@ def pretrain(settings, objective, run_plan, records, heldout_records, vocab):
 def export_checkpoints(job, run_plan, vocab):
     """{step: model directory (save_checkpoint)} for every evaluation step: the run's `pretrained/` for its last step,
     the discriminator-sized network restored from the run's `kept-<step>` for the others."""
-    from electra_tf.checkpoints.ours import KEPT_PREFIX
     from electra_tf.training.pretraining_job import CONFIG_FILE, PRETRAINED_DIR
 
     directories, model = {}, None
@@ -254,7 +255,7 @@ def export_checkpoints(job, run_plan, vocab):
         from electra_tf.models import save_checkpoint
         from electra_tf.training.pretrainer import ElectraPretrainer
 
-        checkpoint = os.path.join(job.model_dir, f"{KEPT_PREFIX}{step}")
+        checkpoint = _kept_checkpoint(job.model_dir, step)
         if not os.path.exists(checkpoint + ".index"):
             raise DataError(
                 f"{checkpoint} is missing: the pre-training run did not save its evaluation step {step}; "

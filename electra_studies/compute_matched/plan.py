@@ -426,7 +426,7 @@ def steps_for_minutes(settings, electra_step_flops, configs):
     steps to `electra_from_mlm_step` when ELECTRA starts from there) is nearest `budget_minutes`."""
     start_step, start_seconds = settings.electra_from_mlm_step, 0.0
     if start_step:
-        start_seconds = pretraining_seconds(settings, start_step, handover_flops(settings, configs) / start_step)
+        start_seconds = pretraining_seconds(settings, start_step, cumulative_flops(settings, configs, "mlm")(1))
     steps = steps_for_flops(
         lambda n: start_seconds + pretraining_seconds(settings, n, electra_step_flops), 60 * settings.budget_minutes
     )

@@ -44,7 +44,14 @@ DESCRIPTION = (
 )
 
 
+def kept_checkpoint(model_dir, step):
+    """The prefix of the checkpoint a run keeps at `step`, outside its rotation: <model_dir>/kept-<step>."""
+    return os.path.join(model_dir, f"{KEPT_PREFIX}{step}")
+
+
 # ---------------------------------------------------------------------------------------------- detection
+
+
 def _json_field(path, field):
     """`field` of the JSON object in the file at `path`, or None."""
     try:

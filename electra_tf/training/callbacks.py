@@ -7,7 +7,7 @@ import os
 import keras
 import tensorflow as tf
 
-from electra_tf.checkpoints.ours import KEPT_PREFIX
+from electra_tf.checkpoints.ours import kept_checkpoint
 from electra_tf.errors import NonFiniteLossError
 from electra_tf.io_utils import atomic_write_text
 from electra_tf.training.choices import NONFINITE_LOSS_POLICIES
@@ -137,7 +137,7 @@ class CheckpointSaver(keras.callbacks.Callback):
         if (self.save_every_steps and step % self.save_every_steps == 0) or step in self.extra_steps:
             self.manager.save(checkpoint_number=step)
         if step in self.extra_steps:
-            kept = os.path.join(self.manager.directory, f"{KEPT_PREFIX}{step}")
+            kept = kept_checkpoint(self.manager.directory, step)
             write_checkpoint_atomically(self.manager.checkpoint, kept)
 
     def on_train_end(self, logs=None):

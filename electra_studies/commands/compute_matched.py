@@ -7,7 +7,7 @@
 from absl import flags
 
 from electra_studies.compute_matched.experiment import run_experiment
-from electra_studies.compute_matched.plan import Settings
+from electra_studies.compute_matched.settings import Settings
 from electra_tf import cli
 from electra_tf.job_flags import define_job_flags, job_arguments
 

@@ -52,11 +52,14 @@ def refuse_other_settings(saved, current, where, what, argument, ignore=(), defa
         )
 
 
-def check_or_write_settings(path, values, what, argument, defaults=None):
-    """Write `values` to `path`, or refuse when `path` holds other values (`refuse_other_settings`)."""
+def check_or_write_settings(path, values, what, argument, defaults=None, ignore=()):
+    """Write `values` to `path`, or refuse when `path` holds other values (`refuse_other_settings`, which ignores the
+    names in `ignore`)."""
     if os.path.exists(path):
         with open(path, encoding="utf-8") as handle:
-            refuse_other_settings(json.load(handle), values, os.path.dirname(path), what, argument, defaults=defaults)
+            refuse_other_settings(
+                json.load(handle), values, os.path.dirname(path), what, argument, ignore=ignore, defaults=defaults
+            )
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     atomic_write_json(path, json.loads(json.dumps(values)))

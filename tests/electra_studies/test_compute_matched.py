@@ -9,16 +9,14 @@ import math
 import os
 import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
 
 from electra_studies.compute_matched import experiment as cm
+from electra_studies.compute_matched import finetuning_stage, pretraining_stage, report, settings_record
 from electra_studies.compute_matched import plan as planning
-from electra_studies.compute_matched import report
+from electra_studies.compute_matched import settings as experiment_settings
 from electra_tf.errors import ConfigError, DataError
-from tests.conftest import REPO_ROOT
 from tests.console_commands import run_command
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -52,7 +50,7 @@ def test_seed_groups():
 def _settings(tmp_path, **overrides):
     values = dict(output_dir=str(tmp_path / "out"), corpus="unused", glue_dir="unused")
     values.update(overrides)
-    return planning.Settings(**values)
+    return experiment_settings.Settings(**values)
 
 
 def _configs(settings):
@@ -132,11 +130,13 @@ def test_electra_from_the_masked_lm_run_counts_its_steps_in_the_budget(tmp_path)
     assert runs["mlm"]["handover_steps"] == [300] and "starts_from" not in runs["mlm"]
 
     records, vocab = "data/*.tfrecord", "vocab.txt"
-    electra = cm.pretraining_job(settings, "electra", runs["electra"], records, None, vocab)
-    mlm = cm.pretraining_job(settings, "mlm", runs["mlm"], records, None, vocab)
+    electra = pretraining_stage.pretraining_job(settings, "electra", runs["electra"], records, None, vocab)
+    mlm = pretraining_stage.pretraining_job(settings, "mlm", runs["mlm"], records, None, vocab)
     assert electra.init_checkpoint == os.path.join(settings.output_dir, "pretraining", "mlm", "kept-300")
     assert mlm.init_checkpoint is None
     assert 300 in mlm.checkpoint_steps and mlm.checkpoint_steps == tuple(sorted(mlm.checkpoint_steps))
+    # Checkpoints at every log point: an interrupted run resumes from there.
+    assert [job.save_checkpoints_steps for job in (electra, mlm)] == [runs[name]["log_every_steps"] for name in runs]
 
     # A budget in minutes counts the masked-LM steps' estimated time first.
     timed = planning.plan_runs(dataclasses.replace(settings, budget_minutes=30.0), configs)
@@ -151,10 +151,10 @@ def test_electra_from_the_masked_lm_run_counts_its_steps_in_the_budget(tmp_path)
 def test_electra_from_the_masked_lm_run_needs_both_objectives_and_a_budget_past_its_step(tmp_path):
     settings = _settings(tmp_path, objectives=["electra"], electra_from_mlm_step=300)
     with pytest.raises(ConfigError, match=r"^electra_from_mlm_step=300 starts ELECTRA from the masked-LM run: .*"):
-        planning.validate(settings)
+        experiment_settings.validate(settings)
     settings = _settings(tmp_path, objectives=["electra", "mlm"], electra_from_mlm_step=-1)
     with pytest.raises(ConfigError, match=r"^electra_from_mlm_step must be >= 0"):
-        planning.validate(settings)
+        experiment_settings.validate(settings)
     # 5 ELECTRA steps after 300 masked-LM steps: at a tenth of that budget ELECTRA has no step (the masked-LM steps it
     # starts from take more).
     settings = _settings(
@@ -177,11 +177,11 @@ def test_wall_seconds_at_a_step_between_logged_steps():
 
 def test_split_corpus_holds_out_the_last_files_by_name():
     files = ["b/2.txt", "a/3.txt", "c/1.txt"]
-    assert planning.split_corpus(files, 1) == (["b/2.txt", "c/1.txt"], ["a/3.txt"])
-    assert planning.split_corpus(files, 2) == (["c/1.txt"], ["b/2.txt", "a/3.txt"])
-    assert planning.split_corpus(files, 0) == (files, [])
+    assert experiment_settings.split_corpus(files, 1) == (["b/2.txt", "c/1.txt"], ["a/3.txt"])
+    assert experiment_settings.split_corpus(files, 2) == (["c/1.txt"], ["b/2.txt", "a/3.txt"])
+    assert experiment_settings.split_corpus(files, 0) == (files, [])
     with pytest.raises(DataError, match=r"^heldout_files=3 needs at least 4 files .* corpus has 3"):
-        planning.split_corpus(files, 3)
+        experiment_settings.split_corpus(files, 3)
 
 
 def test_plan_refuses_a_budget_too_small(tmp_path):
@@ -192,7 +192,7 @@ def test_plan_refuses_a_budget_too_small(tmp_path):
 
 def test_task_subset_samples_rows_and_keeps_the_header(tmp_path, shared_data):
     settings = _settings(tmp_path, glue_dir=str(shared_data / "glue"), train_examples=50, eval_examples=0)
-    directory, count = cm.task_subset(settings, "sst-2")
+    directory, count = finetuning_stage.task_subset(settings, "sst-2")
     assert count == 50
     train = (tmp_path / "out" / directory / "SST-2" / "train.tsv").read_text(encoding="utf-8").splitlines()
     assert train[0] == "sentence\tlabel" and len(train) == 51
@@ -327,14 +327,11 @@ def test_plots_on_synthetic_results(tmp_path):
 
 
 # ---------------------------------------------------------------------- errors
-def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "electra_studies.commands.compute_matched", *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _cli(capfd, *args):
+    """(exit status, stderr lines) of electra-compute-matched run in this process with `args`."""
+    capfd.readouterr()
+    status = run_command("electra-compute-matched", *args)
+    return status, capfd.readouterr().err.strip().splitlines()
 
 
 def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(tmp_path):
@@ -343,7 +340,7 @@ def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(t
     job = PretrainingJob(
         pretrain_tfrecords="data/*.tfrecord", model_dir=str(tmp_path / "run"), learning_rate=1e-3, progress_bar=False
     )
-    cm.check_or_record_job(job)
+    settings_record.check_or_record_job(job)
     path = tmp_path / "run" / "experiment_job.json"
     recorded = json.loads(path.read_text(encoding="utf-8"))
     assert "progress_bar" not in recorded and recorded["learning_rate"] == 1e-3
@@ -351,8 +348,10 @@ def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(t
     added = ("allow_embedding_mismatch", "checkpoint_steps", "model_overrides")
     older = {key: value for key, value in recorded.items() if key not in added}
     path.write_text(json.dumps(older), encoding="utf-8")
-    cm.check_or_record_job(job)
+    settings_record.check_or_record_job(job)
     assert json.loads(path.read_text(encoding="utf-8")) == older
+    # How often a run saves does not change what it computes: it resumes under other values.
+    settings_record.check_or_record_job(dataclasses.replace(job, save_checkpoints_steps=7, keep_checkpoint_max=1))
     # Away from its default, a field the file lacks is a change; so is any other setting.
     for changed, message in (
         ({"allow_embedding_mismatch": True}, "allow_embedding_mismatch: False -> True"),
@@ -367,51 +366,53 @@ def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(t
             rf"settings \({message}\); use another output_dir, or the settings of "
             "that run to resume it$",
         ):
-            cm.check_or_record_job(dataclasses.replace(job, **changed))
+            settings_record.check_or_record_job(dataclasses.replace(job, **changed))
 
 
-def test_unknown_objective_is_a_one_line_error(tmp_path):
+def test_unknown_objective_is_a_one_line_error(tmp_path, capfd):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Some text.\n", encoding="utf-8")
-    result = _cli(
-        f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}", "--objectives=electra,bert"
+    status, lines = _cli(
+        capfd,
+        f"--output_dir={tmp_path / 'out'}",
+        f"--corpus={corpus}",
+        f"--glue_dir={tmp_path}",
+        "--objectives=electra,bert",
     )
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
+    assert status == 2
     assert lines[-1].startswith("error: unknown objective 'bert' in --objectives")
     assert not any("Traceback" in line for line in lines)
     assert not (tmp_path / "out").exists()
 
 
-def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_path):
-    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={tmp_path / 'missing.txt'}", f"--glue_dir={tmp_path}")
-    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: --corpus entry")
+def test_missing_corpus_too_few_files_and_unknown_task_are_one_line_errors(tmp_path, capfd):
+    status, lines = _cli(
+        capfd, f"--output_dir={tmp_path / 'out'}", f"--corpus={tmp_path / 'missing.txt'}", f"--glue_dir={tmp_path}"
+    )
+    assert status == 2 and lines[-1].startswith("error: --corpus entry")
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("Some text.\n", encoding="utf-8")
     # One file: nothing to hold out.
-    result = _cli(f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}")
-    assert result.returncode == 2
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(
-            "error: --heldout_files=1 needs at least 2 files (the last 1 by name are held out) and --corpus has 1"
-        )
+    status, lines = _cli(capfd, f"--output_dir={tmp_path / 'out'}", f"--corpus={corpus}", f"--glue_dir={tmp_path}")
+    assert status == 2
+    assert lines[-1].startswith(
+        "error: --heldout_files=1 needs at least 2 files (the last 1 by name are held out) and --corpus has 1"
     )
-    result = _cli(
+    status, lines = _cli(
+        capfd,
         f"--output_dir={tmp_path / 'out'}",
         f"--corpus={corpus}",
         f"--glue_dir={tmp_path}",
         "--heldout_files=0",
         "--tasks=sst-2,nope",
     )
-    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith("error: unknown GLUE task")
+    assert status == 2 and lines[-1].startswith("error: unknown GLUE task")
     assert not (tmp_path / "out").exists()
 
 
 def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp_path, shared_data, capfd):
     with pytest.raises(ConfigError, match="^output_dir is required$") as raised:
-        planning.validate(_settings(tmp_path, output_dir=""))
+        experiment_settings.validate(_settings(tmp_path, output_dir=""))
     assert raised.value.arguments == ("output_dir",)
     corpus = [tmp_path / "a.txt", tmp_path / "b.txt"]
     for path in corpus:
@@ -484,7 +485,7 @@ def _tiny_experiment_settings(root, glue_dir, **overrides):
         finetune_max_seq_length=32,
     )
     values.update(overrides)
-    return planning.Settings(**values)
+    return experiment_settings.Settings(**values)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """LiteRT and ONNX files of the discriminator: run by their own runtimes, they give the Keras model's outputs."""
 
+import dataclasses
 import importlib.util
 import os
 import subprocess
@@ -19,10 +20,16 @@ from tests.id_model_runtimes import RUNTIMES, converter_or_skip, fixed_inputs, w
 MAX_SEQ_LENGTH = 16
 
 
+# The cpu preset's attention: ALiBi's distance bias, built from the padding mask inside the graph, and no token-type
+# table.
+ALIBI = dataclasses.replace(TINY, alibi=True, type_vocab_size=0)
+
+
+@pytest.mark.parametrize("config", [TINY, ALIBI], ids=["learned_positions", "alibi"])
 @pytest.mark.parametrize("export_format", ["litert", "onnx"])
-def test_discriminator_file_matches_keras(export_format, tmp_path):
+def test_discriminator_file_matches_keras(export_format, config, tmp_path):
     converter_or_skip(export_format)
-    model = with_trained_scale(tiny_model("discriminator"))
+    model = with_trained_scale(tiny_model("discriminator", config=config))
     path = export_discriminator(model, None, str(tmp_path / "export"), MAX_SEQ_LENGTH, export_format=export_format)
     assert os.listdir(tmp_path / "export") == [os.path.basename(path)]
 

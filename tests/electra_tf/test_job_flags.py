@@ -5,7 +5,7 @@ from typing import List, Optional
 import pytest
 from absl import flags
 
-from electra_studies.compute_matched.plan import Settings
+from electra_studies.compute_matched.settings import Settings
 from electra_tf.errors import ConfigError
 from electra_tf.job_flags import define_job_flags, flag_field, job_arguments
 from electra_tf.training.pretraining_spec import PretrainingJob

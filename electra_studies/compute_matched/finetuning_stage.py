@@ -1,0 +1,94 @@
+"""The experiment's fine-tuning stage: the GLUE subsets under <output_dir>/glue/ and a `FinetuningJob` per checkpoint,
+task and run of seeds under <output_dir>/finetune/, finished jobs reused."""
+
+import json
+import os
+import random
+import time
+
+from electra_studies.compute_matched.plan import finetune_hyperparameters, seed_groups
+from electra_studies.compute_matched.results import task_name
+
+
+def task_subset(settings, task):
+    """<output_dir>/glue/<subset>/<TASK>/ with `--train_examples` train rows and `--eval_examples` rows of each dev
+    split, drawn with --seed (header rows kept, order preserved); returns (glue dir, number of train examples)."""
+    from finetune.glue.readers import task_file
+    from finetune.glue.tasks import glue_task_spec
+
+    spec = glue_task_spec(task)
+    directory = os.path.join(
+        settings.output_dir, "glue", f"train{settings.train_examples}-eval{settings.eval_examples}-seed{settings.seed}"
+    )
+    counts = {}
+    for split, size in [("train", settings.train_examples)] + [
+        (name, settings.eval_examples) for name in spec.dev_splits
+    ]:
+        source, target = task_file(settings.glue_dir, spec, split), task_file(directory, spec, split)
+        with open(source, "rb") as handle:
+            lines = handle.read().split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        header = lines[:1] if spec.splits[spec.resolve_split(split)].layout.has_header else []
+        rows = lines[len(header) :]
+        if size and size < len(rows):
+            keep = sorted(random.Random(f"{settings.seed}-{split}").sample(range(len(rows)), size))
+            rows = [rows[index] for index in keep]
+        counts[split] = len(rows)
+        if not os.path.exists(target):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            temporary = f"{target}.tmp-{os.getpid()}"
+            with open(temporary, "wb") as handle:
+                handle.write(b"".join(line + b"\n" for line in header + rows))
+            os.replace(temporary, target)
+    return directory, counts["train"]
+
+
+def finetune(settings, task, label, checkpoint, glue_dir):
+    """Fine-tunes `checkpoint` on `task` once per seed (one FinetuningJob per run of consecutive seeds), reusing
+    finished jobs; returns ({seed: {score key: {metric: value}}}, seconds)."""
+    from finetune.runner import RESULTS_FILE, FinetuningJob, run
+
+    start, scores = time.time(), {}
+    hyper = finetune_hyperparameters(settings, task)
+    for first, count in seed_groups(settings.seeds):
+        job = FinetuningJob(
+            task=task,
+            init_checkpoint=checkpoint,
+            data_dir=glue_dir,
+            model_size=settings.model_size,
+            output_dir=os.path.join(
+                settings.output_dir, "finetune", task_name(task), label, f"seeds-{first}-{first + count - 1}"
+            ),
+            num_trials=count,
+            seed=first,
+            learning_rate=hyper.learning_rate,
+            num_train_epochs=hyper.num_train_epochs,
+            train_batch_size=hyper.train_batch_size,
+            max_seq_length=hyper.max_seq_length,
+            progress_bar=False,
+        )
+        path = os.path.join(job.output_dir, RESULTS_FILE)
+        results = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                results = json.load(handle)
+            if results.get("job") != json.loads(json.dumps(job.as_record())) or len(results.get("trials", [])) != count:
+                results = None
+        if results is None:
+            print(f"fine-tuning {label} on {task_name(task)}, seeds {first}..{first + count - 1}", flush=True)
+            results = run(job)
+        for trial in results["trials"]:
+            scores[trial["seed"]] = trial["metrics"]
+    return scores, time.time() - start
+
+
+def train_count(settings, task):
+    from finetune.glue.readers import task_file
+    from finetune.glue.tasks import glue_task_spec
+
+    spec = glue_task_spec(task)
+    path = task_file(settings.glue_dir, spec, "train")
+    with open(path, "rb") as handle:
+        rows = sum(1 for line in handle if line.strip()) - (1 if spec.splits["train"].layout.has_header else 0)
+    return min(rows, settings.train_examples) if settings.train_examples else rows

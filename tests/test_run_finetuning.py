@@ -44,7 +44,7 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
     trials; results.json reports per-trial metrics and their median, mean and std; predictions files are written."""
     flagfile = tmp_path / "keyword.flags"
     flagfile.write_text(
-        "--task=SST-2\n--learning_rate=1e-3\n--num_train_epochs=3\n--train_batch_size=16\n--max_seq_length=16\n",
+        "--task=SST-2\n--learning_rate=1e-3\n--num_train_epochs=2\n--train_batch_size=16\n--max_seq_length=16\n",
         encoding="utf-8",
     )
     output_dir = tmp_path / "out"
@@ -69,7 +69,7 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
     assert f"SST-2 accuracy: median {summary['median']:.2f}" in result.stdout
     assert results["hyperparameters"] == {
         "learning_rate": 1e-3,
-        "num_train_epochs": 3,
+        "num_train_epochs": 2,
         "max_seq_length": 16,
         "layerwise_lr_decay": 0.8,
         "train_batch_size": 16,

@@ -11,6 +11,9 @@ from electra_tf.errors import DataError
 
 
 def pretraining_job(settings, objective, run_plan, records, heldout_records, vocab):
+    """The `PretrainingJob` of `objective`'s run of the plan: its steps and intervals, checkpoints kept at its
+    evaluation steps (and at the step ELECTRA starts from), started from the masked-LM run's kept checkpoint when the
+    plan says so."""
     from electra_tf.training.pretraining_job import PretrainingJob
 
     kept_steps = {point["step"] for point in run_plan["eval_points"]} | set(run_plan.get("handover_steps", ()))
@@ -46,6 +49,7 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
 
 
 def pretraining_dir(settings, objective):
+    """<output_dir>/pretraining/<objective>: the run's model_dir."""
     return os.path.join(settings.output_dir, "pretraining", objective)
 
 

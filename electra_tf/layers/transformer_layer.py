@@ -61,8 +61,9 @@ def alibi_attention_bias(padding_mask, num_heads, dtype):
     # Positions from a cumulative sum rather than a range: keras.ops on the symbolic inputs of the functional graph too.
     positions = ops.cumsum(ops.ones_like(padding_mask, dtype=dtype), axis=1)
     distance = ops.abs(ops.expand_dims(positions, 1) - ops.expand_dims(positions, 2))
-    slopes = ops.reshape(ops.convert_to_tensor([-slope for slope in alibi_slopes(num_heads)], dtype), (1, -1, 1, 1))
-    return ops.expand_dims(distance, 1) * slopes
+    # One product per head with a Python number: a tensor of the slopes made here would be captured by a traced graph
+    # as an input of its own, which an ONNX file then expects to be fed.
+    return ops.stack([distance * -slope for slope in alibi_slopes(num_heads)], axis=1)
 
 
 @keras.saving.register_keras_serializable(package="electra_tf")

@@ -62,11 +62,13 @@ def _kept_checkpoint(model_dir, step):
 def _final_step_done(model_dir, steps):
     import tensorflow as tf
 
+    from electra_tf.training.pretraining_job import PRETRAINED_DIR
+
     latest = tf.train.latest_checkpoint(model_dir)
     return (
         latest is not None
         and latest.endswith(f"ckpt-{steps}")
-        and os.path.isfile(os.path.join(model_dir, "pretrained", "config.json"))
+        and os.path.isfile(os.path.join(model_dir, PRETRAINED_DIR, "config.json"))
     )
 
 

@@ -50,8 +50,6 @@ def kept_checkpoint(model_dir, step):
 
 
 # ---------------------------------------------------------------------------------------------- detection
-
-
 def _json_field(path, field):
     """`field` of the JSON object in the file at `path`, or None."""
     try:

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, TINY_RUN_STEPS
 
 
 def _run(*args):
@@ -24,13 +24,13 @@ def test_statistics_of_a_fresh_and_a_trained_discriminator(tiny_preset_run, pret
     records, _ = pretraining_data
     result = _run(
         f"--model_dir={tiny_preset_run}",
-        "--checkpoints=init,ckpt-600",
+        f"--checkpoints=init,ckpt-{TINY_RUN_STEPS}",
         f"--eval_tfrecords={records}",
         "--num_sequences=8",
     )
     assert result.returncode == 0, result.stderr[-3000:]
     fresh, trained = (json.loads(line) for line in result.stdout.splitlines() if line.startswith("{"))
-    assert (fresh["checkpoint"], trained["checkpoint"]) == ("init", "ckpt-600")
+    assert (fresh["checkpoint"], trained["checkpoint"]) == ("init", f"ckpt-{TINY_RUN_STEPS}")
     # Hidden size 128: a fresh network spreads its token states over many directions; its logits are near 0.
     assert fresh["effective_rank"] > 10 and fresh["mean_cosine"] < 0.5 and abs(fresh["logit_mean"]) < 0.5
     # The trained detector (AUC > 0.8 on this corpus) tells tokens apart: its logits vary over tokens.

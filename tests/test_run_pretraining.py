@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from tests.command_output import unexpected_lines, users_environment
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, TINY_RUN_STEPS
 from tests.console_commands import run_command
 
 
@@ -240,14 +240,14 @@ def assert_same_single_evaluation(expected_dir, actual_dir, eval_batches):
 
 
 def test_tiny_preset_learns_replaced_token_detection(tiny_preset_run):
-    """Within the tiny preset's 600 steps the discriminator beats the all-original baseline by far.
+    """Within the shared tiny run's steps the discriminator beats the all-original baseline by far.
 
     The synthetic topic corpus (tests/synthetic_data.py) makes the generator's early mistakes detectable from context;
     on real text a model this small needs thousands of steps before detection goes beyond token frequency.
     """
     with open(tiny_preset_run / "metrics.jsonl", encoding="utf-8") as handle:
         entries = [json.loads(line) for line in handle]
-    assert [e["step"] for e in entries][-1] == 600
+    assert [e["step"] for e in entries][-1] == TINY_RUN_STEPS
     last = entries[-1]
     baseline = 1.0 - last["disc_replaced_fraction"]
     assert last["disc_accuracy"] > baseline + 0.5 * (1.0 - baseline), last  # at least half the baseline's errors gone

@@ -192,50 +192,78 @@ def plot_pretraining_curves(results, path):
     _plot_curves(results, path, "pretraining_curve", "Pre-training metrics against compute")
 
 
+def _heldout_metric(name):
+    return name.endswith(("loss", "masked_lm_accuracy", "mlm_accuracy", "auc"))
+
+
 def plot_heldout_curves(results, path):
-    """The held-out evaluations (AUC, masked-LM accuracies, losses) against cumulative training FLOPs, one panel per
-    metric, one line per objective."""
+    """The held-out evaluations (AUC, masked-LM accuracies, losses) against cumulative training FLOPs and, for the
+    runs that logged their times, against wall minutes: one panel per metric and axis, one line per objective."""
     _plot_curves(
         results,
         path,
         "heldout_curve",
-        "Held-out pre-training metrics against compute",
-        lambda name: name.endswith(("loss", "masked_lm_accuracy", "mlm_accuracy", "auc")),
+        "Held-out pre-training metrics against compute and wall time",
+        _heldout_metric,
+        x_axes=("flops", "wall_seconds"),
     )
 
 
-def _plot_curves(results, path, curve, title, keep=lambda name: True):
-    plt = _pyplot()
-    objectives = results["objectives"]
+# The horizontal axes of the curves: a curve entry's field, its label, and the factor its values are drawn with.
+X_AXES = {"flops": ("pre-training FLOPs", 1.0), "wall_seconds": ("wall minutes of pre-training", 1 / 60)}
+
+
+def curve_panels(results, curve, keep=lambda name: True, x_axes=("flops",)):
+    """[(metric, x field)] of the panels of a curve plot: every metric of any objective's `curve` that `keep` accepts
+    (skipped_steps only when some are), against each field of `x_axes` that some of its entries have."""
+    runs = results["objectives"].values()
     names = []
-    for run in objectives.values():
+    for run in runs:
         for entry in run.get(curve, []):
             names += [name for name in entry if name not in CURVE_FIELDS and keep(name) and name not in names]
     names = [
         name
         for name in names
-        if not (
-            name == "skipped_steps"
-            and not any(entry.get(name) for run in objectives.values() for entry in run.get(curve, []))
-        )
+        if not (name == "skipped_steps" and not any(entry.get(name) for run in runs for entry in run.get(curve, [])))
     ]
-    columns = min(3, max(1, len(names)))
-    rows = max(1, math.ceil(len(names) / columns))
+    return [
+        (name, x)
+        for name in names
+        for x in x_axes
+        if any(name in entry and x in entry for run in runs for entry in run.get(curve, []))
+    ]
+
+
+def _plot_curves(results, path, curve, title, keep=lambda name: True, x_axes=("flops",)):
+    """One metric a row, one column per x axis; with one axis, three metrics a row."""
+    plt = _pyplot()
+    objectives = results["objectives"]
+    panels = curve_panels(results, curve, keep, x_axes)
+    if len(x_axes) > 1:
+        metrics = list(dict.fromkeys(name for name, _ in panels))
+        places = [(metrics.index(name), x_axes.index(x)) for name, x in panels]
+        rows, columns = max(1, len(metrics)), len(x_axes)
+    else:
+        columns = min(3, max(1, len(panels)))
+        places = [(index // columns, index % columns) for index in range(len(panels))]
+        rows = max(1, math.ceil(len(panels) / columns))
     figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.2 * rows), squeeze=False)
-    for index, name in enumerate(names):
-        axis = axes[index // columns][index % columns]
-        for objective, run in objectives.items():
-            points = [(entry["flops"], entry[name]) for entry in run.get(curve, []) if name in entry]
+    for axis in axes.flat:
+        axis.axis("off")
+    for (name, x), (row, column) in zip(panels, places):
+        axis = axes[row][column]
+        axis.axis("on")
+        label, factor = X_AXES[x]
+        for index, (objective, run) in enumerate(objectives.items()):  # an objective keeps its colour everywhere
+            points = [(entry[x] * factor, entry[name]) for entry in run.get(curve, []) if name in entry and x in entry]
             if points:
-                axis.plot(*zip(*points), marker=".", label=objective)
+                axis.plot(*zip(*points), marker=".", label=objective, color=f"C{index}")
         axis.set_title(name)
-        axis.set_xlabel("pre-training FLOPs")
+        axis.set_xlabel(label)
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
-    for index in range(len(names), rows * columns):
-        axes[index // columns][index % columns].axis("off")
     figure.suptitle(f"{title} ({results['settings']['model_size']})")
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (3.2 * rows)))  # room for the title above the first row
     _save_figure(figure, path)
     plt.close(figure)
 

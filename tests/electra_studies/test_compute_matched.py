@@ -326,6 +326,23 @@ def test_plots_on_synthetic_results(tmp_path):
     )  # no temporary files
 
 
+def test_heldout_panels_pair_compute_with_wall_time_where_a_run_logged_it(tmp_path):
+    results = _synthetic_results()
+    for entry in results["objectives"]["mlm"]["heldout_curve"]:  # a run whose times were not logged
+        del entry["wall_seconds"]
+    both = ("flops", "wall_seconds")
+    assert report.curve_panels(results, "heldout_curve", x_axes=both) == [
+        (name, x) for name in ("loss", "masked_lm_accuracy", "disc_auc", "disc_recall") for x in both
+    ]
+    for entry in results["objectives"]["electra"]["heldout_curve"]:
+        del entry["wall_seconds"]
+    assert report.curve_panels(results, "heldout_curve", lambda name: name.endswith("auc"), both) == [
+        ("disc_auc", "flops")
+    ]
+    report.plot_heldout_curves(results, str(tmp_path / report.HELDOUT_PNG))
+    _assert_png(tmp_path / report.HELDOUT_PNG)
+
+
 # ---------------------------------------------------------------------- errors
 def _cli(capfd, *args):
     """(exit status, stderr lines) of electra-compute-matched run in this process with `args`."""

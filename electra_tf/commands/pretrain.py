@@ -11,8 +11,8 @@ import sys
 from absl import flags
 
 from electra_tf import cli
-from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES
 from electra_tf.job_flags import define_job_flags, job_arguments
+from electra_tf.pretraining_settings import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES
 
 # TensorFlow-free, like everything it imports: --help stays fast.
 from electra_tf.training.pretraining_spec import PretrainingJob

@@ -3,8 +3,8 @@
 import keras
 import keras_hub
 
+from electra_tf.architecture import ARCHITECTURE_FIELDS, ElectraArchitecture
 from electra_tf.checkpoints import DISCRIMINATOR, GENERATOR
-from electra_tf.config import ARCHITECTURE_FIELDS, ElectraArchitecture
 from electra_tf.errors import ConfigError
 from electra_tf.layers.embeddings import ElectraEmbeddings
 from electra_tf.layers.transformer_layer import (
@@ -107,7 +107,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
     Args:
         vocab_size, embedding_size, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings,
         type_vocab_size, hidden_dropout, attention_dropout, layer_norm_epsilon, initializer_range, hidden_activation,
-        alibi: the architecture (the fields of `electra_tf.config.ElectraArchitecture`, which checks them;
+        alibi: the architecture (the fields of `electra_tf.architecture.ElectraArchitecture`, which checks them;
             `hidden_activation` "gelu" is the reference's exact GELU, "gelu_approximate" the tanh form of keras-hub's
             and some Hugging Face ELECTRAs; `alibi` adds ALiBi's distance bias to the attention, not in the paper).
         embeddings: an `ElectraEmbeddings` to share with another backbone (ELECTRA's generator and discriminator share

@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from electra_tf.config import ElectraArchitecture
+from electra_tf.architecture import ElectraArchitecture
 from electra_tf.layers import ElectraEmbeddings, ElectraMaskedLMHead
 from electra_tf.models.backbone import ElectraBackbone, backbone_inputs
 

@@ -12,6 +12,7 @@ import dataclasses
 import keras_hub
 import tensorflow as tf
 
+from electra_tf.architecture import ARCHITECTURE_FIELDS
 from electra_tf.checkpoints import collect_weights, require_checkpoint
 from electra_tf.checkpoints.config_inference import infer_config
 from electra_tf.checkpoints.matching import assign_weights, check_shared_embeddings, describe
@@ -23,7 +24,7 @@ from electra_tf.checkpoints.naming import (
     NETWORK_SCOPES,
     PRETRAINER,
 )
-from electra_tf.config import ARCHITECTURE_FIELDS, ElectraConfig
+from electra_tf.config import ElectraConfig
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.models import load_checkpoint
 from electra_tf.tokenizer import vocab_fingerprint

@@ -1,7 +1,9 @@
 import pytest
 
-from electra_tf.config import PRESETS, ElectraArchitecture, ElectraConfig, PretrainingSettings
+from electra_tf.architecture import ElectraArchitecture
+from electra_tf.config import PRESETS, ElectraConfig
 from electra_tf.errors import ConfigError
+from electra_tf.pretraining_settings import PretrainingSettings
 
 
 @pytest.mark.parametrize(
@@ -149,7 +151,8 @@ def test_the_choices_that_leave_the_reference_layout_are_named(overrides, labels
 def test_architecture_and_pretraining_settings_partition_the_run_config():
     import dataclasses
 
-    from electra_tf.config import ARCHITECTURE_FIELDS, PRETRAINING_FIELDS, ElectraArchitecture, PretrainingSettings
+    from electra_tf.architecture import ARCHITECTURE_FIELDS
+    from electra_tf.pretraining_settings import PRETRAINING_FIELDS
 
     assert not set(ARCHITECTURE_FIELDS) & set(PRETRAINING_FIELDS)
     assert [field.name for field in dataclasses.fields(ElectraConfig)] == list(ARCHITECTURE_FIELDS + PRETRAINING_FIELDS)
@@ -164,7 +167,6 @@ def test_architecture_and_pretraining_settings_partition_the_run_config():
 
 
 def test_each_half_validates_its_own_fields():
-    from electra_tf.config import ElectraArchitecture, PretrainingSettings
 
     with pytest.raises(ConfigError, match="ElectraArchitecture.hidden_size=100 is not divisible by num_heads=3"):
         ElectraArchitecture(hidden_size=100, num_heads=3)
@@ -215,7 +217,7 @@ ALLOWED_COMBINATIONS = {
 def _variant_grid():
     import itertools
 
-    from electra_tf.config import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES
+    from electra_tf.pretraining_settings import EMBEDDING_SHARING, GENERATOR_TRAINING, OBJECTIVES
 
     for objective, uniform, tied, untied, two_stage, training, sharing in itertools.product(
         OBJECTIVES, (False, True), (False, True), (False, True), (0, 100), GENERATOR_TRAINING, EMBEDDING_SHARING

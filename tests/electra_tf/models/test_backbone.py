@@ -4,7 +4,7 @@ import keras_hub
 import numpy as np
 import pytest
 
-from electra_tf.config import ElectraArchitecture
+from electra_tf.architecture import ElectraArchitecture
 from electra_tf.layers import ElectraEmbeddings
 from electra_tf.models import ElectraBackbone, load_checkpoint
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.config import OBJECTIVES, ElectraConfig
+from electra_tf.config import ElectraConfig
 from electra_tf.pretraining import objectives
 from electra_tf.pretraining.masking import MaskedInputs
+from electra_tf.pretraining_settings import OBJECTIVES
 
 BATCH, LENGTH, VOCAB, SLOTS = 2, 6, 9, 3
 CONFIG = ElectraConfig(

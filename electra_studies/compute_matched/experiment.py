@@ -69,7 +69,7 @@ import os
 import time
 
 from electra_studies.compute_matched.data_stage import prepare_data
-from electra_studies.compute_matched.finetuning_stage import finetune, task_subset, train_count
+from electra_studies.compute_matched.finetuning_stage import finetune, mean_train_words, task_subset, train_count
 from electra_studies.compute_matched.plan import cumulative_flops, estimate_seconds, objective_config, plan_runs
 from electra_studies.compute_matched.pretraining_stage import pretrain, pretraining_dir, random_init_checkpoint
 from electra_studies.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
@@ -91,9 +91,11 @@ def run_experiment(settings, command=""):
     corpus_bytes = (corpus_text_bytes(files), corpus_text_bytes(heldout))
     nominal = {name: objective_config(settings, name, settings.vocab_size) for name in settings.objectives}
     glue_counts = {task: train_count(settings, task) for task in settings.tasks}
+    glue_words = {task: mean_train_words(settings, task) for task in settings.tasks}
     if settings.dry_run:
         plan = plan_runs(settings, nominal)
-        _print_plan(settings, plan, estimate_seconds(settings, plan, nominal, corpus_bytes, glue_counts), heldout)
+        estimate = estimate_seconds(settings, plan, nominal, corpus_bytes, glue_counts, glue_words)
+        _print_plan(settings, plan, estimate, heldout)
         return None
     os.makedirs(settings.output_dir, exist_ok=True)
     stage_start = time.time()
@@ -111,7 +113,7 @@ def run_experiment(settings, command=""):
             model_overrides={"objective": name},
         ).model_config()
     plan = plan_runs(settings, configs)
-    estimate = estimate_seconds(settings, plan, configs, corpus_bytes, glue_counts, data_ready=True)
+    estimate = estimate_seconds(settings, plan, configs, corpus_bytes, glue_counts, glue_words, data_ready=True)
     estimate["data"] = data_seconds
     estimate["total"] += data_seconds
     _print_plan(settings, plan, estimate, heldout)

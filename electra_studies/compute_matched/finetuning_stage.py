@@ -92,3 +92,13 @@ def train_count(settings, task):
     with open(path, "rb") as handle:
         rows = sum(1 for line in handle if line.strip()) - (1 if spec.splits["train"].layout.has_header else 0)
     return min(rows, settings.train_examples) if settings.train_examples else rows
+
+
+def mean_train_words(settings, task, sample=2000):
+    """Words (whitespace-separated, both texts of a pair) per example of the first `sample` examples of the task's
+    train split: what the time model sizes a fine-tuning batch from."""
+    from finetune.glue.readers import read_examples
+
+    examples = read_examples(settings.glue_dir, task, "train")[:sample]
+    words = sum(len(example.text_a.split()) + len((example.text_b or "").split()) for example in examples)
+    return words / max(1, len(examples))

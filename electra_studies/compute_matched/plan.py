@@ -14,11 +14,21 @@ LOG_POINTS = 25  # metrics.jsonl entries per pre-training run (plus step 1)
 # about STEP_OVERHEAD_SECONDS + FLOPs / FLOPS_PER_SECOND (ELECTRA 2.7e10 FLOPs, 0.20 s; MLM 1.75e10, 0.15 s;
 # fine-tuning 1.0e10, 0.12 s), plus fixed costs per job (graph building, data loading, evaluation).
 FLOPS_PER_SECOND = 1.7e11
+# mixed_bfloat16 pre-training runs its FLOPs this much faster: the CPU recipe's two phases (docs/cpu_budget.md sections
+# 6-7, `cpu` preset, 2-core AMD EPYC with AVX512_BF16) took 0.67 s a masked-LM step and 0.94 s an ELECTRA step,
+# evaluations included, where the float32 model above gives 1.02 s and 1.48 s (1.52x and 1.57x).
+PRECISION_SPEEDUP = {"float32": 1.0, "mixed_bfloat16": 1.5}
 STEP_OVERHEAD_SECONDS = 0.05
 PRETRAINING_JOB_SECONDS = 15.0
 EXPORT_SECONDS = 4.0
 FINETUNING_JOB_SECONDS = 12.0
 FINETUNING_TRIAL_SECONDS = 6.0
+# A fine-tuning batch's width (pieces): its examples are batched by length, so a batch is about as wide as its
+# examples (SST-2: 13.3 pieces an example, batches 14.2 wide on average, docs/PERFORMANCE.md), and an example is its
+# words in WordPiece pieces (1.27-1.43 a word on the five GLUE tasks with training sets, with a 16k vocabulary learned
+# from Wikipedia) plus [CLS] and one [SEP] per text.
+PIECES_PER_WORD = 1.35
+BATCH_WIDTH_OVER_MEAN_LENGTH = 1.07
 VOCAB_SECONDS_PER_MB = 8.0
 TFRECORD_SECONDS_PER_MB = 1.0
 # A held-out evaluation batch is a forward pass: a third of a training step's FLOPs (the reference's accounting).
@@ -98,7 +108,7 @@ def plan_runs(settings, configs):
         budget, budget_argument = start_flops + steps * electra_step_flops, "budget_minutes"
         budget_setting = (
             f"budget_minutes={settings.budget_minutes:g}: {steps} ELECTRA steps{after} by the time model of "
-            f"a step, {_step_seconds(electra_step_flops):.3g} s"
+            f"a step, {_step_seconds(electra_step_flops, settings.mixed_precision):.3g} s"
         )
     else:
         budget, budget_argument = start_flops + settings.electra_steps * electra_step_flops, "electra_steps"
@@ -185,24 +195,36 @@ def finetune_hyperparameters(settings, task):
     )
 
 
-def _step_seconds(step_flops):
-    return STEP_OVERHEAD_SECONDS + step_flops / FLOPS_PER_SECOND
+def _step_seconds(step_flops, precision="float32"):
+    return STEP_OVERHEAD_SECONDS + step_flops / (FLOPS_PER_SECOND * PRECISION_SPEEDUP[precision])
 
 
 def pretraining_seconds(settings, steps, flops_per_step):
     """Estimated wall time of a pre-training run of `steps`: starting the job, the steps, and the held-out evaluations
     (every `eval_every_steps` and at the end, `num_eval_steps` forward batches each)."""
-    seconds = PRETRAINING_JOB_SECONDS + steps * _step_seconds(flops_per_step)
+    precision = settings.mixed_precision
+    seconds = PRETRAINING_JOB_SECONDS + steps * _step_seconds(flops_per_step, precision)
     every = eval_every_steps(settings, steps)
     if every:
         evaluations = math.ceil(steps / every)
-        seconds += evaluations * settings.num_eval_steps * _step_seconds(EVAL_STEP_FLOPS_FRACTION * flops_per_step)
+        eval_step = _step_seconds(EVAL_STEP_FLOPS_FRACTION * flops_per_step, precision)
+        seconds += evaluations * settings.num_eval_steps * eval_step
     return seconds
 
 
-def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, data_ready=False):
+def finetuning_width(task, mean_words, max_seq_length):
+    """The mean width of `task`'s fine-tuning batches for examples of `mean_words` words, at most `max_seq_length`."""
+    from finetune.glue.tasks import glue_task_spec
+
+    specials = 3 if glue_task_spec(task).is_pair_task else 2
+    length = specials + PIECES_PER_WORD * mean_words
+    return min(max_seq_length, math.ceil(BATCH_WIDTH_OVER_MEAN_LENGTH * length))
+
+
+def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, train_words, data_ready=False):
     """Estimated wall time per stage (seconds) on the development machine's 2 idle cores; `corpus_bytes` is (training,
-    held-out) text bytes, `num_train_examples` {task: fine-tuning examples}."""
+    held-out) text bytes, `num_train_examples` {task: fine-tuning examples}, `train_words` {task: words per
+    example}."""
     from finetune.glue.tasks import glue_task_spec
 
     train_megabytes, heldout_megabytes = (size / 1e6 for size in corpus_bytes)
@@ -227,7 +249,8 @@ def estimate_seconds(settings, plan, configs, corpus_bytes, num_train_examples, 
         hyper = finetune_hyperparameters(settings, task)
         examples *= 2 if glue_task_spec(task).swap_augment else 1
         steps = hyper.num_train_epochs * math.ceil(examples / hyper.train_batch_size)
-        ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, hyper.max_seq_length)
+        width = finetuning_width(task, train_words[task], hyper.max_seq_length)
+        ft_step_flops = 2 * hyper.train_batch_size * flops_lib.inference_flops(config, width)
         trial = FINETUNING_TRIAL_SECONDS + steps * _step_seconds(ft_step_flops)
         finetuning += checkpoints * (groups * FINETUNING_JOB_SECONDS + len(settings.seeds) * trial)
     return {

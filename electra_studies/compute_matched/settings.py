@@ -6,14 +6,19 @@ import glob
 import os
 from typing import List, Optional
 
-from electra_studies.compute_matched.plan import FLOPS_PER_SECOND, PRETRAINING_JOB_SECONDS, STEP_OVERHEAD_SECONDS
+from electra_studies.compute_matched.plan import (
+    FLOPS_PER_SECOND,
+    PRECISION_SPEEDUP,
+    PRETRAINING_JOB_SECONDS,
+    STEP_OVERHEAD_SECONDS,
+)
 from electra_tf import flops as flops_lib
 from electra_tf.config import PRESETS, ElectraConfig
 from electra_tf.errors import ConfigError, DataError
 from electra_tf.job_flags import flag_field
 
-# Pre-training precisions offered: float32, or bfloat16 compute with float32 variables.
-PRECISIONS = ("float32", "mixed_bfloat16")
+# Pre-training precisions offered (those the time model knows): float32, or bfloat16 compute with float32 variables.
+PRECISIONS = tuple(PRECISION_SPEEDUP)
 
 
 @dataclasses.dataclass
@@ -71,8 +76,9 @@ class Settings:
         "The FLOP budget as wall time (overrides --electra_steps): the ELECTRA "
         "steps whose estimated pre-training time is nearest this many minutes, by the plan's time model "
         f"(a job's ~{PRETRAINING_JOB_SECONDS:g} s start, {STEP_OVERHEAD_SECONDS:g} s + FLOPs / "
-        f"{FLOPS_PER_SECOND:.2g} per step, the held-out evaluations' forward passes; measured on an "
-        "idle 2-core CPU in float32), printed with the plan.",
+        f"{FLOPS_PER_SECOND:.2g} per step in float32, {PRECISION_SPEEDUP['mixed_bfloat16']:g}x that rate in "
+        "mixed_bfloat16, the held-out evaluations' forward passes; measured on an idle 2-core CPU), printed with "
+        "the plan.",
     )
     seed: int = flag_field(0, "Pre-training seed (initialisation, data order, masking).")
     vocab_size: int = flag_field(8192, "Size of the WordPiece vocabulary learned from --corpus.")

@@ -16,6 +16,7 @@ from electra_studies.compute_matched import experiment as cm
 from electra_studies.compute_matched import finetuning_stage, pretraining_stage, report, settings_record
 from electra_studies.compute_matched import plan as planning
 from electra_studies.compute_matched import settings as experiment_settings
+from electra_tf import flops as flops_lib
 from electra_tf.errors import ConfigError, DataError
 from tests.console_commands import run_command
 
@@ -105,6 +106,31 @@ def test_budget_minutes_becomes_the_electra_steps_of_that_estimated_time(tmp_pat
     assert plan["objectives"]["mlm"]["steps"] > steps  # still matched in FLOPs
     with pytest.raises(ConfigError, match="^budget_minutes=0.1 leaves no time for a pre-training step"):
         planning.plan_runs(dataclasses.replace(settings, budget_minutes=0.1), _configs(settings))
+    bfloat16 = dataclasses.replace(settings, mixed_precision="mixed_bfloat16")
+    faster = planning.plan_runs(bfloat16, _configs(bfloat16))["objectives"]["electra"]["steps"]
+    assert faster > steps and planning.pretraining_seconds(bfloat16, faster, step_flops) == pytest.approx(600, abs=5)
+
+
+def test_fine_tuning_batches_are_sized_from_the_tasks_words(tmp_path, shared_data):
+    """Measured with the project's tokenizer and a 16k vocabulary learned from Wikipedia: CoLA's training examples
+    are 14.5 pieces long on average, RTE's 76.3 (their first 2,000); batches are about as wide as their examples."""
+    settings = _settings(tmp_path, glue_dir=str(shared_data / "glue"))
+    cola = planning.finetuning_width("CoLA", finetuning_stage.mean_train_words(settings, "CoLA"), 128)
+    rte = planning.finetuning_width("RTE", finetuning_stage.mean_train_words(settings, "RTE"), 128)
+    assert 14.5 <= cola <= 14.5 * 1.2 and 76.3 <= rte <= 76.3 * 1.2
+    assert planning.finetuning_width("RTE", finetuning_stage.mean_train_words(settings, "RTE"), 64) == 64
+
+
+def test_the_time_model_predicts_the_cpu_recipes_measured_phases(tmp_path):
+    """docs/cpu_budget.md sections 6-7 (16,186-piece vocabulary, mixed_bfloat16, evaluations of 20 batches every 250
+    steps): 1,185 s for the masked-LM phase's 1,750 steps, 5,645 s for the ELECTRA phase's 6,000."""
+    settings = _settings(
+        tmp_path, model_size="cpu", mixed_precision="mixed_bfloat16", eval_every_steps=250, num_eval_steps=20
+    )
+    for objective, steps, measured in (("mlm", 1750, 1185), ("electra", 6000, 5645)):
+        config = planning.objective_config(settings, objective, vocab_size=16186)
+        step_flops = flops_lib.objective_pretraining_flops(config, 128, 32)
+        assert planning.pretraining_seconds(settings, steps, step_flops) == pytest.approx(measured, rel=0.1)
 
 
 def test_electra_from_the_masked_lm_run_counts_its_steps_in_the_budget(tmp_path):

@@ -61,6 +61,6 @@ def test_a_flag_file_that_is_neither_here_nor_shipped_is_refused_naming_the_ship
         resolve_flagfile_arguments(["--flagfile=configs/smal.flags"])
     assert str(raised.value) == (
         f"flag file configs/smal.flags does not exist (from {tmp_path}) and is none of the shipped flag files "
-        "configs/{base,cpu,glue_cola,glue_mnli,glue_mrpc,glue_qnli,glue_qqp,glue_rte,glue_sst2,glue_stsb,glue_wnli,"
+        "configs/{base,compute_matched_cpu,cpu,glue_cola,glue_mnli,glue_mrpc,glue_qnli,glue_qqp,glue_rte,glue_sst2,glue_stsb,glue_wnli,"
         "large,small++,small,squad,squadv1,tiny}.flags: pass an existing file or one of those"
     )

@@ -491,6 +491,27 @@ def test_the_settings_errors_name_fields_and_the_command_shows_them_as_flags(tmp
     assert not (tmp_path / "out").exists()
 
 
+def test_the_recipes_flag_file_plans_the_recipe(tmp_path, shared_data, capfd):
+    """configs/compute_matched_cpu.flags: ELECTRA from the masked-LM run's step 1,750 plus 6,000 steps, and the
+    masked-LM twin of equal FLOPs."""
+    corpus = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    for path in corpus:
+        path.write_text("Some text.\n\nMore text.\n", encoding="utf-8")
+    status = run_command(
+        "electra-compute-matched",
+        "--flagfile=configs/compute_matched_cpu.flags",
+        f"--output_dir={tmp_path / 'out'}",
+        f"--corpus={corpus[0]},{corpus[1]}",
+        f"--glue_dir={shared_data / 'glue'}",
+        "--dry_run",
+    )
+    output = capfd.readouterr()
+    assert status == 0, output.err[-3000:]
+    assert re.search(r"electra: mlm's 1750 steps \(\S+ FLOPs\) \+ 6000 steps x ", output.out), output.out
+    assert re.search(r"mlm: 105\d\d steps x ", output.out), output.out  # the vocabulary's size moves it by a few
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------------- end to end
 # Benchmarks (`pytest -m benchmark`): the experiment's pre-training, held-out evaluation and fine-tuning stages in one
 # run take close to two minutes. The suite keeps the checks above (the plan, the corpus split, a resumed results file,

@@ -43,20 +43,13 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner
 from bench_utils import host_facts
+from electra_tf.architecture import SIZES
 from pretrain_throughput import batch_end_clock, cpu_threads, matmul_peak
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "vocab", "bert-uncased-vocab.txt")
 TASKS = ("SST-2", "MRPC", "RTE", "CoLA", "QNLI")
-PEER_SIZES = (
-    "vocab_size",
-    "embedding_size",
-    "hidden_size",
-    "num_layers",
-    "num_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
+PEER_SIZES = SIZES + (
     "layer_norm_epsilon",
     "hidden_dropout",
     "attention_dropout",

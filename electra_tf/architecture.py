@@ -7,6 +7,17 @@ from electra_tf.errors import ConfigError
 BERT_UNCASED_VOCAB_SIZE = 30522
 # The reference's exact (erf) GELU, or the tanh approximation (keras-hub's ELECTRA, Hugging Face's "gelu_new").
 HIDDEN_ACTIVATIONS = ("gelu", "gelu_approximate")
+# The architecture's sizes: positive integers, and the token-type table's, which may be 0 (no table).
+POSITIVE_SIZES = (
+    "vocab_size",
+    "embedding_size",
+    "hidden_size",
+    "num_layers",
+    "num_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+)
+SIZES = POSITIVE_SIZES + ("type_vocab_size",)
 
 
 def _check_integers(config, names, minimum=1, meaning=""):
@@ -55,18 +66,7 @@ class ElectraArchitecture:
         self.validate()
 
     def validate(self):
-        _check_integers(
-            self,
-            (
-                "vocab_size",
-                "embedding_size",
-                "hidden_size",
-                "num_layers",
-                "num_heads",
-                "intermediate_size",
-                "max_position_embeddings",
-            ),
-        )
+        _check_integers(self, POSITIVE_SIZES)
         _check_integers(self, ("type_vocab_size",), minimum=0, meaning=" (0: no token-type table)")
         if self.hidden_size % self.num_heads:
             raise ConfigError(

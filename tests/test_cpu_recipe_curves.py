@@ -26,6 +26,17 @@ def _run_dir(path, objective, evaluations):
     return config
 
 
+def _script(*flags):
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "cpu_recipe_curves.py"), *flags],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 def test_the_electra_phase_counts_from_the_masked_lm_steps_it_started_from(tmp_path):
     mlm = _run_dir(tmp_path / "mlm", "mlm", [{"step": s, "masked_lm_accuracy": s / 1e4} for s in (250, 500, 750)])
     electra = _run_dir(
@@ -33,21 +44,12 @@ def test_the_electra_phase_counts_from_the_masked_lm_steps_it_started_from(tmp_p
     )
     _run_dir(tmp_path / "twin", "mlm", [{"step": s, "masked_lm_accuracy": s / 1e4} for s in (250, 500, 750, 1000)])
     output = tmp_path / "plots" / "curves.png"
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(REPO_ROOT / "scripts" / "cpu_recipe_curves.py"),
-            f"--mlm_dir={tmp_path / 'mlm'}",
-            f"--electra_dir={tmp_path / 'electra'}",
-            f"--twin_dir={tmp_path / 'twin'}",
-            "--handover_step=500",
-            f"--output={output}",
-        ],
-        cwd=REPO_ROOT,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = _script(
+        f"--mlm_dir={tmp_path / 'mlm'}",
+        f"--electra_dir={tmp_path / 'electra'}",
+        f"--twin_dir={tmp_path / 'twin'}",
+        "--handover_step=500",
+        f"--output={output}",
     )
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
@@ -68,23 +70,12 @@ def test_the_electra_phase_counts_from_the_masked_lm_steps_it_started_from(tmp_p
     assert output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def _fails(*flags):
-    result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "cpu_recipe_curves.py"), *flags],
-        cwd=REPO_ROOT,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 2, result.stderr[-3000:]
-    return result.stderr
-
-
 def test_a_directory_without_a_run_is_named(tmp_path):
     _run_dir(tmp_path / "mlm", "mlm", [{"step": 250, "masked_lm_accuracy": 0.1}])
-    stderr = _fails(
+    result = _script(
         f"--mlm_dir={tmp_path / 'mlm'}", f"--electra_dir={tmp_path / 'none'}", f"--output={tmp_path / 'x.png'}"
     )
+    stderr = result.stderr
+    assert result.returncode == 2, stderr[-3000:]
     assert f"--electra_dir={tmp_path / 'none'} holds no {CONFIG_FILE}: pass the model_dir" in stderr, stderr
     assert not (tmp_path / "x.png").exists()

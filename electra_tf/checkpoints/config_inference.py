@@ -9,6 +9,7 @@ is refused here rather than loaded wrongly.
 
 import numpy as np
 
+from electra_tf.architecture import SIZES
 from electra_tf.checkpoints.matching import cloze_generator_sizes, counterpart_name, describe, network_sizes
 from electra_tf.checkpoints.naming import DISCRIMINATOR, EMBEDDINGS_SCOPE, GENERATOR, NETWORK_SCOPES, PRETRAINER
 from electra_tf.checkpoints.tokenizer_files import NO_VOCABULARY
@@ -18,18 +19,7 @@ from electra_tf.tokenizer import load_vocab
 
 SPECIAL_TOKENS = {"pad_id": "[PAD]", "unk_id": "[UNK]", "cls_id": "[CLS]", "sep_id": "[SEP]", "mask_id": "[MASK]"}
 # Sizes come from the checkpoint; everything else (dropout, masking, special ids) may come from a stored config.
-SIZE_FIELDS = (
-    "vocab_size",
-    "embedding_size",
-    "hidden_size",
-    "num_layers",
-    "num_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
-    "generator_hidden_fraction",
-    "generator_layers_fraction",
-)
+SIZE_FIELDS = SIZES + ("generator_hidden_fraction", "generator_layers_fraction")
 
 
 def default_num_heads(hidden_size):

@@ -30,8 +30,8 @@ flags.DEFINE_string("output", None, "The PNG to write.")
 def _run_curve(argument, first_flops=0.0, wall_offset=0.0, last_step=None, wall_time=True):
     """The held-out curve of the run in the directory flag `argument` names (read_metrics), its FLOPs from
     `first_flops` on."""
+    from electra_studies.compute_matched.plan import flops_after
     from electra_studies.compute_matched.results import read_metrics
-    from electra_tf import flops as flops_lib
     from electra_tf.config import ElectraConfig
     from electra_tf.errors import DataError
     from electra_tf.training.evaluation import EVAL_METRICS_FILE
@@ -48,12 +48,7 @@ def _run_curve(argument, first_flops=0.0, wall_offset=0.0, last_step=None, wall_
     config = ElectraConfig.load(os.path.join(model_dir, CONFIG_FILE))
     with open(os.path.join(model_dir, JOB_FILE), encoding="utf-8") as handle:
         job = json.load(handle)
-
-    def cumulative(steps):
-        return first_flops + flops_lib.objective_pretraining_flops(
-            config, job["max_seq_length"], job["train_batch_size"], steps
-        )
-
+    cumulative = flops_after(config, job["max_seq_length"], job["train_batch_size"], first_flops)
     curve = read_metrics(model_dir, cumulative, heldout=True, wall_offset=wall_offset)
     curve = [entry for entry in curve if last_step is None or entry["step"] <= last_step]
     if not wall_time:

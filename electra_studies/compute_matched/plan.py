@@ -83,11 +83,13 @@ def handover_flops(settings, configs):
 def cumulative_flops(settings, configs, objective):
     """steps -> the pre-training FLOPs of `objective`'s run after that many of its steps, counting the masked-LM steps
     an ELECTRA started from the masked-LM run has behind it."""
-    config, offset = configs[objective], handover_flops(settings, configs) if objective == "electra" else 0.0
-    return lambda steps: (
-        offset
-        + flops_lib.objective_pretraining_flops(config, settings.max_seq_length, settings.train_batch_size, steps)
-    )
+    offset = handover_flops(settings, configs) if objective == "electra" else 0.0
+    return flops_after(configs[objective], settings.max_seq_length, settings.train_batch_size, offset)
+
+
+def flops_after(config, max_seq_length, batch_size, first_flops=0.0):
+    """steps -> `first_flops` plus the pre-training FLOPs of that many steps of `config`'s objective."""
+    return lambda steps: first_flops + flops_lib.objective_pretraining_flops(config, max_seq_length, batch_size, steps)
 
 
 def plan_runs(settings, configs):

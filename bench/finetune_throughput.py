@@ -42,9 +42,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner
+from bench_tf import batch_end_clock, cpu_threads, matmul_peak
 from bench_utils import host_facts
 from electra_tf.architecture import SIZES
-from pretrain_throughput import batch_end_clock, cpu_threads, matmul_peak
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_VOCAB = os.path.join(os.path.dirname(REPO_ROOT), "shared", "data", "vocab", "bert-uncased-vocab.txt")

@@ -153,9 +153,9 @@ def measure_peer(args, config, threads):
 def main(argv=None):
     args = parse_args(argv)
     run_peer = peer_runner.resolve_peer(args)
+    from bench_tf import cpu_threads
     from electra_tf.config import ElectraConfig
     from electra_tf.flops import inference_flops
-    from pretrain_throughput import cpu_threads
 
     config = ElectraConfig.from_preset(args.preset)
     config.check_sequence_length(args.seq_len)

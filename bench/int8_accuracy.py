@@ -79,6 +79,7 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
+    from bench_tf import cpu_threads
     from electra_tf.models import backbone_inputs
     from finetune.glue.features import encode_examples
     from finetune.glue.metrics import task_metrics
@@ -86,7 +87,6 @@ def main(argv=None):
     from finetune.models.saved_classifier import load_text_classifier
     from finetune.models.serving import ClassifierServingModule, export_classifier
     from int8_serving import directory_mb, file_mb, runtime_calls, write_keras_int8, write_runtime_files
-    from pretrain_throughput import cpu_threads
 
     classifier = load_text_classifier(args.model)
     tokenizer = classifier.preprocessor.require_tokenizer()

@@ -160,13 +160,13 @@ def main(argv=None):
     import numpy as np
     import tensorflow as tf
 
+    from bench_tf import cpu_threads
     from electra_tf import progress
     from electra_tf.config import ElectraConfig
     from electra_tf.models import backbone_inputs, build_discriminator
     from electra_tf.tokenizer import ElectraTokenizer
     from finetune.models import ElectraTextClassifier, ElectraTextClassifierPreprocessor
     from finetune.models.serving import ClassifierServingModule, export_classifier
-    from pretrain_throughput import cpu_threads
 
     tokenizer = ElectraTokenizer(args.vocab_file)
     config = ElectraConfig.from_preset(args.preset).with_vocab(

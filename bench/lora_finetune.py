@@ -69,12 +69,12 @@ def measure(args):
     import numpy as np
     import tensorflow as tf
 
+    from bench_tf import batch_end_clock
     from electra_tf.config import ElectraConfig
     from electra_tf.models import build_discriminator
     from electra_tf.training.distribution import set_precision
     from finetune.models import ElectraTextClassifier
     from finetune.optimization import create_finetuning_optimizer
-    from pretrain_throughput import batch_end_clock
 
     set_precision(args.mixed_precision)
     config = ElectraConfig.from_preset(args.preset)

@@ -46,6 +46,7 @@ import gc
 import json
 import math
 import os
+import statistics
 import sys
 import time
 
@@ -55,6 +56,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner
+from bench_tf import batch_end_clock, cpu_threads, matmul_peak
 from bench_utils import peak_rss_mb, random_batch
 
 
@@ -121,38 +123,6 @@ def parse_args(argv=None):
         if getattr(args, name) < 1 or args.batch % getattr(args, name):
             parser.error(f"--{name}={getattr(args, name)} must be at least 1 and divide --batch={args.batch}")
     return args
-
-
-def cpu_threads():
-    """The threads TensorFlow computes with: its intra-op setting, else the CPUs this process may run on."""
-    import tensorflow as tf
-
-    configured = tf.config.threading.get_intra_op_parallelism_threads()
-    if configured:
-        return configured
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def matmul_peak(dtype, size=2048, repeats=20):
-    """Dense matmul FLOP/s that TensorFlow reaches on this machine for `dtype` (best of 3 after one warm-up)."""
-    import tensorflow as tf
-
-    a = tf.random.normal((size, size), dtype=tf.float32)
-    a = tf.cast(a, dtype)
-
-    @tf.function
-    def chain(x):
-        for _ in range(repeats):
-            x = tf.matmul(x, a) * tf.cast(1e-3, dtype)
-        return x
-
-    chain(a).numpy()
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        chain(a).numpy()
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 * repeats / best
 
 
 def timed_model(args):
@@ -277,7 +247,7 @@ def measure_ours(args):
             windows[name].append(seconds)
             if name == "ours":
                 teardowns.append(teardown)
-    seconds_per_step = median(windows["ours"])
+    seconds_per_step = statistics.median(windows["ours"])
     # FLOPs with the step's real number of prediction slots rather than the reference's fixed 15.625 %.
     output_fraction = model.max_predictions / args.seq_len
     result = {
@@ -294,12 +264,12 @@ def measure_ours(args):
     if baseline is not None:
         baseline.close()
         result.update(
-            baseline_seconds_per_step=median(windows["baseline"]),
+            baseline_seconds_per_step=statistics.median(windows["baseline"]),
             baseline_windows=windows["baseline"],
             baseline_first_step_loss=baseline.first_step_loss,
             baseline_repo=args.baseline_repo,
             baseline_gradient_accumulation_steps=args.baseline_gradient_accumulation_steps,
-            ratio_vs_baseline=median(windows["baseline"]) / seconds_per_step,
+            ratio_vs_baseline=statistics.median(windows["baseline"]) / seconds_per_step,
         )
     if initial_losses:
         result["initial_loss_mean"] = sum(initial_losses) / len(initial_losses)
@@ -310,26 +280,6 @@ def measure_ours(args):
     keras.backend.clear_session()
     gc.collect()
     return result
-
-
-def median(values):
-    return sorted(values)[len(values) // 2]
-
-
-def batch_end_clock():
-    import keras
-
-    class BatchEndClock(keras.callbacks.Callback):
-        """The time at the end of every training batch (Keras runs each step synchronously before calling it)."""
-
-        def __init__(self):
-            super().__init__()
-            self.times = []
-
-        def on_train_batch_end(self, batch, logs=None):
-            self.times.append(time.perf_counter())
-
-    return BatchEndClock()
 
 
 def initial_loss(config, seq_len, batch, seed):

@@ -16,7 +16,7 @@ and per trial, with the trial's seed set:
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
     task.save_model(model, path, tokenizer, hyperparameters.max_seq_length) # with save_models
 
-`job` is a `finetune.runner.FinetuningJob`; a task reads its own options (SQuAD's `doc_stride`, ...) from it.
+`job` is a `finetune.finetuning_spec.FinetuningJob`; a task reads its own options (SQuAD's `doc_stride`, ...) from it.
 Implementations: `finetune.glue.task.GlueTask`, `finetune.squad.task.SquadTask`, `finetune.tagging.task.TaggingTask`;
 `finetune.registry.get_task`
 finds them by name.

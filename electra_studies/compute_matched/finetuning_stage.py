@@ -47,7 +47,8 @@ def task_subset(settings, task):
 def finetune(settings, task, label, checkpoint, glue_dir):
     """Fine-tunes `checkpoint` on `task` once per seed (one FinetuningJob per run of consecutive seeds), reusing
     finished jobs; returns ({seed: {score key: {metric: value}}}, seconds)."""
-    from finetune.runner import RESULTS_FILE, FinetuningJob, run
+    from finetune.finetuning_spec import FinetuningJob
+    from finetune.runner import RESULTS_FILE, run
 
     start, scores = time.time(), {}
     hyper = finetune_hyperparameters(settings, task)

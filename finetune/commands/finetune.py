@@ -33,7 +33,7 @@ from electra_tf import cli
 from electra_tf.job_flags import define_job_flags, job_arguments
 
 # TensorFlow-free, like everything it imports: --help stays fast.
-from finetune.runner import FinetuningJob
+from finetune.finetuning_spec import FinetuningJob
 
 FLAGS = flags.FLAGS
 

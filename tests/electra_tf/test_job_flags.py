@@ -9,7 +9,7 @@ from electra_studies.compute_matched.settings import Settings
 from electra_tf.errors import ConfigError
 from electra_tf.job_flags import define_job_flags, flag_field, job_arguments
 from electra_tf.training.pretraining_spec import PretrainingJob
-from finetune.runner import FinetuningJob
+from finetune.finetuning_spec import FinetuningJob
 from tests.console_commands import command_module
 
 

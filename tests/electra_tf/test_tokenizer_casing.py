@@ -176,8 +176,9 @@ def test_convert_checkpoint_sets_the_casing_a_tf1_checkpoint_cannot_record(cased
 
 def test_scorer_and_fine_tuning_tokenise_as_pre_trained(cased_run):
     from electra_tf.scoring import load_scorer
+    from finetune.finetuning_spec import FinetuningJob
     from finetune.models import ElectraTextClassifier
-    from finetune.runner import FinetuningJob, tokenizer_settings
+    from finetune.runner import tokenizer_settings
 
     model_dir, vocab = cased_run
     directory = str(model_dir / "pretrained")

@@ -6,9 +6,9 @@ import pytest
 
 from electra_tf.errors import ConfigError
 from finetune import hyperparameters
+from finetune.finetuning_spec import FinetuningJob
 from finetune.glue.tasks import TASKS
 from finetune.registry import reference_hyperparameters
-from finetune.runner import FinetuningJob
 from tests.conftest import REPO_ROOT
 
 

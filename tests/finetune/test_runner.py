@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from finetune.finetuning_spec import FinetuningJob
 from finetune.glue_eval import evaluate_predictions_file
-from finetune.runner import FinetuningJob, run
+from finetune.runner import run
 
 
 def _write_stsb(glue_dir, rng):

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import ConfigError
+from finetune.finetuning_spec import FinetuningJob
 from finetune.glue.features import encode_examples
 from finetune.glue.readers import read_examples
 from finetune.registry import get_task
-from finetune.runner import FinetuningJob
 from finetune.squad.readers import read_squad_json
 from finetune.tagging.readers import read_conll
 

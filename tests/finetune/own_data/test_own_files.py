@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import DataError
+from finetune.finetuning_spec import FinetuningJob
 from finetune.own_data.readers import label_names, read_labelled_file
-from finetune.runner import FinetuningJob, run
+from finetune.runner import run
 from tests.finetune.synthetic_glue import keyword_examples
 
 NAMES = {0: "negative", 1: "positive"}

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import ConfigError, DataError
-from finetune.runner import FinetuningJob, run
+from finetune.finetuning_spec import FinetuningJob
+from finetune.runner import run
 from tests.command_output import unexpected_program_lines
 from tests.console_commands import run_command
 

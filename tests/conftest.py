@@ -62,7 +62,8 @@ def shared_across_workers(tmp_path_factory, name, build):
 @pytest.fixture(scope="session")
 def pretrained_tiny(pretraining_data, tmp_path_factory):
     """`<model_dir>/pretrained` of a tiny model pre-trained briefly by the pre-training job (as run_pretraining.py)."""
-    from electra_tf.training.pretraining_job import PretrainingJob, run
+    from electra_tf.training.pretraining_job import run
+    from electra_tf.training.pretraining_spec import PretrainingJob
 
     def pretrain(model_dir):
         records, vocab = pretraining_data

@@ -101,7 +101,7 @@ def run_experiment(settings, command=""):
     stage_start = time.time()
     vocab, records, heldout_records = prepare_data(settings, files, heldout)
     data_seconds = time.time() - stage_start
-    from electra_tf.training.pretraining_job import PretrainingJob
+    from electra_tf.training.pretraining_spec import PretrainingJob
 
     configs = {}
     for name in settings.objectives:

@@ -14,7 +14,7 @@ def pretraining_job(settings, objective, run_plan, records, heldout_records, voc
     """The `PretrainingJob` of `objective`'s run of the plan: its steps and intervals, checkpoints kept at its
     evaluation steps (and at the step ELECTRA starts from), started from the masked-LM run's kept checkpoint when the
     plan says so."""
-    from electra_tf.training.pretraining_job import PretrainingJob
+    from electra_tf.training.pretraining_spec import PretrainingJob
 
     kept_steps = {point["step"] for point in run_plan["eval_points"]} | set(run_plan.get("handover_steps", ()))
     starts_from = run_plan.get("starts_from")
@@ -142,7 +142,7 @@ def random_init_checkpoint(settings, vocab):
         import keras
 
         from electra_tf.models import build_discriminator, save_checkpoint
-        from electra_tf.training.pretraining_job import PretrainingJob
+        from electra_tf.training.pretraining_spec import PretrainingJob
 
         config = PretrainingJob(
             pretrain_tfrecords="-", model_dir="-", model_size=settings.model_size, vocab_file=vocab

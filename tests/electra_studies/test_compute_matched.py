@@ -378,7 +378,7 @@ def _cli(capfd, *args):
 
 
 def test_a_job_recorded_before_a_field_was_added_resumes_at_the_fields_default(tmp_path):
-    from electra_tf.training.pretraining_job import PretrainingJob
+    from electra_tf.training.pretraining_spec import PretrainingJob
 
     job = PretrainingJob(
         pretrain_tfrecords="data/*.tfrecord", model_dir=str(tmp_path / "run"), learning_rate=1e-3, progress_bar=False

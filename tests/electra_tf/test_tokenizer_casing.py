@@ -21,7 +21,8 @@ MAX_SEQ_LENGTH = 16
 def cased_run(tmp_path_factory):
     """(model_dir, vocab file) of a few steps of pre-training on data built with do_lower_case=False."""
     from data_prep.pipeline import build_pretraining_data
-    from electra_tf.training.pretraining_job import PretrainingJob, run
+    from electra_tf.training.pretraining_job import run
+    from electra_tf.training.pretraining_spec import PretrainingJob
 
     root = tmp_path_factory.mktemp("cased")
     vocab = root / "vocab.txt"
@@ -245,7 +246,7 @@ def test_a_directory_without_settings_is_bert_uncased(cased_run, tmp_path):
 
 def test_pretraining_settings_must_agree_with_the_data():
     from electra_tf.data.tfrecord_checks import check_same_tokenizer_settings
-    from electra_tf.training.pretraining_job import PretrainingJob
+    from electra_tf.training.pretraining_spec import PretrainingJob
 
     cased_manifest = {"do_lower_case": False, "strip_accents": False}
     job = PretrainingJob(pretrain_tfrecords="x", model_dir="y")

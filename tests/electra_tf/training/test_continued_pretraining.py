@@ -10,7 +10,8 @@ from data_prep.pipeline import build_pretraining_data
 from electra_tf.checkpoints import collect_weights
 from electra_tf.errors import CheckpointError, ConfigError, DataError
 from electra_tf.models import load_checkpoint, save_checkpoint
-from electra_tf.training.pretraining_job import PretrainingJob, run
+from electra_tf.training.pretraining_job import run
+from electra_tf.training.pretraining_spec import PretrainingJob
 from tests.electra_tf.checkpoints import fixtures
 
 MAX_SEQ_LENGTH = 16  # the fixtures' position table

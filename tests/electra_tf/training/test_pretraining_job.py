@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.errors import ConfigError, DataError
-from electra_tf.training.pretraining_job import PretrainingJob, run
+from electra_tf.training.pretraining_job import run
+from electra_tf.training.pretraining_spec import PretrainingJob
 
 # The tiny preset at one layer: what these runs check does not depend on the depth, and one layer is cheaper to trace.
 ONE_LAYER_WITHOUT_DROPOUT = {"num_layers": 1, "hidden_dropout": 0.0, "attention_dropout": 0.0}

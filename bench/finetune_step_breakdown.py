@@ -16,12 +16,21 @@ over `--repeats` calls after two untimed ones:
 
 `step_over_dense_gemm` is `step_ms / dense_gemm_ms`: how far the step is from the bound that its matmuls set on this
 host, the rest being element-wise kernels, attention, random numbers, the optimizer's memory traffic and dispatch.
-Medians over `--windows` windows. The last line is one JSON object.
+Medians over `--windows` windows.
+
+With `--profile_calls=N`, TensorFlow's profiler then traces N calls of `forward_backward` and N of the optimizer's
+update and prints where each spends its time by kind of op: a TensorFlow kernel's type (`_MklMatMul`,
+`StatelessRandomUniformV2`, ...), an XLA kernel's name (the fused element-wise chains of `electra_tf.layers.fused_ops`
+and the optimizer's compiled update appear as `xla:<fusion>`), and the executor's own time between kernels
+(`ExecutorState::Process` and the like: dispatch). Each figure is the kind's self time (its events' time less that of
+the events nested in them) summed over the compute threads, per call: with several threads the sum can exceed the
+call's wall time. The last line is one JSON object (with `profile` when traced).
 """
 
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -40,9 +49,15 @@ def parse_args(argv=None):
     parser.add_argument("--repeats", type=int, default=20, help="Calls per timing window.")
     parser.add_argument("--windows", type=int, default=3)
     parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
+    parser.add_argument(
+        "--profile_calls", type=int, default=0, help="Trace this many calls of each part with TensorFlow's profiler."
+    )
+    parser.add_argument("--profile_top", type=int, default=25, help="Kinds of op printed per traced part.")
     args = parser.parse_args(argv)
-    if args.width < 2 or args.batch < 1 or args.repeats < 1 or args.windows < 1:
-        parser.error("--width must be at least 2 and --batch, --repeats and --windows at least 1")
+    if args.width < 2 or args.batch < 1 or args.repeats < 1 or args.windows < 1 or args.profile_calls < 0:
+        parser.error(
+            "--width must be at least 2, --batch, --repeats and --windows at least 1, --profile_calls at least 0"
+        )
     return args
 
 
@@ -65,6 +80,78 @@ def median_ms(function, args, *inputs):
         finish(outputs)
         windows.append(1e3 * (time.perf_counter() - start) / args.repeats)
     return statistics.median(windows)
+
+
+def op_kind(name):
+    """The kind of one traced event: a TensorFlow kernel's type ("scope/op:Type" -> "Type"), an XLA kernel's name
+    without its numeric suffix ("multiply_add_fusion.1" -> "xla:multiply_add_fusion"), else the event's name."""
+    if ":" in name and not name.startswith(("ExecutorState", "CpuExecutable", "ThunkExecutor")):
+        return name.rsplit(":", 1)[1]
+    if "fusion" in name or name.startswith("wrapped_"):
+        return "xla:" + re.sub(r"\.\d+$", "", name)
+    return name
+
+
+def self_times(events):
+    """[(name, self picoseconds)] of one thread's events [(name, start, duration)]: each event's duration less the
+    durations of the events directly nested in it."""
+    result, stack = [], []  # stack: [name, end, self time]
+    for name, start, duration in sorted(events, key=lambda event: (event[1], -event[2])):
+        while stack and stack[-1][1] <= start:
+            result.append((stack[-1][0], stack.pop()[2]))
+        if stack:
+            stack[-1][2] -= duration
+        stack.append([name, start + duration, duration])
+    result.extend((name, own) for name, _, own in stack)
+    return result
+
+
+def read_trace(logdir):
+    """{kind: [milliseconds, events]} summed over the compute threads of the trace TensorFlow's profiler wrote."""
+    import glob
+
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    totals = {}
+    for path in glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True):
+        space = xplane_pb2.XSpace()
+        with open(path, "rb") as handle:
+            space.ParseFromString(handle.read())
+        for plane in space.planes:
+            for line in plane.lines:
+                if line.name == "python":  # the calling thread: it waits for the compute threads
+                    continue
+                events = [(plane.event_metadata[e.metadata_id].name, e.offset_ps, e.duration_ps) for e in line.events]
+                for name, own in self_times(events):
+                    entry = totals.setdefault(op_kind(name), [0.0, 0])
+                    entry[0] += own / 1e9
+                    entry[1] += 1
+    return totals
+
+
+def profile_per_call(function, calls, *inputs):
+    """{kind: {"ms": milliseconds per call, "count": events per call}} of `calls` traced calls of `function`."""
+    import tempfile
+
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory(prefix="finetune_step_profile_") as logdir:
+        tf.profiler.experimental.start(logdir)
+        for _ in range(calls):
+            outputs = function(*inputs)
+        for tensor in tf.nest.flatten(outputs, expand_composites=True):
+            if tensor is not None:
+                tensor.numpy()
+        tf.profiler.experimental.stop()
+        totals = read_trace(logdir)
+    return {kind: {"ms": ms / calls, "count": count / calls} for kind, (ms, count) in totals.items()}
+
+
+def print_profile(part, profile, top):
+    total = sum(entry["ms"] for entry in profile.values())
+    print(f"{part}: {total:.1f} ms of thread time per call, by kind of op (self time; events per call)")
+    for kind, entry in sorted(profile.items(), key=lambda item: -item[1]["ms"])[:top]:
+        print(f"  {entry['ms']:8.2f} ms {100 * entry['ms'] / total:5.1f} % {entry['count']:7.1f}  {kind}")
 
 
 def dense_gemm_shapes(config, tokens):
@@ -152,9 +239,16 @@ def main(argv=None):
     }
     result["dense_gemm_flops_per_s"] = result["dense_gemm_flops"] / (result["dense_gemm_ms"] / 1e3)
     result["step_over_dense_gemm"] = result["step_ms"] / result["dense_gemm_ms"]
+    if args.profile_calls:
+        result["profile"] = {
+            "forward_backward": profile_per_call(forward_backward, args.profile_calls, inputs, labels),
+            "optimizer": profile_per_call(update, args.profile_calls, gradients),
+        }
     keras.mixed_precision.set_global_policy("float32")
     for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms", "step_over_dense_gemm"):
         print(f"{name:>22}: {result[name]:.4g}")
+    for part, profile in result.get("profile", {}).items():
+        print_profile(part, profile, args.profile_top)
     print(json.dumps(result, sort_keys=True))
 
 

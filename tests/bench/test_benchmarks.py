@@ -306,7 +306,14 @@ def test_finetune_throughput_with_the_peer(shared_data, capsys):
 
 def test_finetune_step_breakdown_smoke(capsys):
     result = run_here(
-        "finetune_step_breakdown", capsys, "--preset=tiny", "--batch=4", "--width=8", "--repeats=2", "--windows=1"
+        "finetune_step_breakdown",
+        capsys,
+        "--preset=tiny",
+        "--batch=4",
+        "--width=8",
+        "--repeats=2",
+        "--windows=1",
+        "--profile_calls=1",
     )
     assert (result["preset"], result["batch"], result["width"]) == ("tiny", 4, 8)
     assert all(result[name] > 0 for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"))
@@ -317,6 +324,25 @@ def test_finetune_step_breakdown_smoke(capsys):
     hidden, intermediate, embedding, layers, tokens = 128, 512, 64, 2, 32
     per_layer = 4 * hidden * hidden + 2 * hidden * intermediate
     assert result["dense_gemm_flops"] == 3 * 2 * tokens * (layers * per_layer + embedding * hidden)
+    # The trace of one call of each part: at least each layer's four projections (query/key/value as one) forward,
+    # input gradient and kernel gradient; the optimizer's compiled update as XLA kernels.
+    forward_backward, optimizer = result["profile"]["forward_backward"], result["profile"]["optimizer"]
+    matmuls = sum(entry["count"] for kind, entry in forward_backward.items() if kind.endswith("MatMul"))
+    assert matmuls >= 3 * 4 * layers
+    assert any(kind.startswith("xla:") for kind in optimizer)
+    assert all(entry["ms"] >= 0 for part in (forward_backward, optimizer) for entry in part.values())
+
+
+def test_step_profile_self_times_and_kinds():
+    breakdown = load_bench_module("finetune_step_breakdown")
+    # An executor event holding two kernels, then a kernel of its own; picoseconds.
+    events = [("ExecutorState::Process", 0, 100), ("layer/MatMul:_MklMatMul", 10, 30), ("add_fusion.2", 50, 20)]
+    events.append(("layer/Mul:Mul", 200, 5))
+    assert sorted(breakdown.self_times(events)) == sorted(
+        [("ExecutorState::Process", 50), ("layer/MatMul:_MklMatMul", 30), ("add_fusion.2", 20), ("layer/Mul:Mul", 5)]
+    )
+    kinds = [breakdown.op_kind(name) for name, *_ in events]
+    assert kinds == ["ExecutorState::Process", "_MklMatMul", "xla:add_fusion", "Mul"]
 
 
 def test_hf_peer_flags_from_json_and_command_line():

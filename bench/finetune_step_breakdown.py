@@ -61,15 +61,17 @@ def parse_args(argv=None):
     return args
 
 
-def median_ms(function, args, *inputs):
-    """Median over windows of the mean milliseconds per call of `function(*inputs)`."""
+def finish(outputs):
+    """Waits for `outputs` (a nest of tensors) to be computed."""
     import tensorflow as tf
 
-    def finish(outputs):
-        for tensor in tf.nest.flatten(outputs, expand_composites=True):
-            if tensor is not None:
-                tensor.numpy()
+    for tensor in tf.nest.flatten(outputs, expand_composites=True):
+        if tensor is not None:
+            tensor.numpy()
 
+
+def median_ms(function, args, *inputs):
+    """Median over windows of the mean milliseconds per call of `function(*inputs)`."""
     for _ in range(2):
         finish(function(*inputs))
     windows = []
@@ -139,9 +141,7 @@ def profile_per_call(function, calls, *inputs):
         tf.profiler.experimental.start(logdir)
         for _ in range(calls):
             outputs = function(*inputs)
-        for tensor in tf.nest.flatten(outputs, expand_composites=True):
-            if tensor is not None:
-                tensor.numpy()
+        finish(outputs)
         tf.profiler.experimental.stop()
         totals = read_trace(logdir)
     return {kind: {"ms": ms / calls, "count": count / calls} for kind, (ms, count) in totals.items()}

@@ -140,7 +140,7 @@ def test_the_walk_sees_the_library_messages_of_a_command():
     assert any("allow_embedding_mismatch" in arguments for _, arguments in messages.values())
     assert "data_prep.pipeline" not in {where.split(":")[0] for where in messages}
     notices = [where for where, _, _, is_notice in library_messages("electra_tf.commands.pretrain") if is_notice]
-    assert any(where.startswith("electra_tf.training.pretraining_job:") for where in notices)
+    assert any(where.startswith("electra_tf.training.pretraining_inputs:") for where in notices)
 
 
 @pytest.mark.parametrize("program", sorted(SCRIPTS))

@@ -276,8 +276,10 @@ def test_float16_loss_scaling_skips_updates_but_not_steps(pretraining_data, tmp_
 
 
 def test_the_cpu_recipe_starts_evaluates_and_writes_its_curve(pretraining_data, tmp_path, capfd):
-    """configs/cpu.flags as shipped (preset and architecture, bfloat16, held-out evaluation), only shortened, started
-    from a masked-LM run as the recipe is: a smoke check, not the recipe's result (docs/cpu_budget.md has that)."""
+    """configs/cpu.flags as shipped (preset and architecture, bfloat16, held-out evaluation), only shortened: a smoke
+    check, not the recipe's result (docs/cpu_budget.md has that). The recipe starts from a masked-LM run; that hand-over
+    is checked at the tiny size (tests/electra_tf/training/test_continued_pretraining.py), a second launch at this size
+    would double the test's time."""
     records, _ = pretraining_data
     shortened = (
         "--flagfile=configs/cpu.flags",
@@ -291,29 +293,13 @@ def test_the_cpu_recipe_starts_evaluates_and_writes_its_curve(pretraining_data, 
         "--num_eval_steps=2",
         "--noprogress_bar",
     )
-    mlm_dir, model_dir = tmp_path / "mlm", tmp_path / "model"
-    status = run_command(
-        "electra-pretrain",
-        *shortened,
-        "--objective=mlm",
-        "--num_train_steps=8",
-        "--stop_at_step=2",
-        f"--model_dir={mlm_dir}",
-    )
-    assert status == 0, capfd.readouterr().err[-3000:]
-    status = run_command(
-        "electra-pretrain",
-        *shortened,
-        f"--init_checkpoint={mlm_dir}",
-        "--num_train_steps=4",
-        f"--model_dir={model_dir}",
-    )
+    model_dir = tmp_path / "model"
+    status = run_command("electra-pretrain", *shortened, "--num_train_steps=4", f"--model_dir={model_dir}")
     assert status == 0, capfd.readouterr().err[-3000:]
     config = json.loads((model_dir / "electra_config.json").read_text())
     assert (config["hidden_size"], config["num_layers"], config["generator_hidden_fraction"]) == (256, 6, 0.25)
     assert (config["alibi"], config["embedding_size"], config["type_vocab_size"]) == (True, 256, 0)
     assert json.loads((model_dir / "pretraining_job.json").read_text())["mixed_precision"] == "mixed_bfloat16"
-    assert [json.loads(line)["step"] for line in (mlm_dir / "eval_metrics.jsonl").read_text().splitlines()] == [2]
     evaluations = [json.loads(line) for line in (model_dir / "eval_metrics.jsonl").read_text().splitlines()]
     assert [entry["step"] for entry in evaluations] == [2, 4]
     for entry in evaluations:

@@ -17,8 +17,10 @@ from tests.conftest import REPO_ROOT
 from tests.test_multi_worker import _free_ports
 
 # Two Mirrored replicas are checked end to end by a benchmark (tests/test_run_pretraining.py: the weights after clipped
-# Adam updates equal one device's); a third process here would add half a minute to the suite.
-LAYOUTS = ("mirrored_3", "workers_2")
+# Adam updates equal one device's); a third process here would add half a minute to the suite. The two workers of a
+# cluster are a benchmark too (`pytest -m benchmark`): two more processes beside the Mirrored one cost the suite forty
+# seconds, and the cross-replica sum they reduce through is the one the Mirrored replicas check.
+LAYOUTS = ("mirrored_3", pytest.param("workers_2", marks=pytest.mark.benchmark))
 
 
 def _start(mode, size, out, tf_config=None, reference_sizes=""):
@@ -36,27 +38,42 @@ def _start(mode, size, out, tf_config=None, reference_sizes=""):
     )
 
 
+def _finished(layout, processes, paths):
+    for process in processes:
+        output, _ = process.communicate(timeout=600)
+        assert process.returncode == 0, f"{layout}: {output[-3000:]}"
+    return [dict(np.load(path)) for path in paths]
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """{layout: [saved arrays of each worker]}, all layouts started at once; Mirrored on 3 also computes the
-    single-device references of every layout."""
+def mirrored_3(tmp_path_factory):
+    """The saved arrays of Mirrored on 3 replicas, with the single-device references of every layout."""
+    path = tmp_path_factory.mktemp("replica_runs") / "m3.npz"
+    return _finished("mirrored_3", [_start("mirrored", 3, path, reference_sizes="2,3")], [path])
+
+
+@pytest.fixture(scope="module")
+def workers_2(tmp_path_factory):
+    """The saved arrays of each of two workers of a cluster."""
     import json
 
     directory = tmp_path_factory.mktemp("replica_runs")
     hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
-    processes = {
-        "mirrored_3": [_start("mirrored", 3, directory / "m3.npz", reference_sizes="2,3")],
-        "workers_2": [
-            _start("multi_worker", 2, directory / f"w{index}.npz", json.dumps(tf_config_for_workers(hosts, index)))
-            for index in range(2)
-        ],
-    }
-    outputs = {"mirrored_3": ["m3.npz"], "workers_2": ["w0.npz", "w1.npz"]}
-    for layout, started in processes.items():
-        for process in started:
-            output, _ = process.communicate(timeout=600)
-            assert process.returncode == 0, f"{layout}: {output[-3000:]}"
-    return {layout: [dict(np.load(directory / name)) for name in names] for layout, names in outputs.items()}
+    paths = [directory / f"w{index}.npz" for index in range(2)]
+    processes = [
+        _start("multi_worker", 2, path, json.dumps(tf_config_for_workers(hosts, index)))
+        for index, path in enumerate(paths)
+    ]
+    return _finished("workers_2", processes, paths)
+
+
+@pytest.fixture
+def runs(request):
+    """{layout: [saved arrays of each worker]} for Mirrored on 3 and the test's own layout, each run once per module."""
+    layouts = {"mirrored_3"}
+    if "layout" in request.fixturenames:
+        layouts.add(request.getfixturevalue("layout"))
+    return {layout: request.getfixturevalue(layout) for layout in layouts}
 
 
 def _arrays(saved, prefix):

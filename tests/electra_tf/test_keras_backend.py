@@ -91,6 +91,6 @@ def test_importing_the_library_or_a_program_sets_only_tensorflows_log_level_and_
     # TensorFlow reads its level once, when imported: after an import of TensorFlow it would say nothing.
     changed = "None" if prelude else "TF_CPP_MIN_LOG_LEVEL=2"
     assert result.stdout.split() == [changed, str(bool(prelude))]
-    if not prelude:  # with TensorFlow imported first there is no level left to keep, and a second import costs 10 s
+    if not prelude:  # with TensorFlow imported first there is no level left to keep; each import takes seconds
         # A level of the user's own is kept.
         assert _python(code, TF_CPP_MIN_LOG_LEVEL="0").stdout.split() == ["None", "False"]

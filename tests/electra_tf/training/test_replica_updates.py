@@ -18,8 +18,8 @@ from tests.test_multi_worker import _free_ports
 
 # Two Mirrored replicas are checked end to end by a benchmark (tests/test_run_pretraining.py: the weights after clipped
 # Adam updates equal one device's); a third process here would add half a minute to the suite. The two workers of a
-# cluster are a benchmark too (`pytest -m benchmark`): two more processes beside the Mirrored one cost the suite forty
-# seconds, and the cross-replica sum they reduce through is the one the Mirrored replicas check.
+# cluster are a benchmark too (`pytest -m benchmark`): two more processes beside the Mirrored one doubled this file's
+# setup, and the cross-replica sum they reduce through is the one the Mirrored replicas check.
 LAYOUTS = ("mirrored_3", pytest.param("workers_2", marks=pytest.mark.benchmark))
 
 

@@ -25,6 +25,12 @@ and the optimizer's compiled update appear as `xla:<fusion>`), and the executor'
 (`ExecutorState::Process` and the like: dispatch). Each figure is the kind's self time (its events' time less that of
 the events nested in them) summed over the compute threads, per call: with several threads the sum can exceed the
 call's wall time. The last line is one JSON object (with `profile` when traced).
+
+The peer (`--peer=auto|on|off`, interpreter as `bench/finetune_throughput.py`'s): `bench/hf_peer.py
+--mode=finetune_breakdown`, Hugging Face's ElectraForSequenceClassification at the same sizes with AdamW and
+clipping, timed the same way at the same batch, width, threads and dense GEMM shapes, and profiled by torch's profiler
+with `--profile_calls` (self time of each op on the calling thread). Its figures are under `peer` in the JSON line,
+with `peer_over_ours_*`: the peer's time over ours for each part.
 """
 
 import argparse
@@ -36,8 +42,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import peer_runner
 
 
 def parse_args(argv=None):
@@ -53,6 +62,7 @@ def parse_args(argv=None):
         "--profile_calls", type=int, default=0, help="Trace this many calls of each part with TensorFlow's profiler."
     )
     parser.add_argument("--profile_top", type=int, default=25, help="Kinds of op printed per traced part.")
+    peer_runner.add_peer_flags(parser)
     args = parser.parse_args(argv)
     if args.width < 2 or args.batch < 1 or args.repeats < 1 or args.windows < 1 or args.profile_calls < 0:
         parser.error(
@@ -154,6 +164,42 @@ def print_profile(part, profile, top):
         print(f"  {entry['ms']:8.2f} ms {100 * entry['ms'] / total:5.1f} % {entry['count']:7.1f}  {kind}")
 
 
+PARTS = ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms")
+
+
+def measure_peer(args, config, shapes):
+    """The peer's breakdown (`bench/hf_peer.py --mode=finetune_breakdown`) at `args`' batch, width and timing, the
+    sizes of `config` and the dense GEMMs `shapes`, with as many threads as TensorFlow's."""
+    from bench_tf import cpu_threads
+
+    settings = dict(
+        peer_runner.peer_sizes(config),
+        mode="finetune_breakdown",
+        num_labels=args.num_labels,
+        batch=str(args.batch),
+        seq_len=args.width,
+        steps=args.repeats,
+        warmup_steps=2,
+        windows=args.windows,
+        gemm_shapes=json.dumps(shapes),
+        profile_calls=args.profile_calls,
+        threads=cpu_threads(),
+        matmul_peak_size=0,
+        autocast="bfloat16" if args.mixed_precision == "mixed_bfloat16" else "none",
+    )
+    peer = peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
+    peer["step_over_dense_gemm"] = peer["step_ms"] / peer["dense_gemm_ms"]
+    return peer
+
+
+def print_peer_profile(part, profile, top):
+    total = sum(entry["self_cpu_ms"] for entry in profile.values())
+    print(f"peer {part}: {total:.1f} ms of self time per call on the calling thread, by op (calls per call)")
+    for name, entry in sorted(profile.items(), key=lambda item: -item[1]["self_cpu_ms"])[:top]:
+        milliseconds = entry["self_cpu_ms"]
+        print(f"  {milliseconds:8.2f} ms {100 * milliseconds / total:5.1f} % {entry['count']:7.1f}  {name}")
+
+
 def dense_gemm_shapes(config, tokens):
     """(m, k, n) of every dense GEMM of one training step at `tokens` tokens: forward, input gradient, kernel
     gradient of each projection."""
@@ -167,6 +213,7 @@ def dense_gemm_shapes(config, tokens):
 
 def main(argv=None):
     args = parse_args(argv)
+    run_peer = peer_runner.resolve_peer(args)  # before measuring, so --peer=on fails at once
     import keras
     import tensorflow as tf
 
@@ -245,10 +292,16 @@ def main(argv=None):
             "optimizer": profile_per_call(update, args.profile_calls, gradients),
         }
     keras.mixed_precision.set_global_policy("float32")
-    for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms", "step_over_dense_gemm"):
-        print(f"{name:>22}: {result[name]:.4g}")
+    if run_peer:
+        result["peer"] = measure_peer(args, config, shapes)
+        for part in PARTS:
+            result[f"peer_over_ours_{part}"] = result["peer"][part] / result[part]
+    for name in PARTS + ("step_over_dense_gemm",):
+        print(f"{name:>22}: {result[name]:.4g}" + (f"   peer {result['peer'][name]:.4g}" if run_peer else ""))
     for part, profile in result.get("profile", {}).items():
         print_profile(part, profile, args.profile_top)
+    for part, profile in result.get("peer", {}).get("profile", {}).items():
+        print_peer_profile(part, profile, args.profile_top)
     print(json.dumps(result, sort_keys=True))
 
 

@@ -28,6 +28,14 @@ GLUE text) ordered by transformers' `LengthGroupedSampler`, each batch padded to
 classification loss, backward, clipping to 1.0 (the Trainer's `max_grad_norm`), AdamW; `--steps` batches timed after
 `--warmup_steps`, examples per second reported.
 
+--mode=finetune_breakdown: `bench/finetune_step_breakdown.py`'s parts on the peer's side: the fine-tuning step above
+on `--batch` random examples `--seq_len` wide, timed as `forward_backward_ms` (classification loss and backward),
+`optimizer_ms` (clipping and AdamW on the last gradients), `step_ms` (both) and `dense_gemm_ms` (the matmuls of
+`--gemm_shapes`, a JSON list of [m, k, n], in one call): the median over `--windows` windows of `--steps` calls after
+`--warmup_steps`. With `--profile_calls=N`, torch's profiler then records N calls of each of the first two parts
+and the JSON line's `profile` gives each op's self time per call (`self_cpu_ms`, on the calling thread, the intra-op
+threads' work included) and calls per call.
+
 --autocast=bfloat16 runs the forward passes under torch.autocast("cpu", dtype=torch.bfloat16) (the counterpart of
 Keras' mixed_bfloat16 policy); the backward pass runs outside autocast as PyTorch recommends.
 
@@ -80,13 +88,16 @@ def parse_args(argv=None):
         default=None,
         help="One JSON object of any of these flags (flags given on the command line as well take precedence).",
     )
-    parser.add_argument("--mode", default="train", choices=["train", "infer", "finetune"])
+    parser.add_argument("--mode", default="train", choices=["train", "infer", "finetune", "finetune_breakdown"])
     parser.add_argument("--features", default=None, help="--mode=finetune: the .npz of encoded examples.")
     parser.add_argument("--num_labels", type=int, default=2, help="--mode=finetune: classes of the task.")
     parser.add_argument("--batch", default="32", help="Batch size (infer: comma-separated batch sizes).")
     parser.add_argument("--seq_len", type=int, default=128)
     parser.add_argument("--steps", type=int, default=20, help="Timed steps (infer: timed calls per batch size).")
     parser.add_argument("--warmup_steps", type=int, default=3)
+    parser.add_argument("--windows", type=int, default=3, help="--mode=finetune_breakdown: timing windows.")
+    parser.add_argument("--gemm_shapes", default="[]", help="--mode=finetune_breakdown: JSON list of [m, k, n].")
+    parser.add_argument("--profile_calls", type=int, default=0, help="--mode=finetune_breakdown: calls profiled.")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's own).")
     parser.add_argument("--autocast", default="none", choices=["none", "bfloat16"])
     parser.add_argument(
@@ -123,7 +134,7 @@ def parse_args(argv=None):
             if name not in given:
                 setattr(args, name, value)
     args.batches = [int(b) for b in str(args.batch).split(",")]
-    if args.mode in ("train", "finetune") and len(args.batches) != 1:
+    if args.mode in ("train", "finetune", "finetune_breakdown") and len(args.batches) != 1:
         parser.error(f"--mode={args.mode} takes one --batch")
     if args.mode == "finetune" and not args.features:
         parser.error("--mode=finetune needs --features")
@@ -341,6 +352,84 @@ def finetune(args):
     }
 
 
+def finetune_breakdown(args):
+    import statistics
+
+    import torch
+    import transformers
+
+    config = discriminator_config(args)
+    config.num_labels = args.num_labels
+    model = transformers.ElectraForSequenceClassification(config)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, eps=1e-6, weight_decay=0.01)
+    inputs = torch_batch(args, args.batches[0])
+    labels = torch.randint(0, args.num_labels, (args.batches[0],), generator=torch.Generator().manual_seed(args.seed))
+
+    def forward_backward():
+        with autocast(args):
+            loss = model(
+                input_ids=inputs["input_ids"],
+                attention_mask=inputs["input_mask"],
+                token_type_ids=inputs["segment_ids"],
+                labels=labels,
+            ).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.float().backward()
+
+    def update():
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+
+    def step():
+        forward_backward()
+        update()
+
+    dtype = torch.bfloat16 if args.autocast == "bfloat16" else torch.float32
+    operands = [
+        (torch.randn(m, k, dtype=dtype), torch.randn(k, n, dtype=dtype)) for m, k, n in json.loads(args.gemm_shapes)
+    ]
+
+    def dense_gemms():
+        for a, b in operands:
+            torch.matmul(a, b)
+
+    def median_ms(function):
+        for _ in range(args.warmup_steps):
+            function()
+        windows = []
+        for _ in range(args.windows):
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                function()
+            windows.append(1e3 * (time.perf_counter() - start) / args.steps)
+        return statistics.median(windows)
+
+    with torch.inference_mode():
+        dense_gemm_ms = median_ms(dense_gemms) if operands else None
+    result = {
+        "batch": args.batches[0],
+        "forward_backward_ms": median_ms(forward_backward),
+        "optimizer_ms": median_ms(update),
+        "step_ms": median_ms(step),
+        "dense_gemm_ms": dense_gemm_ms,
+    }
+    if args.profile_calls:
+        result["profile"] = {}
+        for part, function in (("forward_backward", forward_backward), ("optimizer", update)):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
+                for _ in range(args.profile_calls):
+                    function()
+            result["profile"][part] = {
+                entry.key: {
+                    "self_cpu_ms": entry.self_cpu_time_total / 1e3 / args.profile_calls,
+                    "count": entry.count / args.profile_calls,
+                }
+                for entry in profiler.key_averages()
+            }
+    return result
+
+
 def matmul_peak(size, dtype, repeats=10):
     """Dense matmul FLOP/s torch reaches here for `dtype` (best of 3 after a warm-up), like the TF side's peak."""
     import torch
@@ -366,7 +455,8 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    result = {"train": train, "infer": infer, "finetune": finetune}[args.mode](args)
+    modes = {"train": train, "infer": infer, "finetune": finetune, "finetune_breakdown": finetune_breakdown}
+    result = modes[args.mode](args)
     if args.matmul_peak_size:
         dtype = torch.bfloat16 if args.autocast == "bfloat16" else torch.float32
         result["matmul_peak_flops_per_s"] = matmul_peak(args.matmul_peak_size, dtype)

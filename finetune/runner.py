@@ -7,7 +7,8 @@ shares: the strategy, the trial loop with its seeds, the optimizer and the resul
 
 * `results.json`: the task, the job, the hyperparameters used, facts about the data, each trial's seed, official
   dev metrics and (when the task has a labelled dev split) Keras' dev loss and metrics after every epoch, and per
-  metric the median (what the paper reports), mean and std over trials; rewritten atomically after every trial.
+  metric the median (what the paper reports), mean and std over trials; rewritten atomically after every trial,
+  with `complete` false until the last trial has finished.
 * `trial_<k>/`: the task's prediction files (GLUE: `dev_predictions.tsv` and `submission/<TASK>.tsv`, see
   `finetune.glue.task`; SQuAD: `predictions.json`, `nbest_predictions.json`, `null_odds.json`, see
   `finetune.squad.task`; tagging, own files: see theirs), TensorBoard logs in `logs/train` and `logs/validation`,
@@ -226,6 +227,7 @@ def run(job, extra_files=None):
         results["trials"].append(entry)
         print(f"trial {trial}: {json.dumps(json_safe(entry['metrics']), sort_keys=True)}", flush=True)
         results["summary"] = summarize_trials([entry["metrics"] for entry in results["trials"]])
+        results["complete"] = len(results["trials"]) == job.num_trials
         atomic_write_json(os.path.join(job.output_dir, RESULTS_FILE), json_safe(results))
     for line in format_summary(results["summary"]):
         print(line, flush=True)

@@ -304,17 +304,12 @@ def test_finetune_throughput_with_the_peer(shared_data, capsys):
     assert result["ratio_vs_peer"] == pytest.approx(result["examples_per_s"] / result["peer_examples_per_s"])
 
 
+BREAKDOWN_SMOKE = ("--preset=tiny", "--batch=4", "--width=8", "--repeats=2", "--windows=1", "--profile_calls=1")
+
+
 def test_finetune_step_breakdown_smoke(capsys):
-    result = run_here(
-        "finetune_step_breakdown",
-        capsys,
-        "--preset=tiny",
-        "--batch=4",
-        "--width=8",
-        "--repeats=2",
-        "--windows=1",
-        "--profile_calls=1",
-    )
+    result = run_here("finetune_step_breakdown", capsys, *BREAKDOWN_SMOKE, "--peer=off")
+    assert "peer" not in result
     assert (result["preset"], result["batch"], result["width"]) == ("tiny", 4, 8)
     assert all(result[name] > 0 for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"))
     assert result["step_over_dense_gemm"] == pytest.approx(result["step_ms"] / result["dense_gemm_ms"])
@@ -331,6 +326,22 @@ def test_finetune_step_breakdown_smoke(capsys):
     assert matmuls >= 3 * 4 * layers
     assert any(kind.startswith("xla:") for kind in optimizer)
     assert all(entry["ms"] >= 0 for part in (forward_backward, optimizer) for entry in part.values())
+
+
+@pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
+def test_finetune_step_breakdown_with_the_peer(capsys):
+    load_bench_module("finetune_step_breakdown").main([*BREAKDOWN_SMOKE, "--peer=on", f"--peer_python={peer_python()}"])
+    printed = capsys.readouterr().out
+    assert "peer forward_backward:" in printed and "peer optimizer:" in printed
+    result = json.loads(printed.strip().splitlines()[-1])
+    peer = result["peer"]
+    assert peer["batch"] == 4 and peer["threads"] > 0
+    for part in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"):
+        assert peer[part] > 0 and result[f"peer_over_ours_{part}"] == pytest.approx(peer[part] / result[part])
+    # The peer's profile of one call: its linear layers' matmuls forward and backward, AdamW's update.
+    forward_backward, optimizer = peer["profile"]["forward_backward"], peer["profile"]["optimizer"]
+    assert sum(entry["count"] for name, entry in forward_backward.items() if name in ("aten::addmm", "aten::mm")) >= 3
+    assert any("adam" in name.lower() for name in optimizer)
 
 
 def test_step_profile_self_times_and_kinds():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from electra_tf.errors import CheckpointError, ConfigError, DataError
+from finetune import runner
 from finetune.finetuning_spec import FinetuningJob
 from finetune.glue_eval import evaluate_predictions_file
 from finetune.runner import run
@@ -31,7 +32,7 @@ def _write_stsb(glue_dir, rng):
         (task_dir / f"{split}.tsv").write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
 
 
-def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path, capsys):
+def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_tiny, tmp_path, capsys, monkeypatch):
     _write_stsb(tmp_path / "glue", np.random.default_rng(0))
     job = FinetuningJob(
         task="STS-B",
@@ -57,7 +58,7 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     np.testing.assert_allclose(scored["pearson"], metrics["pearson"], rtol=1e-6)
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["summary"]["STS-B"]["spearman"]["values"] == [metrics["spearman"]]
-    assert saved["job"]["task"] == "STS-B" and saved["job"]["max_seq_length"] == 16
+    assert saved["job"]["task"] == "STS-B" and saved["job"]["max_seq_length"] == 16 and saved["complete"] is True
     assert "doc_stride" not in saved["job"] and "squad_head" not in saved["job"], "SQuAD's options only in its runs"
     assert not (tmp_path / "out" / "trial_0" / "submission").exists(), "no test.tsv, no submission file"
 
@@ -78,6 +79,16 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
         "the settings of that run to resume it$",
     ):
         run(dataclasses.replace(job, learning_rate=1e-3, seed=4, num_trials=2))
+
+    # Two trials, the second interrupted: results.json holds the first and says the run is not complete.
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_run_trial", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(dataclasses.replace(job, num_trials=2))
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["complete"] is False and saved["trials"] == json.loads(json.dumps(results["trials"]))
 
 
 def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):

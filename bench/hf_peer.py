@@ -293,19 +293,47 @@ def infer(args):
     return {"per_batch": results}
 
 
-def finetune(args):
-    import numpy as np
+def classifier_and_optimizer(args):
+    """ElectraForSequenceClassification at the flags' sizes, in training mode, and its AdamW."""
     import torch
     import transformers
-    from transformers.trainer_pt_utils import LengthGroupedSampler
 
-    with np.load(args.features) as archive:  # read once: an NpzFile decompresses an array at every access
-        features = {name: archive[name] for name in archive.files}
     config = discriminator_config(args)
     config.num_labels = args.num_labels
     model = transformers.ElectraForSequenceClassification(config)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, eps=1e-6, weight_decay=0.01)
+    return model, torch.optim.AdamW(model.parameters(), lr=args.learning_rate, eps=1e-6, weight_decay=0.01)
+
+
+def classification_backward(args, model, optimizer, inputs, labels):
+    """The forward pass with the classification loss (under --autocast) and its backward, into cleared gradients."""
+    with autocast(args):
+        loss = model(
+            input_ids=inputs["input_ids"],
+            attention_mask=inputs["input_mask"],
+            token_type_ids=inputs["segment_ids"],
+            labels=labels,
+        ).loss
+    optimizer.zero_grad(set_to_none=True)
+    loss.float().backward()
+
+
+def clipped_update(model, optimizer):
+    """Clipping to global norm 1.0 (the Trainer's `max_grad_norm`) and the AdamW step."""
+    import torch
+
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+
+
+def finetune(args):
+    import numpy as np
+    import torch
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+
+    with np.load(args.features) as archive:  # read once: an NpzFile decompresses an array at every access
+        features = {name: archive[name] for name in archive.files}
+    model, optimizer = classifier_and_optimizer(args)
     batch_size = args.batches[0]
     lengths = features["input_mask"].sum(axis=1)
     generator = torch.Generator().manual_seed(args.seed)
@@ -325,17 +353,8 @@ def finetune(args):
 
     def step(index):
         inputs, labels = batch(index)
-        with autocast(args):
-            loss = model(
-                input_ids=inputs["input_ids"],
-                attention_mask=inputs["input_mask"],
-                token_type_ids=inputs["segment_ids"],
-                labels=labels,
-            ).loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.float().backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        classification_backward(args, model, optimizer, inputs, labels)
+        clipped_update(model, optimizer)
         return len(labels)
 
     for index in range(args.warmup_steps):
@@ -356,30 +375,16 @@ def finetune_breakdown(args):
     import statistics
 
     import torch
-    import transformers
 
-    config = discriminator_config(args)
-    config.num_labels = args.num_labels
-    model = transformers.ElectraForSequenceClassification(config)
-    model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, eps=1e-6, weight_decay=0.01)
+    model, optimizer = classifier_and_optimizer(args)
     inputs = torch_batch(args, args.batches[0])
     labels = torch.randint(0, args.num_labels, (args.batches[0],), generator=torch.Generator().manual_seed(args.seed))
 
     def forward_backward():
-        with autocast(args):
-            loss = model(
-                input_ids=inputs["input_ids"],
-                attention_mask=inputs["input_mask"],
-                token_type_ids=inputs["segment_ids"],
-                labels=labels,
-            ).loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.float().backward()
+        classification_backward(args, model, optimizer, inputs, labels)
 
     def update():
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        clipped_update(model, optimizer)
 
     def step():
         forward_backward()

@@ -2,6 +2,8 @@
 (NumPy imported where needed)."""
 
 import math
+import statistics
+import time
 
 
 def peak_rss_mb():
@@ -32,6 +34,25 @@ def random_batch(batch, seq_len, vocab_size, cls_id, sep_id, seed=0):
     ids = rng.integers(min(1000, vocab_size - 1), vocab_size, size=(batch, seq_len)).astype(np.int32)
     ids[:, 0], ids[:, -1] = cls_id, sep_id
     return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids)}
+
+
+def median_window_ms(call, windows, calls_per_window, warmup_calls, finish=None):
+    """Median over `windows` windows of the mean milliseconds per call of `call()`, after `warmup_calls` untimed calls.
+    `finish(outputs)`, when given, waits for the outputs of a call (a warm-up, or a window's last) before the clock
+    reads: for frameworks whose calls return before their work is done."""
+    for _ in range(warmup_calls):
+        outputs = call()
+        if finish:
+            finish(outputs)
+    medians = []
+    for _ in range(windows):
+        start = time.perf_counter()
+        for _ in range(calls_per_window):
+            outputs = call()
+        if finish:
+            finish(outputs)
+        medians.append(1e3 * (time.perf_counter() - start) / calls_per_window)
+    return statistics.median(medians)
 
 
 def percentile(values, q):

@@ -37,9 +37,7 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -47,6 +45,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import peer_runner
+from bench_utils import median_window_ms
+
+WARMUP_CALLS = 2  # untimed calls of each part before its windows, on both sides
 
 
 def parse_args(argv=None):
@@ -82,16 +83,7 @@ def finish(outputs):
 
 def median_ms(function, args, *inputs):
     """Median over windows of the mean milliseconds per call of `function(*inputs)`."""
-    for _ in range(2):
-        finish(function(*inputs))
-    windows = []
-    for _ in range(args.windows):
-        start = time.perf_counter()
-        for _ in range(args.repeats):
-            outputs = function(*inputs)
-        finish(outputs)
-        windows.append(1e3 * (time.perf_counter() - start) / args.repeats)
-    return statistics.median(windows)
+    return median_window_ms(lambda: function(*inputs), args.windows, args.repeats, WARMUP_CALLS, finish)
 
 
 def op_kind(name):
@@ -179,7 +171,7 @@ def measure_peer(args, config, shapes):
         batch=str(args.batch),
         seq_len=args.width,
         steps=args.repeats,
-        warmup_steps=2,
+        warmup_steps=WARMUP_CALLS,
         windows=args.windows,
         gemm_shapes=json.dumps(shapes),
         profile_calls=args.profile_calls,

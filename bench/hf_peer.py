@@ -53,7 +53,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_utils import latency_stats, peak_rss_mb, random_batch
+from bench_utils import latency_stats, median_window_ms, peak_rss_mb, random_batch
 
 SIZE_FLAGS = {  # name: (type, default: ELECTRA-Small with the BERT uncased vocabulary)
     "vocab_size": (int, 30522),
@@ -372,8 +372,6 @@ def finetune(args):
 
 
 def finetune_breakdown(args):
-    import statistics
-
     import torch
 
     model, optimizer = classifier_and_optimizer(args)
@@ -400,15 +398,7 @@ def finetune_breakdown(args):
             torch.matmul(a, b)
 
     def median_ms(function):
-        for _ in range(args.warmup_steps):
-            function()
-        windows = []
-        for _ in range(args.windows):
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                function()
-            windows.append(1e3 * (time.perf_counter() - start) / args.steps)
-        return statistics.median(windows)
+        return median_window_ms(function, args.windows, args.steps, args.warmup_steps)
 
     with torch.inference_mode():
         dense_gemm_ms = median_ms(dense_gemms) if operands else None

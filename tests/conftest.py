@@ -90,35 +90,27 @@ def pretrained_tiny(pretraining_data, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny_preset_run(pretraining_data, tmp_path_factory):
-    """`<model_dir>` of `run_pretraining.py --flagfile=configs/tiny.flags` on the topic corpus at max_seq_length 32,
-    shortened to TINY_RUN_STEPS (batch 32), run as users run it; one run serves the whole session."""
-    import subprocess
-    import sys
+    """`<model_dir>` of `electra-pretrain --flagfile=configs/tiny.flags` on the topic corpus at max_seq_length 32,
+    shortened to TINY_RUN_STEPS (batch 32), run as the command (in this process: `tests.console_commands`); one run
+    serves the whole session. Its output is in the report of the test that first asked for it."""
 
     def pretrain(model_dir):
+        from tests.console_commands import run_command
+
         records, vocab = pretraining_data
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-        result = subprocess.run(
-            [
-                sys.executable,
-                str(REPO_ROOT / "run_pretraining.py"),
-                "--flagfile=configs/tiny.flags",
-                f"--pretrain_tfrecords={records}",
-                f"--vocab_file={vocab}",
-                f"--model_dir={model_dir}",
-                "--model_size=tiny",
-                "--max_seq_length=32",
-                "--train_batch_size=32",
-                f"--num_train_steps={TINY_RUN_STEPS}",
-                "--noprogress_bar",
-            ],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
+        status = run_command(
+            "electra-pretrain",
+            f"--flagfile={REPO_ROOT / 'configs' / 'tiny.flags'}",
+            f"--pretrain_tfrecords={records}",
+            f"--vocab_file={vocab}",
+            f"--model_dir={model_dir}",
+            "--model_size=tiny",
+            "--max_seq_length=32",
+            "--train_batch_size=32",
+            f"--num_train_steps={TINY_RUN_STEPS}",
+            "--noprogress_bar",
         )
-        assert result.returncode == 0, result.stderr[-3000:]
+        assert status == 0, f"electra-pretrain exited with {status}: its output is above"
 
     return shared_across_workers(tmp_path_factory, "tiny_preset_run", pretrain)
 

@@ -1,8 +1,9 @@
-"""The installed console commands, run in the test process: no TensorFlow start-up per run.
+"""The installed console commands and the checkout's scripts/, run in the test process: no TensorFlow start-up per run.
 
-Two commands define flags of the same name in absl's one registry (`--vocab_file`, ...), so one command's module is
-imported at a time: `command_module` imports it (its flags registered as when it runs) and afterwards removes the module
-and the flags it defined, and `run_command` runs its `console_main` as the installed command would.
+Two programs define flags of the same name in absl's one registry (`--vocab_file`, ...), so one program's module is
+imported at a time: `program_module` imports it (its flags registered as when it runs) and afterwards removes the module
+and the flags it defined; `run_command` runs a command's `console_main` as the installed command would, `run_script` a
+script's `main` as `python scripts/<name>.py` would.
 """
 
 import contextlib
@@ -29,7 +30,14 @@ with open(REPO_ROOT / "pyproject.toml", "rb") as _handle:
 @contextlib.contextmanager
 def command_module(program):
     """The module of the console command `program`, imported with its flags in absl's registry for the duration."""
-    name = SCRIPTS[program].split(":")[0]
+    with program_module(SCRIPTS[program].split(":")[0]) as module:
+        yield module
+
+
+@contextlib.contextmanager
+def program_module(name):
+    """The module `name` of a program (a console command's, or `scripts.<script>`), imported with its flags in absl's
+    registry for the duration."""
     # Programs other tests of this process imported (this one too) keep their flags in the one registry: set them
     # aside meanwhile, with the module, and put them back after.
     imported_before = sys.modules.pop(name, None)
@@ -85,18 +93,31 @@ def run_command(program, *arguments):
     lines and Python's warnings included). What the command sets for its process is undone after: sys.argv, the flags'
     values, the filters it adds to absl's logger, Keras' global dtype policy (--mixed_precision), and the filter of
     TensorFlow's notices that it puts on file descriptor 2, stopped once it has passed on what reached it."""
-    function = SCRIPTS[program].split(":")[1]
+    name, function = SCRIPTS[program].split(":")
+    return _run_in_process(name, lambda module: getattr(module, function)(), program, arguments)
+
+
+def run_script(script, *arguments):
+    """The exit status of `python scripts/<script>.py arguments...` run in this process, as `run_command` runs a
+    command: its `main` through `electra_tf.cli.run`, what its `__main__` block does."""
+    from electra_tf import cli
+
+    return _run_in_process(f"scripts.{script}", lambda module: cli.run(module.main), f"scripts/{script}.py", arguments)
+
+
+def _run_in_process(name, start, program, arguments):
+    """`start(module)` with module `name` imported alone (`program_module`) and `sys.argv` `[program, *arguments]`."""
     argv, filters, policy = sys.argv, list(absl_logging.get_absl_logger().filters), keras.config.dtype_policy()
     log_handler = absl_logging.get_absl_handler().python_handler
     log_stream = log_handler.stream
-    with command_module(program) as module, warnings_as_a_command_shows_them():
+    with program_module(name) as module, warnings_as_a_command_shows_them():
         sys.argv = [program, *arguments]
         flags.FLAGS.unparse_flags()
         try:
             # absl writes to the stderr of the time it was imported (pytest's, when a test imported it): the
             # command's is now.
             log_handler.setStream(sys.stderr)
-            getattr(module, function)()
+            start(module)
             return 0
         except SystemExit as ended:
             return ended.code or 0

@@ -1,9 +1,8 @@
-"""scripts/cpu_recipe_curves.py on run directories of the two phases and a twin, run as users run it."""
+"""scripts/cpu_recipe_curves.py on run directories of the two phases and a twin, run in this process as
+`python scripts/cpu_recipe_curves.py` runs it (`tests.console_commands.run_script`)."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -11,7 +10,7 @@ from electra_tf import flops as flops_lib
 from electra_tf.config import ElectraConfig
 from electra_tf.training.evaluation import EVAL_METRICS_FILE
 from electra_tf.training.pretraining_job import CONFIG_FILE, JOB_FILE
-from tests.conftest import REPO_ROOT
+from tests.console_commands import run_script
 
 LENGTH, BATCH = 128, 32
 
@@ -26,33 +25,24 @@ def _run_dir(path, objective, evaluations):
     return config
 
 
-def _script(*flags):
-    return subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "cpu_recipe_curves.py"), *flags],
-        cwd=REPO_ROOT,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def test_the_electra_phase_counts_from_the_masked_lm_steps_it_started_from(tmp_path):
+def test_the_electra_phase_counts_from_the_masked_lm_steps_it_started_from(tmp_path, capfd):
     mlm = _run_dir(tmp_path / "mlm", "mlm", [{"step": s, "masked_lm_accuracy": s / 1e4} for s in (250, 500, 750)])
     electra = _run_dir(
         tmp_path / "electra", "electra", [{"step": s, "disc_auc": 0.7, "masked_lm_accuracy": 0.2} for s in (100, 200)]
     )
     _run_dir(tmp_path / "twin", "mlm", [{"step": s, "masked_lm_accuracy": s / 1e4} for s in (250, 500, 750, 1000)])
     output = tmp_path / "plots" / "curves.png"
-    result = _script(
+    status = run_script(
+        "cpu_recipe_curves",
         f"--mlm_dir={tmp_path / 'mlm'}",
         f"--electra_dir={tmp_path / 'electra'}",
         f"--twin_dir={tmp_path / 'twin'}",
         "--handover_step=500",
         f"--output={output}",
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    printed = capfd.readouterr()
+    assert status == 0, printed.err[-3000:]
+    lines = [json.loads(line) for line in printed.out.splitlines() if line.startswith("{")]
     runs = {}
     for line in lines:
         runs.setdefault(line["run"], []).append(line)
@@ -70,12 +60,15 @@ def test_the_electra_phase_counts_from_the_masked_lm_steps_it_started_from(tmp_p
     assert output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_a_directory_without_a_run_is_named(tmp_path):
+def test_a_directory_without_a_run_is_named(tmp_path, capfd):
     _run_dir(tmp_path / "mlm", "mlm", [{"step": 250, "masked_lm_accuracy": 0.1}])
-    result = _script(
-        f"--mlm_dir={tmp_path / 'mlm'}", f"--electra_dir={tmp_path / 'none'}", f"--output={tmp_path / 'x.png'}"
+    status = run_script(
+        "cpu_recipe_curves",
+        f"--mlm_dir={tmp_path / 'mlm'}",
+        f"--electra_dir={tmp_path / 'none'}",
+        f"--output={tmp_path / 'x.png'}",
     )
-    stderr = result.stderr
-    assert result.returncode == 2, stderr[-3000:]
+    stderr = capfd.readouterr().err
+    assert status == 2, stderr[-3000:]
     assert f"--electra_dir={tmp_path / 'none'} holds no {CONFIG_FILE}: pass the model_dir" in stderr, stderr
     assert not (tmp_path / "x.png").exists()

@@ -1,8 +1,6 @@
 """`export_model.py --model=squad`: a fine-tuned SQuAD model served by token ids and by question/context strings."""
 
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -10,24 +8,12 @@ import numpy as np
 from electra_tf.config import ElectraConfig
 from electra_tf.models import build_discriminator
 from finetune.models.squad_model import ElectraSquadModel
-from tests.conftest import REPO_ROOT
 from tests.console_commands import run_command
 from tests.serving_session import serve_in_fresh_process
 
 
-def _export(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run(
-        [sys.executable, str(REPO_ROOT / "export_model.py"), "--model=squad", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data, tmp_path):
+def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data, tmp_path, capfd):
+    """Exported by the command in this process (`tests.console_commands`), served in a fresh one."""
     vocab = pretraining_data[1]
     config = ElectraConfig.from_preset("tiny", vocab_size=200, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
     model = ElectraSquadModel(build_discriminator(config).backbone, head="joint", version_2=True, beam_size=3)
@@ -35,14 +21,16 @@ def test_squad_model_serves_like_keras_under_tf_servings_loader(pretraining_data
     os.makedirs(os.path.dirname(model_file))
     model.save(model_file)
     export_dir = str(tmp_path / "export" / "1")
-    result = _export(
+    status = run_command(
+        "electra-export",
+        "--model=squad",
         f"--init_checkpoint={model_file}",
         f"--vocab_file={vocab}",
         f"--output_dir={export_dir}",
         "--max_seq_length=16",
         "--max_query_length=3",
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert status == 0, capfd.readouterr().err[-3000:]
 
     # The question is cut to 3 pieces: [CLS] w1 w2 w3 [SEP] w5 w6 w7 w8 [SEP], padded to 16.
     ids = np.array([[2, 6, 7, 8, 3, 10, 11, 12, 13, 3] + [0] * 6], np.int32)

@@ -44,7 +44,7 @@ def _tagger(vocab):
 
 
 def _batch_orders(model, x, y, seed, **fit_kwargs):
-    """Per epoch, the examples in the order `fit` trained on them (by their first word)."""
+    """Per epoch, the examples in the order `fit` fed them to its steps (by their first word)."""
     model.compile(run_eagerly=True)
     seen = []
 
@@ -52,8 +52,8 @@ def _batch_orders(model, x, y, seed, **fit_kwargs):
         seen.extend(int(token) - 5 for token in data[0]["token_ids"][:, 1].numpy())
         if len(seen) > len(data[0]["token_ids"]):
             return {"loss": keras.ops.zeros(())}
-        # The order is fit's, whatever the steps do: they leave the weights alone (an update would compile the
-        # optimizer again at every fit), the first builds the metrics fit reports at each epoch's end.
+        # The order is fit's, whatever the steps do: they leave the weights alone (after each compile() an update
+        # would trace the new optimizer's compiled update again), the first builds the metrics fit reports.
         return model.test_step(data)
 
     model.train_step = recording_train_step

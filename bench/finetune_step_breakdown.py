@@ -149,11 +149,18 @@ def profile_per_call(function, calls, *inputs):
     return {kind: {"ms": ms / calls, "count": count / calls} for kind, (ms, count) in totals.items()}
 
 
-def print_profile(part, profile, top):
-    total = sum(entry["ms"] for entry in profile.values())
-    print(f"{part}: {total:.1f} ms of thread time per call, by kind of op (self time; events per call)")
-    for kind, entry in sorted(profile.items(), key=lambda item: -item[1]["ms"])[:top]:
-        print(f"  {entry['ms']:8.2f} ms {100 * entry['ms'] / total:5.1f} % {entry['count']:7.1f}  {kind}")
+OUR_PROFILE = ("ms", "of thread time per call, by kind of op (self time; events per call)")
+PEER_PROFILE = ("self_cpu_ms", "of self time per call on the calling thread, by op (calls per call)")
+
+
+def print_profile(label, profile, top, reading=OUR_PROFILE):
+    """`label`'s total, then its `top` entries by time; `reading` is (the key of an entry's milliseconds, what the
+    total is)."""
+    key, what = reading
+    total = sum(entry[key] for entry in profile.values())
+    print(f"{label}: {total:.1f} ms {what}")
+    for name, entry in sorted(profile.items(), key=lambda item: -item[1][key])[:top]:
+        print(f"  {entry[key]:8.2f} ms {100 * entry[key] / total:5.1f} % {entry['count']:7.1f}  {name}")
 
 
 PARTS = ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms")
@@ -182,14 +189,6 @@ def measure_peer(args, config, shapes):
     peer = peer_runner.run_peer(args.peer_python, settings, timeout=args.peer_timeout)
     peer["step_over_dense_gemm"] = peer["step_ms"] / peer["dense_gemm_ms"]
     return peer
-
-
-def print_peer_profile(part, profile, top):
-    total = sum(entry["self_cpu_ms"] for entry in profile.values())
-    print(f"peer {part}: {total:.1f} ms of self time per call on the calling thread, by op (calls per call)")
-    for name, entry in sorted(profile.items(), key=lambda item: -item[1]["self_cpu_ms"])[:top]:
-        milliseconds = entry["self_cpu_ms"]
-        print(f"  {milliseconds:8.2f} ms {100 * milliseconds / total:5.1f} % {entry['count']:7.1f}  {name}")
 
 
 def dense_gemm_shapes(config, tokens):
@@ -293,7 +292,7 @@ def main(argv=None):
     for part, profile in result.get("profile", {}).items():
         print_profile(part, profile, args.profile_top)
     for part, profile in result.get("peer", {}).get("profile", {}).items():
-        print_peer_profile(part, profile, args.profile_top)
+        print_profile(f"peer {part}", profile, args.profile_top, PEER_PROFILE)
     print(json.dumps(result, sort_keys=True))
 
 

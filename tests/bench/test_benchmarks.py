@@ -328,6 +328,16 @@ def test_finetune_step_breakdown_smoke(capsys):
     assert all(entry["ms"] >= 0 for part in (forward_backward, optimizer) for entry in part.values())
 
 
+@pytest.mark.benchmark  # three XLA compilations (about 40 s): the script itself is test_finetune_step_breakdown_smoke's
+def test_finetune_step_breakdown_compiled_whole_runs_no_tensorflow_kernel_of_the_pass(capsys):
+    result = run_here("finetune_step_breakdown", capsys, *BREAKDOWN_SMOKE, "--peer=off", "--jit_compile")
+    assert result["jit_compile"] is True and result["step_ms"] > 0
+    # Compiled whole, the pass's matmuls are XLA's own: no TensorFlow (oneDNN) matmul kernel is left in its trace.
+    forward_backward = result["profile"]["forward_backward"]
+    assert not [kind for kind in forward_backward if kind.endswith("MatMul")], sorted(forward_backward)
+    assert any(kind.startswith("xla:") for kind in forward_backward)
+
+
 @pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
 def test_finetune_step_breakdown_with_the_peer(capsys):
     load_bench_module("finetune_step_breakdown").main([*BREAKDOWN_SMOKE, "--peer=on", f"--peer_python={peer_python()}"])

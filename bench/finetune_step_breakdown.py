@@ -255,7 +255,7 @@ def main(argv=None):
         return optimizer.iterations
 
     # The step traces the pass itself rather than calling `forward_backward`: a compiled function called inside
-    # another compiled one made XLA's step about 80x slower than its two parts (21 s against 0.34 s at width 14).
+    # another compiled one made XLA's step 62x slower than its two parts (21,185 ms against 287.6 + 50.5 ms, width 14).
     @compiled
     def step(inputs, labels):
         optimizer.apply(gradients_of(inputs, labels), variables)

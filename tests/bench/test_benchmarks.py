@@ -328,7 +328,7 @@ def test_finetune_step_breakdown_smoke(capsys):
     assert all(entry["ms"] >= 0 for part in (forward_backward, optimizer) for entry in part.values())
 
 
-@pytest.mark.benchmark  # three XLA compilations (about 40 s): the script itself is test_finetune_step_breakdown_smoke's
+@pytest.mark.benchmark  # three XLA compilations (39.5 s beside another job); the script: the smoke test above
 def test_finetune_step_breakdown_compiled_whole_runs_no_tensorflow_kernel_of_the_pass(capsys):
     result = run_here("finetune_step_breakdown", capsys, *BREAKDOWN_SMOKE, "--peer=off", "--jit_compile")
     assert result["jit_compile"] is True and result["step_ms"] > 0

@@ -104,7 +104,10 @@ def parse_args(argv=None):
     )
     parser.add_argument("--serve_windows", action="store_true", help=argparse.SUPPRESS)  # the baseline's process
     parser.add_argument(
-        "--matmul_peak_size", type=int, default=2048, help="Side of the square matrices of the matmul-peak measurement."
+        "--matmul_peak_size",
+        type=int,
+        default=2048,
+        help="Side of the square matrices of the matmul-peak measurement (at least 1: the MFU figures need the peak).",
     )
     peer_runner.add_peer_flags(parser)
     parser.add_argument(
@@ -117,6 +120,10 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if args.steps < 1 or args.warmup_steps < 1:
         parser.error("--steps and --warmup_steps must be at least 1 (the first warm-up step compiles)")
+    if args.matmul_peak_size < 1:
+        parser.error(
+            f"--matmul_peak_size={args.matmul_peak_size} must be at least 1: the MFU figures divide by the peak"
+        )
     if args.baseline_gradient_accumulation_steps is None:
         args.baseline_gradient_accumulation_steps = args.gradient_accumulation_steps
     for name in ("gradient_accumulation_steps", "baseline_gradient_accumulation_steps"):

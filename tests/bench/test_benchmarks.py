@@ -377,6 +377,13 @@ def test_hf_peer_flags_from_json_and_command_line():
         hf_peer.parse_args(["--mode=train", "--batch=1,2"])
 
 
+def test_pretrain_throughput_refuses_a_run_without_the_peak_its_mfu_needs(capsys):
+    throughput = load_bench_module("pretrain_throughput")
+    with pytest.raises(SystemExit):
+        throughput.parse_args(["--matmul_peak_size=0"])
+    assert "--matmul_peak_size=0 must be at least 1: the MFU figures divide by the peak" in capsys.readouterr().err
+
+
 @pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
 def test_pretrain_throughput_with_the_peer():
     result = last_json(

@@ -10,7 +10,11 @@ the first batches of a training epoch of `--task`'s train.tsv (tokenised with `-
 `--max_seq_length`), as `finetune.glue.features.features_to_dataset` builds them for the runner: padded to the
 maximum (`pad_to_max_length`) and bucketed (`finetune.batching`). The same batches run once untimed (every shape
 traced) and once timed at batch ends, the first step of the timed pass left out; examples per second count the
-examples of the timed batches.
+examples of the timed batches. With `--concurrent_micro_batches=N` our step runs each batch as N micro-batches at
+once (`compile(concurrent_micro_batches=N)`), TensorFlow's threads shared between them
+(`electra_tf.training.distribution.share_threads_between_micro_batches`: intra-op threads / N per op); the peer keeps
+its threads. `our_intra_inter_op_threads` records ours, and `matmul_peak_flops_per_s` is then one op's peak with
+those threads.
 
 The peer (`--peer=auto|on|off`, interpreter `--peer_python`, `$ELECTRA_PEER_PYTHON` or `<repo>/.venv-peer/bin/python`,
 as `bench/pretrain_throughput.py`): `bench/hf_peer.py --mode=finetune` on the same encoded examples, with
@@ -77,6 +81,13 @@ def parse_args(argv=None):
         "wait on each other for far longer than they compute: 1 keeps the comparison fair.",
     )
     parser.add_argument(
+        "--concurrent_micro_batches",
+        type=int,
+        default=1,
+        help="Our step's forward and backward passes as this many micro-batches at once "
+        "(`compile(concurrent_micro_batches=...)`).",
+    )
+    parser.add_argument(
         "--matmul_peak_size",
         type=int,
         default=2048,
@@ -134,6 +145,7 @@ def measure_ours(args, features):
     model.compile(
         optimizer=create_finetuning_optimizer(model.num_layers, 1e-4, 10 * args.steps),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        concurrent_micro_batches=args.concurrent_micro_batches,
     )
     result = {}
     for name, padded in (("padded", True), ("bucketed", False)):
@@ -179,12 +191,15 @@ def measure_peer(args, config, features, threads):
 def main(argv=None):
     args = parse_args(argv)
     run_peer = peer_runner.resolve_peer(args)  # before measuring, so --peer=on fails at once
-    if args.threads:
+    if args.threads and args.concurrent_micro_batches == 1:
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(args.threads)
         tf.config.threading.set_inter_op_parallelism_threads(args.threads)
-    threads = cpu_threads()
+    from electra_tf.training.distribution import share_threads_between_micro_batches
+
+    threads = args.threads or cpu_threads()  # the peer's threads; ours, shared between concurrent micro-batches
+    our_threads = share_threads_between_micro_batches(args.concurrent_micro_batches, threads)
     start = time.perf_counter()
     features = encoded_train_split(args)
     encode_seconds = time.perf_counter() - start
@@ -199,6 +214,8 @@ def main(argv=None):
         "steps": args.steps,
         "mixed_precision": args.mixed_precision,
         "threads": threads,
+        "concurrent_micro_batches": args.concurrent_micro_batches,
+        "our_intra_inter_op_threads": our_threads,
         "num_train_examples": len(features),
         "encode_train_seconds": encode_seconds,
         "mean_length": float(lengths.mean()),

@@ -7,7 +7,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.job_flags import flag_field
 from electra_tf.lora_settings import check_lora_settings
 from electra_tf.text_files import check_encoding
-from electra_tf.training.choices import check_gradient_accumulation, distribution_field
+from electra_tf.training.choices import check_gradient_accumulation, check_micro_batches, distribution_field
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive
 from finetune.layerwise_lr import VARIANTS as LAYERWISE_LR_VARIANTS
 from finetune.layerwise_lr import layerwise_lr_multipliers
@@ -63,6 +63,12 @@ class FinetuningJob:
         "Run each batch as this many micro-batches of --train_batch_size / this examples in turn, adding up their "
         "gradients: the update of the whole batch with the activation memory of a micro-batch. Steps and the "
         "learning-rate schedule count updates.",
+    )
+    concurrent_micro_batches: int = flag_field(
+        1,
+        "Run each batch as this many micro-batches at once, each computed by its share of the CPUs (TensorFlow's "
+        "threads per op divided by this): faster on a CPU at fine-tuning's small batches; the update is the whole "
+        "batch's. Not with --gradient_accumulation_steps.",
     )
     eval_batch_size: int = flag_field(128, "Batch size for predictions.")
     max_seq_length: int = flag_field(None, "Sequence length (default 128).")
@@ -210,6 +216,7 @@ class FinetuningJob:
             train_batch_size=hyperparameters.train_batch_size,
             max_seq_length=hyperparameters.max_seq_length,
         )
+        check_micro_batches(self.gradient_accumulation_steps, self.concurrent_micro_batches)
         check_gradient_accumulation(self.gradient_accumulation_steps, hyperparameters.train_batch_size)
         # Checks the decay's range and the variant.
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)

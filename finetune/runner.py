@@ -133,6 +133,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
                 bias_correction=job.bias_correction,
             ),
             gradient_accumulation_steps=job.gradient_accumulation_steps,
+            concurrent_micro_batches=job.concurrent_micro_batches,
         )
         model.optimizer.build(model.trainable_variables)  # its slots exist before a saved state is restored
     state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch, _record_defaults())
@@ -190,6 +191,7 @@ def run(job, extra_files=None):
 
         tf.config.experimental.enable_op_determinism()
     distribution.set_precision(job.mixed_precision)
+    distribution.share_threads_between_micro_batches(job.concurrent_micro_batches)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)
     with progress.step(f"loading {job.init_checkpoint}"):
         pretrained = load_pretrained(

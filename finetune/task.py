@@ -10,7 +10,7 @@ one runner (`finetune.runner`) fine-tunes every task the same way. The runner ca
 and per trial, with the trial's seed set:
 
     model = task.build_model(pretrained_model, hyperparameters, job, data) # under the strategy's scope
-    task.compile_model(model, optimizer, job.gradient_accumulation_steps)
+    task.compile_model(model, optimizer, gradient_accumulation_steps=..., concurrent_micro_batches=...)
     model.fit(task.train_examples(model, data) shuffled per epoch and batched in length buckets by the runner,
               validation_data=task.validation_dataset(model, data, eval_batch_size, job.pad_to_max_length), ...)
     metrics = task.evaluate(model, data, trial_dir, job)                    # prediction files written, scored
@@ -67,9 +67,10 @@ class Task(abc.ABC):
         returned (a tagger takes its tag set from it)."""
 
     @abc.abstractmethod
-    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
-        """Compiles `model` with `optimizer`, this task's loss and training metrics, and `gradient_accumulation_steps`
-        (see `electra_tf.training.gradient_accumulation.GradientAccumulation`)."""
+    def compile_model(self, model, optimizer, **micro_batches):
+        """Compiles `model` with `optimizer`, this task's loss and training metrics, and `micro_batches`
+        (`gradient_accumulation_steps`, `concurrent_micro_batches`: see
+        `electra_tf.training.gradient_accumulation.GradientAccumulation`)."""
 
     @abc.abstractmethod
     def train_examples(self, model, data):

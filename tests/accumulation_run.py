@@ -94,9 +94,11 @@ def classifier_data():
     return x, rng.integers(0, 3, size=CLASSIFIER_EXAMPLES).astype(np.int32)
 
 
-def train_classifier(gradient_accumulation_steps, strategy=None, epochs=2, jit_compile=False):
+def train_classifier(
+    gradient_accumulation_steps, strategy=None, epochs=2, jit_compile=False, concurrent_micro_batches=1
+):
     """(trainable weights, last logs) of a `tiny_config` `ElectraTextClassifier` (dropout off) after `epochs` epochs
-    of batches of BATCH_SIZE, with the fine-tuning optimizer."""
+    of batches of BATCH_SIZE, with the fine-tuning optimizer; the logs hold a validation on the training data."""
     import keras
     import tensorflow as tf
 
@@ -115,11 +117,11 @@ def train_classifier(gradient_accumulation_steps, strategy=None, epochs=2, jit_c
         model.compile(
             optimizer=create_finetuning_optimizer(model.num_layers, 1e-3, steps),
             gradient_accumulation_steps=gradient_accumulation_steps,
+            concurrent_micro_batches=concurrent_micro_batches,
             jit_compile=jit_compile,
         )
-    history = model.fit(
-        tf.data.Dataset.from_tensor_slices(classifier_data()).batch(BATCH_SIZE), epochs=epochs, verbose=0
-    )
+    data = tf.data.Dataset.from_tensor_slices(classifier_data()).batch(BATCH_SIZE)
+    history = model.fit(data, validation_data=data, epochs=epochs, verbose=0)
     return [variable.numpy() for variable in model.trainable_variables], {
         name: values[-1] for name, values in history.history.items()
     }

@@ -103,6 +103,10 @@ def test_three_trials_learn_the_task_and_report_the_median(pretrained_tiny, keyw
             ["--task=SST-2", "--train_batch_size=10", "--gradient_accumulation_steps=4"],
             "--train_batch_size=10 does not split into --gradient_accumulation_steps=4 equal micro-batches",
         ),
+        (
+            ["--task=SST-2", "--gradient_accumulation_steps=2", "--concurrent_micro_batches=2"],
+            "--gradient_accumulation_steps=2 and --concurrent_micro_batches=2: set one of them, the other to 1",
+        ),
         (["--task=SST-2", "--lora_alpha=8"], "--lora_alpha scales LoRA's weights: pass --lora_rank=<rank> with it"),
     ],
 )
@@ -149,3 +153,30 @@ def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keywo
     assert results["job"]["gradient_accumulation_steps"] == 2
     restored = keras.saving.load_model(str(output_dir / "trial_0" / "model.keras"))
     assert restored.gradient_accumulation_steps == 2
+
+
+# A benchmark (`pytest -m benchmark`): its threads must be set before TensorFlow's first op, so it runs in a process of
+# its own (half a minute). In the suite, concurrent micro-batches train, evaluate and predict as the whole batch
+# (tests/electra_tf/training/test_gradient_accumulation.py).
+@pytest.mark.benchmark
+def test_runs_with_concurrent_micro_batches(pretrained_tiny, keyword_glue_dir, tmp_path):
+    import keras
+
+    import finetune.models  # noqa: F401  (registers the task models with Keras)
+
+    output_dir = tmp_path / "out"
+    result = _run(
+        *_common(pretrained_tiny, keyword_glue_dir, output_dir),
+        "--task=SST-2",
+        "--num_train_epochs=1",
+        "--max_seq_length=16",
+        "--max_train_examples=96",
+        "--max_eval_examples=40",
+        "--concurrent_micro_batches=2",
+        "--save_models",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((output_dir / "results.json").read_text())
+    assert results["job"]["concurrent_micro_batches"] == 2 and len(results["trials"]) == 1
+    restored = keras.saving.load_model(str(output_dir / "trial_0" / "model.keras"))
+    assert restored.concurrent_micro_batches == 2

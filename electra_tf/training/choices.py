@@ -47,24 +47,40 @@ def check_collective_timeout(seconds):
         )
 
 
-def check_gradient_accumulation(gradient_accumulation_steps, train_batch_size=None, num_replicas=1):
-    """Refuse a `gradient_accumulation_steps` that is not a positive integer, or (given `train_batch_size`, the batch of
-    one optimizer update) a batch that does not split into that many equal micro-batches on each of `num_replicas`."""
+def check_micro_batches(gradient_accumulation_steps, concurrent_micro_batches):
+    """Refuse micro-batch counts that are not positive integers, or both above 1 (a batch runs its micro-batches
+    either one after the other or at once)."""
+    check_gradient_accumulation(gradient_accumulation_steps)
+    check_gradient_accumulation(concurrent_micro_batches, name="concurrent_micro_batches")
+    if gradient_accumulation_steps > 1 and concurrent_micro_batches > 1:
+        raise ConfigError(
+            f"gradient_accumulation_steps={gradient_accumulation_steps} and "
+            f"concurrent_micro_batches={concurrent_micro_batches}: set one of them, the other to 1",
+            arguments=("gradient_accumulation_steps", "concurrent_micro_batches"),
+        )
+
+
+def check_gradient_accumulation(
+    gradient_accumulation_steps, train_batch_size=None, num_replicas=1, name="gradient_accumulation_steps"
+):
+    """Refuse a micro-batch count (`name`: `gradient_accumulation_steps`) that is not a positive integer, or (given
+    `train_batch_size`, the batch of one optimizer update) a batch that does not split into that many equal
+    micro-batches on each of `num_replicas`."""
     if (
         isinstance(gradient_accumulation_steps, bool)
         or not isinstance(gradient_accumulation_steps, numbers.Integral)
         or gradient_accumulation_steps < 1
     ):
         raise ConfigError(
-            f"gradient_accumulation_steps must be a positive integer, got {gradient_accumulation_steps!r}",
-            arguments=("gradient_accumulation_steps",),
+            f"{name} must be a positive integer, got {gradient_accumulation_steps!r}",
+            arguments=(name,),
         )
     if train_batch_size is None or train_batch_size % (gradient_accumulation_steps * num_replicas) == 0:
         return
     over = "" if num_replicas == 1 else f" on each of {num_replicas} replicas"
     raise ConfigError(
-        f"train_batch_size={train_batch_size} does not split into gradient_accumulation_steps="
+        f"train_batch_size={train_batch_size} does not split into {name}="
         f"{gradient_accumulation_steps} equal micro-batches{over}: train_batch_size is the batch of one "
         f"optimizer update and must be a multiple of {gradient_accumulation_steps * num_replicas}",
-        arguments=("train_batch_size", "gradient_accumulation_steps"),
+        arguments=("train_batch_size", name),
     )

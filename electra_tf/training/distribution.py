@@ -28,6 +28,33 @@ def split_cpu(num_devices):
             ) from error
 
 
+def share_threads_between_micro_batches(concurrent_micro_batches, cpus=None):
+    """Give each of `concurrent_micro_batches` micro-batches run at once its share of the `cpus` (default: those this
+    process may use): an op that many intra-op threads, and as many inter-op threads as micro-batches (at least
+    TensorFlow's default), so that the micro-batches' ops run side by side rather than each split over every core.
+    Returns (intra-op, inter-op) threads. Must run before TensorFlow's first op; 1 leaves the defaults.
+    """
+    if concurrent_micro_batches <= 1:
+        return None
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    threads = (max(1, cpus // concurrent_micro_batches), max(cpus, concurrent_micro_batches))
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(threads[0])
+        tf.config.threading.set_inter_op_parallelism_threads(threads[1])
+    except RuntimeError as error:
+        if (
+            tf.config.threading.get_intra_op_parallelism_threads(),
+            tf.config.threading.get_inter_op_parallelism_threads(),
+        ) != threads:
+            raise ConfigError(
+                f"cannot give concurrent_micro_batches={concurrent_micro_batches} their threads after TensorFlow "
+                f"initialised ({error}): call share_threads_between_micro_batches before the first TensorFlow op",
+                arguments=("concurrent_micro_batches",),
+            ) from error
+    return threads
+
+
 def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collective_timeout_seconds=None):
     """The tf.distribute strategy named `strategy`.
 

@@ -1,4 +1,5 @@
-"""Gradient accumulation: one optimizer update from a batch run as several micro-batches, one after the other.
+"""Gradient accumulation: one optimizer update from a batch run as several micro-batches, one after the other (or,
+on a CPU, at once).
 
 With `gradient_accumulation_steps=N` the batch of one update stays what it was (`train_batch_size`, or `fit`'s
 `batch_size`); the training step cuts each replica's share of it into N contiguous micro-batches and runs the forward
@@ -17,12 +18,18 @@ The update is that of the whole batch at once, not a mean of micro-batch means:
 
 Dropout draws its masks micro-batch by micro-batch: with dropout the updates differ from the whole batch's as they do
 between replica layouts; without it they are the same within float32 rounding.
+
+With `concurrent_micro_batches=N` (the fine-tuning models) the micro-batches' passes are instead independent parts of
+one graph, which TensorFlow's executor runs side by side on its inter-op threads: for speed, not memory. On a CPU a
+small fine-tuning batch (32 examples of about 14 tokens) is made of ops too small to split well over several cores;
+two micro-batches each on a core of its own (`distribution.share_threads_between_micro_batches`) run a step faster
+than one batch over both (docs/PERFORMANCE.md has the figures).
 """
 
 import keras
 import tensorflow as tf
 
-from electra_tf.training.choices import check_gradient_accumulation
+from electra_tf.training.choices import check_micro_batches
 
 
 def _micro_batch(batch, start, size):
@@ -35,8 +42,9 @@ def _micro_batch(batch, start, size):
     return tf.nest.map_structure(rows, batch)
 
 
-def accumulate(micro_step, batch, num_micro_batches):
-    """The sum over the micro-batches of `batch` of `micro_step(start, micro_batch)`, run one micro-batch at a time.
+def accumulate(micro_step, batch, num_micro_batches, concurrently=False):
+    """The sum over the micro-batches of `batch` of `micro_step(start, micro_batch)`, run one micro-batch at a time,
+    or with `concurrently` as independent parts of one graph that TensorFlow's inter-op threads may run at once.
 
     Args:
         micro_step: returns a structure of tensors, the same for every micro-batch; `start` is the micro-batch's
@@ -51,10 +59,15 @@ def accumulate(micro_step, batch, num_micro_batches):
     rows = first.shape[0] if first.shape[0] is not None else tf.shape(first)[0]
     size = (rows + num_micro_batches - 1) // num_micro_batches
     count = (rows + size - 1) // size
+    if concurrently and not isinstance(count, int):
+        count = num_micro_batches  # unrolled: as many parts as the largest batch has; a smaller one's last are fill
     if not isinstance(rows, int) or count * size != rows:
         filled = tf.minimum(tf.range(count * size), rows - 1)
         batch = tf.nest.map_structure(lambda tensor: tf.gather(tensor, filled), batch)
 
+    if concurrently:
+        parts = [micro_step(index * size, _micro_batch(batch, index * size, size)) for index in range(count)]
+        return tf.nest.map_structure(_add_up, *parts)
     # The first micro-batch runs before the loop: its results give the loop's accumulators their structure (which
     # gradients exist) and shapes. One iteration at a time: overlapping ones would keep several micro-batches'
     # activations alive, which is what accumulation is for avoiding.
@@ -68,11 +81,26 @@ def accumulate(micro_step, batch, num_micro_batches):
     return totals
 
 
+def _add_up(*values):
+    """The sum of `values`: tensors, or embedding gradients as `tf.IndexedSlices` (joined, not made dense: a
+    vocabulary-sized table summed densely per micro-batch costs more than the rows they touch), or None (no
+    gradient)."""
+    if values[0] is None:
+        return None
+    if isinstance(values[0], tf.IndexedSlices):
+        return tf.IndexedSlices(
+            tf.concat([value.values for value in values], 0),
+            tf.concat([value.indices for value in values], 0),
+            values[0].dense_shape,
+        )
+    return tf.add_n(values)
+
+
 def _in_whole_batch(predictions, start, rows):
     """`predictions` of the micro-batch at row `start` placed among zeros in the `rows` rows of its batch (rows past
     the batch's end, which filled up a last micro-batch, are left out)."""
     size = tf.shape(predictions)[0]
-    shape = tf.concat([[rows + size], tf.shape(predictions)[1:]], axis=0)
+    shape = tf.concat([[tf.maximum(rows, start + size)], tf.shape(predictions)[1:]], axis=0)
     return tf.scatter_nd(tf.reshape(start + tf.range(size), [-1, 1]), predictions, shape)[:rows]
 
 
@@ -97,19 +125,25 @@ class GradientAccumulation:
     `fit`'s batch size stays the batch of one update and the optimizer counts updates, not micro-batches.
     A compiled loss with several outputs would count every micro-batch in its per-output loss metrics; the
     fine-tuning models have one.
+
+    `compile(..., concurrent_micro_batches=N)` runs the N micro-batches of a training, evaluation or prediction batch
+    at once instead (see the module's docstring); the update is the same whole batch's.
     """
 
     gradient_accumulation_steps = 1
+    concurrent_micro_batches = 1
 
-    def compile(self, *args, gradient_accumulation_steps=1, **kwargs):
-        check_gradient_accumulation(gradient_accumulation_steps)
+    def compile(self, *args, gradient_accumulation_steps=1, concurrent_micro_batches=1, **kwargs):
+        check_micro_batches(gradient_accumulation_steps, concurrent_micro_batches)
         self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.concurrent_micro_batches = concurrent_micro_batches
         super().compile(*args, **kwargs)
 
     def get_compile_config(self):
         config = super().get_compile_config()
-        if config is not None and self.gradient_accumulation_steps != 1:
-            config["gradient_accumulation_steps"] = self.gradient_accumulation_steps
+        for name in ("gradient_accumulation_steps", "concurrent_micro_batches"):
+            if config is not None and getattr(self, name) != 1:
+                config[name] = getattr(self, name)
         return config
 
     def compile_from_config(self, config):
@@ -120,11 +154,13 @@ class GradientAccumulation:
             self.optimizer.build(self.trainable_variables)
 
     def train_step(self, data):
-        if self.gradient_accumulation_steps == 1:
+        num_micro_batches = max(self.gradient_accumulation_steps, self.concurrent_micro_batches)
+        if num_micro_batches == 1:
             return super().train_step(data)
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
+        concurrently = self.concurrent_micro_batches > 1
 
         def micro_step(start, micro_x):
             with tf.GradientTape() as tape:
@@ -132,17 +168,45 @@ class GradientAccumulation:
                     lambda values: _in_whole_batch(values, start, rows), self(micro_x, training=True)
                 )
                 loss = self.optimizer.scale_loss(self.compute_loss(x, y, predictions, sample_weight, training=True))
+            gradients = tape.gradient(loss, variables)
             return {
-                "gradients": dense_gradients(tape.gradient(loss, variables), variables),
+                # A loop cannot carry IndexedSlices or None: the micro-batches run at once can.
+                "gradients": gradients if concurrently else dense_gradients(gradients, variables),
                 "predictions": tf.nest.map_structure(tf.stop_gradient, predictions),
             }
 
-        accumulated = accumulate(micro_step, x, self.gradient_accumulation_steps)
+        accumulated = accumulate(micro_step, x, num_micro_batches, concurrently=concurrently)
         self.optimizer.apply_gradients(zip(accumulated["gradients"], variables))
         predictions = accumulated["predictions"]
-        loss = self.compute_loss(x, y, predictions, sample_weight, training=True)
-        # As Keras' own step: the loss metric holds the loss of the global batch (compiled losses are divided by the
+        return self._loss_and_metrics(x, y, predictions, sample_weight, training=True)
+
+    def test_step(self, data):
+        if self.concurrent_micro_batches == 1:
+            return super().test_step(data)
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        return self._loss_and_metrics(x, y, self._concurrent_predictions(x), sample_weight, training=False)
+
+    def predict_step(self, data):
+        if self.concurrent_micro_batches == 1:
+            return super().predict_step(data)
+        x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
+        return self._concurrent_predictions(x)
+
+    def _concurrent_predictions(self, x):
+        rows = tf.shape(tf.nest.flatten(x)[0])[0]
+
+        def micro_predictions(start, micro_x):
+            return tf.nest.map_structure(
+                lambda values: _in_whole_batch(values, start, rows), self(micro_x, training=False)
+            )
+
+        return accumulate(micro_predictions, x, self.concurrent_micro_batches, concurrently=True)
+
+    def _loss_and_metrics(self, x, y, predictions, sample_weight, training):
+        loss = self.compute_loss(x, y, predictions, sample_weight, training=training)
+        # As Keras' own steps: the loss metric holds the loss of the global batch (compiled losses are divided by the
         # number of replicas), weighted by the batch's examples.
         loss_metric = next(metric for metric in self.metrics if metric.name == "loss")
+        rows = tf.shape(tf.nest.flatten(x)[0])[0]
         loss_metric.update_state(loss * tf.distribute.get_strategy().num_replicas_in_sync, sample_weight=rows)
         return self.compute_metrics(x, y, predictions, sample_weight=sample_weight)

@@ -100,10 +100,10 @@ class GlueTask(Task):
             regression=self.spec.is_regression,
         )
 
-    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
+    def compile_model(self, model, optimizer, **micro_batches):
         # The classifier's own loss and metrics (`ElectraTextClassifier.compile`): build_model made it regress or
         # classify as the task does.
-        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
+        model.compile(optimizer=optimizer, **micro_batches)
 
     def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset

@@ -181,7 +181,9 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         small / base / large widths; with `num_train_steps`, 10 % warm-up and linear decay to 0 over them, otherwise
         constant). `loss="auto"`: sparse categorical cross-entropy on logits, mean squared error for regression;
         `metrics="auto"`: accuracy (none for regression). `gradient_accumulation_steps=N` runs each batch of `fit` as N
-        micro-batches in turn, with the update of the whole batch (`GradientAccumulation`)."""
+        micro-batches in turn, `concurrent_micro_batches=N` as N at once (faster on a CPU once each has its share of
+        the threads: `electra_tf.training.distribution.share_threads_between_micro_batches`), both with the update of
+        the whole batch (`GradientAccumulation`)."""
         if optimizer == "auto":
             optimizer = reference_finetuning_optimizer(self.backbone, num_train_steps)
         if loss == "auto":

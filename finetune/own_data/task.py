@@ -119,8 +119,8 @@ class OwnDataTask(Task):
             labels=data.labels.names if data.labels else None,
         )
 
-    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
-        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
+    def compile_model(self, model, optimizer, **micro_batches):
+        model.compile(optimizer=optimizer, **micro_batches)
 
     def train_examples(self, model, data):
         from finetune.glue.features import features_to_dataset

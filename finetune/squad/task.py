@@ -167,9 +167,9 @@ class SquadTask(Task):
             beam_size=job.n_best_size,
         )
 
-    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
+    def compile_model(self, model, optimizer, **micro_batches):
         # The model computes its own span losses.
-        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
+        model.compile(optimizer=optimizer, **micro_batches)
 
     def train_examples(self, model, data):
         return training_examples(model, data.train_features)

@@ -175,8 +175,8 @@ class TaggingTask(Task):
 
         return ElectraTokenClassifier(clone_backbone(pretrained_model.backbone), tags=data.tags)
 
-    def compile_model(self, model, optimizer, gradient_accumulation_steps=1):
-        model.compile(optimizer=optimizer, gradient_accumulation_steps=gradient_accumulation_steps)
+    def compile_model(self, model, optimizer, **micro_batches):
+        model.compile(optimizer=optimizer, **micro_batches)
 
     def train_examples(self, model, data):
         return data.train.dataset()

@@ -96,3 +96,22 @@ def test_every_task_the_coordination_service_names_is_reported(monkeypatch, tmp_
     assert str(distribution.lost_worker_error(error, None, str(tmp_path))).startswith(
         "worker 1 (h1:2) and worker 2 (h2:3) stopped answering before training started; "
     )
+
+
+def test_threads_for_concurrent_micro_batches_are_refused_once_tensorflow_runs():
+    import tensorflow as tf
+
+    tf.constant(1.0) + 1.0  # TensorFlow's runtime has started: its thread pools are fixed
+    assert distribution.share_threads_between_micro_batches(1) is None
+    current = (
+        tf.config.threading.get_intra_op_parallelism_threads(),
+        tf.config.threading.get_inter_op_parallelism_threads(),
+    )
+    cpus = 6 if current != (3, 6) else 8
+    with pytest.raises(
+        ConfigError,
+        match=r"^cannot give concurrent_micro_batches=2 their threads after TensorFlow initialised \(.*\): call "
+        r"share_threads_between_micro_batches before the first TensorFlow op$",
+    ) as raised:
+        distribution.share_threads_between_micro_batches(2, cpus=cpus)
+    assert raised.value.arguments == ("concurrent_micro_batches",)

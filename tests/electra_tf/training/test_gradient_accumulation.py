@@ -1,6 +1,6 @@
 """Gradient accumulation: N micro-batches give the update of the whole batch (weights, optimizer state and logs),
-on one device and under MirroredStrategy, in pre-training (clipping active, AdamW and LAMB) and fine-tuning; the
-MirroredStrategy runs and LAMB's are benchmarks."""
+on one device and under MirroredStrategy, in pre-training (clipping active, AdamW and LAMB) and fine-tuning, one after
+the other or (fine-tuning) at once; the MirroredStrategy runs and LAMB's are benchmarks."""
 
 import os
 import subprocess
@@ -75,6 +75,33 @@ def test_accumulated_pretraining_update_equals_the_whole_batch(whole_batch_runs,
 def test_accumulated_classifier_update_equals_the_whole_batch(whole_batch_runs):
     """The fine-tuning classifier with Keras' compiled loss, batches of 8, 8 and 5 (micro-batches 2, 2, 1)."""
     _assert_same_run(train_classifier(ACCUMULATION), whole_batch_runs("classifier"))
+
+
+@pytest.mark.parametrize("concurrent_micro_batches", [3, 8])
+def test_concurrent_micro_batches_train_and_evaluate_as_the_whole_batch(whole_batch_runs, concurrent_micro_batches):
+    """Batches of 8, 8 and 5 as 3 micro-batches at once (3, 3 and 2 rows; the last batch's third micro-batch filled up
+    with a copy of its last row), or as 8 (the last batch's three last micro-batches only copies): the weights, the
+    training logs and the validation's loss and accuracy are the whole batches'."""
+    _assert_same_run(
+        train_classifier(1, concurrent_micro_batches=concurrent_micro_batches), whole_batch_runs("classifier")
+    )
+
+
+def test_concurrent_micro_batches_predict_as_the_whole_batch():
+    from electra_tf.models import build_discriminator
+    from finetune.models import ElectraTextClassifier
+    from tests.accumulation_run import classifier_data
+
+    config = tiny_config().with_vocab(50, pad_id=0, unk_id=1, cls_id=2, sep_id=3, mask_id=4)
+    keras.utils.set_random_seed(0)
+    classifier = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=3)
+    features, _ = classifier_data()
+    classifier.compile()
+    whole = classifier.predict(features, batch_size=8, verbose=0)
+    classifier.compile(concurrent_micro_batches=2)
+    concurrent = classifier.predict(features, batch_size=8, verbose=0)
+    assert concurrent.shape == whole.shape == (21, 3)
+    np.testing.assert_allclose(concurrent, whole, rtol=1e-5, atol=1e-6)
 
 
 # A benchmark (`pytest -m benchmark`): XLA's compilation is most of its half-minute; the accumulation it compiles is
@@ -167,6 +194,20 @@ def test_compile_keeps_the_setting_in_a_saved_model(tmp_path):
     with pytest.raises(ConfigError, match="gradient_accumulation_steps must be a positive integer, got 0") as raised:
         classifier.compile(gradient_accumulation_steps=0)
     assert raised.value.arguments == ("gradient_accumulation_steps",)
+    classifier.compile(concurrent_micro_batches=2)
+    classifier.optimizer.build(classifier.trainable_variables)
+    classifier.save(path)
+    restored = keras.saving.load_model(path)
+    assert (restored.concurrent_micro_batches, restored.gradient_accumulation_steps) == (2, 1)
+    with pytest.raises(ConfigError, match="concurrent_micro_batches must be a positive integer, got True") as raised:
+        classifier.compile(concurrent_micro_batches=True)
+    assert raised.value.arguments == ("concurrent_micro_batches",)
+    with pytest.raises(
+        ConfigError,
+        match=r"^gradient_accumulation_steps=2 and concurrent_micro_batches=4: set one of them, the other to 1$",
+    ) as raised:
+        classifier.compile(gradient_accumulation_steps=2, concurrent_micro_batches=4)
+    assert raised.value.arguments == ("gradient_accumulation_steps", "concurrent_micro_batches")
 
 
 def test_a_batch_that_does_not_split_into_the_micro_batches_is_refused_naming_both_arguments():

@@ -120,6 +120,28 @@ def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_p
     assert "Traceback" not in stderr
 
 
+def _short_sst2_run(pretrained_tiny, glue_dir, output_dir, *extra):
+    """(results.json, the saved trial model) of a one-epoch SST-2 run of a few batches in a process of its own."""
+    import keras
+
+    import finetune.models  # noqa: F401  (registers the task models with Keras)
+
+    result = _run(
+        *_common(pretrained_tiny, glue_dir, output_dir),
+        "--task=SST-2",
+        "--num_train_epochs=1",
+        "--max_seq_length=16",
+        "--max_train_examples=96",
+        "--max_eval_examples=40",
+        "--save_models",
+        *extra,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = json.loads((output_dir / "results.json").read_text())
+    assert len(results["trials"]) == 1
+    return results, keras.saving.load_model(str(output_dir / "trial_0" / "model.keras"))
+
+
 # A benchmark (`pytest -m benchmark`): a second fine-tuning process, under MirroredStrategy, takes half a minute. In the
 # suite, replicas' gradients add up to one device's (tests/electra_tf/training/test_replica_updates.py), accumulation
 # gives the whole batch's update (tests/electra_tf/training/test_gradient_accumulation.py), and the layers' bfloat16
@@ -128,30 +150,17 @@ def test_bad_input_gives_one_line_error(pretrained_tiny, keyword_glue_dir, tmp_p
 def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keyword_glue_dir, tmp_path):
     """The pre-training strategy, precision and gradient accumulation flags work here too (two logical CPUs, bfloat16
     compute, each replica's 16 examples of a batch as 2 micro-batches; a few batches of the data are enough)."""
-    import keras
-
-    import finetune.models  # noqa: F401  (registers the task models with Keras)
-
-    output_dir = tmp_path / "out"
-    result = _run(
-        *_common(pretrained_tiny, keyword_glue_dir, output_dir),
-        "--task=SST-2",
-        "--num_train_epochs=1",
-        "--max_seq_length=16",
+    results, restored = _short_sst2_run(
+        pretrained_tiny,
+        keyword_glue_dir,
+        tmp_path / "out",
         "--train_batch_size=32",
-        "--max_train_examples=96",
-        "--max_eval_examples=40",
         "--strategy=mirrored",
         "--num_cpu_devices=2",
         "--mixed_precision=mixed_bfloat16",
         "--gradient_accumulation_steps=2",
-        "--save_models",
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    results = json.loads((output_dir / "results.json").read_text())
-    assert results["job"]["strategy"] == "mirrored" and len(results["trials"]) == 1
-    assert results["job"]["gradient_accumulation_steps"] == 2
-    restored = keras.saving.load_model(str(output_dir / "trial_0" / "model.keras"))
+    assert results["job"]["strategy"] == "mirrored" and results["job"]["gradient_accumulation_steps"] == 2
     assert restored.gradient_accumulation_steps == 2
 
 
@@ -160,23 +169,7 @@ def test_runs_under_mirrored_strategy_and_mixed_precision(pretrained_tiny, keywo
 # (tests/electra_tf/training/test_gradient_accumulation.py).
 @pytest.mark.benchmark
 def test_runs_with_concurrent_micro_batches(pretrained_tiny, keyword_glue_dir, tmp_path):
-    import keras
-
-    import finetune.models  # noqa: F401  (registers the task models with Keras)
-
-    output_dir = tmp_path / "out"
-    result = _run(
-        *_common(pretrained_tiny, keyword_glue_dir, output_dir),
-        "--task=SST-2",
-        "--num_train_epochs=1",
-        "--max_seq_length=16",
-        "--max_train_examples=96",
-        "--max_eval_examples=40",
-        "--concurrent_micro_batches=2",
-        "--save_models",
+    results, restored = _short_sst2_run(
+        pretrained_tiny, keyword_glue_dir, tmp_path / "out", "--concurrent_micro_batches=2"
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    results = json.loads((output_dir / "results.json").read_text())
-    assert results["job"]["concurrent_micro_batches"] == 2 and len(results["trials"]) == 1
-    restored = keras.saving.load_model(str(output_dir / "trial_0" / "model.keras"))
-    assert restored.concurrent_micro_batches == 2
+    assert results["job"]["concurrent_micro_batches"] == 2 and restored.concurrent_micro_batches == 2

@@ -96,11 +96,13 @@ def _add_up(*values):
     return tf.add_n(values)
 
 
-def _in_whole_batch(predictions, start, rows):
+def _in_whole_batch(predictions, start, rows, num_micro_batches):
     """`predictions` of the micro-batch at row `start` placed among zeros in the `rows` rows of its batch (rows past
-    the batch's end, which filled up a last micro-batch, are left out)."""
+    the batch's end, which filled up a last micro-batch or whole ones, are left out)."""
     size = tf.shape(predictions)[0]
-    shape = tf.concat([[tf.maximum(rows, start + size)], tf.shape(predictions)[1:]], axis=0)
+    # Room for every micro-batch, from a size that does not depend on `start`: XLA compiles it when `start` is a
+    # loop's counter.
+    shape = tf.concat([[rows + num_micro_batches * size], tf.shape(predictions)[1:]], axis=0)
     return tf.scatter_nd(tf.reshape(start + tf.range(size), [-1, 1]), predictions, shape)[:rows]
 
 
@@ -165,7 +167,7 @@ class GradientAccumulation:
         def micro_step(start, micro_x):
             with tf.GradientTape() as tape:
                 predictions = tf.nest.map_structure(
-                    lambda values: _in_whole_batch(values, start, rows), self(micro_x, training=True)
+                    lambda values: _in_whole_batch(values, start, rows, num_micro_batches), self(micro_x, training=True)
                 )
                 loss = self.optimizer.scale_loss(self.compute_loss(x, y, predictions, sample_weight, training=True))
             gradients = tape.gradient(loss, variables)
@@ -197,7 +199,8 @@ class GradientAccumulation:
 
         def micro_predictions(start, micro_x):
             return tf.nest.map_structure(
-                lambda values: _in_whole_batch(values, start, rows), self(micro_x, training=False)
+                lambda values: _in_whole_batch(values, start, rows, self.concurrent_micro_batches),
+                self(micro_x, training=False),
             )
 
         return accumulate(micro_predictions, x, self.concurrent_micro_batches, concurrently=True)

@@ -1,6 +1,5 @@
 """Helpers the TensorFlow benchmarks share (`bench_utils` holds those the peer's interpreter shares too)."""
 
-import os
 import time
 
 
@@ -8,10 +7,9 @@ def cpu_threads():
     """The threads TensorFlow computes with: its intra-op setting, else the CPUs this process may run on."""
     import tensorflow as tf
 
-    configured = tf.config.threading.get_intra_op_parallelism_threads()
-    if configured:
-        return configured
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    from electra_tf.training.distribution import usable_cpus
+
+    return tf.config.threading.get_intra_op_parallelism_threads() or usable_cpus()
 
 
 def matmul_peak(dtype, size=2048, repeats=20):

@@ -28,6 +28,11 @@ def split_cpu(num_devices):
             ) from error
 
 
+def usable_cpus():
+    """The CPUs this process may run on (its affinity where the platform has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def share_threads_between_micro_batches(concurrent_micro_batches, cpus=None):
     """Give each of `concurrent_micro_batches` micro-batches run at once its share of the `cpus` (default: those this
     process may use): an op that many intra-op threads, and as many inter-op threads as micro-batches (at least
@@ -36,8 +41,7 @@ def share_threads_between_micro_batches(concurrent_micro_batches, cpus=None):
     """
     if concurrent_micro_batches <= 1:
         return None
-    if cpus is None:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = cpus or usable_cpus()
     threads = (max(1, cpus // concurrent_micro_batches), max(cpus, concurrent_micro_batches))
     try:
         tf.config.threading.set_intra_op_parallelism_threads(threads[0])

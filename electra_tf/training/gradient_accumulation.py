@@ -97,13 +97,17 @@ def _add_up(*values):
 
 
 def _in_whole_batch(predictions, start, rows, num_micro_batches):
-    """`predictions` of the micro-batch at row `start` placed among zeros in the `rows` rows of its batch (rows past
-    the batch's end, which filled up a last micro-batch or whole ones, are left out)."""
-    size = tf.shape(predictions)[0]
-    # Room for every micro-batch, from a size that does not depend on `start`: XLA compiles it when `start` is a
-    # loop's counter.
-    shape = tf.concat([[rows + num_micro_batches * size], tf.shape(predictions)[1:]], axis=0)
-    return tf.scatter_nd(tf.reshape(start + tf.range(size), [-1, 1]), predictions, shape)[:rows]
+    """`predictions` (a structure of tensors) of the micro-batch at row `start`, each placed among zeros in the `rows`
+    rows of its batch (rows past the batch's end, which filled up a last micro-batch or whole ones, are left out)."""
+
+    def placed(values):
+        size = tf.shape(values)[0]
+        # Room for every micro-batch, from a size that does not depend on `start`: XLA compiles it when `start` is a
+        # loop's counter.
+        shape = tf.concat([[rows + num_micro_batches * size], tf.shape(values)[1:]], axis=0)
+        return tf.scatter_nd(tf.reshape(start + tf.range(size), [-1, 1]), values, shape)[:rows]
+
+    return tf.nest.map_structure(placed, predictions)
 
 
 def dense_gradients(gradients, variables):
@@ -166,9 +170,7 @@ class GradientAccumulation:
 
         def micro_step(start, micro_x):
             with tf.GradientTape() as tape:
-                predictions = tf.nest.map_structure(
-                    lambda values: _in_whole_batch(values, start, rows, num_micro_batches), self(micro_x, training=True)
-                )
+                predictions = _in_whole_batch(self(micro_x, training=True), start, rows, num_micro_batches)
                 loss = self.optimizer.scale_loss(self.compute_loss(x, y, predictions, sample_weight, training=True))
             gradients = tape.gradient(loss, variables)
             return {
@@ -198,10 +200,7 @@ class GradientAccumulation:
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
 
         def micro_predictions(start, micro_x):
-            return tf.nest.map_structure(
-                lambda values: _in_whole_batch(values, start, rows, self.concurrent_micro_batches),
-                self(micro_x, training=False),
-            )
+            return _in_whole_batch(self(micro_x, training=False), start, rows, self.concurrent_micro_batches)
 
         return accumulate(micro_predictions, x, self.concurrent_micro_batches, concurrently=True)
 

@@ -125,27 +125,9 @@ def test_a_pretrainer_written_by_convert_checkpoint_is_read_back(data, tf1_check
     assert load_checkpoint(str(tmp_path / "run"), "pretrainer").model.electra_config.num_heads == 2
 
 
-def test_hugging_face_discriminator_with_its_generator(data, hf_pair, tmp_path):
-    root = hf_pair["root"]
-    run(
-        _job(
-            data,
-            tmp_path / "run",
-            init_checkpoint=os.path.join(root, "discriminator"),
-            init_generator_checkpoint=os.path.join(root, "generator"),
-        )
-    )
-    expected = {
-        **fixtures.tf1_arrays(hf_pair["discriminator"]),
-        **fixtures.tf1_arrays(hf_pair["generator"], generator=True),
-    }
-    pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
-    _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), expected)
-    # The heads recorded by Hugging Face's config are kept (no TF1-style guess from the width).
-    assert pretrainer.model.electra_config.num_heads == fixtures.DISCRIMINATOR_SIZES["num_attention_heads"]
-
-
-def test_a_generator_whose_embedding_copy_differs_is_refused_unless_allowed(data, hf_pair, tmp_path):
+def test_a_hugging_face_pair_whose_embedding_copies_differ_is_refused_unless_allowed(data, hf_pair, tmp_path):
+    """A Hugging Face discriminator with its generator starts both networks; their shared embeddings must be one table
+    (the discriminator's is kept when `allow_embedding_mismatch`)."""
     import shutil
 
     shutil.copytree(hf_pair["root"], tmp_path / "pair")
@@ -172,6 +154,8 @@ def test_a_generator_whose_embedding_copy_differs_is_refused_unless_allowed(data
     }
     pretrainer = load_checkpoint(str(tmp_path / "run"), "pretrainer")
     _assert_weights_equal(collect_weights(pretrainer.model, "pretrainer"), expected)
+    # The heads recorded by Hugging Face's config are kept (no TF1-style guess from the width).
+    assert pretrainer.model.electra_config.num_heads == fixtures.DISCRIMINATOR_SIZES["num_attention_heads"]
 
 
 def test_a_lone_discriminator_gets_a_new_generator_sharing_its_embeddings(data, hf_pair, tmp_path, capsys):

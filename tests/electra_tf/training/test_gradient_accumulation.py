@@ -77,7 +77,9 @@ def test_accumulated_classifier_update_equals_the_whole_batch(whole_batch_runs):
     _assert_same_run(train_classifier(ACCUMULATION), whole_batch_runs("classifier"))
 
 
-@pytest.mark.parametrize("concurrent_micro_batches", [3, 8])
+# 3 micro-batches is a benchmark (`pytest -m benchmark`): 8 has the micro-batches filled up with copies that 3 has, and
+# whole ones besides; the micro-batches of uneven size are the accumulation test's (2, 2 and 1).
+@pytest.mark.parametrize("concurrent_micro_batches", [pytest.param(3, marks=pytest.mark.benchmark), 8])
 def test_concurrent_micro_batches_train_and_evaluate_as_the_whole_batch(whole_batch_runs, concurrent_micro_batches):
     """Batches of 8, 8 and 5 as 3 micro-batches at once (3, 3 and 2 rows; the last batch's third micro-batch filled up
     with a copy of its last row), or as 8 (the last batch's three last micro-batches only copies): the weights, the

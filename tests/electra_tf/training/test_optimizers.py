@@ -77,6 +77,29 @@ def test_clip_norm_clips_the_global_norm_of_each_step_as_the_reference():
         AdamWeightDecay(0.1, clip_norm=0)
 
 
+def test_clipped_indexed_slices_in_a_function_end_where_tensorflow_clipping_of_the_dense_sum_does():
+    """Clipping inside a traced step, embedding gradients given as IndexedSlices with repeated rows (what concurrent
+    micro-batches hand over): the variables end bit for bit where `tf.clip_by_global_norm` of the dense gradients,
+    then the update without clipping, takes them."""
+    rng = np.random.default_rng(3)
+    models = [_model() for _ in range(2)]
+    models[1].set_weights(models[0].get_weights())
+    clipping, unclipped = (
+        AdamWeightDecay(0.1, weight_decay=0.01, clip_norm=1.0),
+        AdamWeightDecay(0.1, weight_decay=0.01),
+    )
+    for scale in (10.0, 10.0, 1e-2):
+        indices = tf.constant(rng.integers(0, VOCAB, size=6), tf.int32)
+        rows = tf.constant(scale * rng.normal(size=(6, 3)), tf.float32)
+        others = [tf.constant(scale * rng.normal(size=v.shape), tf.float32) for v in models[0].trainable_variables[1:]]
+        gradients = [tf.IndexedSlices(rows, indices, tf.constant([VOCAB, 3]))] + others
+        tf.function(lambda: clipping.apply(gradients, models[0].trainable_variables))()
+        dense, _ = tf.clip_by_global_norm([tf.convert_to_tensor(gradient) for gradient in gradients], 1.0)
+        unclipped.apply(dense, models[1].trainable_variables)
+    for ours, reference in zip(models[0].trainable_variables, models[1].trainable_variables):
+        np.testing.assert_array_equal(ours.numpy(), reference.numpy(), err_msg=ours.path)
+
+
 def test_embedding_gradients_as_indexed_slices_update_like_their_dense_sum():
     keras.utils.set_random_seed(1)
     model = _model()

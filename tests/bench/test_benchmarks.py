@@ -296,6 +296,28 @@ def test_finetune_throughput_smoke(shared_data, capsys):
     assert result["peer_examples_per_s"] is None and result["ratio_vs_peer"] is None
 
 
+# A benchmark (`pytest -m benchmark`): the threads of concurrent micro-batches are set before TensorFlow starts, so
+# this runs in a process of its own. In the suite: the smoke test above, and the concurrent step itself
+# (tests/electra_tf/training/test_gradient_accumulation.py).
+@pytest.mark.benchmark
+def test_finetune_throughput_with_concurrent_micro_batches_in_a_fresh_process(shared_data):
+    arguments = ["--task=RTE", f"--glue_dir={shared_data}/glue", "--preset=tiny", "--batch=4", "--max_seq_length=64"]
+    result = run_script(
+        "finetune_throughput.py",
+        *arguments,
+        "--steps=2",
+        "--matmul_peak_size=0",
+        "--peer=off",
+        "--concurrent_micro_batches=2",
+        f"--vocab_file={shared_data}/vocab/bert-uncased-vocab.txt",
+    )
+    result = json.loads(result.stdout.strip().splitlines()[-1])
+    cpus = len(os.sched_getaffinity(0))
+    assert result["concurrent_micro_batches"] == 2 and result["threads"] == cpus
+    assert result["our_intra_inter_op_threads"] == [max(1, cpus // 2), max(cpus, 2)]
+    assert result["examples_per_s"] > 0 and result["examples_per_s_padded"] > 0
+
+
 @pytest.mark.skipif(peer_python() is None, reason="no peer interpreter (.venv-peer) with torch and transformers")
 def test_finetune_throughput_with_the_peer(shared_data, capsys):
     result = run_finetune_throughput(shared_data, capsys, "--peer=on", f"--peer_python={peer_python()}")

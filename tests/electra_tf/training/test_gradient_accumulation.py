@@ -106,14 +106,19 @@ def test_concurrent_micro_batches_predict_as_the_whole_batch():
     np.testing.assert_allclose(concurrent, whole, rtol=1e-5, atol=1e-6)
 
 
-# A benchmark (`pytest -m benchmark`): XLA's compilation is most of its half-minute; the accumulation it compiles is
-# checked without XLA above.
+# Benchmarks (`pytest -m benchmark`): XLA's compilation is most of their half-minute each; the accumulation and the
+# concurrent micro-batches they compile are checked without XLA above.
 @pytest.mark.benchmark
-def test_accumulation_compiles_with_xla(whole_batch_runs):
+@pytest.mark.parametrize(
+    "micro_batches", [{"gradient_accumulation_steps": ACCUMULATION}, {"concurrent_micro_batches": 3}]
+)
+def test_micro_batches_compile_with_xla(whole_batch_runs, micro_batches):
     """Under XLA a micro-batch is a slice of a size known when compiling: the classifier's last batch of 5 runs as
-    micro-batches of 2, 2 and 2 (one copied row, left out of the loss), and the run ends as the whole batches without
-    XLA (the reference the other accumulated runs meet; an XLA reference would cost a second compilation)."""
-    _assert_same_run(train_classifier(ACCUMULATION, jit_compile=True), whole_batch_runs("classifier"))
+    micro-batches of 2, 2 and 2 in turn (one copied row, left out of the loss), or at once, and the run ends as the
+    whole batches without XLA (the reference the other runs meet; an XLA reference would cost a second
+    compilation)."""
+    settings = {"gradient_accumulation_steps": 1, **micro_batches}
+    _assert_same_run(train_classifier(jit_compile=True, **settings), whole_batch_runs("classifier"))
 
 
 def _saved_run(saved, case):

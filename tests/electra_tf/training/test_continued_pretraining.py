@@ -109,6 +109,10 @@ def test_tf1_checkpoint_starts_both_networks_and_pretrained_equals_its_discrimin
     assert [json.loads(line)["step"] for line in open(tmp_path / "run" / "metrics.jsonl")] == [1]
 
 
+# A benchmark (`pytest -m benchmark`): what it converts is the TF1 checkpoint the test above starts from, and what it
+# starts from is a run directory of ours, as test_continued_run_first_evaluation_equals_the_source_evaluated_directly
+# does.
+@pytest.mark.benchmark
 def test_a_pretrainer_written_by_convert_checkpoint_is_read_back(data, tf1_checkpoint, tmp_path):
     """convert_checkpoint.py --model=pretrainer --to_format=ours writes a run directory: a run starts from it."""
     prefix, arrays = tf1_checkpoint

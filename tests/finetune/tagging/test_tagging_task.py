@@ -106,6 +106,9 @@ def test_the_saved_tagger_tags_raw_text(chunk_run):
     assert [tag for _, tag, _, _ in tagged] == ["B-LOW", "I-LOW", "B-HIGH", "I-HIGH", "O"]
 
 
+# A benchmark (`pytest -m benchmark`): the export command is tests/finetune/models/test_serving.py's on classifiers,
+# and the tagger's export served as TF Serving loads it is tests/finetune/models/test_token_classifier.py's.
+@pytest.mark.benchmark
 def test_export_model_exports_the_saved_tagger_for_serving(chunk_run, tmp_path, capfd):
     """The command in this process (`tests.console_commands`), and what it wrote loaded here too: the tagger's export
     served in a process of its own, as TF Serving loads it, is tests/finetune/models/test_token_classifier.py's."""

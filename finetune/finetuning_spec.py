@@ -7,7 +7,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.job_flags import flag_field
 from electra_tf.lora_settings import check_lora_settings
 from electra_tf.text_files import check_encoding
-from electra_tf.training.choices import check_gradient_accumulation, check_micro_batches, distribution_field
+from electra_tf.training.choices import check_micro_batches, distribution_field
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive
 from finetune.layerwise_lr import VARIANTS as LAYERWISE_LR_VARIANTS
 from finetune.layerwise_lr import layerwise_lr_multipliers
@@ -216,8 +216,9 @@ class FinetuningJob:
             train_batch_size=hyperparameters.train_batch_size,
             max_seq_length=hyperparameters.max_seq_length,
         )
-        check_micro_batches(self.gradient_accumulation_steps, self.concurrent_micro_batches)
-        check_gradient_accumulation(self.gradient_accumulation_steps, hyperparameters.train_batch_size)
+        check_micro_batches(
+            self.gradient_accumulation_steps, self.concurrent_micro_batches, hyperparameters.train_batch_size
+        )
         # Checks the decay's range and the variant.
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:

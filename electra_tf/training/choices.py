@@ -47,10 +47,11 @@ def check_collective_timeout(seconds):
         )
 
 
-def check_micro_batches(gradient_accumulation_steps, concurrent_micro_batches):
-    """Refuse micro-batch counts that are not positive integers, or both above 1 (a batch runs its micro-batches
-    either one after the other or at once)."""
-    check_gradient_accumulation(gradient_accumulation_steps)
+def check_micro_batches(gradient_accumulation_steps, concurrent_micro_batches, train_batch_size=None):
+    """Refuse micro-batch counts that are not positive integers, both above 1 (a batch runs its micro-batches
+    either one after the other or at once), or (given `train_batch_size`) a batch that does not split into
+    `gradient_accumulation_steps` equal micro-batches."""
+    check_gradient_accumulation(gradient_accumulation_steps, train_batch_size)
     check_gradient_accumulation(concurrent_micro_batches, name="concurrent_micro_batches")
     if gradient_accumulation_steps > 1 and concurrent_micro_batches > 1:
         raise ConfigError(

@@ -110,6 +110,11 @@ def _in_whole_batch(predictions, start, rows, num_micro_batches):
     return tf.nest.map_structure(placed, predictions)
 
 
+def _rows(x):
+    """The examples in the batch `x` (a structure of tensors), as a scalar tensor."""
+    return tf.shape(tf.nest.flatten(x)[0])[0]
+
+
 def dense_gradients(gradients, variables):
     """`gradients` as dense tensors (embedding lookups give IndexedSlices, which a loop cannot add up nor replicas
     all-reduce), zeros for a variable without a gradient."""
@@ -165,7 +170,7 @@ class GradientAccumulation:
             return super().train_step(data)
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
         variables = self.trainable_variables
-        rows = tf.shape(tf.nest.flatten(x)[0])[0]
+        rows = _rows(x)
         concurrently = self.concurrent_micro_batches > 1
 
         def micro_step(start, micro_x):
@@ -181,34 +186,32 @@ class GradientAccumulation:
 
         accumulated = accumulate(micro_step, x, num_micro_batches, concurrently=concurrently)
         self.optimizer.apply_gradients(zip(accumulated["gradients"], variables))
-        predictions = accumulated["predictions"]
-        return self._loss_and_metrics(x, y, predictions, sample_weight, training=True)
+        return self._loss_and_metrics(x, y, rows, accumulated["predictions"], sample_weight, training=True)
 
     def test_step(self, data):
         if self.concurrent_micro_batches == 1:
             return super().test_step(data)
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        return self._loss_and_metrics(x, y, self._concurrent_predictions(x), sample_weight, training=False)
+        rows = _rows(x)
+        predictions = self._concurrent_predictions(x, rows)
+        return self._loss_and_metrics(x, y, rows, predictions, sample_weight, training=False)
 
     def predict_step(self, data):
         if self.concurrent_micro_batches == 1:
             return super().predict_step(data)
         x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
-        return self._concurrent_predictions(x)
+        return self._concurrent_predictions(x, _rows(x))
 
-    def _concurrent_predictions(self, x):
-        rows = tf.shape(tf.nest.flatten(x)[0])[0]
-
+    def _concurrent_predictions(self, x, rows):
         def micro_predictions(start, micro_x):
             return _in_whole_batch(self(micro_x, training=False), start, rows, self.concurrent_micro_batches)
 
         return accumulate(micro_predictions, x, self.concurrent_micro_batches, concurrently=True)
 
-    def _loss_and_metrics(self, x, y, predictions, sample_weight, training):
+    def _loss_and_metrics(self, x, y, rows, predictions, sample_weight, training):
         loss = self.compute_loss(x, y, predictions, sample_weight, training=training)
         # As Keras' own steps: the loss metric holds the loss of the global batch (compiled losses are divided by the
         # number of replicas), weighted by the batch's examples.
         loss_metric = next(metric for metric in self.metrics if metric.name == "loss")
-        rows = tf.shape(tf.nest.flatten(x)[0])[0]
         loss_metric.update_state(loss * tf.distribute.get_strategy().num_replicas_in_sync, sample_weight=rows)
         return self.compute_metrics(x, y, predictions, sample_weight=sample_weight)

@@ -322,7 +322,9 @@ def test_finetune_throughput_with_concurrent_micro_batches_in_a_fresh_process(sh
 def test_finetune_throughput_with_the_peer(shared_data, capsys):
     result = run_finetune_throughput(shared_data, capsys, "--peer=on", f"--peer_python={peer_python()}")
     assert result["peer_examples_per_s"] > 0 and result["peer_threads"] == result["threads"]
-    assert result["peer_matmul_peak_flops_per_s"] > 1e8
+    # A check of the unit (FLOP/s, not GFLOP/s), not of speed: with another job keeping both cores busy, torch's
+    # 64 x 64 products once measured 6.55e7.
+    assert result["peer_matmul_peak_flops_per_s"] > 1e6
     assert result["ratio_vs_peer"] == pytest.approx(result["examples_per_s"] / result["peer_examples_per_s"])
 
 

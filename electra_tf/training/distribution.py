@@ -59,13 +59,26 @@ def share_threads_between_micro_batches(concurrent_micro_batches, cpus=None):
     return threads
 
 
+class NestedReduceMultiWorkerStrategy(tf.distribute.MultiWorkerMirroredStrategy):
+    """TensorFlow's MultiWorkerMirroredStrategy whose `reduce` also takes a structure of values (a dict of
+    `PerReplica` tensors), as MirroredStrategy's does. Keras' `fit` and `evaluate` reduce the first batch over the
+    replicas only to learn its shapes, and across workers the parent's `reduce` refuses a dict batch ("Attempt to
+    convert a value ({'input_ids': PerReplica..."; https://github.com/keras-team/keras/issues/20329). Each value of
+    the structure is reduced as the parent reduces one."""
+
+    def reduce(self, reduce_op, value, axis):
+        reduce_one = super().reduce
+        return tf.nest.map_structure(lambda one: reduce_one(reduce_op, one, axis), value)
+
+
 def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collective_timeout_seconds=None):
     """The tf.distribute strategy named `strategy`.
 
     default: one device. mirrored: all local GPUs, or the logical CPUs made by `num_cpu_devices`.
-    multi_worker: MultiWorkerMirroredStrategy from TF_CONFIG; each of its collectives (all-reduces of a step, variable
-    broadcasts) fails with `tf.errors.DeadlineExceededError` after `collective_timeout_seconds` (None or 0: waits as
-    long as it takes). tpu: TPUStrategy on `tpu` (name or grpc address).
+    multi_worker: `NestedReduceMultiWorkerStrategy` (MultiWorkerMirroredStrategy) from TF_CONFIG; each of its
+    collectives (all-reduces of a step, variable broadcasts) fails with `tf.errors.DeadlineExceededError` after
+    `collective_timeout_seconds` (None or 0: waits as long as it takes). tpu: TPUStrategy on `tpu` (name or grpc
+    address).
     """
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy={strategy!r}; choose one of {list(STRATEGIES)}", arguments=("strategy",))
@@ -94,7 +107,7 @@ def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collecti
         except json.JSONDecodeError as error:
             raise ConfigError(f"TF_CONFIG is not valid JSON: {error}") from error
         options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=collective_timeout_seconds or None)
-        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+        return NestedReduceMultiWorkerStrategy(communication_options=options)
     if not tpu:
         raise ConfigError(
             "strategy=tpu needs tpu=<TPU name or grpc://address> ('local' for a TPU VM)", arguments=("strategy", "tpu")

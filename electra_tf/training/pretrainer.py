@@ -315,15 +315,6 @@ class ElectraPretrainer(ElectraPretrainingModel):
         update_pretraining_metrics(self.metric_trackers, totals, loss)
         return self._metric_results()
 
-    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        # The one Keras-internal hook this project overrides (listed in docs/DESIGN.md): Keras' fit all-reduces a first
-        # batch only to learn its shapes, and under MultiWorkerMirroredStrategy that reduce fails on a dict batch
-        # ("Attempt to convert a value ({'input_ids': PerReplica..."). This model is built at construction and the
-        # pre-training job builds the optimizer before fit, so there is nothing left to build symbolically.
-        if isinstance(self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy) and data_batch is None:
-            return None
-        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
-
     @property
     def metrics(self):
         return list(self.metric_trackers.values())

@@ -115,3 +115,55 @@ def test_threads_for_concurrent_micro_batches_are_refused_once_tensorflow_runs()
     ) as raised:
         distribution.share_threads_between_micro_batches(2, cpus=cpus)
     assert raised.value.arguments == ("concurrent_micro_batches",)
+
+
+# One worker of a two-worker cluster: reduces its first dict batch (each worker's values differ) and prints the means.
+REDUCE_A_DICT_BATCH = """
+import json, os
+import numpy as np
+import tensorflow as tf
+from electra_tf.training.distribution import create_strategy
+
+strategy = create_strategy("multi_worker")
+worker = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+batch = {"input_ids": tf.fill([2, 3], worker + 1), "weights": tf.fill([2], 10.0 * (worker + 1))}
+distributed = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors(batch))))
+means = strategy.reduce("MEAN", distributed, axis=None)
+print(json.dumps({"type": type(strategy).__name__, "leaves": sorted(type(v).__name__ for v in distributed.values()),
+                  "means": {name: np.asarray(value).tolist() for name, value in means.items()}}))
+"""
+
+
+def test_two_workers_reduce_a_dict_batch_as_keras_fit_does(tmp_path):
+    """Keras' `fit` reduces a first batch over the replicas to learn its shapes; across workers each value of the
+    dict is reduced (TensorFlow's own MultiWorkerMirroredStrategy refuses the dict)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+    from tests.test_multi_worker import _free_ports
+
+    hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", REDUCE_A_DICT_BATCH],
+            cwd=REPO_ROOT,
+            env=dict(
+                __import__("os").environ,
+                TF_CPP_MIN_LOG_LEVEL="3",
+                TF_CONFIG=json.dumps(distribution.tf_config_for_workers(hosts, index)),
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for index in range(2)
+    ]
+    for worker in workers:
+        output, errors = worker.communicate(timeout=120)
+        assert worker.returncode == 0, errors[-3000:]
+        result = json.loads(output.strip().splitlines()[-1])
+        assert result["type"] == "NestedReduceMultiWorkerStrategy"
+        assert result["leaves"] == ["PerReplica", "PerReplica"]  # what the parent's reduce refuses as a dict
+        # The batch of 2 is the global batch: each worker's replica holds one row of its own.
+        assert result["means"] == {"input_ids": [[1.5] * 3], "weights": [15.0]}

@@ -150,7 +150,6 @@ LONGEST_FILES = (
     "tests/finetune/models/test_serving.py",
     "tests/test_convert_checkpoint.py",
     "tests/finetune/models/test_saved_models.py",
-    "tests/bench/test_benchmarks.py",
 )
 
 

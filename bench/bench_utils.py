@@ -1,5 +1,5 @@
-"""Helpers shared by the benchmarks and by `hf_peer.py`, which runs in the peer's interpreter: standard library only
-(NumPy imported where needed)."""
+"""Helpers shared by the benchmarks and by the peer (`hf_peer.py` and its modules), which runs in its own interpreter:
+standard library only (NumPy imported where needed)."""
 
 import math
 import statistics

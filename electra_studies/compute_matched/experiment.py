@@ -69,7 +69,13 @@ import os
 import time
 
 from electra_studies.compute_matched.data_stage import prepare_data
-from electra_studies.compute_matched.finetuning_stage import finetune, mean_train_words, task_subset, train_count
+from electra_studies.compute_matched.finetuning_stage import (
+    downstream_comparison,
+    finetune,
+    mean_train_words,
+    task_subset,
+    train_count,
+)
 from electra_studies.compute_matched.plan import cumulative_flops, estimate_seconds, objective_config, plan_runs
 from electra_studies.compute_matched.pretraining_stage import pretrain, pretraining_dir, random_init_checkpoint
 from electra_studies.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
@@ -183,6 +189,16 @@ def run_experiment(settings, command=""):
             finetune_all(os.path.join(name, f"step-{point['step']}"), point["checkpoint"], point)
             run_plan["finetuning_seconds"] += point["finetuning_seconds"]
             save()
+    # The paper's comparison with intervals: each objective at its last evaluation point (the whole budget unless
+    # --eval_fractions says otherwise; the first objective is the reference), and random initialisation.
+    labels = {
+        name: os.path.join(name, f"step-{results['objectives'][name]['eval_points'][-1]['step']}")
+        for name in settings.objectives
+    }
+    if settings.random_init_baseline:
+        labels[BASELINE] = BASELINE
+    if len(labels) > 1:
+        results["comparison"] = downstream_comparison(settings, labels, glue_dirs)
     if hasattr(os, "getloadavg"):
         results["machine"]["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
     save()

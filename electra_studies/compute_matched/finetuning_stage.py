@@ -44,6 +44,15 @@ def task_subset(settings, task):
     return directory, counts["train"]
 
 
+def output_dirs(settings, task, label):
+    """The fine-tuning output directories of network `label` on `task`: <output_dir>/finetune/<TASK>/<label>/
+    seeds-<first>-<last>, one per run of consecutive seeds (`plan.seed_groups`), in that order."""
+    return [
+        os.path.join(settings.output_dir, "finetune", task_name(task), label, f"seeds-{first}-{first + count - 1}")
+        for first, count in seed_groups(settings.seeds)
+    ]
+
+
 def finetune(settings, task, label, checkpoint, glue_dir):
     """Fine-tunes `checkpoint` on `task` once per seed (one FinetuningJob per run of consecutive seeds), reusing
     finished jobs; returns ({seed: {score key: {metric: value}}}, seconds)."""
@@ -52,15 +61,13 @@ def finetune(settings, task, label, checkpoint, glue_dir):
 
     start, scores = time.time(), {}
     hyper = finetune_hyperparameters(settings, task)
-    for first, count in seed_groups(settings.seeds):
+    for (first, count), output_dir in zip(seed_groups(settings.seeds), output_dirs(settings, task, label)):
         job = FinetuningJob(
             task=task,
             init_checkpoint=checkpoint,
             data_dir=glue_dir,
             model_size=settings.model_size,
-            output_dir=os.path.join(
-                settings.output_dir, "finetune", task_name(task), label, f"seeds-{first}-{first + count - 1}"
-            ),
+            output_dir=output_dir,
             num_trials=count,
             seed=first,
             learning_rate=hyper.learning_rate,
@@ -82,6 +89,21 @@ def finetune(settings, task, label, checkpoint, glue_dir):
         for trial in results["trials"]:
             scores[trial["seed"]] = trial["metrics"]
     return scores, time.time() - start
+
+
+def downstream_comparison(settings, labels, glue_dirs):
+    """`finetune.glue.comparison.compare` of the fine-tuned networks `labels` ({name: fine-tuning label}, the first
+    the reference) on the experiment's tasks (their subsets in `glue_dirs`): each task's median over the seeds and the
+    differences from the reference with paired bootstrap intervals (seeded with --seed), NaNs as None."""
+    from electra_tf.io_utils import json_safe
+    from finetune.glue.comparison import compare
+
+    (glue_dir,) = set(glue_dirs.values())  # `task_subset` writes every task's subset into one directory
+    runs = {
+        name: {task_name(task): output_dirs(settings, task, label) for task in settings.tasks}
+        for name, label in labels.items()
+    }
+    return json_safe(compare(glue_dir, runs, settings.tasks, seed=settings.seed))
 
 
 def train_count(settings, task):

@@ -53,10 +53,31 @@ def _objective_label(name, run):
     return f"{name} (from {start['objective']} step {start['step']})" if start else name
 
 
+def _comparison_lines(results):
+    """The networks against each other on the paper's metric of each task, with paired bootstrap intervals
+    (`finetune.glue.comparison`), once every network is fine-tuned."""
+    comparison = results.get("comparison")
+    if not comparison:
+        return []
+    from finetune.glue.comparison import markdown
+
+    return [
+        "",
+        "## The networks against each other",
+        "",
+        f"Each objective at its last evaluation point and {BASELINE}, on the paper's metric of each task (MCC for "
+        "CoLA, Spearman for STS-B, accuracy otherwise; x 100). The intervals resample the dev examples "
+        f"({comparison['num_resamples']} times, the same rows for every seed and network): they cover another draw "
+        "of dev examples, not another draw of seeds, whose spread the min-max shows.",
+        "",
+        markdown(comparison),
+    ]
+
+
 def markdown_table(results):
     """results.md: per task, one row per objective (and the random-init baseline), the headline metric's median (mean
-    ± std over seeds) at every evaluation point; the final held-out evaluation of each objective; then the command
-    line, settings and machine."""
+    ± std over seeds) at every evaluation point; the networks against each other with intervals; the final held-out
+    evaluation of each objective; then the command line, settings and machine."""
     objectives = results["objectives"]
     fractions = sorted({point["fraction"] for run in objectives.values() for point in run["eval_points"]})
     baseline = results.get("baseline")
@@ -99,6 +120,7 @@ def markdown_table(results):
                 for f in fractions
             ]
             lines.append("| " + " | ".join(cells) + " |")
+    lines += _comparison_lines(results)
     lines += _heldout_lines(results)
     lines += [
         "",

@@ -31,16 +31,24 @@ def paper_score(task, labels, predictions):
     return task_metrics(spec, labels, predictions)[metric]
 
 
-def trial_predictions(run_dir, task, num_examples):
-    """The dev predictions of every finished trial in `run_dir/<task>`, one array per trial in trial order."""
+def task_output_dirs(run, task):
+    """The fine-tuning output directories of `run` on `task` (its GLUE name): `<run>/<task>` for a run directory, as
+    `electra-finetune --output_dir=<run>/<task>` writes them; for a mapping {task: [output directories]}, its list."""
+    return [os.path.join(run, task)] if isinstance(run, (str, os.PathLike)) else list(run[task])
+
+
+def trial_predictions(output_dirs, task, num_examples):
+    """The dev predictions of every finished trial in the fine-tuning output directories `output_dirs`
+    (`<output_dir>/trial_<k>/dev_predictions.tsv`), one array per trial: directory by directory, in trial order."""
     spec = glue_task_spec(task)
-    pattern = os.path.join(run_dir, spec.name, "trial_*", PREDICTIONS_FILE)
-    paths = sorted(glob.glob(pattern), key=lambda path: int(re.search(r"trial_(\d+)", path).group(1)))
-    if not paths:
-        raise DataError(
-            f"no {pattern}; fine-tune the network on {spec.name} with its output_dir {os.path.join(run_dir, spec.name)}"
-        )
-    return [read_predictions(path, spec, num_examples) for path in paths]
+    predictions = []
+    for output_dir in output_dirs:
+        pattern = os.path.join(output_dir, "trial_*", PREDICTIONS_FILE)
+        paths = sorted(glob.glob(pattern), key=lambda path: int(re.search(r"trial_(\d+)", path).group(1)))
+        if not paths:
+            raise DataError(f"no {pattern}; fine-tune the network on {spec.name} with its output_dir {output_dir}")
+        predictions += [read_predictions(path, spec, num_examples) for path in paths]
+    return predictions
 
 
 def median_score(task, labels, trials, rows=None):
@@ -77,9 +85,10 @@ def interval(values, confidence=0.95):
 
 
 def compare(data_dir, runs, tasks, num_resamples=1000, confidence=0.95, seed=0):
-    """The comparison of `runs` ({name: run directory}, the first the reference) on `tasks`, as a dict: per network
-    each task's median, min and max over trials and the average of the medians; per other network the difference
-    from the first, with its interval, per task and for the average."""
+    """The comparison of `runs` ({name: run}, the first the reference; a run is a directory or a mapping, see
+    `task_output_dirs`) on `tasks`, whose dev labels are read from `data_dir`, as a dict: per network each task's
+    median, min and max over trials and the average of the medians; per other network the difference from the first,
+    with its interval, per task and for the average."""
     if len(runs) < 2:
         raise ConfigError("runs needs at least two networks to compare, as name=directory", arguments=("runs",))
     tasks = [glue_task_spec(task).name for task in tasks]
@@ -87,8 +96,8 @@ def compare(data_dir, runs, tasks, num_resamples=1000, confidence=0.95, seed=0):
         raise ConfigError("tasks is empty; name at least one GLUE task", arguments=("tasks",))
     labels = {task: split_labels(data_dir, task) for task in tasks}
     predictions = {
-        name: {task: trial_predictions(run_dir, task, len(labels[task])) for task in tasks}
-        for name, run_dir in runs.items()
+        name: {task: trial_predictions(task_output_dirs(run, task), task, len(labels[task])) for task in tasks}
+        for name, run in runs.items()
     }
     networks = {}
     for name in runs:
@@ -131,12 +140,17 @@ def markdown(comparison):
     lines += ["", f"| {reference} minus | " + " | ".join(tasks) + " | average |", "|---" * (len(tasks) + 2) + "|"]
     for other, parts in comparison["differences"].items():
         cells = [
-            f"{parts[p]['difference']:+.1f} [{parts[p]['low']:+.1f}, {parts[p]['high']:+.1f}]"
+            f"{_signed(parts[p]['difference'])} [{_signed(parts[p]['low'])}, {_signed(parts[p]['high'])}]"
             for p in tasks + ["average"]
         ]
         lines.append(f"| {other} | " + " | ".join(cells) + " |")
     lines.append(f"\nMedian over trials (min-max); differences of medians with {percent} % paired bootstrap intervals.")
     return "\n".join(lines)
+
+
+def _signed(value):
+    """`value` with its sign and one decimal; "n/a" for an interval left open (NaN, or None as read back from JSON)."""
+    return "n/a" if value is None or np.isnan(value) else f"{value:+.1f}"
 
 
 def parse_runs(values):

@@ -160,6 +160,22 @@ def test_end_to_end_results(experiment):
     assert "disc_loss" in runs["electra"]["pretraining_curve"][-1]
     assert "disc_loss" not in runs["mlm"]["pretraining_curve"][-1]
     assert saved["baseline"]["flops"] == 0 and saved["baseline"]["downstream"]["SST-2"]["median"] is not None
+    # The networks against each other: each objective at the whole budget and random initialisation, their medians
+    # those of the per-task tables, the differences from the first objective's.
+    comparison = saved["comparison"]
+    assert (comparison["reference"], comparison["tasks"]) == ("electra", ["SST-2"])
+    assert list(comparison["networks"]) == ["electra", "mlm", "random_init"]
+    for name, record in (
+        *((name, run["eval_points"][-1]) for name, run in runs.items()),
+        ("random_init", saved["baseline"]),
+    ):
+        score = comparison["networks"][name]["SST-2"]
+        assert score["trials"] == 1 and score["median"] == pytest.approx(record["downstream"]["SST-2"]["median"])
+    for other in ("mlm", "random_init"):
+        difference = comparison["differences"][other]["SST-2"]
+        expected = comparison["networks"]["electra"]["average"] - comparison["networks"][other]["average"]
+        assert difference["difference"] == pytest.approx(expected)
+        assert difference["low"] <= difference["difference"] <= difference["high"]
 
 
 @end_to_end

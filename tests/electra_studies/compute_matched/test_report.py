@@ -134,3 +134,34 @@ def test_heldout_panels_pair_compute_with_wall_time_where_a_run_logged_it(tmp_pa
     ]
     report.plot_heldout_curves(results, str(tmp_path / report.HELDOUT_PNG))
     assert_png(tmp_path / report.HELDOUT_PNG)
+
+
+def test_the_networks_against_each_other_once_every_one_is_fine_tuned():
+    results = _synthetic_results()
+    assert "## The networks against each other" not in report.markdown_table(results)
+    cola = {"median": 2.0, "min": 1.0, "max": 3.0, "trials": 3}
+    results["comparison"] = {
+        "reference": "electra",
+        "tasks": ["CoLA"],
+        "confidence": 0.95,
+        "num_resamples": 1000,
+        "networks": {
+            "electra": {"CoLA": cola, "average": 2.0},
+            "random_init": {"CoLA": dict(cola, median=0.5), "average": 0.5},
+        },
+        # As results.json holds it: an interval left open is None.
+        "differences": {
+            "random_init": {
+                "CoLA": {"difference": 1.5, "low": -0.25, "high": None},
+                "average": {"difference": 1.5, "low": -0.25, "high": None},
+            }
+        },
+    }
+    text = report.markdown_table(results)
+    rows = table_rows(text, "## The networks against each other")
+    assert rows["electra"] == "| electra | 2.0 (1.0-3.0) | 2.0 |"
+    assert "(1000 times, the same rows for every seed and network)" in text
+    rows = table_rows(text.split("## The networks against each other", 1)[1], "| electra minus |")
+    assert rows["random_init"] == "| random_init | +1.5 [-0.2, n/a] | +1.5 [-0.2, n/a] |"
+    # Before the held-out evaluation, after the last task's table.
+    assert text.index("## CoLA dev mcc") < text.index("## The networks against") < text.index("## Held-out")

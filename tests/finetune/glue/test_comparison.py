@@ -82,6 +82,40 @@ def test_interval_leaves_out_undefined_resamples():
     assert np.isnan(interval([1.0, np.nan, np.nan, np.nan])[0])
 
 
+def test_a_network_given_as_output_directories_per_task_reads_every_trial_of_each(glue_dir, tmp_path):
+    """A network fine-tuned in runs of seeds (the compute-matched experiment's layout): its trials are those of all
+    its output directories, and compare as the same trials in one run directory do."""
+    labels = split_labels(glue_dir, "RTE")
+    trials = [_noisy(labels, fraction, seed) for seed, fraction in enumerate((0.1, 0.2, 0.3))]
+    for index, predictions in enumerate(trials[:2]):
+        write_predictions(str(tmp_path / "seeds-0-1" / f"trial_{index}" / "dev_predictions.tsv"), predictions, "RTE")
+    write_predictions(str(tmp_path / "seeds-5-5" / "trial_0" / "dev_predictions.tsv"), trials[2], "RTE")
+    _write_run(tmp_path / "whole", "RTE", trials)
+    _write_run(tmp_path / "other", "RTE", [_noisy(labels, 0.4, 10)])
+    by_seeds = {"RTE": [str(tmp_path / "seeds-0-1"), str(tmp_path / "seeds-5-5")]}
+    runs = {"other": str(tmp_path / "other"), "whole": str(tmp_path / "whole"), "by_seeds": by_seeds}
+
+    result = compare(glue_dir, runs, ["rte"], num_resamples=50)
+
+    assert result["networks"]["by_seeds"] == result["networks"]["whole"]
+    assert result["networks"]["by_seeds"]["RTE"]["trials"] == 3
+    assert result["differences"]["by_seeds"] == result["differences"]["whole"]
+    missing = {"other": str(tmp_path / "other"), "missing": {"RTE": [str(tmp_path / "seeds-9-9")]}}
+    with pytest.raises(DataError, match=r"no .*seeds-9-9/trial_\*/dev_predictions.tsv; .* on RTE .*seeds-9-9$"):
+        compare(glue_dir, missing, ["RTE"])
+
+
+def test_an_interval_left_open_reads_n_a_also_after_a_json_round_trip():
+    comparison = {
+        "tasks": ["CoLA"],
+        "reference": "a",
+        "confidence": 0.95,
+        "networks": {name: {"CoLA": {"median": 0.0, "min": 0.0, "max": 0.0}, "average": 0.0} for name in "ab"},
+        "differences": {"b": {part: {"difference": 0.0, "low": np.nan, "high": None} for part in ("CoLA", "average")}},
+    }
+    assert "| b | +0.0 [n/a, n/a] | +0.0 [n/a, n/a] |" in markdown(comparison)
+
+
 def test_missing_trials_and_bad_runs_are_refused(glue_dir, tmp_path):
     _write_run(tmp_path / "a", "RTE", [split_labels(glue_dir, "RTE")])
     with pytest.raises(

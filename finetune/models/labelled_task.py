@@ -68,12 +68,15 @@ class LabelledTask:
                 dataset = dataset.shuffle(dataset.cardinality(), reshuffle_each_iteration=True)
             return dataset.batch(batch_size or 32)
         if self.preprocessor is not None:
+            examples = dataset.cardinality()
             dataset = dataset.batch(_PREPROCESS_CHUNK).map(self.preprocess_samples).unbatch()
+            # `unbatch` loses the count, and Keras takes a dataset it cannot count for one that ran out early and warns
+            # ("Your input ran out of data") at the end of every evaluation.
+            dataset = dataset.apply(tf.data.experimental.assert_cardinality(examples))
         batches = length_bucketed_batches(dataset, batch_size or 32, shuffle=shuffle)
         if not shuffle:
             return batches
-        # Shuffled batches come from buckets filling in the shuffle's order, so tf.data cannot count them; Keras
-        # would take the first epoch for a dataset that ran out early and warn.
+        # Shuffled batches come from buckets filling in the shuffle's order, so tf.data cannot count them either.
         return batches.apply(tf.data.experimental.assert_cardinality(num_shuffled_batches(dataset, batch_size or 32)))
 
     def check_dataset_labels(self, data):

@@ -1,13 +1,9 @@
 """The peer's fine-tuning step (bench/hf_peer.py --mode=finetune and --mode=finetune_breakdown): Hugging Face's
 ElectraForSequenceClassification with AdamW and the Trainer's clipping, over length-grouped batches of real examples
-or timed part by part. Runs in the peer's interpreter only."""
+or timed part by part. Imported by bench/hf_peer.py (which puts bench/ on the path), in the peer's interpreter only."""
 
 import json
-import os
-import sys
 import time
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_utils import median_window_ms
 from hf_peer_models import autocast, discriminator_config, torch_batch

@@ -1,10 +1,6 @@
 """The peer's models and inputs at the benchmark's sizes (bench/hf_peer.py's flags): Hugging Face ELECTRA configs,
-torch's autocast for --autocast, and a random batch as torch tensors. Runs in the peer's interpreter only."""
-
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+torch's autocast for --autocast, and a random batch as torch tensors. Imported by bench/hf_peer.py (which puts bench/
+on the path), in the peer's interpreter only."""
 
 from bench_utils import random_batch
 

@@ -38,6 +38,7 @@ def model_card(config, network, architecture, config_key, tokenizer_settings=Non
         if network == DISCRIMINATOR
         else "the generator (a small masked language model)"
     )
+    auto_class = "AutoModelForPreTraining" if network == DISCRIMINATOR else "AutoModelForMaskedLM"
     lines = [
         "---",
         "library_name: transformers",
@@ -57,13 +58,10 @@ def model_card(config, network, architecture, config_key, tokenizer_settings=Non
         *[f"| {name} | {value} |" for name, value in rows],
         "",
         "```python",
-        "from transformers import AutoModelForPreTraining, AutoTokenizer"
-        if network == DISCRIMINATOR
-        else "from transformers import AutoModelForMaskedLM, AutoTokenizer",
+        f"from transformers import {auto_class}, AutoTokenizer",
         "",
         'tokenizer = AutoTokenizer.from_pretrained("<this directory>")',
-        f"model = {'AutoModelForPreTraining' if network == DISCRIMINATOR else 'AutoModelForMaskedLM'}"
-        '.from_pretrained("<this directory>")',
+        f'model = {auto_class}.from_pretrained("<this directory>")',
         "```",
         "",
         "The full electra-tf configuration is kept in config.json under `" + config_key + "`; "

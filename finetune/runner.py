@@ -6,7 +6,8 @@ hyperparameters they resolve to) and calls `run()`; tests and notebooks can do t
 shares: the strategy, the trial loop with its seeds, the optimizer and the results. Outputs in `output_dir`:
 
 * `results.json`: the task, the job, the hyperparameters used, facts about the data, each trial's seed, official
-  dev metrics and (when the task has a labelled dev split) Keras' dev loss and metrics after every epoch, and per
+  dev metrics, wall seconds (`seconds`: training and evaluating it, over every run of a resumed trial up to
+  its last save) and (when the task has a labelled dev split) Keras' dev loss and metrics after every epoch, and per
   metric the median (what the paper reports), mean and std over trials; rewritten atomically after every trial,
   with `complete` false until the last trial has finished.
 * `trial_<k>/`: the task's prediction files (GLUE: `dev_predictions.tsv` and `submission/<TASK>.tsv`, see
@@ -165,6 +166,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
         path = os.path.join(trial_dir, MODEL_FILE)
         with progress.step(f"trial {trial}: saving {path}"):
             task.save_model(model, path, tokenizer, hyperparameters.max_seq_length)
+    entry["seconds"] = round(state.seconds(), 1)
     finish_trial(trial_dir, entry, state.job_record)
     return entry
 

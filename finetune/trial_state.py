@@ -1,12 +1,12 @@
 """A fine-tuning trial's saved state, so that rerunning an interrupted command resumes it where it stopped.
 
 `trial_<k>/state/` holds a `tf.train.CheckpointManager` checkpoint (model, optimizer with its iteration count, the
-dropout layers' seed-generator states, the number of batches trained) and `history.json` (the job it belongs to,
-Keras' logs of every finished epoch and, for a save within an epoch, the running training metrics of that epoch, so
-that the epoch's logs cover all its batches). The data position needs no state of its own: every epoch has the same
-number of batches and its order is a function of the trial's seed and the epoch (`training_batches`), so the batch
-count says where to go on. A finished trial's entry of results.json (and its job) is `trial_<k>/trial.json`; its
-state is then deleted.
+dropout layers' seed-generator states, the number of batches trained) and `history.json` (the job it belongs to, Keras'
+logs of every finished epoch and, for a save within an epoch, the running training metrics of that epoch, so that the
+epoch's logs cover all its batches; the wall seconds the trial had run at the save). The data position needs no state of
+its own: every epoch has the same number of batches and its order is a function of the trial's seed and the epoch
+(`training_batches`), so the batch count says where to go on. A finished trial's entry of results.json (and its job) is
+`trial_<k>/trial.json`; its state is then deleted.
 
 TF writes a checkpoint's files first and the `checkpoint` state file last, by atomic rename, so a process killed while
 saving leaves the previous complete checkpoint as the latest. `history.json` is written before each checkpoint and
@@ -17,6 +17,7 @@ import functools
 import json
 import os
 import shutil
+import time
 
 import keras
 import numpy as np
@@ -101,6 +102,8 @@ class TrialState:
         self.history = {}
         self.metric_states = {}  # batches trained -> values of model.metrics_variables, for the latest saves
         self.resumed_metrics = None
+        self.seconds_before = 0.0  # of the runs before this one, up to their last save
+        self.started = time.monotonic()
         checkpoint = tf.train.Checkpoint(
             model=model,
             optimizer=model.optimizer,
@@ -127,7 +130,13 @@ class TrialState:
         self.history = {name: values[:epochs] for name, values in saved["history"].items()}
         self.metric_states = saved["metric_states"]
         self.resumed_metrics = self.metric_states.get(str(steps))
+        self.seconds_before = saved.get("seconds", 0.0)
         return steps
+
+    def seconds(self):
+        """Wall seconds the trial has run: this run's since the state was made, and those of the runs it resumes up
+        to their last save."""
+        return self.seconds_before + time.monotonic() - self.started
 
     def build_metrics(self, model, dataset):
         """Creates the compiled metrics' variables (Keras makes them in the first training step) from one batch of
@@ -140,7 +149,12 @@ class TrialState:
         os.makedirs(self.directory, exist_ok=True)
         atomic_write_json(
             os.path.join(self.directory, HISTORY_FILE),
-            {"job": self.job_record, "history": self.history, "metric_states": self.metric_states},
+            {
+                "job": self.job_record,
+                "history": self.history,
+                "metric_states": self.metric_states,
+                "seconds": self.seconds(),
+            },
         )
         self.manager.save(checkpoint_number=int(self.steps.numpy()))
 

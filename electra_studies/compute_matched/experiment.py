@@ -41,7 +41,9 @@ Stages, each skipped when its output exists (a rerun with the same flags resumes
    `FinetuningJob` outputs;
 4. `results.json` (settings, machine, the tasks and their headline metrics, the held-out set, per objective: steps,
    FLOPs, pre-training curve, held-out curve (`heldout_curve`: step, cumulative FLOPs, `wall_seconds` since the run's
-   training started, the metrics), per-checkpoint scores per task and seed with median/mean/std, wall times),
+   training started, the metrics), per-checkpoint scores per task and seed with median/mean/std, wall times:
+   `pretraining_seconds` from the run's training logs, so with the masked-LM run's time up to the step an ELECTRA
+   started from and with any pause between resumed runs, `finetuning_seconds` the sum its trials recorded),
    `results.md` (a table per task, the final held-out evaluation of each objective, command line, machine),
    `pretraining_curves.png` (every logged training metric against FLOPs), `heldout_curves.png` (held-out AUC,
    masked-LM accuracies and losses against FLOPs) and `downstream.png` (score against pre-training FLOPs, seed spread,
@@ -80,6 +82,7 @@ from electra_studies.compute_matched.plan import cumulative_flops, estimate_seco
 from electra_studies.compute_matched.pretraining_stage import pretrain, pretraining_dir, random_init_checkpoint
 from electra_studies.compute_matched.report import BASELINE, RESULTS_MD, machine_info, write_outputs
 from electra_studies.compute_matched.results import (
+    known_sum,
     primary_metric,
     read_metrics,
     summarize_scores,
@@ -150,19 +153,20 @@ def run_experiment(settings, command=""):
     def finetune_all(label, checkpoint, record):
         """Fine-tunes `checkpoint` on every task into `record`'s downstream (headline summary per task) and
         all_metrics (per task, per seed)."""
-        record.update(downstream={}, all_metrics={}, finetuning_seconds=0.0)
+        record.update(downstream={}, all_metrics={})
+        seconds = []
         for task in settings.tasks:
-            per_seed, seconds = finetune(settings, task, label, checkpoint, glue_dirs[task])
+            per_seed, task_seconds = finetune(settings, task, label, checkpoint, glue_dirs[task])
             record["downstream"][task_name(task)] = summarize_scores(per_seed, *primary_metric(task))
             record["all_metrics"][task_name(task)] = per_seed
-            record["finetuning_seconds"] += seconds
+            seconds.append(task_seconds)
+        record["finetuning_seconds"] = known_sum(seconds)
 
     checkpoints = {}
     # An ELECTRA started from the masked-LM run needs that run's checkpoint first.
     for name in sorted(settings.objectives, key=lambda name: "starts_from" in results["objectives"][name]):
         run_plan = results["objectives"][name]
         checkpoints[name], seconds = pretrain(settings, name, run_plan, records, heldout_records, vocab)
-        run_plan["pretraining_seconds"] = seconds
         model_dir = pretraining_dir(settings, name)
         cumulative = cumulative_flops(settings, configs, name)
         # Its wall time counts the masked-LM run's up to the step it started from.
@@ -174,6 +178,11 @@ def run_experiment(settings, command=""):
         )
         run_plan["pretraining_curve"] = read_metrics(model_dir, cumulative, wall_offset=offset)
         run_plan["heldout_curve"] = read_metrics(model_dir, cumulative, heldout=True, wall_offset=offset)
+        # From the run's logs, so that a run finished by an earlier invocation keeps its time.
+        run_plan["pretraining_seconds"] = max(
+            (entry["wall_seconds"] for entry in run_plan["pretraining_curve"] if "wall_seconds" in entry),
+            default=seconds + offset,
+        )
         for point in run_plan["eval_points"]:
             point["checkpoint"] = checkpoints[name][point["step"]]
         save()
@@ -184,11 +193,10 @@ def run_experiment(settings, command=""):
         save()
     for name in settings.objectives:
         run_plan = results["objectives"][name]
-        run_plan["finetuning_seconds"] = 0.0
         for point in run_plan["eval_points"]:
             finetune_all(os.path.join(name, f"step-{point['step']}"), point["checkpoint"], point)
-            run_plan["finetuning_seconds"] += point["finetuning_seconds"]
             save()
+        run_plan["finetuning_seconds"] = known_sum([point["finetuning_seconds"] for point in run_plan["eval_points"]])
     # The paper's comparison with intervals: each objective at its last evaluation point (the whole budget unless
     # --eval_fractions says otherwise; the first objective is the reference), and random initialisation.
     labels = {

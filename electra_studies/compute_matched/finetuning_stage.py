@@ -4,10 +4,9 @@ task and run of seeds under <output_dir>/finetune/, finished jobs reused."""
 import json
 import os
 import random
-import time
 
 from electra_studies.compute_matched.plan import finetune_hyperparameters, seed_groups
-from electra_studies.compute_matched.results import task_name
+from electra_studies.compute_matched.results import known_sum, task_name
 
 
 def task_subset(settings, task):
@@ -55,11 +54,12 @@ def output_dirs(settings, task, label):
 
 def finetune(settings, task, label, checkpoint, glue_dir):
     """Fine-tunes `checkpoint` on `task` once per seed (one FinetuningJob per run of consecutive seeds), reusing
-    finished jobs; returns ({seed: {score key: {metric: value}}}, seconds)."""
+    finished jobs; returns ({seed: {score key: {metric: value}}}, the wall seconds the trials recorded: also those of
+    reused jobs, None if one lacks them)."""
     from finetune.finetuning_spec import FinetuningJob
     from finetune.runner import RESULTS_FILE, run
 
-    start, scores = time.time(), {}
+    scores, seconds = {}, []
     hyper = finetune_hyperparameters(settings, task)
     for (first, count), output_dir in zip(seed_groups(settings.seeds), output_dirs(settings, task, label)):
         job = FinetuningJob(
@@ -88,7 +88,8 @@ def finetune(settings, task, label, checkpoint, glue_dir):
             results = run(job)
         for trial in results["trials"]:
             scores[trial["seed"]] = trial["metrics"]
-    return scores, time.time() - start
+            seconds.append(trial.get("seconds"))
+    return scores, known_sum(seconds)
 
 
 def downstream_comparison(settings, labels, glue_dirs):

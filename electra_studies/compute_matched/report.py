@@ -47,6 +47,10 @@ def _final_losses(curve):
     return ", ".join(f"{name} {last[name]:.3f}" for name in names if name in last)
 
 
+def _seconds(value):
+    return "–" if value is None else f"{value:.0f}"
+
+
 def _objective_label(name, run):
     """The objective's name, and the run it started from (its FLOPs are in the run's)."""
     start = run.get("starts_from")
@@ -131,11 +135,15 @@ def markdown_table(results):
         steps = ", ".join(str(point["step"]) for point in run["eval_points"])
         lines.append(
             f"| {_objective_label(name, run)} | {_format_flops(run['flops_per_step'])} | {steps} | "
-            f"{run.get('pretraining_seconds', 0):.0f} | {run.get('finetuning_seconds', 0):.0f} |"
+            f"{_seconds(run.get('pretraining_seconds'))} | {_seconds(run.get('finetuning_seconds'))} |"
         )
     if baseline:
-        lines.append(f"| {BASELINE} | 0 | 0 | 0 | {baseline.get('finetuning_seconds', 0):.0f} |")
+        lines.append(f"| {BASELINE} | 0 | 0 | 0 | {_seconds(baseline.get('finetuning_seconds'))} |")
     lines += [
+        "",
+        "Pre-training seconds run from a run's first training log to its last (with the masked-LM run's time up to "
+        "the step an ELECTRA started from, and any pause between resumed runs); fine-tuning seconds are what the "
+        "trials recorded (– where a trial has no record).",
         "",
         "Pre-training metrics are those of the last logged window. `masked_lm_*` is the generator's for "
         "objectives with a generator and the discriminator-sized network's for `mlm` (`model_mlm_*` for "
@@ -153,9 +161,10 @@ def markdown_table(results):
         "",
         f"Machine: {machine.get('cpu_count')} CPUs, {machine.get('platform')}, TensorFlow "
         f"{machine.get('tensorflow')}, Keras {machine.get('keras')}; load average at start "
-        f"{machine.get('load_average_at_start')}. Total wall time "
-        f"{results.get('wall_seconds', {}).get('total', 0) / 60:.1f} min (estimated "
-        f"{results.get('estimated_seconds', {}).get('total', 0) / 60:.1f}).",
+        f"{machine.get('load_average_at_start')}. This invocation took "
+        f"{results.get('wall_seconds', {}).get('total', 0) / 60:.1f} min (the whole experiment's estimate: "
+        f"{results.get('estimated_seconds', {}).get('total', 0) / 60:.1f}; stages that an earlier invocation "
+        "finished are reused, their times above are their own).",
         "",
     ]
     return "\n".join(lines)

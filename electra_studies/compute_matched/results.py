@@ -60,6 +60,11 @@ def read_metrics(model_dir, cumulative_flops, heldout=False, wall_offset=0.0):
     return entries
 
 
+def known_sum(values):
+    """The sum of `values`, None if one of them is None (a time that was not recorded)."""
+    return None if None in values else sum(values)
+
+
 def wall_seconds_at(curve, step):
     """The wall seconds of a run at `step`, linear between 0 at step 0 and the entries of its curve (`read_metrics`)
     that have them; the last entry's past the end."""

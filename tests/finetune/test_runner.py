@@ -50,6 +50,7 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert results["hyperparameters"]["num_train_epochs"] == 1
     metrics = results["trials"][0]["metrics"]["STS-B"]
     assert set(metrics) == {"pearson", "spearman"}
+    assert results["trials"][0]["seconds"] > 0
     lines = (tmp_path / "out" / "trial_0" / "dev_predictions.tsv").read_text().splitlines()
     assert len(lines) == 25 and all(np.isfinite(float(line.split("\t")[1])) for line in lines[1:])
     scored = evaluate_predictions_file(

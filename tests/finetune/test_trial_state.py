@@ -119,8 +119,10 @@ def test_killed_mid_epoch_and_rerun_ends_as_an_uninterrupted_run(pretrained_tiny
         for name, directory in (("expected", uninterrupted_dir), ("resumed", interrupted_dir))
     }
     assert results["resumed"]["num_train_examples"] == 96
-    trial = results["resumed"]["trials"][0]
-    assert trial == results["expected"]["trials"][0]
+    trial, expected_trial = results["resumed"]["trials"][0], results["expected"]["trials"][0]
+    untimed = [{key: value for key, value in entry.items() if key != "seconds"} for entry in (trial, expected_trial)]
+    assert untimed[0] == untimed[1]
+    assert trial["seconds"] > 0 and expected_trial["seconds"] > 0
     assert len(trial["validation_per_epoch"]["loss"]) == 2
     assert (interrupted_dir / "trial_0" / "dev_predictions.tsv").read_bytes() == (
         uninterrupted_dir / "trial_0" / "dev_predictions.tsv"
@@ -197,3 +199,23 @@ def test_a_lora_trial_s_saved_state_restores_into_a_lora_model(tmp_path):
     lora_factors = [variable for variable in restored.trainable_variables if "lora_kernel_b" in variable.path]
     assert lora_factors and all(np.abs(variable.numpy()).max() > 0 for variable in lora_factors), "trained factors"
     np.testing.assert_array_equal(restored(inputs).numpy(), model(inputs).numpy())
+
+
+def test_a_resumed_trial_counts_the_seconds_of_the_run_before_it(tmp_path):
+    import keras
+
+    from finetune.trial_state import TrialState
+
+    def model():
+        network = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        network.compile(optimizer="sgd", loss="mse")
+        network.optimizer.build(network.trainable_variables)
+        return network
+
+    state = TrialState(str(tmp_path), model(), {"seed": 0}, steps_per_epoch=1)
+    state.started -= 30.0  # the first run trained for 30 s before its save
+    state.save()
+    resumed = TrialState(str(tmp_path), model(), {"seed": 0}, steps_per_epoch=1)
+    assert resumed.seconds() < 30.0
+    resumed.restore()
+    assert 30.0 <= resumed.seconds() < 60.0

@@ -232,5 +232,9 @@ def test_end_to_end_rerun_skips_finished_stages_and_refuses_otherexperiment_sett
         for before, after in zip(results["objectives"][name]["eval_points"], again["objectives"][name]["eval_points"]):
             assert (after["step"], after["downstream"]) == (before["step"], before["downstream"])
         assert again["objectives"][name]["heldout_curve"] == results["objectives"][name]["heldout_curve"]
+        # The reused stages keep the times they took, from the run's logs and the trials' records.
+        for stage in ("pretraining_seconds", "finetuning_seconds"):
+            assert again["objectives"][name][stage] == results["objectives"][name][stage] > 0
+    assert again["baseline"]["finetuning_seconds"] == results["baseline"]["finetuning_seconds"] > 0
     with pytest.raises(ConfigError, match="holds a pre-training run made with other settings"):
         cm.run_experiment(dataclasses.replace(settings, electra_steps=6))

@@ -105,8 +105,13 @@ def test_markdown_table_on_synthetic_results():
     )
     assert rows["electra"].startswith("| electra | 31 | 93 | 6 | 0.0323 | 0.0312 | ")
     assert rows["mlm"].endswith("| – | – |")
+    # Wall times where the results have them (electra's), "–" where a stage recorded none.
+    rows = table_rows(text, "| objective | FLOPs per step |")
+    assert rows["electra"] == "| electra | 3 | 20, 40 | 10 | 20 |"
+    assert rows["mlm"].endswith("| 30, 60 | – | – |") and rows["random_init"] == "| random_init | 0 | 0 | 0 | – |"
     assert "python -m electra_studies.commands.compute_matched --electra_steps=40" in text
     assert "2 CPUs" in text and "TensorFlow 2.21.0" in text
+    assert "This invocation took 10.0 min (the whole experiment's estimate: 11.7;" in text
 
 
 def test_plots_on_synthetic_results(tmp_path):

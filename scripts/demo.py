@@ -138,11 +138,11 @@ def main():
     )
     print(
         "This is a few minutes of a tiny model on a built-in text: it shows every stage working, not a useful "
-        "encoder. What two hours of pre-training on Wikipedia text give on this machine is measured in "
-        "docs/cpu_budget.md: an ELECTRA discriminator that fine-tunes to an STS-B Spearman of 45 where a freshly "
-        "initialised network reaches 18, and to what a fresh network reaches on CoLA, MRPC, RTE and SST-2 (the "
-        "differences within the noise of their dev sets); the two-phase recipe of configs/cpu.flags (masked LM, then "
-        "ELECTRA from it) reaches a held-out discriminator AUC of 0.823 with its generator at 0.332 in 113.8 minutes."
+        "encoder. What two hours of pre-training on Wikipedia text give on two CPU cores is measured in "
+        "docs/cpu_budget.md: the two-phase recipe of configs/cpu.flags (masked LM, then ELECTRA from it) reaches a "
+        "held-out discriminator AUC of 0.823 with its generator at 0.332 in 113.8 minutes, and fine-tuned on five GLUE "
+        "tasks its discriminator averages 12.9 points above a freshly initialised network and 8.1 above a masked-LM "
+        "network of equal pre-training FLOPs (STS-B Spearman 71.8 against 18.1 and 34.8)."
     )
 
 

@@ -154,13 +154,19 @@ def predict_in_buckets(
     Examples are predicted sorted by length, in batches cut to their bucket width (`length_bucketed_batches`); the
     outputs named in `sequence_outputs` (dict keys, or True for a single per-token output) are padded back to
     `max_seq_length` with `pad_value`, so their rows line up with the inputs'.
+
+    Each batch goes through `model.predict_step` in this process, on its own copy of the weights, whatever strategy
+    the model was made under: Keras' `predict_on_batch` under a strategy of several replicas (MirroredStrategy,
+    MultiWorkerMirroredStrategy) runs the whole batch on every replica and returns every replica's rows.
     """
     mask = np.asarray(inputs[length_key])
     max_seq_length = mask.shape[1]
     order = np.arange(len(mask)) if pad_to_max_length else length_order(mask)
     dataset = tf.data.Dataset.from_tensor_slices({name: np.asarray(value)[order] for name, value in inputs.items()})
+    # One graph for every batch width (`reduce_retracing`), compiled as Keras compiles its own predict step.
+    predict = tf.function(model.predict_step, reduce_retracing=True, jit_compile=model.jit_compile)
     batches = [
-        model.predict_on_batch(batch)
+        predict(batch)
         for batch in length_bucketed_batches(
             dataset,
             batch_size,

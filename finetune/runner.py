@@ -18,12 +18,16 @@ shares: the strategy, the trial loop with its seeds, the optimizer and the resul
 
 Rerunning the command of an interrupted run skips the finished trials and resumes the unfinished one from its last
 save (every epoch's end, and every `save_checkpoints_steps` batches); with `deterministic` it ends exactly as an
-uninterrupted run would.
+uninterrupted run would. Under `strategy="multi_worker"` every worker runs the same job and only the chief writes to
+`output_dir` (the others write to a temporary directory they remove, and resume from the chief's saves: `output_dir`
+must be on a file system they share to resume).
 """
 
 import dataclasses
 import json
 import os
+import shutil
+import tempfile
 
 from absl import logging
 
@@ -98,9 +102,9 @@ def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperpar
         )
 
 
-def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy):
-    """Fine-tunes one model from `pretrained` with seed `job.seed + trial`, resuming its saved state if it has one;
-    returns results.json's entry for it."""
+def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy, output_dir):
+    """Fine-tunes one model from `pretrained` with seed `job.seed + trial` into `output_dir`, resuming the trial's
+    saved state in `job.output_dir` if it has one; returns results.json's entry for it."""
     import keras
 
     from finetune.batching import num_shuffled_batches
@@ -108,7 +112,7 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
     from finetune.trial_state import TrialState, finish_trial
 
     seed = job.seed + trial
-    trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
+    trial_dir = os.path.join(output_dir, f"trial_{trial}")
     os.makedirs(trial_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
     with strategy.scope():
@@ -137,11 +141,18 @@ def _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, s
             concurrent_micro_batches=job.concurrent_micro_batches,
         )
         model.optimizer.build(model.trainable_variables)  # its slots exist before a saved state is restored
-    state = TrialState(trial_dir, model, _job_record(job, hyperparameters), steps_per_epoch, _record_defaults())
+    state = TrialState(
+        trial_dir,
+        model,
+        _job_record(job, hyperparameters),
+        steps_per_epoch,
+        _record_defaults(),
+        resume_from=os.path.join(job.output_dir, f"trial_{trial}"),
+    )
     first_step = state.restore()
     if first_step:
         print(
-            f"trial {trial}: resuming from {state.manager.latest_checkpoint} (epoch "
+            f"trial {trial}: resuming from {state.restored_from} (epoch "
             f"{first_step // steps_per_epoch + 1}, batch {first_step % steps_per_epoch} of {steps_per_epoch})",
             flush=True,
         )
@@ -176,12 +187,8 @@ def run(job, extra_files=None):
     dict that `results.json` holds. `extra_files` ({name: text}, e.g. flags.txt) are written to `output_dir` once
     every input has checked out."""
     # TensorFlow is imported here, not at the top: validating a job (and reporting bad flags) stays fast.
-    import keras
-
     from electra_tf.training import distribution
     from finetune.models.pretrained_parts import load_pretrained
-    from finetune.results import format_summary, summarize_trials
-    from finetune.trial_state import TRIAL_FILE, finished_trial
 
     job.validate()
     if job.strategy == "tpu" and not job.pad_to_max_length:
@@ -210,8 +217,25 @@ def run(job, extra_files=None):
     pretrained.model.electra_config.check_sequence_length(hyperparameters.max_seq_length)
     with progress.step(f"reading and tokenising the {task.name} data"):
         data = task.load_data(job, tokenizer, hyperparameters.max_seq_length)
-    os.makedirs(job.output_dir, exist_ok=True)
-    write_text_files(job.output_dir, extra_files or {})
+    # Under strategy=multi_worker every worker runs every trial, and only the chief's outputs are kept: the others
+    # write theirs to a temporary directory, and read the chief's output_dir to skip finished trials and resume.
+    output_dir = job.output_dir if distribution.is_chief() else tempfile.mkdtemp(prefix="electra-worker-finetuning-")
+    try:
+        return _run_trials(job, task, pretrained, tokenizer, data, hyperparameters, strategy, output_dir, extra_files)
+    finally:
+        if output_dir != job.output_dir:
+            shutil.rmtree(output_dir, ignore_errors=True)
+
+
+def _run_trials(job, task, pretrained, tokenizer, data, hyperparameters, strategy, output_dir, extra_files):
+    """`run`'s trials, their outputs written to `output_dir`."""
+    import keras
+
+    from finetune.results import format_summary, summarize_trials
+    from finetune.trial_state import TRIAL_FILE, finished_trial
+
+    os.makedirs(output_dir, exist_ok=True)
+    write_text_files(output_dir, extra_files or {})
     print(f"hyperparameters: {json.dumps(dataclasses.asdict(hyperparameters), sort_keys=True)}", flush=True)
 
     results = {
@@ -225,14 +249,14 @@ def run(job, extra_files=None):
         trial_dir = os.path.join(job.output_dir, f"trial_{trial}")
         entry = finished_trial(trial_dir, _job_record(job, hyperparameters), _record_defaults())
         if entry is None:
-            entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy)
+            entry = _run_trial(job, trial, task, pretrained, tokenizer, data, hyperparameters, strategy, output_dir)
         else:
             print(f"trial {trial}: finished earlier, results from {os.path.join(trial_dir, TRIAL_FILE)}", flush=True)
         results["trials"].append(entry)
         print(f"trial {trial}: {json.dumps(json_safe(entry['metrics']), sort_keys=True)}", flush=True)
         results["summary"] = summarize_trials([entry["metrics"] for entry in results["trials"]])
         results["complete"] = len(results["trials"]) == job.num_trials
-        atomic_write_json(os.path.join(job.output_dir, RESULTS_FILE), json_safe(results))
+        atomic_write_json(os.path.join(output_dir, RESULTS_FILE), json_safe(results))
     for line in format_summary(results["summary"]):
         print(line, flush=True)
     keras.backend.clear_session(free_memory=False)

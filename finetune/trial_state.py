@@ -91,10 +91,14 @@ def finish_trial(trial_dir, entry, job_record):
 
 
 class TrialState:
-    """The saved state of one trial of `job_record` (results.json's "job" with the hyperparameters used)."""
+    """The saved state of one trial of `job_record` (results.json's "job" with the hyperparameters used), saved under
+    `trial_dir` and restored from `resume_from` (another trial directory: a worker other than the chief resumes from
+    the chief's state and saves its own elsewhere; default `trial_dir`)."""
 
-    def __init__(self, trial_dir, model, job_record, steps_per_epoch, record_defaults=None):
+    def __init__(self, trial_dir, model, job_record, steps_per_epoch, record_defaults=None, resume_from=None):
         self.directory = os.path.join(trial_dir, STATE_DIR)
+        self.resume_directory = os.path.join(resume_from or trial_dir, STATE_DIR)
+        self.restored_from = None  # the checkpoint `restore` loaded
         self.job_record = job_record
         self.record_defaults = record_defaults
         self.steps_per_epoch = steps_per_epoch
@@ -117,14 +121,19 @@ class TrialState:
         return os.path.join(self.directory, BEST_WEIGHTS_FILE)
 
     def restore(self):
-        """Loads the latest save, if any, into the model; returns the number of batches it had trained (0: none)."""
-        latest = self.manager.latest_checkpoint
+        """Loads the latest save in `resume_directory`, if any, into the model; returns the number of batches it had
+        trained (0: none)."""
+        latest = self.restored_from = tf.train.latest_checkpoint(self.resume_directory)
         if latest is None:
             return 0
-        with open(os.path.join(self.directory, HISTORY_FILE), encoding="utf-8") as handle:
+        with open(os.path.join(self.resume_directory, HISTORY_FILE), encoding="utf-8") as handle:
             saved = json.load(handle)
-        _check_same_job(saved["job"], self.job_record, self.directory, self.record_defaults)
+        _check_same_job(saved["job"], self.job_record, self.resume_directory, self.record_defaults)
         self.manager.checkpoint.restore(latest).assert_existing_objects_matched()
+        best_weights = os.path.join(self.resume_directory, BEST_WEIGHTS_FILE)
+        if self.resume_directory != self.directory and os.path.isfile(best_weights):
+            os.makedirs(self.directory, exist_ok=True)
+            shutil.copyfile(best_weights, self.best_weights_path)
         steps = int(self.steps.numpy())
         epochs = steps // self.steps_per_epoch
         self.history = {name: values[:epochs] for name, values in saved["history"].items()}

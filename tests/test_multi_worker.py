@@ -1,6 +1,7 @@
-"""Two MultiWorkerMirroredStrategy workers on 127.0.0.1 train (and evaluate on held-out data) exactly as
+"""Two MultiWorkerMirroredStrategy workers on 127.0.0.1 pre-train (and evaluate on held-out data) exactly as
 one process with the same global batch, and only the chief writes to --model_dir; a lost worker stops the other with
-one line, and starting both again resumes from the last checkpoint. Both are benchmarks (`pytest -m benchmark`)."""
+one line, and starting both again resumes from the last checkpoint; two workers fine-tune, and only the chief writes
+to --output_dir. All are benchmarks (`pytest -m benchmark`)."""
 
 import json
 import os
@@ -44,11 +45,13 @@ def _free_ports(count):
     return ports
 
 
-def _start(args, tmpdir):
+def _start(args, tmpdir, script="run_pretraining.py", tf_config=None):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TMPDIR=str(tmpdir))
     env.pop("TF_CONFIG", None)
+    if tf_config:
+        env["TF_CONFIG"] = json.dumps(tf_config)
     return subprocess.Popen(
-        [sys.executable, str(REPO_ROOT / "run_pretraining.py"), *args],
+        [sys.executable, str(REPO_ROOT / script), *args],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -183,3 +186,61 @@ def test_a_lost_worker_stops_the_chief_and_a_restart_resumes_from_the_checkpoint
     assert f"resumed from {model_dir / f'ckpt-{resume_step}'}" in outputs[0]
     _assert_equal_runs(single_process_run, model_dir)
     assert not os.listdir(worker_tmp[1]), "the non-chief's temporary checkpoint directory is removed"
+
+
+def _tsv_rows(path):
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [dict(zip(lines[0].split("\t"), line.split("\t"))) for line in lines[1:]]
+
+
+# A benchmark (`pytest -m benchmark`): two fine-tuning workers take two minutes. In the suite, predictions under a
+# strategy of two replicas (tests/finetune/test_batching.py) and the scalar logs' reduction across workers
+# (tests/electra_tf/training/test_distribution.py).
+@pytest.mark.benchmark
+def test_two_workers_fine_tune_and_only_the_chief_writes(pretrained_tiny, keyword_glue_dir, tmp_path):
+    """electra-finetune under --strategy=multi_worker (TF_CONFIG): both workers train and evaluate the trial and find
+    the same dev score; the chief's --output_dir holds one set of outputs (one TensorBoard file per split), whose
+    dev predictions are those of the trial's saved model run in one process; the other worker's temporary output
+    directory is removed."""
+    import keras
+
+    import finetune.models  # noqa: F401  (registers the task models for load_model)
+
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
+    output_dir, worker_tmp = tmp_path / "out", _worker_tmp(tmp_path)
+    args = [
+        "--task=SST-2",
+        f"--data_dir={keyword_glue_dir}",
+        f"--init_checkpoint={pretrained_tiny}",
+        "--model_size=tiny",
+        "--num_train_epochs=2",
+        "--learning_rate=1e-3",
+        "--train_batch_size=16",
+        "--max_seq_length=16",
+        "--save_models",
+        "--noprogress_bar",
+        f"--output_dir={output_dir}",
+        "--strategy=multi_worker",
+    ]
+    workers = [
+        _start(args, tmpdir, "run_finetuning.py", {"cluster": cluster, "task": {"type": "worker", "index": index}})
+        for index, tmpdir in enumerate(worker_tmp)
+    ]
+    outputs = _outputs_of_a_finished_cluster(workers)
+    scores = [[line for line in output.splitlines() if line.startswith("trial 0: {")] for output in outputs]
+    assert scores[0] == scores[1] and len(scores[0]) == 1, scores
+    trial_dir = output_dir / "trial_0"
+    assert sorted(os.listdir(output_dir)) == ["flags.txt", "results.json", "trial_0"]
+    assert sorted(os.listdir(trial_dir)) == ["dev_predictions.tsv", "logs", "model.keras", "submission", "trial.json"]
+    for split in ("train", "validation"):
+        assert len(os.listdir(trial_dir / "logs" / split)) == 1, "one worker's TensorBoard events"
+    assert not os.listdir(worker_tmp[1]), "the other worker's temporary output directory is removed"
+
+    rows = _tsv_rows(keyword_glue_dir / "SST-2" / "dev.tsv")
+    model = keras.saving.load_model(str(trial_dir / "model.keras"))
+    expected = np.argmax(model.predict(np.array([row["sentence"] for row in rows]), verbose=0), axis=-1)
+    written = [int(row["prediction"]) for row in _tsv_rows(trial_dir / "dev_predictions.tsv")]
+    assert written == expected.tolist()
+    accuracy = json.loads((output_dir / "results.json").read_text())["trials"][0]["metrics"]["SST-2"]["accuracy"]
+    assert accuracy == pytest.approx(100 * np.mean(expected == [int(row["label"]) for row in rows]))
+    assert accuracy > 70, "the synthetic keyword task is learnt"

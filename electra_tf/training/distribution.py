@@ -61,14 +61,19 @@ def share_threads_between_micro_batches(concurrent_micro_batches, cpus=None):
 
 class NestedReduceMultiWorkerStrategy(tf.distribute.MultiWorkerMirroredStrategy):
     """TensorFlow's MultiWorkerMirroredStrategy whose `reduce` also takes a structure of values (a dict of
-    `PerReplica` tensors), as MirroredStrategy's does. Keras' `fit` and `evaluate` reduce the first batch over the
-    replicas only to learn its shapes, and across workers the parent's `reduce` refuses a dict batch ("Attempt to
-    convert a value ({'input_ids': PerReplica..."; https://github.com/keras-team/keras/issues/20329). Each value of
-    the structure is reduced as the parent reduces one."""
+    `PerReplica` tensors), as MirroredStrategy's does, and scalars with an `axis`. Keras' `fit` and `evaluate`
+    reduce the first batch over the replicas only to learn its shapes, and across workers the parent's `reduce`
+    refuses a dict batch ("Attempt to convert a value ({'input_ids': PerReplica..."; https://github.com/keras-team/
+    keras/issues/20329); they reduce every step's logs, scalars, with `axis=0`, which the parent refuses too ("Invalid
+    reduction dimension 0 for input with 0 dimensions"). Each value of the structure is reduced as the parent reduces
+    one; a scalar's `axis` is dropped (it is reduced over the replicas alone)."""
 
     def reduce(self, reduce_op, value, axis):
-        reduce_one = super().reduce
-        return tf.nest.map_structure(lambda one: reduce_one(reduce_op, one, axis), value)
+        def reduce_one(one):
+            scalar = self.experimental_local_results(one)[0].shape.rank == 0
+            return super(NestedReduceMultiWorkerStrategy, self).reduce(reduce_op, one, None if scalar else axis)
+
+        return tf.nest.map_structure(reduce_one, value)
 
 
 def create_strategy(strategy="default", tpu=None, num_cpu_devices=None, collective_timeout_seconds=None):

@@ -258,8 +258,7 @@ class ElectraPretrainer(ElectraPretrainingModel):
             tf.where(finite, global_norm / self._loss_scale(), 0.0), sample_weight=tf.cast(finite, tf.float32)
         )
         results = self._metric_results()
-        skipped_steps = tf.cast(self.skipped_steps, tf.float32)
-        results["skipped_steps"] = tf.reshape(skipped_steps, tf.shape(results["loss"]))
+        results["skipped_steps"] = tf.cast(self.skipped_steps, tf.float32)
         return results
 
     # ------------------------------------------------------------------ two-stage training
@@ -320,9 +319,4 @@ class ElectraPretrainer(ElectraPretrainingModel):
         return list(self.metric_trackers.values())
 
     def _metric_results(self):
-        results = {name: metric.result() for name, metric in self.metric_trackers.items()}
-        if isinstance(self.distribute_strategy, tf.distribute.MultiWorkerMirroredStrategy):
-            # Keras reduces step outputs across workers with reduce(MEAN, axis=0), which rejects scalars; every
-            # replica holds the same (globally all-reduced) value, so a [1] vector reduces to that value.
-            results = {name: tf.reshape(value, [1]) for name, value in results.items()}
-        return results
+        return {name: metric.result() for name, metric in self.metric_trackers.items()}

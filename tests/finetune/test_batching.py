@@ -1,6 +1,9 @@
 """Length-bucketed batches: every example once per epoch, batches cut to the width of their longest member's bucket,
 seeded epochs that differ, the reference's padding on request, predictions back in the original order."""
 
+import subprocess
+import sys
+
 import numpy as np
 import tensorflow as tf
 
@@ -98,16 +101,20 @@ def test_sequences_of_other_features_are_cut_and_scalars_kept():
         np.testing.assert_array_equal(batch_tags, tags[batch_labels.numpy(), :width])
 
 
-class _PerToken:
+def per_token_model():
     """A stand-in model: a per-token output (the ids doubled) and a per-example one (the length)."""
+    import keras
 
-    def predict_on_batch(self, batch):
-        return {"per_token": batch["token_ids"].numpy() * 2.0, "length": batch["padding_mask"].numpy().sum(axis=1)}
+    ids = keras.Input((None,), dtype="int32", name="token_ids")
+    mask = keras.Input((None,), dtype="int32", name="padding_mask")
+    per_token = keras.layers.Lambda(lambda values: tf.cast(values, "float32") * 2.0)(ids)
+    length = keras.layers.Lambda(lambda values: tf.reduce_sum(values, axis=1))(mask)
+    return keras.Model({"token_ids": ids, "padding_mask": mask}, {"per_token": per_token, "length": length})
 
 
 def test_predictions_come_back_in_the_original_order_padded_to_the_maximum():
     inputs, _ = _examples(50)
-    outputs = predict_in_buckets(_PerToken(), inputs, 8, sequence_outputs=("per_token",), pad_value=-1.0)
+    outputs = predict_in_buckets(per_token_model(), inputs, 8, sequence_outputs=("per_token",), pad_value=-1.0)
     np.testing.assert_array_equal(outputs["length"], inputs["padding_mask"].sum(axis=1))
     expected = np.where(inputs["padding_mask"] > 0, inputs["token_ids"] * 2.0, 0.0)
     cut = outputs["per_token"]
@@ -115,3 +122,32 @@ def test_predictions_come_back_in_the_original_order_padded_to_the_maximum():
     # Inside each example's bucket width the model's values; beyond it the pad value.
     np.testing.assert_array_equal(np.where(inputs["padding_mask"] > 0, cut, 0.0), expected)
     assert (cut == -1.0).sum() > 0
+
+
+# Under MirroredStrategy on two logical CPUs (set before TensorFlow starts, hence a process of its own): Keras'
+# predict_on_batch would return each of the whole batch's rows once per replica.
+TWO_REPLICAS = """
+import numpy as np, tensorflow as tf
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+from finetune.batching import predict_in_buckets
+from tests.finetune.test_batching import _examples, per_token_model
+strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+with strategy.scope():
+    model = per_token_model()
+inputs, _ = _examples(37)
+outputs = predict_in_buckets(model, inputs, 8, sequence_outputs=("per_token",))
+np.testing.assert_array_equal(outputs["length"], inputs["padding_mask"].sum(axis=1))
+np.testing.assert_array_equal(outputs["per_token"], inputs["token_ids"] * 2.0)
+print(strategy.num_replicas_in_sync, len(outputs["length"]))
+"""
+
+
+def test_predictions_under_a_strategy_of_two_replicas_are_each_example_s_once():
+    from tests.conftest import REPO_ROOT
+
+    result = subprocess.run(
+        [sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["2", "37"]

@@ -201,21 +201,53 @@ def test_a_lora_trial_s_saved_state_restores_into_a_lora_model(tmp_path):
     np.testing.assert_array_equal(restored(inputs).numpy(), model(inputs).numpy())
 
 
-def test_a_resumed_trial_counts_the_seconds_of_the_run_before_it(tmp_path):
+def _small_model(seed):
     import keras
 
+    keras.utils.set_random_seed(seed)
+    network = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    network.compile(optimizer="sgd", loss="mse")
+    network.optimizer.build(network.trainable_variables)
+    return network
+
+
+def test_a_resumed_trial_counts_the_seconds_of_the_run_before_it(tmp_path):
     from finetune.trial_state import TrialState
 
-    def model():
-        network = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
-        network.compile(optimizer="sgd", loss="mse")
-        network.optimizer.build(network.trainable_variables)
-        return network
-
-    state = TrialState(str(tmp_path), model(), {"seed": 0}, steps_per_epoch=1)
+    state = TrialState(str(tmp_path), _small_model(0), {"seed": 0}, steps_per_epoch=1)
     state.started -= 30.0  # the first run trained for 30 s before its save
     state.save()
-    resumed = TrialState(str(tmp_path), model(), {"seed": 0}, steps_per_epoch=1)
+    resumed = TrialState(str(tmp_path), _small_model(0), {"seed": 0}, steps_per_epoch=1)
     assert resumed.seconds() < 30.0
     resumed.restore()
     assert 30.0 <= resumed.seconds() < 60.0
+
+
+def test_a_worker_resumes_from_the_chief_s_state_and_saves_its_own_elsewhere(tmp_path):
+    """A worker other than the chief: restored from the chief's trial directory (weights, batches trained, history,
+    the best epoch's weights), its own saves under its own directory, the chief's left as they were."""
+    from finetune.trial_state import BEST_WEIGHTS_FILE, HISTORY_FILE, STATE_DIR, TrialState
+
+    chief_dir, worker_dir = tmp_path / "chief" / "trial_0", tmp_path / "worker" / "trial_0"
+    trained = _small_model(0)
+    chief = TrialState(str(chief_dir), trained, {"seed": 0}, steps_per_epoch=2)
+    chief.steps.assign(3)
+    chief.history = {"loss": [0.5], "val_loss": [0.25]}
+    os.makedirs(chief.directory)
+    trained.save_weights(chief.best_weights_path)
+    chief.save()
+    saved = sorted(os.listdir(chief_dir / STATE_DIR))
+
+    model = _small_model(1)
+    worker = TrialState(str(worker_dir), model, {"seed": 0}, steps_per_epoch=2, resume_from=str(chief_dir))
+    assert worker.restore() == 3 and worker.restored_from == str(chief_dir / STATE_DIR / "ckpt-3")
+    assert worker.history == {"loss": [0.5], "val_loss": [0.25]}
+    for mine, chief_s in zip(model.weights, trained.weights):
+        np.testing.assert_array_equal(mine.numpy(), chief_s.numpy())
+    assert (worker_dir / STATE_DIR / BEST_WEIGHTS_FILE).read_bytes() == (
+        chief_dir / STATE_DIR / BEST_WEIGHTS_FILE
+    ).read_bytes()
+    worker.steps.assign(4)
+    worker.save()
+    assert {HISTORY_FILE, "ckpt-4.index"} <= set(os.listdir(worker_dir / STATE_DIR))
+    assert sorted(os.listdir(chief_dir / STATE_DIR)) == saved

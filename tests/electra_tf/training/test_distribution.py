@@ -129,14 +129,19 @@ worker = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
 batch = {"input_ids": tf.fill([2, 3], worker + 1), "weights": tf.fill([2], 10.0 * (worker + 1))}
 distributed = next(iter(strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensors(batch))))
 means = strategy.reduce("MEAN", distributed, axis=None)
+# A step's logs, as Keras reduces them: scalars (each worker's own here), with axis=0.
+logs = strategy.run(lambda: {"loss": tf.constant(float(worker + 1))})
+log_means = strategy.reduce("MEAN", logs, axis=0)
 print(json.dumps({"type": type(strategy).__name__, "leaves": sorted(type(v).__name__ for v in distributed.values()),
-                  "means": {name: np.asarray(value).tolist() for name, value in means.items()}}))
+                  "means": {name: np.asarray(value).tolist() for name, value in means.items()},
+                  "log_means": {name: float(value) for name, value in log_means.items()}}))
 """
 
 
-def test_two_workers_reduce_a_dict_batch_as_keras_fit_does(tmp_path):
-    """Keras' `fit` reduces a first batch over the replicas to learn its shapes; across workers each value of the
-    dict is reduced (TensorFlow's own MultiWorkerMirroredStrategy refuses the dict)."""
+def test_two_workers_reduce_a_dict_batch_and_scalar_logs_as_keras_fit_does(tmp_path):
+    """Keras' `fit` reduces a first batch over the replicas to learn its shapes, and every step's logs with axis=0;
+    across workers each value of the dict is reduced, a scalar over the replicas (TensorFlow's own
+    MultiWorkerMirroredStrategy refuses the dict, and a scalar with an axis)."""
     import subprocess
     import sys
 
@@ -167,3 +172,4 @@ def test_two_workers_reduce_a_dict_batch_as_keras_fit_does(tmp_path):
         assert result["leaves"] == ["PerReplica", "PerReplica"]  # what the parent's reduce refuses as a dict
         # The batch of 2 is the global batch: each worker's replica holds one row of its own.
         assert result["means"] == {"input_ids": [[1.5] * 3], "weights": [15.0]}
+        assert result["log_means"] == {"loss": 1.5}

@@ -7,7 +7,7 @@ from electra_tf.errors import ConfigError
 from electra_tf.job_flags import flag_field
 from electra_tf.lora_settings import check_lora_settings
 from electra_tf.text_files import check_encoding
-from electra_tf.training.choices import check_micro_batches, distribution_field
+from electra_tf.training.choices import check_micro_batches, check_worker_hosts, distribution_field
 from finetune.hyperparameters import ADAM_EPSILON, WARMUP_FRACTION, WEIGHT_DECAY, check_positive
 from finetune.layerwise_lr import VARIANTS as LAYERWISE_LR_VARIANTS
 from finetune.layerwise_lr import layerwise_lr_multipliers
@@ -115,6 +115,8 @@ class FinetuningJob:
     tpu: str = distribution_field("tpu")
     num_cpu_devices: int = distribution_field("num_cpu_devices")
     mixed_precision: str = distribution_field("mixed_precision")
+    worker_hosts: str = distribution_field("worker_hosts")
+    task_index: int = distribution_field("task_index")
     pad_to_max_length: bool = flag_field(
         False,
         "Pad every batch to --max_seq_length, as the reference, instead of batching examples of similar length cut "
@@ -219,6 +221,7 @@ class FinetuningJob:
         check_micro_batches(
             self.gradient_accumulation_steps, self.concurrent_micro_batches, hyperparameters.train_batch_size
         )
+        check_worker_hosts(self.worker_hosts, self.strategy)
         # Checks the decay's range and the variant.
         layerwise_lr_multipliers([], 1, hyperparameters.layerwise_lr_decay, self.layerwise_lr_variant)
         if self.weight_decay < 0:

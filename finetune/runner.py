@@ -18,9 +18,10 @@ shares: the strategy, the trial loop with its seeds, the optimizer and the resul
 
 Rerunning the command of an interrupted run skips the finished trials and resumes the unfinished one from its last
 save (every epoch's end, and every `save_checkpoints_steps` batches); with `deterministic` it ends exactly as an
-uninterrupted run would. Under `strategy="multi_worker"` every worker runs the same job and only the chief writes to
-`output_dir` (the others write to a temporary directory they remove, and resume from the chief's saves: `output_dir`
-must be on a file system they share to resume).
+uninterrupted run would. Under `strategy="multi_worker"` (the cluster from `worker_hosts` and `task_index`, or from
+TF_CONFIG) every worker runs the same job and only the chief writes to `output_dir` (the others write to a temporary
+directory they remove, and resume from the chief's saves: `output_dir` must be on a file system they share to
+resume).
 """
 
 import dataclasses
@@ -199,6 +200,8 @@ def run(job, extra_files=None):
         import tensorflow as tf
 
         tf.config.experimental.enable_op_determinism()
+    if job.worker_hosts:
+        distribution.configure_cluster(job.worker_hosts, job.task_index)
     distribution.set_precision(job.mixed_precision)
     distribution.share_threads_between_micro_batches(job.concurrent_micro_batches)
     strategy = distribution.create_strategy(job.strategy, job.tpu, job.num_cpu_devices)

@@ -40,6 +40,8 @@ RESUMABLE_CHANGES = (
     "save_checkpoints_steps",
     "eval_batch_size",
     "save_models",
+    "worker_hosts",
+    "task_index",  # the workers of a cluster read the chief's records
 )
 
 

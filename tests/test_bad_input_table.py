@@ -355,6 +355,18 @@ CASES = [
         ],
         "num_trials",
     ),
+    (
+        "finetune-worker-hosts-wrong-strategy",
+        FINETUNE,
+        [
+            "--task=SST-2",
+            "--init_checkpoint={tmp}/garbage_checkpoint",
+            "--data_dir={tmp}/glue",
+            "--output_dir={tmp}/out",
+            "--worker_hosts=a:1,b:2",
+        ],
+        "--worker_hosts is only used with --strategy=multi_worker",
+    ),
     # --- run_finetuning.py: a foreign encoding in every reader
     *[
         (
@@ -753,6 +765,7 @@ FAST_CASES = [
     "finetune-missing-checkpoint",
     "finetune-bad-lr-decay",
     "finetune-zero-trials",
+    "finetune-worker-hosts-wrong-strategy",
     "finetune-bad-encoding",
     "finetune-bad-encoding-errors",
     "finetune-own-train-file-missing",

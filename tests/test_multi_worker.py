@@ -198,15 +198,16 @@ def _tsv_rows(path):
 # (tests/electra_tf/training/test_distribution.py).
 @pytest.mark.benchmark
 def test_two_workers_fine_tune_and_only_the_chief_writes(pretrained_tiny, keyword_glue_dir, tmp_path):
-    """electra-finetune under --strategy=multi_worker (TF_CONFIG): both workers train and evaluate the trial and find
-    the same dev score; the chief's --output_dir holds one set of outputs (one TensorBoard file per split), whose
-    dev predictions are those of the trial's saved model run in one process; the other worker's temporary output
-    directory is removed."""
+    """electra-finetune under --strategy=multi_worker (--worker_hosts/--task_index, or TF_CONFIG): both workers train
+    and evaluate the trial and find the same dev score; the chief's --output_dir holds one set of outputs (one
+    TensorBoard file per split), whose dev predictions are those of the trial's saved model run in one process; the
+    other worker's temporary output directory is removed."""
     import keras
 
     import finetune.models  # noqa: F401  (registers the task models for load_model)
+    from electra_tf.training import distribution
 
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in _free_ports(2)]}
+    hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
     output_dir, worker_tmp = tmp_path / "out", _worker_tmp(tmp_path)
     args = [
         "--task=SST-2",
@@ -222,9 +223,10 @@ def test_two_workers_fine_tune_and_only_the_chief_writes(pretrained_tiny, keywor
         f"--output_dir={output_dir}",
         "--strategy=multi_worker",
     ]
+    # One worker told by flags, the other by TF_CONFIG: the two ways to describe the cluster.
     workers = [
-        _start(args, tmpdir, "run_finetuning.py", {"cluster": cluster, "task": {"type": "worker", "index": index}})
-        for index, tmpdir in enumerate(worker_tmp)
+        _start([*args, f"--worker_hosts={hosts}", "--task_index=0"], worker_tmp[0], "run_finetuning.py"),
+        _start(args, worker_tmp[1], "run_finetuning.py", distribution.tf_config_for_workers(hosts, 1)),
     ]
     outputs = _outputs_of_a_finished_cluster(workers)
     scores = [[line for line in output.splitlines() if line.startswith("trial 0: {")] for output in outputs]

@@ -21,14 +21,30 @@ _DISTRIBUTION_SETTINGS = {
         None,
     ),
     "mixed_precision": ("float32", "Keras dtype policy.", PRECISIONS),
+    "worker_hosts": (
+        None,
+        "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, comma-separated, the same on "
+        "every worker (worker 0 is the chief).",
+        None,
+    ),
+    "task_index": (0, "This worker's position in --worker_hosts.", None),
 }
 
 
 def distribution_field(name):
-    """The dataclass field (`job_flags.flag_field`) of the distribution setting `name`: strategy, tpu, num_cpu_devices
-    or mixed_precision."""
+    """The dataclass field (`job_flags.flag_field`) of the distribution setting `name`: strategy, tpu,
+    num_cpu_devices, mixed_precision, worker_hosts or task_index."""
     default, help_text, choices = _DISTRIBUTION_SETTINGS[name]
     return flag_field(default, help_text, choices)
+
+
+def check_worker_hosts(worker_hosts, strategy):
+    """Refuse `worker_hosts` without strategy=multi_worker (its entries are checked when the cluster is made)."""
+    if worker_hosts and strategy != "multi_worker":
+        raise ConfigError(
+            f"worker_hosts is only used with strategy=multi_worker (got strategy={strategy})",
+            arguments=("worker_hosts", "strategy"),
+        )
 
 
 # No limit by default: TensorFlow's coordination service already stops the survivors within about 10 seconds when a

@@ -15,6 +15,7 @@ from electra_tf.training.choices import (
     OPTIMIZERS,
     check_collective_timeout,
     check_gradient_accumulation,
+    check_worker_hosts,
     distribution_field,
 )
 
@@ -102,12 +103,8 @@ class PretrainingJob:
         "TensorFlow op determinism: two runs with the same --seed give identical losses, and a resumed run ends with "
         "the weights of an uninterrupted one.",
     )
-    worker_hosts: str = flag_field(
-        None,
-        "With --strategy=multi_worker instead of TF_CONFIG: every worker's host:port, comma-separated, the same on "
-        "every worker (worker 0 is the chief).",
-    )
-    task_index: int = flag_field(0, "This worker's position in --worker_hosts.")
+    worker_hosts: str = distribution_field("worker_hosts")
+    task_index: int = distribution_field("task_index")
     collective_timeout_seconds: float = flag_field(
         DEFAULT_COLLECTIVE_TIMEOUT_SECONDS,
         "With --strategy=multi_worker: stop when one exchange between the workers (an all-reduce of a step) waits "
@@ -260,11 +257,7 @@ class PretrainingJob:
                 arguments=("jit_compile", "strategy"),
             )
         check_collective_timeout(self.collective_timeout_seconds)
-        if self.worker_hosts and self.strategy != "multi_worker":
-            raise ConfigError(
-                f"worker_hosts is only used with strategy=multi_worker (got strategy={self.strategy})",
-                arguments=("worker_hosts", "strategy"),
-            )
+        check_worker_hosts(self.worker_hosts, self.strategy)
         if self.strategy == "tpu" and self.tpu and self.tpu != "local":
             # A TPU node (not a TPU VM) runs the input pipeline and writes checkpoints on hosts that cannot see this
             # machine's disk.

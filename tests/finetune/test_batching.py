@@ -1,9 +1,6 @@
 """Length-bucketed batches: every example once per epoch, batches cut to the width of their longest member's bucket,
 seeded epochs that differ, the reference's padding on request, predictions back in the original order."""
 
-import subprocess
-import sys
-
 import numpy as np
 import tensorflow as tf
 
@@ -15,6 +12,7 @@ from finetune.batching import (
     predict_in_buckets,
 )
 from finetune.trial_state import training_batches
+from tests.two_logical_cpus import run_on_two_logical_cpus
 
 MAX_SEQ_LENGTH = 128
 
@@ -127,9 +125,7 @@ def test_predictions_come_back_in_the_original_order_padded_to_the_maximum():
 # Under MirroredStrategy on two logical CPUs (set before TensorFlow starts, hence a process of its own): Keras'
 # predict_on_batch would return each of the whole batch's rows once per replica.
 TWO_REPLICAS = """
-import numpy as np, tensorflow as tf
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import numpy as np
 from finetune.batching import predict_in_buckets
 from tests.finetune.test_batching import _examples, per_token_model
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
@@ -144,10 +140,4 @@ print(strategy.num_replicas_in_sync, len(outputs["length"]))
 
 
 def test_predictions_under_a_strategy_of_two_replicas_are_each_example_s_once():
-    from tests.conftest import REPO_ROOT
-
-    result = subprocess.run(
-        [sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split() == ["2", "37"]
+    assert run_on_two_logical_cpus(TWO_REPLICAS).split() == ["2", "37"]

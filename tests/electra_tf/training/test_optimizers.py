@@ -1,6 +1,3 @@
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
@@ -11,8 +8,8 @@ from electra_tf.errors import ConfigError
 from electra_tf.training.optimizers import AdamWeightDecay, create_optimizer, weight_decay_applies
 from electra_tf.training.pretrainer import ElectraPretrainer
 from electra_tf.training.schedules import WarmupLinearDecay
-from tests.conftest import REPO_ROOT
 from tests.electra_tf.training.reference_optimizer import decayed_by, reference_adam_weight_decay
+from tests.two_logical_cpus import run_on_two_logical_cpus
 
 VOCAB = 7
 
@@ -125,9 +122,7 @@ def test_embedding_gradients_as_indexed_slices_update_like_their_dense_sum():
 
 
 TWO_REPLICAS = """
-import numpy as np, tensorflow as tf
-cpu = tf.config.list_physical_devices("CPU")[0]
-tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+import numpy as np
 from electra_tf.training.optimizers import AdamWeightDecay
 from tests.conftest import REPO_ROOT
 from tests.electra_tf.training.reference_optimizer import reference_adam_weight_decay
@@ -160,11 +155,7 @@ print(max(float(np.max(np.abs(copy.numpy() - expected[v.path])))
 def test_update_on_two_replicas_equals_the_reference():
     """Under a strategy update_step receives each replica's copy of a variable, whose slots are that replica's; the
     gradient is clipped as the sum over replicas."""
-    result = subprocess.run(
-        [sys.executable, "-c", TWO_REPLICAS], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert float(result.stdout.split()[-1]) < 1e-6
+    assert float(run_on_two_logical_cpus(TWO_REPLICAS).split()[-1]) < 1e-6
 
 
 @pytest.mark.parametrize("name", ["adam_weight_decay", "keras_adamw", "lamb"])

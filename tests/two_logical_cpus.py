@@ -1,0 +1,24 @@
+"""Scripts run in a fresh process whose CPU is split into two logical devices: what a test of a MirroredStrategy of
+two replicas needs, since the split must come before TensorFlow starts (it cannot in the test's own process)."""
+
+import subprocess
+import sys
+
+from tests.conftest import REPO_ROOT
+
+SPLIT_THE_CPU = """
+import tensorflow as tf
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
+)
+"""
+
+
+def run_on_two_logical_cpus(script):
+    """The standard output of `script`, run by a fresh Python from the repository root after `SPLIT_THE_CPU`; fails
+    the test with the script's standard error if it exits non-zero."""
+    result = subprocess.run(
+        [sys.executable, "-c", SPLIT_THE_CPU + script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout

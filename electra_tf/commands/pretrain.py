@@ -188,10 +188,6 @@ def main(argv):
     from electra_tf.training.pretraining_job import run
 
     job = _job(argv)
-    if job.worker_hosts:
-        from electra_tf.training import distribution
-
-        distribution.configure_cluster(job.worker_hosts, job.task_index)
     try:
         run(job, extra_files={"flags.txt": FLAGS.flags_into_string()})
     except TrainingPreempted as preempted:

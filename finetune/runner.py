@@ -34,7 +34,7 @@ from absl import logging
 
 from electra_tf import progress
 from electra_tf.io_utils import atomic_write_json, json_safe, write_text_files
-from electra_tf.training.resumption import dataclass_defaults
+from electra_tf.training.resumption import changed_settings, dataclass_defaults
 from finetune.finetuning_spec import FinetuningJob
 from finetune.hyperparameters import model_size_of
 from finetune.registry import get_task
@@ -69,6 +69,28 @@ def _job_record(job, hyperparameters):
 def _record_defaults():
     """What a job record written before a field existed stands for: the field's default."""
     return dataclass_defaults(FinetuningJob)
+
+
+def finished_results(job):
+    """What `run(job)` would return when every trial of `job` has finished in its `output_dir` (its results.json,
+    read without loading the model or the data), else None; also None when that file is another job's, which `run`
+    then names. The same job is the one `run` resumes: only the fields of `finetune.trial_state.RESUMABLE_CHANGES`
+    may differ, and a field the record predates counts as its default."""
+    from finetune.trial_state import RESUMABLE_CHANGES
+
+    path = os.path.join(job.output_dir, RESULTS_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as handle:
+        results = json.load(handle)
+    if not results.get("complete") or len(results.get("trials", [])) != job.num_trials:
+        return None
+    current = job.as_record()
+    if job.model_size is None:  # `run` records the size it read from the checkpoint
+        current["model_size"] = results["job"].get("model_size")
+    if changed_settings(results["job"], current, RESUMABLE_CHANGES, _record_defaults()):
+        return None
+    return results
 
 
 def _fit(model, examples, bucketing, job, trial_dir, state, first_step, hyperparameters, seed, validation):

@@ -1,7 +1,6 @@
 """The experiment's fine-tuning stage: the GLUE subsets under <output_dir>/glue/ and a `FinetuningJob` per checkpoint,
 task and run of seeds under <output_dir>/finetune/, finished jobs reused."""
 
-import json
 import os
 import random
 
@@ -54,10 +53,10 @@ def output_dirs(settings, task, label):
 
 def finetune(settings, task, label, checkpoint, glue_dir):
     """Fine-tunes `checkpoint` on `task` once per seed (one FinetuningJob per run of consecutive seeds), reusing
-    finished jobs; returns ({seed: {score key: {metric: value}}}, the wall seconds the trials recorded: also those of
-    reused jobs, None if one lacks them)."""
+    finished jobs (`finetune.runner.finished_results`); returns ({seed: {score key: {metric: value}}}, the wall
+    seconds the trials recorded: also those of reused jobs, None if one lacks them)."""
     from finetune.finetuning_spec import FinetuningJob
-    from finetune.runner import RESULTS_FILE, run
+    from finetune.runner import finished_results, run
 
     scores, seconds = {}, []
     hyper = finetune_hyperparameters(settings, task)
@@ -76,13 +75,7 @@ def finetune(settings, task, label, checkpoint, glue_dir):
             max_seq_length=hyper.max_seq_length,
             progress_bar=False,
         )
-        path = os.path.join(job.output_dir, RESULTS_FILE)
-        results = None
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as handle:
-                results = json.load(handle)
-            if results.get("job") != json.loads(json.dumps(job.as_record())) or len(results.get("trials", [])) != count:
-                results = None
+        results = finished_results(job)
         if results is None:
             print(f"fine-tuning {label} on {task_name(task)}, seeds {first}..{first + count - 1}", flush=True)
             results = run(job)

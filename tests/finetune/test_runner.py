@@ -63,6 +63,17 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
     assert "doc_stride" not in saved["job"] and "squad_head" not in saved["job"], "SQuAD's options only in its runs"
     assert not (tmp_path / "out" / "trial_0" / "submission").exists(), "no test.tsv, no submission file"
 
+    # Finished: the results are read back without training, for this job (settings that change nothing may differ;
+    # a field the record predates counts as its default), not for another.
+    assert runner.finished_results(job) == saved
+    assert runner.finished_results(dataclasses.replace(job, progress_bar=True, model_size=None)) == saved
+    assert runner.finished_results(dataclasses.replace(job, learning_rate=1e-3)) is None
+    assert runner.finished_results(dataclasses.replace(job, output_dir=str(tmp_path / "elsewhere"))) is None
+    older = {**saved, "job": {k: v for k, v in saved["job"].items() if k != "concurrent_micro_batches"}}
+    (tmp_path / "out" / "results.json").write_text(json.dumps(older))
+    assert runner.finished_results(job) == older
+    assert runner.finished_results(dataclasses.replace(job, concurrent_micro_batches=2)) is None
+
     # The same job again: the finished trial is not trained again, its results are read back.
     logs = sorted((tmp_path / "out" / "trial_0" / "logs" / "train").iterdir())
     capsys.readouterr()
@@ -90,6 +101,7 @@ def test_regression_task_trains_with_swapped_pairs_and_writes_scores(pretrained_
         run(dataclasses.replace(job, num_trials=2))
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["complete"] is False and saved["trials"] == json.loads(json.dumps(results["trials"]))
+    assert runner.finished_results(dataclasses.replace(job, num_trials=2)) is None
 
 
 def test_validation_errors_name_python_arguments(pretrained_tiny, tmp_path):

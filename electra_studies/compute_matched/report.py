@@ -227,17 +227,14 @@ def _heldout_metric(name):
     return name.endswith(("loss", "masked_lm_accuracy", "mlm_accuracy", "auc"))
 
 
-def plot_heldout_curves(results, path):
+def plot_heldout_curves(results, path, x_axes=("flops", "wall_seconds")):
     """The held-out evaluations (AUC, masked-LM accuracies, losses) against cumulative training FLOPs and, for the
-    runs that logged their times, against wall minutes: one panel per metric and axis, one line per objective."""
-    _plot_curves(
-        results,
-        path,
-        "heldout_curve",
-        "Held-out pre-training metrics against compute and wall time",
-        _heldout_metric,
-        x_axes=("flops", "wall_seconds"),
-    )
+    runs that logged their times, against wall minutes: one panel per metric and axis, one line per objective.
+    `x_axes=("flops",)` leaves the wall times out (a run resumed after pauses counts them)."""
+    drawn = {x for _, x in curve_panels(results, "heldout_curve", _heldout_metric, x_axes)}
+    x_axes = tuple(x for x in x_axes if x in drawn) or x_axes[:1]
+    title = "Held-out pre-training metrics against compute" + (" and wall time" if "wall_seconds" in x_axes else "")
+    _plot_curves(results, path, "heldout_curve", title, _heldout_metric, x_axes=x_axes)
 
 
 # The horizontal axes of the curves: a curve entry's field, its label, and the factor its values are drawn with.

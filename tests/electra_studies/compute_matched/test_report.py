@@ -141,6 +141,24 @@ def test_heldout_panels_pair_compute_with_wall_time_where_a_run_logged_it(tmp_pa
     assert_png(tmp_path / report.HELDOUT_PNG)
 
 
+def test_heldout_curves_against_compute_alone_leave_no_empty_column(tmp_path):
+    import matplotlib.image
+
+    def shape(name, results, **x_axes):
+        report.plot_heldout_curves(results, str(tmp_path / name), **x_axes)
+        return matplotlib.image.imread(tmp_path / name).shape
+
+    results = _synthetic_results()
+    both = shape("both.png", results)
+    flops = shape("flops.png", results, x_axes=("flops",))
+    # Four metrics: one row each against both axes; against compute alone, three a row.
+    assert both[1] < flops[1] and both[0] > flops[0]
+    for run in results["objectives"].values():
+        for entry in run["heldout_curve"]:
+            del entry["wall_seconds"]
+    assert shape("untimed.png", results) == flops, "no wall times: no column for them"
+
+
 def test_the_networks_against_each_other_once_every_one_is_fine_tuned():
     results = _synthetic_results()
     assert "## The networks against each other" not in report.markdown_table(results)

@@ -8,9 +8,8 @@ from tests.conftest import REPO_ROOT
 
 SPLIT_THE_CPU = """
 import tensorflow as tf
-tf.config.set_logical_device_configuration(
-    tf.config.list_physical_devices("CPU")[0], [tf.config.LogicalDeviceConfiguration()] * 2
-)
+from electra_tf.training.distribution import split_cpu
+split_cpu(2)
 """
 
 

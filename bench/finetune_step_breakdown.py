@@ -12,7 +12,9 @@ over `--repeats` calls after two untimed ones:
 - `dense_gemm_ms`: the step's dense matmuls alone, at the same number of tokens (batch x width): per Transformer
   layer the query/key/value, attention-output, intermediate and output projections, each forward, input gradient and
   kernel gradient, plus the embedding projection; the same float32 or bfloat16 operands as the step, in one
-  `tf.function`. The attention's per-head batch matmuls and the classifier are left out.
+  `tf.function`. The last layer's query, attention-output and feed-forward projections are those of [CLS] alone, as
+  the classifier's training step computes them (`dense_gemm_shapes`). The attention's per-head batch matmuls and the
+  classifier are left out.
 
 With `--jit_compile` the three parts are each compiled whole by XLA (`tf.function(jit_compile=True)`, what
 `compile(jit_compile=True)` does to a training step; fine-tuning leaves it off on CPU), their matmuls then XLA's own;
@@ -200,15 +202,21 @@ def measure_peer(args, config, shapes):
     return peer
 
 
-def dense_gemm_shapes(config, tokens):
-    """(m, k, n) of every dense GEMM of one training step at `tokens` tokens: forward, input gradient, kernel
-    gradient of each projection."""
-    hidden, intermediate = config.hidden_size, config.intermediate_size
-    projections = [(hidden, 3 * hidden), (hidden, hidden), (hidden, intermediate), (intermediate, hidden)]
-    projections = projections * config.num_layers
+def dense_gemm_shapes(config, batch, width, cls_alone_in_last_layer=True):
+    """(m, k, n) of every dense GEMM of one training step at `batch` sequences of `width` tokens: forward, input
+    gradient, kernel gradient of each projection. With `cls_alone_in_last_layer` (our classifier's training step,
+    `ElectraTextClassifier.call`) the last layer projects keys and values of every token and computes the query, the
+    attention output and the feed-forward block for [CLS] alone; without it (the peer) every layer does all tokens."""
+    hidden, intermediate, tokens = config.hidden_size, config.intermediate_size, batch * width
+    layer = [(tokens, hidden, 3 * hidden), (tokens, hidden, hidden), (tokens, hidden, intermediate)]
+    layer.append((tokens, intermediate, hidden))
+    projections = layer * config.num_layers
+    if cls_alone_in_last_layer:
+        projections[-4:] = [(tokens, hidden, 2 * hidden), (batch, hidden, hidden), (batch, hidden, hidden)]
+        projections += [(batch, hidden, intermediate), (batch, intermediate, hidden)]
     if config.embedding_size != hidden:
-        projections.append((config.embedding_size, hidden))
-    return [shape for k, n in projections for shape in ((tokens, k, n), (tokens, n, k), (k, tokens, n))]
+        projections.append((tokens, config.embedding_size, hidden))
+    return [shape for m, k, n in projections for shape in ((m, k, n), (m, n, k), (k, m, n))]
 
 
 def main(argv=None):
@@ -262,7 +270,7 @@ def main(argv=None):
         return optimizer.iterations
 
     gemm_dtype = tf.bfloat16 if args.mixed_precision == "mixed_bfloat16" else tf.float32
-    shapes = dense_gemm_shapes(config, args.batch * args.width)
+    shapes = dense_gemm_shapes(config, args.batch, args.width)
     operands = [
         (
             tf.Variable(tf.random.normal([m, k], dtype=gemm_dtype)),
@@ -299,7 +307,7 @@ def main(argv=None):
         }
     keras.mixed_precision.set_global_policy("float32")
     if run_peer:
-        result["peer"] = measure_peer(args, config, shapes)
+        result["peer"] = measure_peer(args, config, dense_gemm_shapes(config, args.batch, args.width, False))
         for part in PARTS:
             result[f"peer_over_ours_{part}"] = result["peer"][part] / result[part]
     for name in PARTS + ("step_over_dense_gemm",):

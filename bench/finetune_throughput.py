@@ -2,16 +2,20 @@
 length-bucketed batches, and Hugging Face transformers with dynamic padding and `group_by_length`, in one run.
 
     .venv/bin/python bench/finetune_throughput.py --task=SST-2 --glue_dir=../shared/data/glue --preset=small
-    .venv/bin/python bench/finetune_throughput.py --task=RTE --glue_dir=... --preset=tiny --steps=2 --peer=off  # smoke
+    # a smoke run:
+    .venv/bin/python bench/finetune_throughput.py --task=RTE --glue_dir=... --preset=tiny --steps=2 --padded_steps=2
 
-Our side: `--steps` training steps (forward, backward, the fine-tuning optimizer of `finetune.optimization`) of
+Our side: training steps (forward, backward, the fine-tuning optimizer of `finetune.optimization`) of
 `ElectraTextClassifier` at the preset's sizes (random weights: the speed does not depend on them) in Keras `fit`, on
-the first batches of a training epoch of `--task`'s train.tsv (tokenised with `--vocab_file`, cut to
-`--max_seq_length`), as `finetune.glue.features.features_to_dataset` builds them for the runner: padded to the
-maximum (`pad_to_max_length`) and bucketed (`finetune.batching`). The same batches run once untimed (every shape
-traced) and once timed at batch ends, the first step of the timed pass left out; examples per second count the
-examples of the timed batches. With `--concurrent_micro_batches=N` our step runs each batch as N micro-batches at
-once (`compile(concurrent_micro_batches=N)`), TensorFlow's threads shared between them
+batches of a training epoch of `--task`'s train.tsv (tokenised with `--vocab_file`, cut to `--max_seq_length`), as
+`finetune.glue.features.features_to_dataset` builds them for the runner: `--padded_steps` batches padded to the
+maximum (`pad_to_max_length`) and `--steps` bucketed (`finetune.batching`). Both sides time batches spread over a
+whole epoch (evenly spaced from its first batch to its last), so that their mean width is close to the epoch's: the
+first batches of an epoch are not its average on either side (our buckets fill in order of their frequency and the
+rare widths come last; the peer's sampler puts each megabatch's longest batches first). Ours run once untimed (the
+first batch of each width: every shape traced) and once timed at batch ends, the first step of the timed pass left
+out; examples per second count the examples of the timed batches. With `--concurrent_micro_batches=N` our step runs
+each batch as N micro-batches at once (`compile(concurrent_micro_batches=N)`), TensorFlow's threads shared between them
 (`electra_tf.training.distribution.share_threads_between_micro_batches`: intra-op threads / N per op); the peer keeps
 its threads. `our_intra_inter_op_threads` records ours, and `matmul_peak_flops_per_s` is then one op's peak with
 those threads.
@@ -28,8 +32,8 @@ AMX extensions present) and each framework's dense matmul peak measured in the s
 
 The last line is one JSON object: `examples_per_s_padded`, `examples_per_s` (bucketed), `peer_examples_per_s`,
 `speedup_vs_padded` (bucketed over padded) and `ratio_vs_peer` (bucketed over the peer), with the mean example length
-and batch widths, and `encode_train_seconds`: reading, tokenising and packing the train split
-(`finetune.glue.features.encode_examples`, once per fine-tuning run).
+and the timed batches' mean widths (`mean_batch_width`, `peer_mean_batch_width`), and `encode_train_seconds`: reading,
+tokenising and packing the train split (`finetune.glue.features.encode_examples`, once per fine-tuning run).
 """
 
 import argparse
@@ -68,7 +72,16 @@ def parse_args(argv=None):
     parser.add_argument("--preset", default="small")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=60, help="Training steps timed on each side.")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=480,
+        help="Training steps timed on each side, bucketed and the peer, evenly spaced over an epoch: enough for their "
+        "mean width to be within a few per cent of the epoch's.",
+    )
+    parser.add_argument(
+        "--padded_steps", type=int, default=40, help="Training steps timed of ours padded to the maximum (one width)."
+    )
     parser.add_argument("--warmup_steps", type=int, default=3, help="Untimed steps of the peer.")
     parser.add_argument("--seed", type=int, default=0, help="Shuffling seed of the epoch.")
     parser.add_argument("--mixed_precision", default="float32", choices=["float32", "mixed_bfloat16"])
@@ -96,8 +109,8 @@ def parse_args(argv=None):
     )
     peer_runner.add_peer_flags(parser)
     args = parser.parse_args(argv)
-    if args.steps < 2:
-        parser.error("--steps must be at least 2 (the first timed step is left out)")
+    if min(args.steps, args.padded_steps) < 2:
+        parser.error("--steps and --padded_steps must be at least 2 (the first timed step is left out)")
     return args
 
 
@@ -112,16 +125,32 @@ def encoded_train_split(args):
 
 
 def time_batches(model, dataset):
-    """(examples per second, batch widths) of one timed `fit` over `dataset`, after an untimed one."""
+    """(examples per second, mean width of the timed batches) of one timed `fit` over `dataset`, after an untimed one
+    over the first batch of each width (which traces and compiles the step for every shape)."""
     import numpy as np
+    import tensorflow as tf
 
     widths = [int(inputs["token_ids"].shape[1]) for inputs, _ in dataset]
     sizes = [int(labels.shape[0]) for _, labels in dataset]
-    model.fit(dataset, steps_per_epoch=len(sizes), shuffle=False, verbose=0)  # traces every width
+    first_of_width = sorted({width: index for index, width in reversed(list(enumerate(widths)))}.values())
+    warmup = dataset.enumerate().filter(
+        lambda index, _: tf.reduce_any(tf.equal(index, tf.constant(first_of_width, tf.int64)))
+    )
+    model.fit(warmup.map(lambda _, batch: batch), steps_per_epoch=len(first_of_width), shuffle=False, verbose=0)
     clock = batch_end_clock()
     model.fit(dataset, steps_per_epoch=len(sizes), shuffle=False, verbose=0, callbacks=[clock])
     seconds = clock.times[-1] - clock.times[0]
-    return sum(sizes[1:]) / seconds, float(np.mean(widths))
+    return sum(sizes[1:]) / seconds, float(np.mean(widths[1:]))
+
+
+def spread_over_epoch(epoch, num_batches, count):
+    """The `count` batches of `epoch` (a dataset of `num_batches` batches) at evenly spaced positions from its first
+    to its last: the batches of rare widths, and every bucket's last, partial batch, come at an epoch's end."""
+    import tensorflow as tf
+
+    positions = tf.constant(sorted({index * num_batches // count for index in range(count)}), tf.int64)
+    chosen = epoch.enumerate().filter(lambda index, _: tf.reduce_any(tf.equal(index, positions)))
+    return chosen.map(lambda _, batch: batch)
 
 
 def measure_ours(args, features):
@@ -130,6 +159,7 @@ def measure_ours(args, features):
     from electra_tf.config import ElectraConfig
     from electra_tf.models import build_discriminator
     from electra_tf.training.distribution import set_precision
+    from finetune.batching import num_shuffled_batches
     from finetune.glue.features import features_to_dataset
     from finetune.glue.tasks import glue_task_spec
     from finetune.models import ElectraTextClassifier
@@ -148,9 +178,11 @@ def measure_ours(args, features):
         concurrent_micro_batches=args.concurrent_micro_batches,
     )
     result = {}
-    for name, padded in (("padded", True), ("bucketed", False)):
-        dataset = training_batches(features_to_dataset(features), args.batch, args.seed, 0, 1, pad_to_max_length=padded)
-        result[name] = time_batches(model, dataset.take(args.steps).cache())
+    for name, padded, steps in (("padded", True, args.padded_steps), ("bucketed", False, args.steps)):
+        examples = features_to_dataset(features)
+        epoch = training_batches(examples, args.batch, args.seed, 0, 1, pad_to_max_length=padded)
+        num_batches = num_shuffled_batches(examples, args.batch, pad_to_max_length=padded)
+        result[name] = time_batches(model, spread_over_epoch(epoch, num_batches, steps).cache())
     keras.mixed_precision.set_global_policy("float32")
     return config, result
 
@@ -212,6 +244,7 @@ def main(argv=None):
         "batch": args.batch,
         "max_seq_length": args.max_seq_length,
         "steps": args.steps,
+        "padded_steps": args.padded_steps,
         "mixed_precision": args.mixed_precision,
         "threads": threads,
         "concurrent_micro_batches": args.concurrent_micro_batches,
@@ -225,6 +258,7 @@ def main(argv=None):
         "mean_batch_width_padded": padded_width,
         "mean_batch_width": bucketed_width,
         "peer_examples_per_s": None,
+        "peer_mean_batch_width": None,
         "ratio_vs_peer": None,
         "host": host_facts(),
     }
@@ -250,6 +284,7 @@ def main(argv=None):
         else:
             result.update(
                 peer_examples_per_s=peer["examples_per_s"],
+                peer_mean_batch_width=peer["mean_batch_width"],
                 ratio_vs_peer=bucketed / peer["examples_per_s"],
                 peer_threads=peer["threads"],
                 peer_versions=peer["versions"],
@@ -270,6 +305,7 @@ def main(argv=None):
         "ratio_vs_peer",
         "mean_length",
         "mean_batch_width",
+        "peer_mean_batch_width",
         "matmul_peak_flops_per_s",
         "peer_matmul_peak_flops_per_s",
     ):

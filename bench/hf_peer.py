@@ -25,8 +25,9 @@ computes them only at the prediction slots, which `--mlm_positions=masked` imita
 `group_by_length=True` and its default collator's dynamic padding: `--features` (an .npz of `input_ids`,
 `input_mask`, `segment_ids` [n, max_seq_length] and `labels`, written by `bench/finetune_throughput.py` from real
 GLUE text) ordered by transformers' `LengthGroupedSampler`, each batch padded to its longest member, forward with the
-classification loss, backward, clipping to 1.0 (the Trainer's `max_grad_norm`), AdamW; `--steps` batches timed after
-`--warmup_steps`, examples per second reported.
+classification loss, backward, clipping to 1.0 (the Trainer's `max_grad_norm`), AdamW; `--warmup_steps` then
+`--steps` timed batches, evenly spaced over the epoch (the sampler puts the longest batches of each megabatch first),
+examples per second and their mean width reported.
 
 --mode=finetune_breakdown: `bench/finetune_step_breakdown.py`'s parts on the peer's side: the fine-tuning step above
 on `--batch` random examples `--seq_len` wide, timed as `forward_backward_ms` (classification loss and backward),

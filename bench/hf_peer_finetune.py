@@ -54,13 +54,19 @@ def finetune(args):
     lengths = features["input_mask"].sum(axis=1)
     generator = torch.Generator().manual_seed(args.seed)
     order = list(LengthGroupedSampler(batch_size, lengths=lengths.tolist(), generator=generator))
-    needed = (args.warmup_steps + args.steps) * batch_size
-    if len(order) < needed:
-        raise SystemExit(f"--features has {len(order)} examples; {needed} are needed for the steps")
+    batches_needed = args.warmup_steps + args.steps
+    if len(order) < batches_needed * batch_size:
+        raise SystemExit(f"--features has {len(order)} examples; {batches_needed * batch_size} are needed")
+    # Batches evenly spaced over the epoch: the sampler puts each megabatch's longest batches first, so the first
+    # batches of an epoch are longer than its average.
+    num_batches = len(order) // batch_size
+    starts = [index * num_batches // batches_needed * batch_size for index in range(batches_needed)]
+    widths = []
 
     def batch(step):
-        rows = order[step * batch_size : (step + 1) * batch_size]
+        rows = order[starts[step] : starts[step] + batch_size]
         width = int(lengths[rows].max())  # DataCollatorWithPadding: to the longest of the batch
+        widths.append(width)
         tensors = {
             name: torch.from_numpy(features[name][rows, :width]).long()
             for name in ("input_ids", "input_mask", "segment_ids")
@@ -80,6 +86,7 @@ def finetune(args):
     seconds = time.perf_counter() - start
     return {
         "batch": batch_size,
+        "mean_batch_width": float(np.mean(widths[args.warmup_steps :])),
         "examples": examples,
         "seconds": seconds,
         "examples_per_s": examples / seconds,

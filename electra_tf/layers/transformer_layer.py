@@ -88,7 +88,10 @@ class ElectraTransformerLayer(keras.layers.Layer):
     [in, out] gradient.
 
     Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1 or length, length]
-    (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size].
+    (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size]. With `output_length` (an int) it
+    returns only the first `output_length` positions, [batch, output_length, hidden_size], the same values: their
+    queries still attend to every position, but no other position's query, attention output or feed-forward block is
+    computed (a classifier's last layer, which only [CLS] is read from).
     """
 
     def __init__(
@@ -159,41 +162,57 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.output_dense.build((None, self.intermediate_size))
         self.built = True
 
-    def call(self, hidden, attention_bias, training=None):
-        shape = tf.shape(hidden)
-        batch, length = shape[0], shape[1]
+    def call(self, hidden, attention_bias, training=None, output_length=None):
+        if output_length is None:
+            outputs_hidden = hidden
+        else:  # only the first positions' outputs; their attention still reads every position
+            outputs_hidden = hidden[:, :output_length]
+            attention_bias = attention_bias[:, :, :output_length]
         tokens = tf.reshape(hidden, [-1, self.hidden_size])  # [batch * length, H]: the projections' 2-D GEMMs
+        query_tokens = tf.reshape(outputs_hidden, [-1, self.hidden_size])
+        batch = tf.shape(hidden)[0]
         # A quantized Dense keeps an integer kernel and its scales: only its own call computes with them.
         reads_kernels = not any(dense.quantization_mode for dense in self.dense_layers())
 
         def heads(projection):  # [B * L, H] -> [B, heads, L, head_size]
-            split = tf.reshape(projection, [batch, length, self.num_heads, self.head_size])
+            split = tf.reshape(projection, [batch, -1, self.num_heads, self.head_size])
             return tf.transpose(split, [0, 2, 1, 3])
 
-        projections = (self.query_dense, self.key_dense, self.value_dense)
-        if reads_kernels:  # one GEMM for the three ([H, 3H]): fewer, wider GEMMs run closer to the matmul peak
-            kernel = tf.concat([self._kernel(dense, training) for dense in projections], axis=1)
-            bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
-            projected = tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), 3, axis=1)
+        if not reads_kernels:
             projected = [
-                self._with_lora_gradient(projection, tokens, dense, training)
-                for projection, dense in zip(projected, projections)
+                dense(inputs)
+                for dense, inputs in zip(self.dense_layers()[:3], (query_tokens, tokens, tokens), strict=True)
             ]
+        elif output_length is None:
+            projected = self._projections(tokens, (self.query_dense, self.key_dense, self.value_dense), training)
         else:
-            projected = [dense(tokens) for dense in projections]
+            projected = self._projections(query_tokens, (self.query_dense,), training) + self._projections(
+                tokens, (self.key_dense, self.value_dense), training
+            )
         query, key, value = (heads(projection) for projection in projected)
         scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size**-0.5, query.dtype)
         probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
         probs = self.attention_probs_dropout(probs, training=training)
         context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
         if training and reads_kernels:
-            outputs = self._fused_blocks(context, tokens)
+            outputs = self._fused_blocks(context, query_tokens)
         else:
             attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
-            attended = self.attention_layer_norm(attended + tokens)
+            attended = self.attention_layer_norm(attended + query_tokens)
             transformed = self.output_dropout(self.output_dense(self.intermediate_dense(attended)), training=training)
             outputs = self.output_layer_norm(transformed + attended)
-        return tf.reshape(outputs, shape)
+        return tf.reshape(outputs, tf.shape(outputs_hidden))
+
+    def _projections(self, tokens, projections, training):
+        """[`tokens` @ kernel + bias for each Dense of `projections`], the kernels concatenated into one GEMM:
+        fewer, wider GEMMs run closer to the matmul peak."""
+        kernel = tf.concat([self._kernel(dense, training) for dense in projections], axis=1)
+        bias = tf.concat([self._compute(dense.bias) for dense in projections], axis=0)
+        projected = tf.split(tf.nn.bias_add(tf.matmul(tokens, kernel), bias), len(projections), axis=1)
+        return [
+            self._with_lora_gradient(projection, tokens, dense, training)
+            for projection, dense in zip(projected, projections, strict=True)
+        ]
 
     def dense_layers(self):
         """The six projections, in the order of the computation."""

@@ -47,10 +47,13 @@ def encode_tokens(
     training=None,
     direction=None,
     alibi=False,
+    output_length=None,
 ):
     """The backbone's computation on explicit layers; `word_vectors` [batch, length, E], when given, replace the word
     table lookup (pre-training variants that modify the looked-up vectors); `direction` makes the attention causal
-    (see `attention_bias_from_padding_mask`); `alibi` adds `alibi_attention_bias` to every layer's attention."""
+    (see `attention_bias_from_padding_mask`); `alibi` adds `alibi_attention_bias` to every layer's attention;
+    `output_length` makes the last layer compute only the first `output_length` positions
+    (`ElectraTransformerLayer`)."""
     return encoder_states(
         embeddings,
         embeddings_project,
@@ -62,6 +65,7 @@ def encode_tokens(
         training,
         direction,
         alibi,
+        output_length,
     )[-1]
 
 
@@ -76,9 +80,10 @@ def encoder_states(
     training=None,
     direction=None,
     alibi=False,
+    output_length=None,
 ):
     """Every hidden state of `encode_tokens`: [the embedding block's output (projected to H), the output of each
-    Transformer layer], each [batch, length, H]."""
+    Transformer layer], each [batch, length, H] (the last [batch, `output_length`, H] when given)."""
     hidden = embeddings(token_ids, segment_ids, training=training, word_vectors=word_vectors)
     if embeddings_project is not None:
         hidden = embeddings_project(hidden)
@@ -88,8 +93,9 @@ def encoder_states(
         attention_bias = attention_bias + alibi_attention_bias(
             padding_mask, transformer_layers[0].num_heads, hidden.dtype
         )
-    for layer in transformer_layers:
+    for layer in transformer_layers[:-1]:
         states.append(layer(states[-1], attention_bias, training=training))
+    states.append(transformer_layers[-1](states[-1], attention_bias, training=training, output_length=output_length))
     return states
 
 
@@ -240,10 +246,12 @@ class ElectraBackbone(keras_hub.models.Backbone):
     def transformer_layers(self):
         return [getattr(self, f"transformer_layer_{i}") for i in range(self.num_layers)]
 
-    def encode(self, inputs, word_vectors=None, training=None, direction=None):
+    def encode(self, inputs, word_vectors=None, training=None, direction=None, output_length=None):
         """`sequence_output` for `inputs` (either naming, see `backbone_inputs`), optionally with `word_vectors`
-        [batch, length, E] replacing the word-table lookup, and with causal attention in `direction`
-        ("left_to_right" or "right_to_left": the towers of a two-tower cloze model)."""
+        [batch, length, E] replacing the word-table lookup, with causal attention in `direction`
+        ("left_to_right" or "right_to_left": the towers of a two-tower cloze model), and only for the first
+        `output_length` positions (the same values, [batch, output_length, H]: a head that reads [CLS] alone saves
+        most of the last layer)."""
         inputs = backbone_inputs(inputs)
         return encode_tokens(
             self.embeddings,
@@ -256,6 +264,7 @@ class ElectraBackbone(keras_hub.models.Backbone):
             training=training,
             direction=direction,
             alibi=self.alibi,
+            output_length=output_length,
         )
 
     def hidden_states(self, inputs, training=False):

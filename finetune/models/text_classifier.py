@@ -80,14 +80,12 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
         self.output_dense = keras.layers.Dense(
             1 if regression else num_classes, dtype=backbone.dtype_policy, name="classifier"
         )
-        inputs = backbone.input
-        cls_vector = backbone(inputs)[:, 0, :]
-        # Losses and metrics on float32 logits whatever the mixed-precision policy.
-        logits = ops.cast(self.output_dense(self.output_dropout(cls_vector)), "float32")
-        outputs = ops.squeeze(logits, axis=-1) if regression else logits
-        # Before the functional init, which compiles with the defaults (and these choose the loss).
+        # Before the functional graph, which the head's outputs need, and its init, which compiles with the defaults
+        # (and these choose the loss).
         self.num_classes = 1 if regression else num_classes
         self.regression = bool(regression)
+        inputs = backbone.input
+        outputs = self._head_outputs(backbone(inputs)[:, 0, :])
         self.label_mapping = mapping
         self.dropout = float(dropout)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
@@ -143,6 +141,20 @@ class ElectraTextClassifier(LabelledTask, BackboneLora, GradientAccumulation, ke
             labels=labels,
             **kwargs,
         )
+
+    def call(self, inputs, training=None, mask=None):
+        """The functional graph's outputs, except in training: then the backbone's last layer computes [CLS] alone
+        (`ElectraBackbone.encode` with `output_length=1`), the same values at about 6 % less of the step's arithmetic
+        for ELECTRA-Small (the head reads nothing else)."""
+        if not training:
+            return super().call(inputs, training=training, mask=mask)
+        return self._head_outputs(self.backbone.encode(inputs, training=True, output_length=1)[:, 0, :], training=True)
+
+    def _head_outputs(self, cls_vector, training=None):
+        """Dropout and the dense layer on the [CLS] vectors: float32 logits (losses and metrics in float32 whatever
+        the mixed-precision policy), or one score per example for regression."""
+        logits = ops.cast(self.output_dense(self.output_dropout(cls_vector, training=training)), "float32")
+        return ops.squeeze(logits, axis=-1) if self.regression else logits
 
     @property
     def labels(self):

@@ -32,6 +32,7 @@ def run_finetune_throughput(shared_data, capsys, *arguments):
         "--batch=4",
         "--max_seq_length=64",
         "--steps=2",
+        "--padded_steps=2",
         "--warmup_steps=1",
         "--matmul_peak_size=64",
         *arguments,
@@ -71,6 +72,7 @@ def test_finetune_throughput_with_concurrent_micro_batches_in_a_fresh_process(sh
         "finetune_throughput.py",
         *arguments,
         "--steps=2",
+        "--padded_steps=2",
         "--matmul_peak_size=0",
         "--peer=off",
         "--concurrent_micro_batches=2",
@@ -87,6 +89,7 @@ def test_finetune_throughput_with_concurrent_micro_batches_in_a_fresh_process(sh
 def test_finetune_throughput_with_the_peer(shared_data, capsys):
     result = run_finetune_throughput(shared_data, capsys, "--peer=on", f"--peer_python={peer_python()}")
     assert result["peer_examples_per_s"] > 0 and result["peer_threads"] == result["threads"]
+    assert 10 < result["peer_mean_batch_width"] <= 64  # padded to the longest of each batch
     # A check of the unit (FLOP/s, not GFLOP/s), not of speed: with another job keeping both cores busy, torch's
     # 64 x 64 products once measured 6.55e7.
     assert result["peer_matmul_peak_flops_per_s"] > 1e6

@@ -30,10 +30,12 @@ def _epoch(dataset):
 
 
 def test_widths_are_a_few_fixed_ones_ending_at_the_maximum():
-    assert bucket_widths(128) == (8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128)
-    assert bucket_widths(100) == (8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100)
-    assert bucket_widths(16) == (8, 10, 12, 14, 16)
-    assert bucket_widths(8) == (8,)
+    every_length = tuple(range(2, 16))
+    assert bucket_widths(128) == every_length + (16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128)
+    assert bucket_widths(100) == every_length + (16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100)
+    assert bucket_widths(16) == every_length + (16,)
+    assert bucket_widths(8) == (2, 3, 4, 5, 6, 7, 8)
+    assert bucket_widths(128, smallest=8) == (8, 9, 10, 11, 12, 13, 14, 15) + bucket_widths(128)[14:]
     assert bucket_widths(128, smallest=20) == (20, 25, 30, 35, 40, 50, 60, 70, 80, 100, 120, 128)
 
 

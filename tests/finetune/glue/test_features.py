@@ -86,8 +86,8 @@ def test_dataset_batches(tokenizer):
     assert [batch[1].shape[0] for batch in batches] == [2, 2, 1]
     inputs, labels = batches[0]
     assert set(inputs) == {"token_ids", "segment_ids", "padding_mask"}  # the backbone's inputs
-    # 9 tokens ([CLS] sentence number i [SEP] the other one [SEP]): the 10-wide bucket of (8, 10, 12, 14, 16).
-    assert inputs["token_ids"].shape == (2, 10) and inputs["token_ids"].dtype.name == "int32"
+    # 9 tokens ([CLS] sentence number i [SEP] the other one [SEP]): up to 16 every length has its own width.
+    assert inputs["token_ids"].shape == (2, 9) and inputs["token_ids"].dtype.name == "int32"
     all_ids = np.concatenate([batch[0]["token_ids"].numpy() for batch in batches])
-    assert sorted(map(tuple, all_ids)) == sorted(map(tuple, features.input_ids[:, :10]))
-    assert not features.input_ids[:, 10:].any()  # what the cut dropped was padding
+    assert sorted(map(tuple, all_ids)) == sorted(map(tuple, features.input_ids[:, :9]))
+    assert not features.input_ids[:, 9:].any()  # what the cut dropped was padding

@@ -103,3 +103,44 @@ def test_sentence_pairs_train_through_fit(pretrained_tiny):
     assert np.isfinite(history.history["loss"][-1])
     packed = model.preprocessor(x=(tf.constant(texts_a[:1]), tf.constant(texts_b[:1])))
     assert 1 in packed["segment_ids"].numpy()
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_training_computes_the_last_layer_for_cls_alone_with_the_graphs_outputs_and_gradients(regression):
+    """In training the backbone's last layer computes [CLS] alone (`call`); with dropout off the outputs and every
+    gradient are those of the functional graph, whose layers compute every position."""
+    from electra_tf.models import ElectraBackbone
+
+    keras.utils.set_random_seed(0)
+    backbone = ElectraBackbone(
+        vocab_size=120,
+        embedding_size=16,
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=64,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+    )
+    model = ElectraTextClassifier(backbone, num_classes=3, regression=regression, dropout=0.0)
+    rng = np.random.default_rng(0)
+    mask = np.ones((4, 9), "int32")
+    mask[1, 5:] = 0
+    inputs = {
+        "token_ids": rng.integers(1, 120, (4, 9)).astype("int32") * mask,
+        "segment_ids": np.zeros((4, 9), "int32"),
+        "padding_mask": mask,
+    }
+
+    def outputs_and_gradients(training):
+        with tf.GradientTape() as tape:
+            outputs = model(inputs, training=training)
+            loss = tf.reduce_sum(tf.sin(outputs))
+        return outputs, tape.gradient(loss, model.trainable_variables)
+
+    trained, trained_gradients = outputs_and_gradients(True)
+    graph, graph_gradients = outputs_and_gradients(False)
+    assert trained.shape == graph.shape == ((4,) if regression else (4, 3))
+    np.testing.assert_allclose(trained, graph, atol=1e-5)
+    for ours, reference in zip(trained_gradients, graph_gradients, strict=True):
+        np.testing.assert_allclose(tf.convert_to_tensor(ours), tf.convert_to_tensor(reference), rtol=1e-5, atol=1e-5)

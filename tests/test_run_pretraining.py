@@ -59,11 +59,6 @@ def _common(pretraining_data, model_dir, *extra):
             "equal micro-batches: --train_batch_size is the batch of one optimizer "
             "update and must be a multiple of 3",
         ),
-        (
-            ["--gradient_accumulation_steps=8", "--strategy=mirrored", "--num_cpu_devices=2"],
-            "--train_batch_size=8 does not split into --gradient_accumulation_steps=8 equal micro-batches on each of 2 "
-            "replicas",
-        ),
         # Found once TensorFlow is imported (the data, the model's settings).
         (["--max_seq_length=64"], "max_seq_length"),
         (["--tpu=grpc://10.0.0.1:8470"], "only used with --strategy=tpu"),
@@ -79,6 +74,20 @@ def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, capfd, extra
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0], stderr[-2000:]
     assert "Traceback" not in stderr
+    assert not (tmp_path / "model" / "checkpoint").exists()
+
+
+def test_micro_batches_that_do_not_split_over_the_replicas_give_one_line_error(pretraining_data, tmp_path):
+    """In a fresh process: the two logical CPUs of `--num_cpu_devices=2` can only be made before TensorFlow starts."""
+    extra = ("--gradient_accumulation_steps=8", "--strategy=mirrored", "--num_cpu_devices=2")
+    result = _run(*_common(pretraining_data, tmp_path / "model", *extra))
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert result.returncode == 2 and len(errors) == 1, result.stderr[-2000:]
+    assert (
+        "--train_batch_size=8 does not split into --gradient_accumulation_steps=8 equal micro-batches on each of 2 "
+        "replicas" in errors[0]
+    )
+    assert "Traceback" not in result.stderr
     assert not (tmp_path / "model" / "checkpoint").exists()
 
 

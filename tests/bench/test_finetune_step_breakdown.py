@@ -15,12 +15,15 @@ def test_finetune_step_breakdown_smoke(capsys):
     assert (result["preset"], result["batch"], result["width"]) == ("tiny", 4, 8)
     assert all(result[name] > 0 for name in ("forward_backward_ms", "optimizer_ms", "step_ms", "dense_gemm_ms"))
     assert result["step_over_dense_gemm"] == pytest.approx(result["step_ms"] / result["dense_gemm_ms"])
-    # The tiny preset (hidden 128, feed-forward 512, embeddings 64, 2 layers) at 32 tokens: per layer Q, K, V, the
-    # attention output, intermediate and output projections, plus the embedding projection; each GEMM three times
-    # (forward, input gradient, kernel gradient) at 2 FLOPs per multiply-add.
-    hidden, intermediate, embedding, layers, tokens = 128, 512, 64, 2, 32
+    # The tiny preset (hidden 128, feed-forward 512, embeddings 64, 2 layers) at 4 x 8 tokens: per layer Q, K, V, the
+    # attention output, intermediate and output projections, plus the embedding projection, except that the last layer
+    # computes K and V of every token and the rest for the 4 [CLS] tokens alone (the classifier's training step); each
+    # GEMM three times (forward, input gradient, kernel gradient) at 2 FLOPs per multiply-add.
+    hidden, intermediate, embedding, layers, batch, tokens = 128, 512, 64, 2, 4, 32
     per_layer = 4 * hidden * hidden + 2 * hidden * intermediate
-    assert result["dense_gemm_flops"] == 3 * 2 * tokens * (layers * per_layer + embedding * hidden)
+    every_token = (layers - 1) * per_layer + 2 * hidden * hidden + embedding * hidden
+    cls_alone = 2 * hidden * hidden + 2 * hidden * intermediate
+    assert result["dense_gemm_flops"] == 3 * 2 * (tokens * every_token + batch * cls_alone)
     # The trace of one call of each part: at least each layer's four projections (query/key/value as one) forward,
     # input gradient and kernel gradient; the optimizer's compiled update as XLA kernels.
     forward_backward, optimizer = result["profile"]["forward_backward"], result["profile"]["optimizer"]

@@ -109,20 +109,12 @@ def test_sentence_pairs_train_through_fit(pretrained_tiny):
 def test_training_computes_the_last_layer_for_cls_alone_with_the_graphs_outputs_and_gradients(regression):
     """In training the backbone's last layer computes [CLS] alone (`call`); with dropout off the outputs and every
     gradient are those of the functional graph, whose layers compute every position."""
-    from electra_tf.models import ElectraBackbone
+    from electra_tf.config import ElectraConfig
+    from electra_tf.models import build_discriminator
 
     keras.utils.set_random_seed(0)
-    backbone = ElectraBackbone(
-        vocab_size=120,
-        embedding_size=16,
-        hidden_size=32,
-        num_layers=2,
-        num_heads=4,
-        intermediate_size=64,
-        hidden_dropout=0.0,
-        attention_dropout=0.0,
-    )
-    model = ElectraTextClassifier(backbone, num_classes=3, regression=regression, dropout=0.0)
+    config = ElectraConfig.from_preset("tiny", hidden_dropout=0.0, attention_dropout=0.0)
+    model = ElectraTextClassifier(build_discriminator(config).backbone, num_classes=3, regression=regression, dropout=0)
     rng = np.random.default_rng(0)
     mask = np.ones((4, 9), "int32")
     mask[1, 5:] = 0

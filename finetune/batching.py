@@ -29,8 +29,8 @@ def bucket_widths(max_seq_length, smallest=SMALLEST_WIDTH):
     padding is a large share of a short sentence: over an epoch of SST-2's training text (41 % of its examples are at
     most 8 tokens long) in batches of 32, an example's batch is 13.9 tokens wide on average for a mean length of 13.3,
     against 15.0 with quarter-octave steps from 8 (8, 10, 12, 14, 16, 20, ...) and 16.2 with half-octave steps (8, 12,
-    16, 24, ...). Each bucket's last batch of an epoch is partial: SST-2 has 2,117 batches an epoch, 2,112 with the widths
-from 8, 2,105 whole ones."""
+    16, 24, ...). Each bucket's last batch of an epoch is partial: SST-2 has 2,117 batches an epoch, 2,112 with the
+    widths from 8, 2,105 whole ones."""
     widths = [width for width in range(smallest, EVERY_LENGTH_UP_TO) if width < max_seq_length]
     power = max(smallest, EVERY_LENGTH_UP_TO)
     while power < max_seq_length:

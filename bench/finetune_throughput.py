@@ -128,29 +128,30 @@ def time_batches(model, dataset):
     """(examples per second, mean width of the timed batches) of one timed `fit` over `dataset`, after an untimed one
     over the first batch of each width (which traces and compiles the step for every shape)."""
     import numpy as np
-    import tensorflow as tf
 
-    widths = [int(inputs["token_ids"].shape[1]) for inputs, _ in dataset]
-    sizes = [int(labels.shape[0]) for _, labels in dataset]
+    widths, sizes = zip(*((int(inputs["token_ids"].shape[1]), int(labels.shape[0])) for inputs, labels in dataset))
     first_of_width = sorted({width: index for index, width in reversed(list(enumerate(widths)))}.values())
-    warmup = dataset.enumerate().filter(
-        lambda index, _: tf.reduce_any(tf.equal(index, tf.constant(first_of_width, tf.int64)))
-    )
-    model.fit(warmup.map(lambda _, batch: batch), steps_per_epoch=len(first_of_width), shuffle=False, verbose=0)
+    warmup = batches_at(dataset, first_of_width)
+    model.fit(warmup, steps_per_epoch=len(first_of_width), shuffle=False, verbose=0)
     clock = batch_end_clock()
     model.fit(dataset, steps_per_epoch=len(sizes), shuffle=False, verbose=0, callbacks=[clock])
     seconds = clock.times[-1] - clock.times[0]
     return sum(sizes[1:]) / seconds, float(np.mean(widths[1:]))
 
 
+def batches_at(dataset, positions):
+    """The batches of `dataset` at the (0-based) `positions`, in their order."""
+    import tensorflow as tf
+
+    wanted = tf.constant(sorted(set(positions)), tf.int64)
+    chosen = dataset.enumerate().filter(lambda index, _: tf.reduce_any(tf.equal(index, wanted)))
+    return chosen.map(lambda _, batch: batch)
+
+
 def spread_over_epoch(epoch, num_batches, count):
     """The `count` batches of `epoch` (a dataset of `num_batches` batches) at evenly spaced positions from its first
     to its last: the batches of rare widths, and every bucket's last, partial batch, come at an epoch's end."""
-    import tensorflow as tf
-
-    positions = tf.constant(sorted({index * num_batches // count for index in range(count)}), tf.int64)
-    chosen = epoch.enumerate().filter(lambda index, _: tf.reduce_any(tf.equal(index, positions)))
-    return chosen.map(lambda _, batch: batch)
+    return batches_at(epoch, [index * num_batches // count for index in range(count)])
 
 
 def measure_ours(args, features):

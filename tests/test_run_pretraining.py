@@ -69,26 +69,27 @@ def _common(pretraining_data, model_dir, *extra):
 def test_bad_input_gives_one_line_error(pretraining_data, tmp_path, capfd, extra, message):
     """The command in this process (`tests.console_commands`): what it prints, not its start-up, is checked here."""
     status = run_command("electra-pretrain", *_common(pretraining_data, tmp_path / "model"), *extra)
-    stderr = capfd.readouterr().err
+    _assert_one_line_error(status, capfd.readouterr().err, message, tmp_path / "model")
+
+
+def _assert_one_line_error(status, stderr, message, model_dir):
+    """Exit status 2, one `error:` line holding `message`, no traceback and no checkpoint written."""
     assert status == 2, stderr[-2000:]
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and message in errors[0], stderr[-2000:]
     assert "Traceback" not in stderr
-    assert not (tmp_path / "model" / "checkpoint").exists()
+    assert not (model_dir / "checkpoint").exists()
 
 
 def test_micro_batches_that_do_not_split_over_the_replicas_give_one_line_error(pretraining_data, tmp_path):
     """In a fresh process: the two logical CPUs of `--num_cpu_devices=2` can only be made before TensorFlow starts."""
     extra = ("--gradient_accumulation_steps=8", "--strategy=mirrored", "--num_cpu_devices=2")
     result = _run(*_common(pretraining_data, tmp_path / "model", *extra))
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert result.returncode == 2 and len(errors) == 1, result.stderr[-2000:]
-    assert (
+    message = (
         "--train_batch_size=8 does not split into --gradient_accumulation_steps=8 equal micro-batches on each of 2 "
-        "replicas" in errors[0]
+        "replicas"
     )
-    assert "Traceback" not in result.stderr
-    assert not (tmp_path / "model" / "checkpoint").exists()
+    _assert_one_line_error(result.returncode, result.stderr, message, tmp_path / "model")
 
 
 # A short run with held-out evaluation and a log line after every step. Clipping is active (clip_norm 0.05) and dropout

@@ -163,13 +163,13 @@ class ElectraTransformerLayer(keras.layers.Layer):
         self.built = True
 
     def call(self, hidden, attention_bias, training=None, output_length=None):
+        tokens = tf.reshape(hidden, [-1, self.hidden_size])  # [batch * length, H]: the projections' 2-D GEMMs
         if output_length is None:
-            outputs_hidden = hidden
+            outputs_hidden, query_tokens = hidden, tokens
         else:  # only the first positions' outputs; their attention still reads every position
             outputs_hidden = hidden[:, :output_length]
+            query_tokens = tf.reshape(outputs_hidden, [-1, self.hidden_size])
             attention_bias = attention_bias[:, :, :output_length]
-        tokens = tf.reshape(hidden, [-1, self.hidden_size])  # [batch * length, H]: the projections' 2-D GEMMs
-        query_tokens = tf.reshape(outputs_hidden, [-1, self.hidden_size])
         batch = tf.shape(hidden)[0]
         # A quantized Dense keeps an integer kernel and its scales: only its own call computes with them.
         reads_kernels = not any(dense.quantization_mode for dense in self.dense_layers())

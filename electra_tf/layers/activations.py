@@ -7,8 +7,10 @@ import tensorflow as tf
 
 
 def standard_normal_cdf(x):
-    """Phi(x) = erfc(-x / sqrt(2)) / 2, in `x`'s dtype: the factor of the exact GELU x * Phi(x)."""
-    return 0.5 * tf.math.erfc(x * tf.constant(-1.0 / math.sqrt(2.0), x.dtype))
+    """Phi(x) = (1 + erf(x / sqrt(2))) / 2, in `x`'s dtype: the factor of the exact GELU x * Phi(x), in the
+    reference's form. (The erfc form, erfc(-x / sqrt(2)) / 2, keeps Phi's relative precision far into the negative
+    tail, where x * Phi(x) is below 1e-6 anyway; XLA computes it about three times slower than erf on CPU.)"""
+    return 0.5 * (1.0 + tf.math.erf(x * tf.constant(1.0 / math.sqrt(2.0), x.dtype)))
 
 
 def standard_normal_pdf(x):
@@ -20,11 +22,11 @@ def standard_normal_pdf(x):
 @keras.saving.register_keras_serializable(package="electra_tf")
 def gelu(x):
     """x * Phi(x), Phi the standard normal CDF (the reference's erf form): the forward is `tf.nn.gelu(x,
-    approximate=False)` itself, whose expression the LiteRT converter turns into its builtin GELU (the same values
-    written as `x * standard_normal_cdf(x)` leave an Erfc op no LiteRT runtime has).
+    approximate=False)` itself (TensorFlow writes it with erfc), whose expression the LiteRT converter turns into its
+    builtin GELU.
 
-    The gradient, Phi(x) + x * phi(x), is written out: TensorFlow's automatic gradient of the erfc expression
-    re-derives it through a chain of element-wise ops, about 9 % of an ELECTRA-Small step on the CPU.
+    The gradient, Phi(x) + x * phi(x), is written out: TensorFlow's automatic gradient of its expression re-derives
+    it through a chain of element-wise ops, about 9 % of an ELECTRA-Small step on the CPU.
     (`fused_ops.bias_gelu` is the same function and gradient as one XLA kernel, for training steps.)
     """
 

@@ -8,7 +8,7 @@ from keras import ops
 
 from electra_tf.layers.activations import get_activation
 from electra_tf.layers.dropout import ElectraDropout
-from electra_tf.layers.fused_ops import bias_dropout_residual_layer_norm, bias_gelu
+from electra_tf.layers.fused_ops import attention_probs, bias_dropout_residual_layer_norm, bias_gelu
 from electra_tf.layers.initializers import truncated_normal
 
 # The reference adds -10000 to the attention scores of padded keys; finite, so it is exact in float16 and bfloat16.
@@ -80,12 +80,12 @@ class ElectraTransformerLayer(keras.layers.Layer):
     The projections run as 2-D GEMMs on the [batch * length, features] tokens, never as the broadcast batch matmul (one
     small GEMM per sequence) that made `EinsumDense` 1.7x slower, and query, key and value as one [H, 3H] GEMM of
     their concatenated kernels (see docs/PERFORMANCE.md). In a training step (`training=True`) the element-wise chains
-    after the attention output and the feed-forward projections (bias, GELU; bias, dropout, residual, LayerNorm) run
-    as XLA-compiled kernels (`fused_ops`); every other call runs the Keras sub-layers, so exported graphs need no XLA.
-    Dropouts are `ElectraDropout` (float32 keep decisions under a 16-bit policy). A projection with LoRA weights
-    (`Dense.enable_lora`, see `ElectraBackbone.enable_lora`) computes with its effective kernel W + (alpha / rank) A B
-    on every path; in a training step its factors learn through the low-rank product, not through the kernel's
-    [in, out] gradient.
+    (scale, bias, softmax and dropout of the attention probabilities; after the attention output and the feed-forward
+    projections bias, GELU; bias, dropout, residual, LayerNorm) run as XLA-compiled kernels (`fused_ops`); every other
+    call runs the Keras sub-layers, so exported graphs need no XLA. Dropouts are `ElectraDropout`, whose decisions the
+    fused kernels make from its keys (`dropout.keep_decisions`). A projection with LoRA weights (`Dense.enable_lora`,
+    see `ElectraBackbone.enable_lora`) computes with its effective kernel W + (alpha / rank) A B on every path; in a
+    training step its factors learn through the low-rank product, not through the kernel's [in, out] gradient.
 
     Call with `hidden` [batch, length, hidden_size] and `attention_bias` [batch, 1, 1 or length, length]
     (`attention_bias_from_padding_mask`); returns [batch, length, hidden_size]. With `output_length` (an int) it
@@ -190,11 +190,18 @@ class ElectraTransformerLayer(keras.layers.Layer):
                 tokens, (self.key_dense, self.value_dense), training
             )
         query, key, value = (heads(projection) for projection in projected)
-        scores = tf.matmul(query, key, transpose_b=True) * tf.constant(self.head_size**-0.5, query.dtype)
-        probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
-        probs = self.attention_probs_dropout(probs, training=training)
+        scores = tf.matmul(query, key, transpose_b=True)
+        fused = training and reads_kernels
+        if fused:
+            dropout = self.attention_probs_dropout
+            dropout_key = dropout.dropout_key() if dropout.rate > 0 else None
+            probs = attention_probs(scores, attention_bias, self.head_size**-0.5, dropout_key, dropout.rate)
+        else:
+            scores = scores * tf.constant(self.head_size**-0.5, query.dtype)
+            probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
+            probs = self.attention_probs_dropout(probs, training=training)
         context = tf.reshape(tf.transpose(tf.matmul(probs, value), [0, 2, 1, 3]), [-1, self.hidden_size])
-        if training and reads_kernels:
+        if fused:
             outputs = self._fused_blocks(context, query_tokens)
         else:
             attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
@@ -260,7 +267,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
         """The layer after attention in a training step: each element-wise chain one XLA kernel (`fused_ops`)."""
 
         def residual_block(projected, dense, dropout, layer_norm, residual):
-            keep_uniforms = dropout.keep_uniforms(tf.shape(projected)) if dropout.rate > 0 else None
+            dropout_key = dropout.dropout_key() if dropout.rate > 0 else None
             return bias_dropout_residual_layer_norm(
                 projected,
                 self._compute(dense.bias),
@@ -268,7 +275,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
                 tf.convert_to_tensor(layer_norm.gamma),
                 tf.convert_to_tensor(layer_norm.beta),
                 self.layer_norm_epsilon,
-                keep_uniforms,
+                dropout_key,
                 dropout.rate,
             )
 

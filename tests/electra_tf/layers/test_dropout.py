@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.layers.dropout import ElectraDropout
+from electra_tf.layers.dropout import ElectraDropout, keep_decisions, mix32
 
 RATE = 0.1
 
@@ -14,11 +14,61 @@ def drop_fraction(outputs):
     return float(tf.reduce_mean(tf.cast(tf.equal(outputs, 0), tf.float64)))
 
 
-def test_float32_masks_are_keras_own():
+def lowbias32(word):
+    """Wellons' lowbias32 in Python integers: the reference the tensor version is checked against."""
+    word ^= word >> 16
+    word = (word * 0x7FEB352D) & 0xFFFFFFFF
+    word ^= word >> 15
+    word = (word * 0x846CA68B) & 0xFFFFFFFF
+    return word ^ (word >> 16)
+
+
+def test_mix32_is_lowbias32():
+    words = [0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 123456789]
+    np.testing.assert_array_equal(
+        mix32(tf.constant(words, tf.uint32)).numpy(), np.array([lowbias32(word) for word in words], np.uint32)
+    )
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.5])
+def test_keep_decisions_follow_the_keyed_hash_inside_and_outside_xla(rate):
+    key = [0x9E3779B9, 12345]
+    expected = np.array(
+        [lowbias32(lowbias32(lowbias32(position) ^ key[0]) ^ key[1]) >= round(rate * 2**32) for position in range(60)]
+    ).reshape(3, 4, 5)
+    decisions = tf.function(keep_decisions, jit_compile=True)
+    for function in (keep_decisions, decisions):
+        np.testing.assert_array_equal(function([3, 4, 5], tf.constant(key, tf.uint32), rate).numpy(), expected)
+
+
+def test_masks_drop_the_rate_independently_of_position_and_key():
+    shape, count = [512, 2048], 512 * 2048
+    first, second = (keep_decisions(shape, tf.constant(key, tf.uint32), RATE).numpy() for key in ([1, 2], [1, 3]))
+    sigma = math.sqrt(RATE * (1 - RATE) / count)
+    assert abs((1 - first.mean()) - RATE) < 5 * sigma
+    # Units dropped under both keys, and dropped next to a dropped unit: the rate squared, as for independent draws.
+    both_sigma = math.sqrt(RATE**2 * (1 - RATE**2) / count)
+    assert abs(np.mean(~first & ~second) - RATE**2) < 5 * both_sigma
+    assert abs(np.mean(~first[:, 1:] & ~first[:, :-1]) - RATE**2) < 5 * both_sigma
+    assert abs(np.mean(~first[1:] & ~first[:-1]) - RATE**2) < 5 * both_sigma
+    # No row or column is favoured: the drop rates of the rows spread as binomial counts do.
+    row_rates = 1 - first.mean(axis=1)
+    assert abs(row_rates.std() - math.sqrt(RATE * (1 - RATE) / 2048)) < 0.15 * math.sqrt(RATE * (1 - RATE) / 2048)
+
+
+def test_float32_masks_are_seeded_fresh_per_call_and_pass_the_gradient_of_kept_units():
     inputs = tf.random.stateless_normal([64, 33, 17], seed=[1, 2]) + 5.0  # no zeros of its own
-    ours, theirs = ElectraDropout(RATE, seed=7), keras.layers.Dropout(RATE, seed=7)
-    for _ in range(3):  # and the two seed streams advance alike
-        np.testing.assert_array_equal(ours(inputs, training=True).numpy(), theirs(inputs, training=True).numpy())
+    first, second = ElectraDropout(RATE, seed=7), ElectraDropout(RATE, seed=7)
+    with tf.GradientTape() as tape:
+        tape.watch(inputs)
+        outputs = first(inputs, training=True)
+    gradient = tape.gradient(outputs, inputs, output_gradients=tf.ones_like(inputs))
+    np.testing.assert_array_equal(outputs.numpy(), second(inputs, training=True).numpy())
+    assert not np.array_equal(outputs.numpy(), first(inputs, training=True).numpy())
+    kept = outputs.numpy() != 0
+    np.testing.assert_allclose(outputs.numpy()[kept], inputs.numpy()[kept] / (1 - RATE), rtol=1e-6)
+    np.testing.assert_allclose(gradient.numpy(), np.where(kept, 1 / (1 - RATE), 0.0), rtol=1e-6)
+    assert abs(drop_fraction(outputs) - RATE) < 5 * math.sqrt(RATE * (1 - RATE) / outputs.shape.num_elements())
 
 
 def test_bfloat16_drops_the_reference_rate_where_keras_drops_13_of_128():

@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from electra_tf.layers import ElectraTransformerLayer
-from electra_tf.layers.fused_ops import bias_dropout_residual_layer_norm, bias_gelu
+from electra_tf.layers.dropout import keep_decisions
+from electra_tf.layers.fused_ops import attention_probs, bias_dropout_residual_layer_norm, bias_gelu
 
 TOKENS, HIDDEN, RATE, EPSILON = 37, 48, 0.1, 1e-12
 
@@ -42,7 +43,8 @@ def test_residual_layer_norm_matches_dropout_residual_and_keras_layer_norm(rate)
     layer_norm.build((None, HIDDEN))
     layer_norm.gamma.assign(normal([HIDDEN], 4) + 1.0)
     layer_norm.beta.assign(normal([HIDDEN], 5))
-    uniforms = tf.random.stateless_uniform([TOKENS, HIDDEN], seed=[6, 1]) if rate else None
+    key = tf.constant([6, 1], tf.uint32) if rate else None
+    keep = keep_decisions([TOKENS, HIDDEN], key, rate) if rate else None
     inputs = [
         normal([TOKENS, HIDDEN], 7),
         normal([HIDDEN], 8),
@@ -53,12 +55,12 @@ def test_residual_layer_norm_matches_dropout_residual_and_keras_layer_norm(rate)
     upstream = normal([TOKENS, HIDDEN], 10)
 
     def fused(x, bias, residual, gamma, beta):
-        return bias_dropout_residual_layer_norm(x, bias, residual, gamma, beta, EPSILON, uniforms, rate)
+        return bias_dropout_residual_layer_norm(x, bias, residual, gamma, beta, EPSILON, key, rate)
 
     def plain(x, bias, residual, gamma, beta):
         projected = x + bias
         if rate:
-            projected = tf.where(uniforms >= rate, projected / (1.0 - rate), 0.0)
+            projected = tf.where(keep, projected / (1.0 - rate), 0.0)
         summed = projected + residual
         mean, variance = tf.nn.moments(summed, axes=[-1], keepdims=True)
         return (summed - mean) * tf.math.rsqrt(variance + EPSILON) * gamma + beta
@@ -69,7 +71,32 @@ def test_residual_layer_norm_matches_dropout_residual_and_keras_layer_norm(rate)
     # The plain reference is Keras' own LayerNormalization.
     np.testing.assert_allclose(layer_norm(plain(*inputs[:3], 1.0, 0.0)).numpy(), theirs[0].numpy(), atol=2e-5)
     if rate:  # dropped units pass no gradient to the projection or its bias
-        assert np.all(ours[1][0].numpy()[uniforms.numpy() < rate] == 0)
+        assert np.all(ours[1][0].numpy()[~keep.numpy()] == 0)
+
+
+@pytest.mark.parametrize("rate", [0.0, RATE])
+def test_attention_probs_match_softmax_and_dropout_and_their_gradient(rate):
+    scores = normal([3, 4, 11, 11], 21, 3.0)
+    padding = tf.constant([[1] * 11, [1] * 7 + [0] * 4, [1] * 2 + [0] * 9], tf.float32)
+    bias = (1.0 - padding[:, None, None, :]) * -10000.0
+    key = tf.constant([3, 9], tf.uint32) if rate else None
+    upstream = normal([3, 4, 11, 11], 22)
+    scale = 0.125
+
+    def plain(scores):
+        probs = tf.nn.softmax(scores * scale + bias, axis=-1)
+        return tf.where(keep_decisions(tf.shape(probs), key, rate), probs / (1.0 - rate), 0.0) if rate else probs
+
+    ours = values_and_gradients(lambda s: attention_probs(s, bias, scale, key, rate), [scores], upstream)
+    assert_close(ours, values_and_gradients(plain, [scores], upstream), 2e-5)
+    assert np.all(ours[0].numpy()[np.broadcast_to(padding.numpy()[:, None, None, :] == 0, scores.shape)] == 0)
+    low_out, (low_gradient,) = values_and_gradients(
+        lambda s: attention_probs(s, bias, scale, key, rate),
+        [tf.cast(scores, tf.bfloat16)],
+        tf.cast(upstream, tf.bfloat16),
+    )
+    assert low_out.dtype == low_gradient.dtype == tf.bfloat16
+    np.testing.assert_allclose(tf.cast(low_out, tf.float32).numpy(), ours[0].numpy(), atol=0.05)
 
 
 def test_bfloat16_inputs_give_bfloat16_outputs_and_gradients_near_float32():
@@ -143,7 +170,7 @@ def test_training_step_with_dropout_equals_keras_sublayers_with_the_same_seeds()
             tape.watch(hidden)
             outputs = step(layer)
         results.append((outputs, tape.gradient(outputs, [hidden] + layer.trainable_weights, output_gradients=upstream)))
-    # Float32 dropout draws the same uniforms from the same seed generator as Keras' Dropout: the same masks.
+    # The fused kernels draw their keys from the same seed generators as the Dropout layers: the same masks.
     assert_close(results[0], results[1], 2e-5)
     plain = ElectraTransformerLayer(HIDDEN, 4, 4 * HIDDEN, hidden_dropout=0.0, attention_dropout=0.0)
     plain.build((None, None, HIDDEN))

@@ -12,9 +12,11 @@ the mask (`fused_ops`): forward and backward recompute the same decisions from t
 Keras' draw under mixed_bfloat16, takes one of 128 values and drops 13/128 of the units at rate 0.1).
 
 The hash is Wellons' `lowbias32` (https://nullprogram.com/blog/2018/07/31/), a bijection of 32-bit words with a
-low avalanche bias, applied three times with the two key words mixed in between: hash(hash(hash(position) ^ k0) ^
-k1). Each key word enters after a full mixing round, so masks under two keys are not shifts or simple re-orderings
-of one another. Positions are 32-bit: tensors of up to 2^31 units.
+low avalanche bias, applied three times with the two key words mixed in: hash(hash(hash(position + k0) ^ k1)). The
+first key word enters before any mixing, so that no part of the hash is a constant of the shape (XLA would fold it
+into a constant as large as the tensor); the second between mixing rounds, so that masks under keys with different
+second words are not shifts of one another (keys are random: two calls share a second word with probability 2^-32).
+Positions are 32-bit: tensors of up to 2^31 units.
 """
 
 import keras
@@ -43,11 +45,11 @@ def keep_decisions(shape, key, rate):
         key: uint32 [2], from `ElectraDropout.dropout_key`.
         rate: the fraction of units dropped, in [0, 1).
 
-    The unit at row-major position i is kept when mix32(mix32(mix32(i) ^ key[0]) ^ key[1]) >= round(rate x 2^32):
-    the same decisions on every device and inside or outside XLA.
+    The unit at row-major position i is kept when mix32(mix32(mix32(i + key[0]) ^ key[1])) >= round(rate x 2^32)
+    (additions modulo 2^32): the same decisions on every device and inside or outside XLA.
     """
     positions = tf.cast(tf.range(tf.reduce_prod(shape)), tf.uint32)
-    bits = mix32(tf.bitwise.bitwise_xor(mix32(tf.bitwise.bitwise_xor(mix32(positions), key[0])), key[1]))
+    bits = mix32(mix32(tf.bitwise.bitwise_xor(mix32(positions + key[0]), key[1])))
     threshold = min(round(rate * 2**32), 2**32 - 1)
     return tf.reshape(bits >= tf.constant(threshold, tf.uint32), shape)
 

@@ -34,7 +34,10 @@ def test_mix32_is_lowbias32():
 def test_keep_decisions_follow_the_keyed_hash_inside_and_outside_xla(rate):
     key = [0x9E3779B9, 12345]
     expected = np.array(
-        [lowbias32(lowbias32(lowbias32(position) ^ key[0]) ^ key[1]) >= round(rate * 2**32) for position in range(60)]
+        [
+            lowbias32(lowbias32(lowbias32((position + key[0]) % 2**32) ^ key[1])) >= round(rate * 2**32)
+            for position in range(60)
+        ]
     ).reshape(3, 4, 5)
     decisions = tf.function(keep_decisions, jit_compile=True)
     for function in (keep_decisions, decisions):

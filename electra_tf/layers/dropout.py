@@ -87,7 +87,9 @@ class ElectraDropout(keras.layers.Dropout):
         return _compiled_dropout(tf.convert_to_tensor(inputs), self.dropout_key(), self.rate)
 
     def dropout_key(self):
-        """A fresh uint32 [2] key for `keep_decisions` from this layer's seed generator: for callers that apply
-        the dropout inside a fused kernel of their own."""
+        """A fresh uint32 [2] key for `keep_decisions` from this layer's seed generator, or None when the layer drops
+        nothing (rate 0): for callers that apply the dropout inside a fused kernel of their own."""
+        if self.rate == 0:
+            return None
         words = keras.random.randint([2], -(2**31), 2**31 - 1, dtype="int32", seed=self.seed_generator)
         return tf.bitcast(words, tf.uint32)

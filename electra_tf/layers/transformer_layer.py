@@ -194,8 +194,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
         fused = training and reads_kernels
         if fused:
             dropout = self.attention_probs_dropout
-            dropout_key = dropout.dropout_key() if dropout.rate > 0 else None
-            probs = attention_probs(scores, attention_bias, self.head_size**-0.5, dropout_key, dropout.rate)
+            probs = attention_probs(scores, attention_bias, self.head_size**-0.5, dropout.dropout_key(), dropout.rate)
         else:
             scores = scores * tf.constant(self.head_size**-0.5, query.dtype)
             probs = tf.nn.softmax(scores + tf.cast(attention_bias, scores.dtype), axis=-1)
@@ -267,7 +266,6 @@ class ElectraTransformerLayer(keras.layers.Layer):
         """The layer after attention in a training step: each element-wise chain one XLA kernel (`fused_ops`)."""
 
         def residual_block(projected, dense, dropout, layer_norm, residual):
-            dropout_key = dropout.dropout_key() if dropout.rate > 0 else None
             return bias_dropout_residual_layer_norm(
                 projected,
                 self._compute(dense.bias),
@@ -275,7 +273,7 @@ class ElectraTransformerLayer(keras.layers.Layer):
                 tf.convert_to_tensor(layer_norm.gamma),
                 tf.convert_to_tensor(layer_norm.beta),
                 self.layer_norm_epsilon,
-                dropout_key,
+                dropout.dropout_key(),
                 dropout.rate,
             )
 

@@ -9,7 +9,7 @@ from keras import ops
 
 from electra_tf.errors import ConfigError
 from electra_tf.training.choices import OPTIMIZERS
-from electra_tf.training.replica_updates import clip_summed_gradients
+from electra_tf.training.replica_updates import clip_summed_gradients, global_norm_clip_scale
 
 # Last parts of the variable paths of LayerNormalization's scale and offset.
 LAYER_NORM_PARAMETERS = ("gamma", "beta")
@@ -28,13 +28,15 @@ def weight_decay_applies(variable_path):
 
 
 def _adam_weight_decay_step(
-    variable, m, v, gradient, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2, epsilon
+    variable, m, v, gradient, gradient_scale, learning_rate, weight_decay, m_scale, v_scale, beta_1, beta_2, epsilon
 ):
-    """The reference's update of `variable` and its slots `m` and `v` (backend variables), compiled per optimizer.
+    """The reference's update of `variable` and its slots `m` and `v` (backend variables) from `gradient` times
+    `gradient_scale` (the clipping factor, or 1), compiled per optimizer.
 
-    XLA fuses the element-wise terms into one pass that updates the three variables in place; as separate TensorFlow
+    XLA fuses the element-wise terms into passes that update the three variables in place; as separate TensorFlow
     ops each term would materialise a full-size temporary, which makes the optimizer several times slower on CPU.
     """
+    gradient = gradient * gradient_scale
     m.assign(beta_1 * m + (1.0 - beta_1) * gradient)
     v.assign(beta_2 * v + (1.0 - beta_2) * tf.square(gradient))
     variable.assign_sub(learning_rate * ((m * m_scale) / (tf.sqrt(v * v_scale) + epsilon) + weight_decay * variable))
@@ -75,6 +77,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.epsilon = epsilon
         self.bias_correction = bias_correction
         self.clip_norm = clip_norm
+        self.gradient_scale = None  # while `apply` runs without a strategy: the clipping factor, a scalar tensor
 
     def build(self, var_list):
         if self.built:
@@ -102,9 +105,18 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         return [1.0] * len(var_list)
 
     def apply(self, grads, trainable_variables=None):
-        if self.clip_norm:
-            grads = clip_summed_gradients(list(grads), self.clip_norm)
-        return super().apply(grads, trainable_variables)
+        if not self.clip_norm:
+            return super().apply(grads, trainable_variables)
+        if tf.distribute.has_strategy():
+            return super().apply(clip_summed_gradients(list(grads), self.clip_norm), trainable_variables)
+        # Without replicas each compiled update scales its gradient as it reads it: no pass writing a clipped copy of
+        # every gradient. Embedding gradients are made dense first, for the norm of the sum of their rows.
+        grads = [None if gradient is None else tf.convert_to_tensor(gradient) for gradient in grads]
+        self.gradient_scale = global_norm_clip_scale(grads, self.clip_norm)
+        try:
+            return super().apply(grads, trainable_variables)
+        finally:
+            self.gradient_scale = None
 
     def update_step(self, gradient, variable, learning_rate):
         position, replica = self.slot_positions[id(variable)]
@@ -123,11 +135,13 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
             step = tf.cast(self.iterations + 1, tf.float64)
             m_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_1, tf.float64), step)), dtype)
             v_scale = tf.cast(1.0 / (1.0 - tf.pow(tf.constant(self.beta_2, tf.float64), step)), dtype)
+        gradient_scale = ops.ones((), dtype) if self.gradient_scale is None else ops.cast(self.gradient_scale, dtype)
         self.compiled_update(
             variable,
             m,
             v,
             gradient,
+            gradient_scale,
             learning_rate,
             ops.cast(self.weight_decay_rates[position], dtype),
             m_scale,

@@ -21,15 +21,24 @@ def replica_shares(gradients):
     return [None if gradient is None else gradient / context.num_replicas_in_sync for gradient in gradients]
 
 
+def global_norm_clip_scale(gradients, clip_norm):
+    """The factor `tf.clip_by_global_norm` scales `gradients` (tensors; `None` entries left out) by:
+    clip_norm / max(their global norm, clip_norm), NaN when the norm is not finite."""
+    norm = tf.linalg.global_norm([gradient for gradient in gradients if gradient is not None])
+    clip_norm = tf.cast(clip_norm, norm.dtype)
+    scale = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm)
+    return scale + (norm - norm)
+
+
 def clip_summed_gradients(gradients, clip_norm):
     """Each replica's share (`replica_shares`) of the cross-replica sum of `gradients` clipped to the global norm
     `clip_norm`, as the reference clips: clipping each replica's own gradient instead (what Keras' `global_clipnorm`
     does under a strategy) would let the sum's norm grow with the number of replicas. `None` entries stay `None`."""
     present = [index for index, gradient in enumerate(gradients) if gradient is not None]
     summed = all_reduce_sum([tf.convert_to_tensor(gradients[index]) for index in present])
-    clipped, _ = tf.clip_by_global_norm(summed, clip_norm)
+    scale = global_norm_clip_scale(summed, clip_norm)
     result = list(gradients)
-    for index, gradient in zip(present, replica_shares(clipped)):
+    for index, gradient in zip(present, replica_shares([gradient * scale for gradient in summed])):
         result[index] = gradient
     return result
 

@@ -49,10 +49,20 @@ def keep_decisions(shape, key, rate):
     The unit at row-major position i is kept when mix32(mix32(mix32(i + key[0]) ^ key[1])) >= round(rate x 2^32)
     (additions modulo 2^32): the same decisions on every device and inside or outside XLA.
     """
-    positions = tf.cast(tf.range(tf.reduce_prod(shape)), tf.uint32)
+    positions = _row_major_positions(shape)
     bits = mix32(mix32(tf.bitwise.bitwise_xor(mix32(positions + key[0]), key[1])))
     threshold = min(round(rate * 2**32), 2**32 - 1)
-    return tf.reshape(bits >= tf.constant(threshold, tf.uint32), shape)
+    return bits >= tf.constant(threshold, tf.uint32)
+
+
+def _row_major_positions(shape):
+    """uint32 tensor of `shape`: each unit's row-major position, from a range over the rows (every axis but the last)
+    and one over the last axis. XLA vectorises this; a range over every unit reshaped to `shape` (which changes the
+    last axis) costs a division per unit in a fused kernel, and made the hash several times slower."""
+    shape = tf.cast(tf.convert_to_tensor(shape), tf.int32)
+    columns = tf.concat([[1], shape], axis=0)[-1]  # 1 for a scalar
+    positions = tf.range(tf.reduce_prod(shape[:-1]))[:, tf.newaxis] * columns + tf.range(columns)
+    return tf.reshape(tf.cast(positions, tf.uint32), shape)
 
 
 def dropped_out(values, key, rate):

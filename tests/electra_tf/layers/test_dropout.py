@@ -30,18 +30,32 @@ def test_mix32_is_lowbias32():
     )
 
 
+def _python_decisions(shape, key, rate):
+    positions = range(int(np.prod(shape)))
+    bits = [lowbias32(lowbias32(lowbias32((position + key[0]) % 2**32) ^ key[1])) for position in positions]
+    return (np.array(bits, np.int64) >= round(rate * 2**32)).reshape(shape)
+
+
 @pytest.mark.parametrize("rate", [0.1, 0.5])
 def test_keep_decisions_follow_the_keyed_hash_inside_and_outside_xla(rate):
     key = [0x9E3779B9, 12345]
-    expected = np.array(
-        [
-            lowbias32(lowbias32(lowbias32((position + key[0]) % 2**32) ^ key[1])) >= round(rate * 2**32)
-            for position in range(60)
-        ]
-    ).reshape(3, 4, 5)
     decisions = tf.function(keep_decisions, jit_compile=True)
     for function in (keep_decisions, decisions):
-        np.testing.assert_array_equal(function([3, 4, 5], tf.constant(key, tf.uint32), rate).numpy(), expected)
+        np.testing.assert_array_equal(
+            function([3, 4, 5], tf.constant(key, tf.uint32), rate).numpy(), _python_decisions([3, 4, 5], key, rate)
+        )
+
+
+def test_keep_decisions_of_tensors_of_every_rank_in_one_compiled_function():
+    """As a compiled dropout traces them: after a few shapes the trace is of a tensor of unknown rank."""
+    key = [7, 0xDEADBEEF]
+    decisions = tf.function(
+        lambda values: keep_decisions(tf.shape(values), tf.constant(key, tf.uint32), RATE),
+        jit_compile=True,
+        reduce_retracing=True,
+    )
+    for shape in ([3, 4, 5], [2, 3, 2, 5], [60], [4, 15], [1, 2, 3, 2, 5], []):
+        np.testing.assert_array_equal(decisions(tf.zeros(shape)).numpy(), _python_decisions(shape, key, RATE))
 
 
 def test_masks_drop_the_rate_independently_of_position_and_key():

@@ -49,20 +49,25 @@ def keep_decisions(shape, key, rate):
     The unit at row-major position i is kept when mix32(mix32(mix32(i + key[0]) ^ key[1])) >= round(rate x 2^32)
     (additions modulo 2^32): the same decisions on every device and inside or outside XLA.
     """
-    positions = _row_major_positions(shape)
-    bits = mix32(mix32(tf.bitwise.bitwise_xor(mix32(positions + key[0]), key[1])))
+    bits = mix32(mix32(tf.bitwise.bitwise_xor(mix32(_offset_positions(shape, key[0])), key[1])))
     threshold = min(round(rate * 2**32), 2**32 - 1)
     return bits >= tf.constant(threshold, tf.uint32)
 
 
-def _row_major_positions(shape):
-    """uint32 tensor of `shape`: each unit's row-major position, from a range over the rows (every axis but the last)
-    and one over the last axis. XLA vectorises this; a range over every unit reshaped to `shape` (which changes the
-    last axis) costs a division per unit in a fused kernel, and made the hash several times slower."""
+def _offset_positions(shape, offset):
+    """uint32 tensor of `shape`: each unit's row-major position plus the uint32 scalar `offset` (modulo 2^32).
+
+    Made of a range over the rows (every axis but the last), offset, and one over the last axis, which XLA vectorises
+    (a range over every unit reshaped to `shape` costs a division per unit in a fused kernel). The offset enters the
+    rows' range: with it the positions depend on a kernel's input and XLA cannot fold them into a constant as large as
+    the tensor (with such constants in its kernels, TensorFlow's XLA runtime crashed in training steps running two
+    micro-batches at once).
+    """
     shape = tf.cast(tf.convert_to_tensor(shape), tf.int32)
     columns = tf.concat([[1], shape], axis=0)[-1]  # 1 for a scalar
-    positions = tf.range(tf.reduce_prod(shape[:-1]))[:, tf.newaxis] * columns + tf.range(columns)
-    return tf.reshape(tf.cast(positions, tf.uint32), shape)
+    row_starts = tf.cast(tf.range(tf.reduce_prod(shape[:-1])), tf.uint32) * tf.cast(columns, tf.uint32) + offset
+    positions = row_starts[:, tf.newaxis] + tf.cast(tf.range(columns), tf.uint32)
+    return tf.reshape(positions, shape)
 
 
 def dropped_out(values, key, rate):

@@ -1,11 +1,12 @@
 import math
+import re
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from electra_tf.layers.dropout import ElectraDropout, keep_decisions, mix32
+from electra_tf.layers.dropout import ElectraDropout, dropped_out, keep_decisions, mix32
 
 RATE = 0.1
 
@@ -56,6 +57,15 @@ def test_keep_decisions_of_tensors_of_every_rank_in_one_compiled_function():
     )
     for shape in ([3, 4, 5], [2, 3, 2, 5], [60], [4, 15], [1, 2, 3, 2, 5], []):
         np.testing.assert_array_equal(decisions(tf.zeros(shape)).numpy(), _python_decisions(shape, key, RATE))
+
+
+def test_compiled_decisions_hold_no_constant_of_the_tensor_size():
+    """XLA folds whatever depends on the shape alone into constants: the positions must depend on the key."""
+    compiled = tf.function(lambda values, key: dropped_out(values, key, RATE), jit_compile=True)
+    for shape in ([224, 256], [16, 4, 14, 14]):
+        hlo = compiled.experimental_get_compiler_ir(tf.zeros(shape), tf.constant([1, 2], tf.uint32))("optimized_hlo")
+        constant_shapes = re.findall(r"= \w+\[([\d,]*)\]\S* constant\(", hlo)
+        assert constant_shapes and all(not dims for dims in constant_shapes), constant_shapes
 
 
 def test_masks_drop_the_rate_independently_of_position_and_key():

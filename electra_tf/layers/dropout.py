@@ -59,9 +59,8 @@ def _offset_positions(shape, offset):
 
     Made of a range over the rows (every axis but the last), offset, and one over the last axis, which XLA vectorises
     (a range over every unit reshaped to `shape` costs a division per unit in a fused kernel). The offset enters the
-    rows' range: with it the positions depend on a kernel's input and XLA cannot fold them into a constant as large as
-    the tensor (with such constants in its kernels, TensorFlow's XLA runtime crashed in training steps running two
-    micro-batches at once).
+    rows' range: with it the positions depend on a kernel's input, and XLA cannot fold them into a constant as large as
+    the tensor for every shape it compiles.
     """
     shape = tf.cast(tf.convert_to_tensor(shape), tf.int32)
     columns = tf.concat([[1], shape], axis=0)[-1]  # 1 for a scalar

@@ -33,14 +33,26 @@ def usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+# XLA's CPU runtime (TensorFlow 2.21) builds a compiled kernel's YNNPACK executable at its first run without a lock:
+# two micro-batches running a kernel of a new shape together crash the process (a segmentation fault in
+# xla::cpu::EmitYnnSubgraph). An empty list of YNNPACK fusion kinds keeps XLA from making them, at no cost measured
+# to a fine-tuning step. XLA reads XLA_FLAGS once, at its first compilation.
+YNNPACK_FUSIONS_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
+
+
 def share_threads_between_micro_batches(concurrent_micro_batches, cpus=None):
     """Give each of `concurrent_micro_batches` micro-batches run at once its share of the `cpus` (default: those this
     process may use): an op that many intra-op threads, and as many inter-op threads as micro-batches (at least
     TensorFlow's default), so that the micro-batches' ops run side by side rather than each split over every core.
+    Also turns XLA's YNNPACK fusions off (`YNNPACK_FUSIONS_FLAG` in `XLA_FLAGS`, unless it is set there already),
+    whose first runs race when two threads make them at once.
     Returns (intra-op, inter-op) threads. Must run before TensorFlow's first op; 1 leaves the defaults.
     """
     if concurrent_micro_batches <= 1:
         return None
+    xla_flags = os.environ.get("XLA_FLAGS", "")
+    if YNNPACK_FUSIONS_FLAG not in xla_flags:
+        os.environ["XLA_FLAGS"] = f"{xla_flags} {YNNPACK_FUSIONS_FLAG}=".strip()
     cpus = cpus or usable_cpus()
     threads = (max(1, cpus // concurrent_micro_batches), max(cpus, concurrent_micro_batches))
     try:

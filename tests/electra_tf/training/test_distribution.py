@@ -1,9 +1,12 @@
 import json
+import subprocess
+import sys
 
 import pytest
 
 from electra_tf.errors import ConfigError
 from electra_tf.training import distribution
+from tests.conftest import REPO_ROOT
 
 
 def test_tf_config_from_worker_hosts_makes_worker_0_the_chief(monkeypatch):
@@ -115,6 +118,38 @@ def test_threads_for_concurrent_micro_batches_are_refused_once_tensorflow_runs()
     ) as raised:
         distribution.share_threads_between_micro_batches(2, cpus=cpus)
     assert raised.value.arguments == ("concurrent_micro_batches",)
+
+
+YNNPACK_FUSIONS_OF_A_KERNEL = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_cpu_enable_fast_math=false"
+import tensorflow as tf
+from electra_tf.layers.fused_ops import bias_dropout_residual_layer_norm
+from electra_tf.training.distribution import share_threads_between_micro_batches
+share_threads_between_micro_batches(int(sys.argv[1]), cpus=2)
+x, ones = tf.ones([224, 256]), tf.ones([256])
+kernel = tf.function(lambda x: bias_dropout_residual_layer_norm(x, ones, x, ones, ones, 1e-12), jit_compile=True)
+print(os.environ["XLA_FLAGS"], kernel.experimental_get_compiler_ir(x)("optimized_hlo").count("ynn"))
+"""
+
+
+@pytest.mark.parametrize("concurrent_micro_batches", [1, 2])
+def test_concurrent_micro_batches_keep_xla_from_ynnpack_fusions(concurrent_micro_batches):
+    """In a fresh process: the flag joins XLA_FLAGS' others, and the residual LayerNorm's kernel, whose reductions XLA
+    hands to YNNPACK otherwise, compiles without YNNPACK fusions."""
+    result = subprocess.run(
+        [sys.executable, "-c", YNNPACK_FUSIONS_OF_A_KERNEL, str(concurrent_micro_batches)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    flags, fusions = result.stdout.strip().rsplit(" ", 1)
+    if concurrent_micro_batches == 1:
+        assert (flags, int(fusions) > 0) == ("--xla_cpu_enable_fast_math=false", True)
+    else:
+        assert (flags, fusions) == ("--xla_cpu_enable_fast_math=false --xla_cpu_experimental_ynn_fusion_type=", "0")
 
 
 # One worker of a two-worker cluster: reduces its first dict batch (each worker's values differ) and prints the means.

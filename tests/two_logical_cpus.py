@@ -13,11 +13,16 @@ split_cpu(2)
 """
 
 
-def run_on_two_logical_cpus(script):
-    """The standard output of `script`, run by a fresh Python from the repository root after `SPLIT_THE_CPU`; fails
-    the test with the script's standard error if it exits non-zero."""
+def run_in_a_fresh_python(script, *arguments):
+    """The standard output of `script` (given `arguments` as sys.argv[1:]), run by a fresh Python from the repository
+    root; fails the test with the script's standard error if it exits non-zero."""
     result = subprocess.run(
-        [sys.executable, "-c", SPLIT_THE_CPU + script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script, *arguments], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout
+
+
+def run_on_two_logical_cpus(script):
+    """`run_in_a_fresh_python` of `script` after `SPLIT_THE_CPU`."""
+    return run_in_a_fresh_python(SPLIT_THE_CPU + script)

@@ -7,6 +7,7 @@ import pytest
 from electra_tf.errors import ConfigError
 from electra_tf.training import distribution
 from tests.conftest import REPO_ROOT
+from tests.two_logical_cpus import run_in_a_fresh_python
 
 
 def test_tf_config_from_worker_hosts_makes_worker_0_the_chief(monkeypatch):
@@ -137,15 +138,8 @@ print(os.environ["XLA_FLAGS"], kernel.experimental_get_compiler_ir(x)("optimized
 def test_concurrent_micro_batches_keep_xla_from_ynnpack_fusions(concurrent_micro_batches):
     """In a fresh process: the flag joins XLA_FLAGS' others, and the residual LayerNorm's kernel, whose reductions XLA
     hands to YNNPACK otherwise, compiles without YNNPACK fusions."""
-    result = subprocess.run(
-        [sys.executable, "-c", YNNPACK_FUSIONS_OF_A_KERNEL, str(concurrent_micro_batches)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    flags, fusions = result.stdout.strip().rsplit(" ", 1)
+    output = run_in_a_fresh_python(YNNPACK_FUSIONS_OF_A_KERNEL, str(concurrent_micro_batches))
+    flags, fusions = output.strip().rsplit(" ", 1)
     if concurrent_micro_batches == 1:
         assert (flags, int(fusions) > 0) == ("--xla_cpu_enable_fast_math=false", True)
     else:
@@ -177,10 +171,6 @@ def test_two_workers_reduce_a_dict_batch_and_scalar_logs_as_keras_fit_does(tmp_p
     """Keras' `fit` reduces a first batch over the replicas to learn its shapes, and every step's logs with axis=0;
     across workers each value of the dict is reduced, a scalar over the replicas (TensorFlow's own
     MultiWorkerMirroredStrategy refuses the dict, and a scalar with an axis)."""
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO_ROOT
     from tests.test_multi_worker import _free_ports
 
     hosts = ",".join(f"127.0.0.1:{port}" for port in _free_ports(2))
